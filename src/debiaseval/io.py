@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 __all__ = ["atomic_path", "read_parquet", "write_parquet", "write_text"]
 
 
-class atomic_path:  # noqa: N801 - used as a context manager, reads like a function
+class atomic_path:
     """Yield a temporary path beside ``path``; rename it onto ``path`` only on success.
 
     Nothing partial is ever left at ``path``: on an exception the temporary file
@@ -26,7 +26,9 @@ class atomic_path:  # noqa: N801 - used as a context manager, reads like a funct
 
     def __enter__(self) -> Path:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+        fd, name = tempfile.mkstemp(
+            prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent
+        )
         os.close(fd)
         self.tmp = Path(name)
         return self.tmp

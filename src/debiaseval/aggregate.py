@@ -1,0 +1,122 @@
+"""Aggregation over seeds: summaries, Kendall's tau and Markdown tables ([SAC20] section 5)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy.stats import kendalltau
+
+__all__ = ["kendall_table", "markdown_table", "summary_markdown", "summary_table"]
+
+GROUND_TRUTH = "gt"
+
+
+def summary_table(per_seed: pd.DataFrame) -> pd.DataFrame:
+    """Mean and sd over seeds of every (recommender, testset, metric, k).
+
+    ``per_seed`` has columns recommender, seed, testset, metric, k, value.
+    ``pct_diff_vs_gt`` = 100 * (mean - mean_gt) / mean_gt, the percentage
+    difference of the seed-averaged metric from its ground-truth value; NaN
+    where the ground truth is 0 or missing. ``sd`` uses ddof=1 (NaN for one seed).
+    """
+    keys = ["recommender", "testset", "metric", "k"]
+    grouped = per_seed.groupby(keys, sort=True)["value"]
+    out = grouped.agg(mean="mean", sd=lambda v: v.std(ddof=1), n_seeds="count").reset_index()
+    gt = out[out["testset"] == GROUND_TRUTH].set_index(["recommender", "metric", "k"])["mean"]
+    gt_mean = gt.reindex(pd.MultiIndex.from_frame(out[["recommender", "metric", "k"]])).to_numpy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pct = np.where(gt_mean > 0, 100.0 * (out["mean"].to_numpy() - gt_mean) / gt_mean, np.nan)
+    out["pct_diff_vs_gt"] = pct
+    out["n_seeds"] = out["n_seeds"].astype(np.int64)
+    order = {name: i for i, name in enumerate(_testset_order(out["testset"]))}
+    out = out.sort_values(
+        ["metric", "k", "recommender", "testset"],
+        key=lambda c: c.map(order) if c.name == "testset" else c,
+    )
+    return out.reset_index(drop=True)
+
+
+def _testset_order(names: Iterable[str]) -> list[str]:
+    unique = list(dict.fromkeys(names))
+    return (
+        [GROUND_TRUTH, *[n for n in unique if n != GROUND_TRUTH]]
+        if GROUND_TRUTH in unique
+        else unique
+    )
+
+
+def kendall_table(summary: pd.DataFrame, mf_recommenders: Sequence[str]) -> pd.DataFrame:
+    """Kendall's tau-b between the recommender ranking on ``gt`` and on each test set.
+
+    Computed per (metric, k) from the seed-averaged means, once over all
+    recommenders (``with_mf`` True) and once without the matrix-factorisation
+    ones (``with_mf`` False), as in [SAC20] Table 3.
+    """
+    rows = []
+    for (metric, k), block in summary.groupby(["metric", "k"], sort=True):
+        table = block.pivot(index="recommender", columns="testset", values="mean")
+        if GROUND_TRUTH not in table:
+            continue
+        for with_mf in (True, False):
+            sub = table if with_mf else table.drop(index=list(mf_recommenders), errors="ignore")
+            for testset in [t for t in _testset_order(block["testset"]) if t != GROUND_TRUTH]:
+                pair = sub[[GROUND_TRUTH, testset]].dropna()
+                if len(pair) >= 2:
+                    result = kendalltau(pair[GROUND_TRUTH], pair[testset], variant="b")
+                    tau, p = float(result.statistic), float(result.pvalue)
+                else:
+                    tau = p = np.nan
+                rows.append(
+                    {
+                        "testset": testset,
+                        "metric": metric,
+                        "k": k,
+                        "with_mf": with_mf,
+                        "tau": tau,
+                        "p_value": p,
+                        "n_recommenders": np.int64(len(pair)),
+                    }
+                )
+    return pd.DataFrame(
+        rows, columns=["testset", "metric", "k", "with_mf", "tau", "p_value", "n_recommenders"]
+    )
+
+
+def _cell(value: object) -> str:
+    if isinstance(value, float | np.floating):
+        return "" if np.isnan(value) else f"{value:.4g}"
+    return str(value)
+
+
+def markdown_table(frame: pd.DataFrame) -> str:
+    """A GitHub-flavoured Markdown table of ``frame`` (floats to 4 significant digits)."""
+    header = "| " + " | ".join(map(str, frame.columns)) + " |"
+    rule = "|" + "|".join("---" for _ in frame.columns) + "|"
+    body = [
+        "| " + " | ".join(_cell(v) for v in row) + " |" for row in frame.itertuples(index=False)
+    ]
+    return "\n".join([header, rule, *body]) + "\n"
+
+
+def summary_markdown(summary: pd.DataFrame, dataset: str) -> str:
+    """One table per (metric, k): recommenders x test sets, ``mean ± sd (pct vs gt)``."""
+    parts = [f"# E1 on {dataset}: mean ± sd over seeds (% difference from gt)\n"]
+    for (metric, k), block in summary.groupby(["metric", "k"], sort=True):
+        cells = block.assign(
+            cell=[
+                f"{m:.4f} ± {s:.4f}" + ("" if t == GROUND_TRUTH or np.isnan(p) else f" ({p:+.1f}%)")
+                for m, s, p, t in zip(
+                    block["mean"],
+                    block["sd"].fillna(0.0),
+                    block["pct_diff_vs_gt"],
+                    block["testset"],
+                    strict=True,
+                )
+            ]
+        )
+        table = cells.pivot(index="recommender", columns="testset", values="cell")
+        table = table[_testset_order(block["testset"])].reset_index()
+        parts.append(f"\n## {metric}@{k}\n\n" + markdown_table(table))
+    return "".join(parts)

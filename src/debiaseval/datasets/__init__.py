@@ -1,0 +1,42 @@
+"""Real datasets: where they come from, how they are fetched, parsed and preprocessed (SPEC §2)."""
+
+from debiaseval.datasets.download import (
+    MIRROR_ENV,
+    DatasetError,
+    download_file,
+    fetch_dataset,
+    safe_extract,
+    sha256_file,
+)
+from debiaseval.datasets.loaders import (
+    LOADERS,
+    RawDataset,
+    load_coat,
+    load_ml_1m,
+    load_ml_100k,
+    load_raw,
+    load_yahoo_r3,
+)
+from debiaseval.datasets.preprocess import PARTS, build_interactions, filter_users_by_count
+from debiaseval.datasets.registry import SOURCES, DatasetSource
+
+__all__ = [
+    "LOADERS",
+    "MIRROR_ENV",
+    "PARTS",
+    "SOURCES",
+    "DatasetError",
+    "DatasetSource",
+    "RawDataset",
+    "build_interactions",
+    "download_file",
+    "fetch_dataset",
+    "filter_users_by_count",
+    "load_coat",
+    "load_ml_1m",
+    "load_ml_100k",
+    "load_raw",
+    "load_yahoo_r3",
+    "safe_extract",
+    "sha256_file",
+]

@@ -1,0 +1,347 @@
+"""Fetch a dataset's canonical files: verified, extracted safely, never left partial (SPEC §2).
+
+A dataset folder is materialised from, in order: a user-supplied ``path`` (folder or
+archive), a local ``mirror`` (or ``$DEBIASEVAL_MIRROR``) holding ``<mirror>/<name>/``,
+or the canonical archive downloaded over HTTPS. Every file listed in
+:data:`debiaseval.datasets.registry.SOURCES` is copied and checked against its recorded
+SHA-256 before the folder is renamed into place.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import posixpath
+import shutil
+import stat
+import tarfile
+import tempfile
+import urllib.error
+import urllib.parse
+import urllib.request
+import zipfile
+from pathlib import Path, PurePosixPath
+
+from debiaseval.datasets.registry import SOURCES, DatasetSource
+from debiaseval.io import atomic_path
+
+__all__ = [
+    "MIRROR_ENV",
+    "DatasetError",
+    "download_file",
+    "fetch_dataset",
+    "safe_extract",
+    "sha256_file",
+]
+
+MIRROR_ENV = "DEBIASEVAL_MIRROR"
+_CHUNK = 1 << 20
+_LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+class DatasetError(ValueError):
+    """A dataset cannot be obtained, verified or parsed; the message is one line."""
+
+
+def sha256_file(path: str | os.PathLike[str]) -> str:
+    """Hex SHA-256 of a file, read in 1 MiB chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(_CHUNK), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+# --------------------------------------------------------------------------- download
+
+
+def _check_url(url: str) -> None:
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme in ("https", "file"):
+        return
+    if parts.scheme == "http" and parts.hostname in _LOCAL_HOSTS:
+        return
+    raise DatasetError(
+        f"refusing to download {url}: only https://, file:// and http://127.0.0.1 are allowed"
+    )
+
+
+def download_file(url: str, dest: Path, *, sha256: str | None, timeout: float = 60) -> Path:
+    """Stream ``url`` to ``dest`` through a temp file beside it, verify, rename atomically.
+
+    On any failure (HTTP error, checksum mismatch) ``dest`` is not created.
+    """
+    _check_url(url)
+    dest = Path(dest)
+    digest = hashlib.sha256()
+    with atomic_path(dest) as tmp:
+        try:
+            with urllib.request.urlopen(url, timeout=timeout) as resp, open(tmp, "wb") as out:
+                for chunk in iter(lambda: resp.read(_CHUNK), b""):
+                    digest.update(chunk)
+                    out.write(chunk)
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            reason = " ".join(str(exc).split())
+            raise DatasetError(f"cannot download {url}: {reason}") from exc
+        got = digest.hexdigest()
+        if sha256 is not None and got != sha256.lower():
+            raise DatasetError(f"checksum mismatch for {url}: expected {sha256}, got {got}")
+    return dest
+
+
+# --------------------------------------------------------------------------- extraction
+
+
+def _normalised(name: str) -> PurePosixPath:
+    return PurePosixPath(posixpath.normpath(name.replace("\\", "/") or "."))
+
+
+def _member_target(name: str) -> PurePosixPath:
+    """Normalised relative path of an archive member; raise ``ValueError`` if it escapes."""
+    norm = name.replace("\\", "/")
+    if norm.startswith("/") or (len(norm) > 1 and norm[1] == ":"):
+        raise ValueError("absolute path")
+    clean = posixpath.normpath(norm) if norm else "."
+    if clean == ".." or clean.startswith("../"):
+        raise ValueError("path escapes the target folder")
+    return PurePosixPath(clean)
+
+
+def _link_target(
+    member: PurePosixPath, link: str, links: set[PurePosixPath], *, hard: bool
+) -> None:
+    """Raise ``ValueError`` if a link at ``member`` to ``link`` can leave the folder.
+
+    The target is resolved component by component; it may neither climb above the
+    folder nor pass through another symlink (whose real target could differ).
+    """
+    if link.startswith("/") or (len(link) > 1 and link[1] == ":"):
+        raise ValueError(f"link to absolute path {link}")
+    parts: list[str] = [] if hard else list(member.parent.parts)
+    for comp in link.replace("\\", "/").split("/"):
+        if comp in ("", "."):
+            continue
+        if parts and PurePosixPath(*parts) in links:
+            raise ValueError(f"link to {link} goes through another link")
+        if comp == "..":
+            if not parts:
+                raise ValueError(f"link to {link} escapes the target folder")
+            parts.pop()
+        else:
+            parts.append(comp)
+
+
+def _check_through_links(path: PurePosixPath, links: set[PurePosixPath]) -> None:
+    if any(parent in links for parent in path.parents):
+        raise ValueError("path goes through a link")
+
+
+def _validate_tar(tf: tarfile.TarFile) -> None:
+    members = tf.getmembers()
+    links = {_normalised(m.name) for m in members if m.issym()}
+    for m in members:
+        try:
+            path = _member_target(m.name)
+            _check_through_links(path, links)
+            if (
+                m.ischr()
+                or m.isblk()
+                or m.isfifo()
+                or not (m.isfile() or m.isdir() or m.issym() or m.islnk())
+            ):
+                raise ValueError("device or special file")
+            if m.issym() or m.islnk():
+                _link_target(path, m.linkname, links, hard=m.islnk())
+        except ValueError as exc:
+            raise DatasetError(f"unsafe archive {tf.name}: member {m.name!r}: {exc}") from None
+
+
+def _zip_is_symlink(info: zipfile.ZipInfo) -> bool:
+    return stat.S_ISLNK(info.external_attr >> 16)
+
+
+def _validate_zip(zf: zipfile.ZipFile, archive: Path) -> None:
+    infos = zf.infolist()
+    links = {_normalised(i.filename) for i in infos if _zip_is_symlink(i)}
+    for info in infos:
+        try:
+            path = _member_target(info.filename)
+            _check_through_links(path, links)
+            kind = stat.S_IFMT(info.external_attr >> 16)  # 0 when the zip records no type
+            if kind not in (0, stat.S_IFREG, stat.S_IFDIR, stat.S_IFLNK):
+                raise ValueError("device or special file")
+            if _zip_is_symlink(info):
+                _link_target(path, zf.read(info).decode("utf-8"), links, hard=False)
+        except ValueError as exc:
+            msg = f"unsafe archive {archive}: member {info.filename!r}: {exc}"
+            raise DatasetError(msg) from None
+
+
+def _extract_zip(zf: zipfile.ZipFile, dest: Path) -> None:
+    for info in zf.infolist():
+        target = dest / _member_target(info.filename)
+        if info.is_dir():
+            target.mkdir(parents=True, exist_ok=True)
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if _zip_is_symlink(info):
+            os.symlink(zf.read(info).decode("utf-8"), target)
+            continue
+        with zf.open(info) as src, open(target, "wb") as out:
+            shutil.copyfileobj(src, out, _CHUNK)
+
+
+def safe_extract(archive: Path, dest: Path) -> None:
+    """Extract a zip or tar(.gz/.bz2/.xz) archive into ``dest``, refusing unsafe members.
+
+    Every member is checked before anything is written: absolute paths, ``..`` escapes,
+    links pointing outside ``dest`` (or paths through links) and device files raise a
+    one-line :class:`DatasetError` naming the archive and the member.
+    """
+    archive, dest = Path(archive), Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    if zipfile.is_zipfile(archive):
+        with zipfile.ZipFile(archive) as zf:
+            _validate_zip(zf, archive)
+            _extract_zip(zf, dest)
+    elif tarfile.is_tarfile(archive):
+        with tarfile.open(archive) as tf:
+            _validate_tar(tf)
+            try:
+                tf.extractall(dest, filter="data")
+            except tarfile.FilterError as exc:
+                member = exc.tarinfo.name if exc.tarinfo is not None else "?"
+                raise DatasetError(f"unsafe archive {archive}: member {member!r}: {exc}") from None
+    else:
+        raise DatasetError(f"{archive} is neither a zip nor a tar archive")
+
+
+# --------------------------------------------------------------------------- fetch
+
+
+def _source(name: str) -> DatasetSource:
+    try:
+        return SOURCES[name]
+    except KeyError:
+        known = ", ".join(sorted(SOURCES))
+        raise DatasetError(f"unknown dataset {name!r}; known: {known}") from None
+
+
+def _has_files(folder: Path, source: DatasetSource) -> bool:
+    return all((folder / rel).is_file() for rel in source.files)
+
+
+def _locate_root(extracted: Path, source: DatasetSource) -> Path:
+    """The folder inside an extracted archive that holds ``source``'s files."""
+    candidates = [extracted / source.archive_root, extracted]
+    first = PurePosixPath(next(iter(source.files)))
+    depth = len(first.parts)
+    candidates += sorted(p.parents[depth - 1] for p in extracted.rglob(first.name))
+    for folder in candidates:
+        if _has_files(folder, source):
+            return folder
+    return extracted / source.archive_root
+
+
+def _user_folder(path: Path, source: DatasetSource, work: Path) -> Path:
+    """Resolve a user-supplied ``path``: a folder with the files, or an archive."""
+    if path.is_dir():
+        nested = path / source.archive_root
+        if source.archive_root and not _has_files(path, source) and _has_files(nested, source):
+            return nested
+        return path
+    if path.is_file():
+        extracted = work / "extracted"
+        safe_extract(path, extracted)
+        return _locate_root(extracted, source)
+    hint = f" {source.manual_instructions}" if source.manual_instructions else ""
+    raise DatasetError(f"{source.name}: path {path} does not exist.{hint}")
+
+
+def _mirror_folder(mirror: Path | None, name: str) -> Path | None:
+    if mirror is None:
+        env = os.environ.get(MIRROR_ENV, "").strip()
+        mirror = Path(env) if env else None
+    if mirror is not None and (mirror / name).is_dir():
+        return mirror / name
+    return None
+
+
+def _download(source: DatasetSource, url: str | None, work: Path) -> Path:
+    url = url or source.url
+    if url is None:
+        raise DatasetError(f"{source.name}: no local copy found. {source.manual_instructions}")
+    filename = PurePosixPath(urllib.parse.urlsplit(url).path).name or "archive"
+    archive = download_file(url, work / filename, sha256=source.archive_sha256)
+    extracted = work / "extracted"
+    safe_extract(archive, extracted)
+    return _locate_root(extracted, source)
+
+
+def _check_present(source: DatasetSource, root: Path) -> None:
+    missing = [rel for rel in source.files if not (root / rel).is_file()]
+    if missing:
+        what = "file" if len(missing) == 1 else "files"
+        hint = f" {source.manual_instructions}" if source.manual_instructions else ""
+        raise DatasetError(
+            f"{source.name}: missing {what} {', '.join(missing)} (looked in {root}).{hint}"
+        )
+
+
+def _copy_verified(source: DatasetSource, root: Path, out: Path) -> None:
+    _check_present(source, root)
+    for rel, accepted in source.files.items():
+        src, target = root / rel, out / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, target)
+        got = sha256_file(target)
+        if accepted and got not in accepted:
+            expected = " or ".join(accepted)
+            raise DatasetError(
+                f"{source.name}: checksum mismatch for {rel} (from {src}): "
+                f"expected {expected}, got {got}"
+            )
+
+
+def _move_into_place(built: Path, dest: Path, staging: Path) -> None:
+    if dest.exists() or dest.is_symlink():
+        old = staging / "old"
+        os.replace(dest, old)
+    os.replace(built, dest)
+
+
+def fetch_dataset(
+    name: str,
+    dest: Path,
+    *,
+    mirror: Path | None = None,
+    path: Path | None = None,
+    url: str | None = None,
+) -> Path:
+    """Materialise dataset ``name``'s canonical files in folder ``dest``, atomically.
+
+    Source priority: ``path`` (folder or archive), ``mirror/<name>/`` (``mirror``
+    defaults to ``$DEBIASEVAL_MIRROR``), then ``url or source.url`` (downloaded and
+    extracted safely). Files are copied, never linked, and every listed file is
+    checked against its recorded SHA-256. On any error ``dest`` is left as it was.
+    """
+    source = _source(name)
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent))
+    try:
+        work = staging / "work"
+        work.mkdir()
+        if path is not None:
+            root = _user_folder(Path(path), source, work)
+        else:
+            root = _mirror_folder(None if mirror is None else Path(mirror), name)
+            if root is None:
+                root = _download(source, url, work)
+        built = staging / "out"
+        built.mkdir()
+        _copy_verified(source, root, built)
+        _move_into_place(built, dest, staging)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return dest

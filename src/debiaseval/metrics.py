@@ -1,0 +1,245 @@
+"""Top-k and rating metrics (SPEC §6).
+
+Top-k metrics are computed per user from recommendation lists and a test set:
+relevant = test pairs with rating > ``positive_threshold`` (strictly, SPEC §1),
+evaluated users = users with at least one relevant test pair (as in [SAC20]
+§4 and [FLAIRS20] §4). :func:`hit_matrix` builds the users × k boolean hit
+matrix once; every metric in :data:`TOPK_METRICS` (the single registry of
+metric names) maps ``(hits, n_relevant)`` to one value per user.
+Rating metrics (MAE, MSE, RMSE, 0/1 accuracy of rounded predictions, as in
+[ICML16] §6) work on plain arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "TOPK_METRICS",
+    "accuracy",
+    "average_precision_at_k",
+    "evaluate_topk",
+    "hit_matrix",
+    "hit_rate_at_k",
+    "mae",
+    "mse",
+    "ndcg_at_k",
+    "precision_at_k",
+    "recall_at_k",
+    "rmse",
+    "summarise",
+    "train_overlap_mask",
+]
+
+TopKMetric = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+def _check_columns(df: pd.DataFrame, cols: Sequence[str], what: str) -> None:
+    missing = [c for c in cols if c not in df.columns]
+    if missing:
+        raise ValueError(f"{what} lacks column(s) {missing}")
+
+
+def _check_ids(df: pd.DataFrame, n_items: int, what: str) -> None:
+    if len(df) == 0:
+        return
+    user, item = df["user"].to_numpy(), df["item"].to_numpy()
+    if user.min() < 0 or item.min() < 0 or item.max() >= n_items:
+        raise ValueError(f"{what} ids must be 0-based with item < n_items={n_items}")
+
+
+def _pair_keys(users: np.ndarray, items: np.ndarray, n_items: int) -> np.ndarray:
+    return users.astype(np.int64) * np.int64(n_items) + items.astype(np.int64)
+
+
+def hit_matrix(
+    recs: pd.DataFrame,
+    test: pd.DataFrame,
+    k: int,
+    *,
+    n_items: int,
+    positive_threshold: float = 3.0,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Users × k boolean hit matrix of top-k lists against the relevant test pairs (SPEC §6).
+
+    ``recs``: columns user, item, rank (1-based; a user may have fewer than k
+    rows, and list items are assumed distinct). ``test``: user, item, rating;
+    relevant = rating > ``positive_threshold`` (strictly; duplicate pairs count
+    once). Returns ``(users, hits, n_relevant)``: the users with ≥ 1 relevant
+    test pair (sorted, int64), ``hits[u, r]`` = the item at rank r+1 of user
+    ``users[u]`` is relevant (False past the end of a short list, and for users
+    without any list), and the number of relevant pairs of each user.
+    """
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
+        raise ValueError(f"k must be a positive integer, got {k!r}")
+    _check_columns(recs, ("user", "item", "rank"), "recs")
+    _check_columns(test, ("user", "item", "rating"), "test")
+    _check_ids(test, n_items, "test")
+    _check_ids(recs, n_items, "recs")
+    rel = test["rating"].to_numpy() > positive_threshold
+    rel_keys = np.unique(
+        _pair_keys(test["user"].to_numpy()[rel], test["item"].to_numpy()[rel], n_items)
+    )
+    users, n_relevant = np.unique(rel_keys // n_items, return_counts=True)
+    hits = np.zeros((users.size, k), dtype=bool)
+    if users.size == 0 or len(recs) == 0:
+        return users, hits, n_relevant
+
+    rank = recs["rank"].to_numpy().astype(np.int64)
+    if rank.min() < 1:
+        raise ValueError(f"recs rank must be 1-based, found rank {rank.min()}")
+    r_user = recs["user"].to_numpy().astype(np.int64)
+    row = np.minimum(np.searchsorted(users, r_user), users.size - 1)
+    keep = (rank <= k) & (users[row] == r_user)
+    keys = _pair_keys(r_user[keep], recs["item"].to_numpy()[keep], n_items)
+    hits[row[keep], rank[keep] - 1] = np.isin(keys, rel_keys)
+    return users, hits, n_relevant
+
+
+def precision_at_k(hits: np.ndarray, n_relevant: np.ndarray) -> np.ndarray:
+    """Precision@k = #hits in the top k / k (k = ``hits.shape[1]``, also for short lists)."""
+    return hits.sum(axis=1) / hits.shape[1]
+
+
+def recall_at_k(hits: np.ndarray, n_relevant: np.ndarray) -> np.ndarray:
+    """Recall@k = #hits in the top k / #relevant."""
+    return hits.sum(axis=1) / n_relevant
+
+
+def average_precision_at_k(hits: np.ndarray, n_relevant: np.ndarray) -> np.ndarray:
+    """AP@k = Σ_r P@r · hit_r / min(k, #relevant); its user mean is MAP@k (SPEC §6)."""
+    k = hits.shape[1]
+    prec_at_r = np.cumsum(hits, axis=1) / np.arange(1, k + 1)
+    return (prec_at_r * hits).sum(axis=1) / np.minimum(k, n_relevant)
+
+
+def _discounts(k: int) -> np.ndarray:
+    return 1.0 / np.log2(np.arange(2, k + 2))
+
+
+def ndcg_at_k(hits: np.ndarray, n_relevant: np.ndarray) -> np.ndarray:
+    """NDCG@k with binary gains and discount 1/log2(rank + 1); IDCG over min(k, #relevant) hits."""
+    k = hits.shape[1]
+    disc = _discounts(k)
+    ideal = np.concatenate([[0.0], np.cumsum(disc)])[np.minimum(k, n_relevant)]
+    return (hits * disc).sum(axis=1) / ideal
+
+
+def hit_rate_at_k(hits: np.ndarray, n_relevant: np.ndarray) -> np.ndarray:
+    """HitRate@k = 1 if at least one relevant item is in the top k, else 0."""
+    return hits.any(axis=1).astype(np.float64)
+
+
+TOPK_METRICS: dict[str, TopKMetric] = {
+    "precision": precision_at_k,
+    "recall": recall_at_k,
+    "map": average_precision_at_k,
+    "ndcg": ndcg_at_k,
+    "hitrate": hit_rate_at_k,
+}
+"""The single registry of top-k metric names: name → f(hits, n_relevant) per user."""
+
+
+def evaluate_topk(
+    recs: pd.DataFrame,
+    test: pd.DataFrame,
+    ks: Sequence[int],
+    *,
+    n_items: int,
+    positive_threshold: float = 3.0,
+    metrics: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """Tidy per-user top-k metrics: columns user (int32), metric (str), k (int16), value (float64).
+
+    One row per evaluated user (≥ 1 relevant test pair), metric and k; ``metrics``
+    are names in :data:`TOPK_METRICS` (default: all). Rows are ordered by metric,
+    k, user. Average with :func:`summarise`.
+    """
+    names = list(TOPK_METRICS) if metrics is None else list(metrics)
+    unknown = [m for m in names if m not in TOPK_METRICS]
+    if unknown:
+        raise ValueError(f"unknown metric(s) {unknown}; known: {', '.join(TOPK_METRICS)}")
+    ks = list(dict.fromkeys(int(k) for k in ks))
+    if not ks or min(ks) < 1:
+        raise ValueError(f"ks must be a non-empty list of positive integers, got {ks}")
+    users, hits, n_rel = hit_matrix(
+        recs, test, max(ks), n_items=n_items, positive_threshold=positive_threshold
+    )
+    values = [TOPK_METRICS[m](hits[:, :k], n_rel) for m in names for k in ks]
+    n_u, n_blocks = users.size, len(names) * len(ks)
+    return pd.DataFrame(
+        {
+            "user": np.tile(users, n_blocks).astype(np.int32),
+            "metric": pd.Series(np.repeat(names, len(ks) * n_u), dtype=str),
+            "k": np.tile(np.repeat(ks, n_u), len(names)).astype(np.int16),
+            "value": np.concatenate(values) if values else np.empty(0),
+        }
+    )
+
+
+def summarise(per_user: pd.DataFrame) -> pd.DataFrame:
+    """Mean over users per (metric, k): columns metric, k, value, n_users (input group order)."""
+    _check_columns(per_user, ("metric", "k", "value"), "per_user")
+    out = (
+        per_user.groupby(["metric", "k"], sort=False, observed=True)["value"]
+        .agg(value="mean", n_users="size")
+        .reset_index()
+    )
+    out["n_users"] = out["n_users"].astype(np.int64)
+    return out
+
+
+def _pair(y_true: np.ndarray, y_pred: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    t = np.asarray(y_true, dtype=np.float64)
+    p = np.asarray(y_pred, dtype=np.float64)
+    if t.shape != p.shape:
+        raise ValueError(f"y_true and y_pred differ in shape: {t.shape} != {p.shape}")
+    if t.size == 0:
+        raise ValueError("rating metrics of empty arrays are undefined")
+    return t, p
+
+
+def mae(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    """Mean absolute error."""
+    t, p = _pair(y_true, y_pred)
+    return float(np.mean(np.abs(t - p)))
+
+
+def mse(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    """Mean squared error."""
+    t, p = _pair(y_true, y_pred)
+    return float(np.mean((t - p) ** 2))
+
+
+def rmse(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    """Root mean squared error."""
+    return float(np.sqrt(mse(y_true, y_pred)))
+
+
+def accuracy(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    """0/1 accuracy of rounded predictions ([ICML16] §6): mean of 1{round(ŷ) = y}.
+
+    Rounding is half up (floor(ŷ + 0.5)); predictions are not clipped to the scale.
+    """
+    t, p = _pair(y_true, y_pred)
+    return float(np.mean(np.floor(p + 0.5) == t))
+
+
+def train_overlap_mask(test: pd.DataFrame, train: pd.DataFrame) -> np.ndarray:
+    """Boolean mask of the ``test`` rows whose (user, item) pair also occurs in ``train``.
+
+    SPEC §6: such MAR pairs (366 in Coat) can never be hit when training items
+    are excluded from the candidates; they are kept by default, and this mask
+    lets callers count or drop them.
+    """
+    _check_columns(test, ("user", "item"), "test")
+    _check_columns(train, ("user", "item"), "train")
+    if len(test) == 0 or len(train) == 0:
+        return np.zeros(len(test), dtype=bool)
+    n = int(max(test["item"].max(), train["item"].max())) + 1
+    t_keys = _pair_keys(test["user"].to_numpy(), test["item"].to_numpy(), n)
+    r_keys = _pair_keys(train["user"].to_numpy(), train["item"].to_numpy(), n)
+    return np.isin(t_keys, r_keys)

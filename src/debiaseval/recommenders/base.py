@@ -1,0 +1,161 @@
+"""The recommender contract (SPEC §5), after scikit-learn's estimator API.
+
+A :class:`Recommender` stores its keyword-only hyperparameters in ``__init__``
+and nothing else; :meth:`Recommender.fit` learns from an n_users × n_items CSR
+matrix of training ratings and returns ``self``; learned state ends in ``_``;
+:meth:`Recommender.score` gives a dense float64 score for every item of the
+requested users (higher = better). Top-N lists over the candidate set are made
+by :func:`debiaseval.ranking.top_k`.
+"""
+
+from __future__ import annotations
+
+import inspect
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar, Self
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = [
+    "NotFittedError",
+    "Recommender",
+    "check_int",
+    "check_real",
+    "check_train",
+    "positive_mask",
+]
+
+
+class NotFittedError(ValueError, AttributeError):
+    """Raised when :meth:`Recommender.score` is called before :meth:`Recommender.fit`."""
+
+
+def check_int(key: str, value: object, *, low: int = 1) -> int:
+    """``value`` as an int ≥ ``low``, else a one-line ``ValueError`` naming ``key``."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
+        raise ValueError(f"{key} must be an int >= {low}, got {value!r}")
+    return int(value)
+
+
+def check_real(key: str, value: object, *, low: float = -np.inf, strict: bool = False) -> float:
+    """``value`` as a finite float ≥ ``low`` (> ``low`` if ``strict``), else ``ValueError``."""
+    ok = isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool)
+    if not (ok and np.isfinite(value) and (value > low if strict else value >= low)):
+        bound = f" {'>' if strict else '>='} {low}" if np.isfinite(low) else ""
+        raise ValueError(f"{key} must be a finite number{bound}, got {value!r}")
+    return float(value)
+
+
+def check_train(train: sp.spmatrix | sp.sparray) -> sp.csr_matrix:
+    """Return a float64 CSR copy of ``train`` with duplicates summed and zeros dropped.
+
+    The caller's matrix is never modified. Raises ``ValueError`` for a non-sparse,
+    non-2-D or non-finite input.
+    """
+    if not sp.issparse(train) or train.ndim != 2:
+        raise ValueError(f"train must be a 2-D scipy sparse matrix, got {type(train).__name__}")
+    x = sp.csr_matrix(train, dtype=np.float64, copy=True)
+    x.sum_duplicates()
+    x.eliminate_zeros()
+    x.sort_indices()
+    if not np.all(np.isfinite(x.data)):
+        raise ValueError("train contains NaN or infinite ratings")
+    return x
+
+
+def positive_mask(train: sp.csr_matrix, threshold: float) -> sp.csr_matrix:
+    """0/1 float64 CSR matrix of the positive pairs, rating > ``threshold`` (strictly, SPEC §1)."""
+    pos = sp.csr_matrix(
+        ((train.data > threshold).astype(np.float64), train.indices.copy(), train.indptr.copy()),
+        shape=train.shape,
+    )
+    pos.eliminate_zeros()
+    return pos
+
+
+class Recommender(ABC):
+    """Base class of every recommender of SPEC §5.
+
+    Subclasses define ``__init__`` with keyword-only hyperparameters that it
+    stores unchanged under the same attribute names (validation happens in
+    ``fit``, through :meth:`validate_params`), set the class attribute
+    :attr:`name` (the registry key), and implement :meth:`_fit` and :meth:`_score`.
+    """
+
+    name: ClassVar[str]
+
+    # -- hyperparameters -------------------------------------------------
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        sig = inspect.signature(cls.__init__)
+        return [
+            p.name
+            for p in sig.parameters.values()
+            if p.name != "self" and p.kind is not inspect.Parameter.VAR_KEYWORD
+        ]
+
+    def get_params(self) -> dict[str, Any]:
+        """Hyperparameters as a dict; ``type(self)(**self.get_params())`` is an unfitted twin."""
+        return {p: getattr(self, p) for p in self._param_names()}
+
+    def set_params(self, **params: Any) -> Self:
+        """Set hyperparameters by name (unknown names raise ``ValueError``); returns ``self``."""
+        valid = self._param_names()
+        unknown = sorted(set(params) - set(valid))
+        if unknown:
+            raise ValueError(
+                f"unknown parameter(s) for {self.name!r}: {', '.join(unknown)}; "
+                f"valid: {', '.join(valid)}"
+            )
+        for key, value in params.items():
+            setattr(self, key, value)
+        return self
+
+    def validate_params(self) -> None:
+        """Raise ``ValueError`` for an invalid hyperparameter value (called by ``fit``)."""
+        return  # a hook: subclasses with hyperparameters override it
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+    # -- learning and scoring --------------------------------------------
+    def fit(self, train: sp.spmatrix | sp.sparray, *, seed: int = 0) -> Self:
+        """Learn from ``train`` (n_users × n_items ratings, absent = unobserved); return ``self``.
+
+        ``seed`` (a non-negative int) makes every random choice reproducible.
+        """
+        if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+            raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+        self.validate_params()
+        x = check_train(train)
+        self.n_users_, self.n_items_ = x.shape
+        self.seed_ = int(seed)
+        self._fit(x, int(seed))
+        return self
+
+    def score(self, users: np.ndarray) -> np.ndarray:
+        """Scores of every item for ``users``: a new float64 array (len(users), n_items).
+
+        Higher is better. The array belongs to the caller, who may modify it.
+        """
+        if not hasattr(self, "n_items_"):
+            raise NotFittedError(f"{type(self).__name__} is not fitted; call fit() first")
+        u = np.asarray(users)
+        if u.ndim != 1 or (u.size and not np.issubdtype(u.dtype, np.integer)):
+            raise ValueError("users must be a 1-D array of integer user ids")
+        u = u.astype(np.int64, copy=False)
+        if u.size and (u.min() < 0 or u.max() >= self.n_users_):
+            raise ValueError(f"user ids must lie in [0, {self.n_users_}), got {u.min()}..{u.max()}")
+        out = np.asarray(self._score(u), dtype=np.float64)
+        assert out.shape == (u.size, self.n_items_), out.shape
+        return out
+
+    @abstractmethod
+    def _fit(self, train: sp.csr_matrix, seed: int) -> None:
+        """Learn state (attributes ending in ``_``) from a validated float64 CSR ``train``."""
+
+    @abstractmethod
+    def _score(self, users: np.ndarray) -> np.ndarray:
+        """Score every item for validated int64 ``users``; return a fresh (len(users), n_items)."""

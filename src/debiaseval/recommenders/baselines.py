@@ -1,0 +1,88 @@
+"""Non-personalised baselines of SPEC §5 ([SAC20] §4): Random, PosPop, AvgRating."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from debiaseval.recommenders.base import Recommender, check_real
+
+__all__ = ["AvgRating", "PosPop", "Random"]
+
+
+class Random(Recommender):
+    """Uniform random scores in [0, 1): the sanity baseline (SPEC §5).
+
+    The score of (u, i) depends only on the fit ``seed``, ``u`` and ``i``: row u
+    is drawn from ``numpy.random.default_rng([seed, u])``, so scores do not
+    depend on which users are scored together or in which order.
+    """
+
+    name = "random"
+
+    def __init__(self) -> None:
+        pass
+
+    def _fit(self, train: sp.csr_matrix, seed: int) -> None:
+        pass  # n_users_, n_items_ and seed_ are all the state there is
+
+    def _score(self, users: np.ndarray) -> np.ndarray:
+        out = np.empty((users.size, self.n_items_), dtype=np.float64)
+        for row, u in enumerate(users.tolist()):
+            out[row] = np.random.default_rng([self.seed_, u]).random(self.n_items_)
+        return out
+
+
+class PosPop(Recommender):
+    """Positive popularity: the number of positive training ratings of the item (SPEC §5).
+
+    A rating is positive when it is strictly greater than ``positive_threshold``
+    (SPEC §1; 3 on a 1–5 scale, as in [SAC20]).
+    """
+
+    name = "pospop"
+
+    def __init__(self, *, positive_threshold: float = 3.0) -> None:
+        self.positive_threshold = positive_threshold
+
+    def validate_params(self) -> None:
+        check_real("positive_threshold", self.positive_threshold)
+
+    def _fit(self, train: sp.csr_matrix, seed: int) -> None:
+        positive = (train.data > float(self.positive_threshold)).astype(np.float64)
+        self.item_scores_ = np.bincount(train.indices, weights=positive, minlength=self.n_items_)
+
+    def _score(self, users: np.ndarray) -> np.ndarray:
+        return np.tile(self.item_scores_, (users.size, 1))
+
+
+class AvgRating(Recommender):
+    """Mean training rating of the item, optionally damped toward the global mean (SPEC §5).
+
+    score(i) = (Σ_u r_ui + d·μ) / (|U_i| + d) with d = ``damping`` ≥ 0 and μ the
+    mean of all training ratings. An item without training ratings scores μ
+    (for every d, including the undamped default d = 0). With no training
+    ratings at all, μ = 0.
+    """
+
+    name = "avgrating"
+
+    def __init__(self, *, damping: float = 0.0) -> None:
+        self.damping = damping
+
+    def validate_params(self) -> None:
+        check_real("damping", self.damping, low=0.0)
+
+    def _fit(self, train: sp.csr_matrix, seed: int) -> None:
+        damping = float(self.damping)
+        self.global_mean_ = float(train.data.mean()) if train.nnz else 0.0
+        sums = np.bincount(train.indices, weights=train.data, minlength=self.n_items_)
+        counts = np.bincount(train.indices, minlength=self.n_items_).astype(np.float64)
+        denom = counts + damping
+        scores = np.full(self.n_items_, self.global_mean_)
+        rated = denom > 0
+        scores[rated] = (sums[rated] + damping * self.global_mean_) / denom[rated]
+        self.item_scores_ = scores
+
+    def _score(self, users: np.ndarray) -> np.ndarray:
+        return np.tile(self.item_scores_, (users.size, 1))

@@ -1,0 +1,57 @@
+"""Aggregation: mean/sd over seeds, % difference from gt, Kendall's tau, Markdown."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from debiaseval.aggregate import kendall_table, markdown_table, summary_markdown, summary_table
+
+
+def _per_seed():
+    rows = []
+    values = {  # recommender -> testset -> per-seed values
+        "A": {"gt": [0.1, 0.3], "REG": [0.4, 0.6]},
+        "B": {"gt": [0.2, 0.2], "REG": [0.1, 0.1]},
+        "MF": {"gt": [0.5, 0.7], "REG": [0.3, 0.3]},
+    }
+    for rec, sets in values.items():
+        for testset, vals in sets.items():
+            for seed, value in enumerate(vals):
+                rows.append(
+                    {
+                        "recommender": rec,
+                        "seed": seed,
+                        "testset": testset,
+                        "metric": "recall",
+                        "k": 10,
+                        "value": value,
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def test_summary_table_hand_computed():
+    summary = summary_table(_per_seed()).set_index(["recommender", "testset"])
+    assert summary.loc[("A", "gt"), "mean"] == pytest.approx(0.2)
+    assert summary.loc[("A", "gt"), "sd"] == pytest.approx(np.std([0.1, 0.3], ddof=1))
+    assert summary.loc[("A", "REG"), "pct_diff_vs_gt"] == pytest.approx(150.0)
+    assert summary.loc[("B", "REG"), "pct_diff_vs_gt"] == pytest.approx(-50.0)
+    assert summary.loc[("A", "gt"), "pct_diff_vs_gt"] == pytest.approx(0.0)
+    assert (summary["n_seeds"] == 2).all()
+
+
+def test_kendall_with_and_without_mf():
+    kendall = kendall_table(summary_table(_per_seed()), ["MF"]).set_index("with_mf")
+    # gt means: A .2, B .2, MF .6 ; REG means: A .5, B .1, MF .3
+    # with MF: pairs (A,B) tie on gt, (A,MF) discordant, (B,MF) concordant -> tau_b = 0
+    assert kendall.loc[True, "tau"] == pytest.approx(0.0)
+    assert kendall.loc[True, "n_recommenders"] == 3
+    assert kendall.loc[False, "n_recommenders"] == 2
+    assert np.isnan(kendall.loc[False, "tau"])  # A and B tie on gt: tau-b undefined
+
+
+def test_markdown():
+    text = markdown_table(pd.DataFrame({"a": [1, 2], "b": [0.123456, np.nan]}))
+    assert text.splitlines() == ["| a | b |", "|---|---|", "| 1 | 0.1235 |", "| 2 |  |"]
+    md = summary_markdown(summary_table(_per_seed()), "toy")
+    assert "## recall@10" in md and "(+150.0%)" in md

@@ -1,0 +1,71 @@
+"""Config validation: defaults filled, bad values rejected with the key named."""
+
+import pytest
+
+from debiaseval.config import ConfigError, expand_grid, load_schema, validate_config
+
+
+def test_defaults_are_filled():
+    config = validate_config({})
+    assert config["datasets"] == ["synthetic"]
+    assert config["e1"]["rho"] == 0.5
+    assert set(config["e1"]["testsets"]) == {"FULL", "REG", "SKEW", "WTD", "WTD_H"}
+    assert config["e1"]["testsets"]["WTD"]["item_exponent"] == 2.0
+    assert config["e1"]["testsets"]["WTD_H"]["mar_posterior"] == "uniform"
+    assert config["sources"]["coat"] == {"path": None, "url": None}
+    assert config["resources"]["train"]["threads"] >= 1
+
+
+def test_input_is_not_mutated():
+    raw = {"e1": {"rho": 0.3}}
+    validate_config(raw)
+    assert raw == {"e1": {"rho": 0.3}}
+
+
+def _walk(schema, path=""):
+    for key, sub in schema.get("properties", {}).items():
+        yield f"{path}{key}", sub
+        yield from _walk(sub, f"{path}{key}.")
+
+
+def test_every_key_has_description_and_default():
+    schema = load_schema()
+    for path, sub in _walk(schema):
+        if "$ref" in sub:
+            continue
+        assert "description" in sub, path
+        assert "default" in sub, path
+
+
+@pytest.mark.parametrize(
+    ("config", "key"),
+    [
+        ({"bogus": 1}, "'bogus'"),
+        ({"e1": {"rho": 1.5}}, "'e1.rho'"),
+        ({"e1": {"rho": 0}}, "'e1.rho'"),
+        ({"e1": {"rho": "half"}}, "'e1.rho'"),
+        ({"seeds": "ten"}, "'seeds'"),
+        ({"seeds": 0}, "'seeds'"),
+        ({"datasets": ["netflix"]}, "'datasets.0'"),
+        ({"e1": {"unknown": True}}, "'e1.unknown'"),
+        ({"e1": {"testsets": {"X": {"strategy": "nope"}}}}, "'e1.testsets.X.strategy'"),
+        ({"e1": {"testsets": {"gt": {"strategy": "reg"}}}}, "'e1.testsets'"),
+        ({"e1": {"mnar_split": {"train": 0.5, "heldout": 0.4}}}, "'e1.mnar_split'"),
+        (
+            {"e1": {"recommenders": {"K": {"algorithm": "userknn", "grid": {"kk": [1]}}}}},
+            "'e1.recommenders.K'",
+        ),
+        ({"sources": {"coat": {"pth": "/x"}}}, "'sources.coat.pth'"),
+    ],
+)
+def test_bad_config_names_the_key(config, key):
+    with pytest.raises(ConfigError) as info:
+        validate_config(config)
+    message = str(info.value)
+    assert "\n" not in message
+    assert key in message
+
+
+def test_expand_grid_order():
+    assert expand_grid({"a": [1, 2], "b": ["x"]}) == [{"a": 1, "b": "x"}, {"a": 2, "b": "x"}]
+    assert expand_grid({}) == [{}]

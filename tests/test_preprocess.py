@@ -1,0 +1,109 @@
+"""Common users/items restriction, re-indexing and user-count filters on hand-made data."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from debiaseval.datasets import DatasetError, RawDataset, build_interactions, filter_users_by_count
+
+
+def _frame(rows: list[tuple[int, int, float]]) -> pd.DataFrame:
+    df = pd.DataFrame(rows, columns=["user", "item", "rating"])
+    return df.astype({"user": np.int64, "item": np.int64, "rating": np.float64})
+
+
+def _raw() -> RawDataset:
+    # MNAR users {10, 20, 30}, items {5, 7, 9}; MAR users {20, 30, 40}, items {7, 9, 11}.
+    mnar = _frame([(30, 9, 5), (10, 5, 1), (20, 7, 4), (30, 7, 2), (20, 5, 3)])
+    mar = _frame([(40, 7, 1), (30, 9, 3), (20, 11, 2), (20, 9, 5)])
+    users = pd.DataFrame({"user": [40, 30, 20, 10], "age": [4, 3, 2, 1]})
+    items = pd.DataFrame({"item": [11, 9, 7, 5], "colour": ["k", "b", "g", "r"]})
+    props = pd.DataFrame(
+        [(u, i, (u + i) / 100) for u in (10, 20, 30, 40) for i in (5, 7, 9, 11)],
+        columns=["user", "item", "propensity"],
+    )
+    return RawDataset(mnar=mnar, mar=mar, users=users, items=items, propensities=props, name="t")
+
+
+def test_common_users_items_and_reindex() -> None:
+    inter, users, items = build_interactions(_raw())
+    # Kept: users 20 -> 0, 30 -> 1; items 7 -> 0, 9 -> 1.
+    expected = pd.DataFrame(
+        {
+            "user": np.array([0, 1, 1, 0, 1], dtype=np.int32),
+            "item": np.array([0, 0, 1, 1, 1], dtype=np.int32),
+            "rating": np.array([4, 2, 5, 5, 3], dtype=np.float32),
+            "part": ["mnar", "mnar", "mnar", "mar", "mar"],
+            "propensity": np.array([0.27, 0.37, 0.39, 0.29, 0.39], dtype=np.float32),
+        }
+    )
+    pd.testing.assert_frame_equal(inter, expected, check_dtype=False)
+    assert [str(t) for t in inter.dtypes[["user", "item", "rating", "propensity"]]] == [
+        "int32",
+        "int32",
+        "float32",
+        "float32",
+    ]
+    assert users["user"].dtype == np.int32 and users["raw_user"].dtype == np.int64
+    assert users.to_dict("list") == {"user": [0, 1], "raw_user": [20, 30], "age": [2, 3]}
+    assert items.to_dict("list") == {"item": [0, 1], "raw_item": [7, 9], "colour": ["g", "b"]}
+
+
+def test_timestamps_only_when_present_and_no_mar() -> None:
+    mnar = _frame([(5, 3, 4), (2, 8, 1), (5, 1, 2)]).assign(timestamp=np.array([30, 10, 20]))
+    inter, users, items = build_interactions(RawDataset(mnar=mnar))
+    assert list(inter.columns) == ["user", "item", "rating", "timestamp", "part"]
+    assert inter["timestamp"].dtype == np.int64
+    got = inter[["user", "item", "timestamp"]].values.tolist()
+    assert got == [[0, 2, 10], [1, 0, 20], [1, 1, 30]]
+    assert set(inter["part"]) == {"mnar"}
+    assert users["raw_user"].tolist() == [2, 5] and items["raw_item"].tolist() == [1, 3, 8]
+    assert list(users.columns) == ["user", "raw_user"]
+    raw = _raw()
+    raw.mnar = raw.mnar.assign(timestamp=1)  # the MAR part has none: no timestamp column
+    assert "timestamp" not in build_interactions(raw)[0].columns
+
+
+def test_empty_after_filtering_names_dataset() -> None:
+    raw = RawDataset(mnar=_frame([(1, 1, 3)]), mar=_frame([(2, 2, 3)]), name="tiny")
+    with pytest.raises(DatasetError, match="'tiny' is empty after filtering"):
+        build_interactions(raw)
+
+
+def _interactions() -> pd.DataFrame:
+    # user 0: 3 MNAR ratings, user 1: 1, user 2: 2 (+1 MAR), user 3: only MAR.
+    rows = [(0, 0, "mnar"), (0, 1, "mnar"), (0, 2, "mnar"), (1, 3, "mnar")]
+    rows += [(2, 1, "mnar"), (2, 3, "mnar"), (2, 4, "mar"), (3, 5, "mar")]
+    df = pd.DataFrame(rows, columns=["user", "item", "part"])
+    return df.assign(rating=np.float32(3)).astype({"user": np.int32, "item": np.int32})
+
+
+def test_filter_users_by_count() -> None:
+    users = pd.DataFrame({"user": np.arange(4, dtype=np.int32), "raw_user": [10, 11, 12, 13]})
+    inter, new_users, new_items = filter_users_by_count(_interactions(), 2, 3, users=users)
+    # Users 0 and 2 kept (3 and 2 MNAR ratings), with their MAR row; items 0,1,2,3,4 remain.
+    assert inter[["user", "item", "part"]].values.tolist() == [
+        [0, 0, "mnar"],
+        [0, 1, "mnar"],
+        [0, 2, "mnar"],
+        [1, 1, "mnar"],
+        [1, 3, "mnar"],
+        [1, 4, "mar"],
+    ]
+    assert inter["user"].dtype == np.int32 and inter["item"].dtype == np.int32
+    assert new_users.to_dict("list") == {"user": [0, 1], "raw_user": [10, 12]}
+    assert new_items.to_dict("list") == {"item": [0, 1, 2, 3, 4], "raw_item": [0, 1, 2, 3, 4]}
+
+
+def test_filter_users_by_count_open_bounds_and_items_dropped() -> None:
+    inter, users, items = filter_users_by_count(_interactions(), None, 1)
+    # MNAR counts: 0 -> 3, 1 -> 1, 2 -> 2, 3 -> 0: users 1 and 3 kept.
+    assert users["raw_user"].tolist() == [1, 3]
+    assert items["raw_item"].tolist() == [3, 5]
+    assert inter[["user", "item"]].values.tolist() == [[0, 0], [1, 1]]
+    inter, users, _ = filter_users_by_count(_interactions(), 1, None, part="mar")
+    assert users["raw_user"].tolist() == [2, 3]
+    with pytest.raises(DatasetError, match="empty after filtering"):
+        filter_users_by_count(_interactions(), 100, 500)

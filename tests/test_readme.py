@@ -1,0 +1,25 @@
+"""The README's quick start and CI agree: CI runs exactly the README's test command."""
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _quick_start_commands() -> list[str]:
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Quick start", 1)[1]
+    block = re.search(r"```(?:bash|sh)?\n(.*?)```", section, re.S).group(1)
+    return [line for line in block.splitlines() if line.strip() and not line.startswith("#")]
+
+
+def test_quick_start_has_two_commands():
+    run, test = _quick_start_commands()
+    assert "snakemake --cores" in run
+    assert "pytest" in test
+
+
+def test_ci_runs_the_readme_test_command():
+    _, test = _quick_start_commands()
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert test in ci

@@ -1,0 +1,285 @@
+"""Recommenders of SPEC §5: one shared contract check plus hand-computed cases."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from debiaseval.ranking import top_k
+from debiaseval.recommenders import (
+    RECOMMENDERS,
+    AvgRating,
+    ItemKNN,
+    LightFMRanker,
+    NotFittedError,
+    PosPop,
+    Random,
+    Recommender,
+    UserKNN,
+    make_recommender,
+)
+
+# Small, fast settings for the shared check; defaults elsewhere.
+FAST_PARAMS: dict[str, dict] = {"mf": {"epochs": 3, "factors": 8}}
+
+
+def random_ratings(n_users: int, n_items: int, density: float, seed: int, *, integer: bool):
+    rng = np.random.default_rng(seed)
+    mask = rng.random((n_users, n_items)) < density
+    values = rng.integers(1, 6, mask.sum()) if integer else rng.uniform(1, 5, mask.sum())
+    rows, cols = np.nonzero(mask)
+    return sp.csr_matrix((values.astype(np.float64), (rows, cols)), shape=(n_users, n_items))
+
+
+@pytest.fixture(scope="module")
+def train() -> sp.csr_matrix:
+    return random_ratings(40, 25, 0.3, seed=7, integer=True)
+
+
+# -- the shared check over every registered recommender -----------------------
+
+
+@pytest.mark.parametrize("name", sorted(RECOMMENDERS))
+def test_contract(name: str, train: sp.csr_matrix) -> None:
+    cls = RECOMMENDERS[name]
+    assert cls.name == name and issubclass(cls, Recommender)
+    params = FAST_PARAMS.get(name, {})
+    model = make_recommender(name, **params)
+    assert isinstance(model, cls)
+    # __init__ only stores the hyperparameters, under their own names
+    assert vars(model) == model.get_params()
+    assert type(model)(**model.get_params()).get_params() == model.get_params()
+    with pytest.raises(NotFittedError):
+        model.score(np.arange(3))
+
+    before = train.copy()
+    assert model.fit(train, seed=3) is model
+    assert (train != before).nnz == 0  # the caller's matrix is untouched
+    learned = set(vars(model)) - set(model.get_params())
+    assert learned and all(a.endswith("_") for a in learned)
+    assert model.get_params() == make_recommender(name, **params).get_params()
+
+    users = np.arange(train.shape[0])
+    scores = model.score(users)
+    assert scores.shape == train.shape and scores.dtype == np.float64
+    assert np.all(np.isfinite(scores))
+    # batch and order independence: any subset scores like the full rows
+    subset = np.array([5, 0, 17, 5])
+    np.testing.assert_array_equal(model.score(subset), scores[subset])
+    assert model.score(np.array([], dtype=np.int64)).shape == (0, train.shape[1])
+    # deterministic for a seed, with a fresh instance
+    again = make_recommender(name, **params).fit(train, seed=3).score(users)
+    np.testing.assert_array_equal(again, scores)
+    # a fitted model survives pickling (workflow caches)
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(model)).score(users), scores)
+    # the returned array belongs to the caller
+    scores[:] = 0
+    np.testing.assert_array_equal(model.score(users), again)
+    with pytest.raises(ValueError):
+        model.score(np.array([train.shape[0]]))
+
+
+def test_make_recommender_errors() -> None:
+    with pytest.raises(ValueError, match="unknown recommender 'svd'") as err:
+        make_recommender("svd")
+    assert "\n" not in str(err.value) and "userknn" in str(err.value)
+    with pytest.raises(ValueError, match="'userknn': neighbours") as err:
+        make_recommender("userknn", k=5, neighbours=3)
+    assert "\n" not in str(err.value)
+    assert make_recommender("itemknn", k=7).k == 7
+    assert set(RECOMMENDERS) == {"random", "pospop", "avgrating", "userknn", "itemknn", "mf"}
+
+
+@pytest.mark.parametrize(
+    ("name", "params"),
+    [
+        ("userknn", {"k": 0}),
+        ("itemknn", {"k": 2.5}),
+        ("avgrating", {"damping": -1}),
+        ("pospop", {"positive_threshold": "3"}),
+        ("mf", {"loss": "logistic"}),
+        ("mf", {"factors": 0}),
+        ("mf", {"learning_rate": 0}),
+        ("mf", {"l2": float("nan")}),
+    ],
+)
+def test_invalid_hyperparameters(name: str, params: dict, train: sp.csr_matrix) -> None:
+    model = RECOMMENDERS[name](**params)  # __init__ stores, never checks
+    with pytest.raises(ValueError, match=next(iter(params))):
+        model.fit(train)
+    with pytest.raises(ValueError, match=next(iter(params))) as err:
+        make_recommender(name, **params)  # the factory checks eagerly (config validation)
+    assert "\n" not in str(err.value)
+
+
+def test_invalid_fit_arguments(train: sp.csr_matrix) -> None:
+    with pytest.raises(ValueError, match="seed"):
+        PosPop().fit(train, seed=-1)
+    with pytest.raises(ValueError):
+        PosPop().fit(train.toarray())
+
+
+# -- baselines ------------------------------------------------------------------
+
+TINY = sp.csr_matrix(
+    np.array(
+        [
+            [5, 3, 0, 0],
+            [4, 0, 0, 1],
+            [3.5, 4, 0, 2],
+        ],
+        dtype=np.float64,
+    )
+)
+
+
+def test_random_depends_only_on_seed_and_pair(train: sp.csr_matrix) -> None:
+    a = Random().fit(train, seed=1).score(np.arange(40))
+    b = Random().fit(train, seed=2).score(np.arange(40))
+    assert not np.allclose(a, b)
+    assert a.min() >= 0 and a.max() < 1
+    # a matrix with more users gives the same scores to the shared users
+    bigger = sp.vstack([train, train]).tocsr()
+    np.testing.assert_array_equal(Random().fit(bigger, seed=1).score(np.arange(40)), a)
+
+
+def test_pospop_counts_strictly_positive_ratings() -> None:
+    scores = PosPop().fit(TINY).score(np.array([0, 2]))
+    np.testing.assert_array_equal(scores, [[3, 1, 0, 0], [3, 1, 0, 0]])  # 3.0 is not positive
+    lenient = PosPop(positive_threshold=1.5).fit(TINY).score(np.array([1]))
+    np.testing.assert_array_equal(lenient, [[3, 2, 0, 1]])
+
+
+def test_avgrating_undamped_and_damped() -> None:
+    mu = (5 + 3 + 4 + 1 + 3.5 + 4 + 2) / 7
+    plain = AvgRating().fit(TINY).score(np.array([0]))[0]
+    np.testing.assert_allclose(plain, [12.5 / 3, 3.5, mu, 1.5])  # unrated item -> mu
+    damped = AvgRating(damping=2).fit(TINY).score(np.array([1]))[0]
+    np.testing.assert_allclose(
+        damped, [(12.5 + 2 * mu) / 5, (7 + 2 * mu) / 4, mu, (3 + 2 * mu) / 4]
+    )
+    empty = AvgRating().fit(sp.csr_matrix((2, 3))).score(np.array([0, 1]))
+    np.testing.assert_array_equal(empty, np.zeros((2, 3)))
+
+
+# -- neighbourhood models against a dense brute-force reference ----------------
+
+
+def cosine(m: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(m, axis=1)
+    norms[norms == 0] = 1
+    unit = m / norms[:, None]
+    return unit @ unit.T
+
+
+def top_neighbours(sim_row: np.ndarray, self_index: int, k: int) -> np.ndarray:
+    others = np.array([j for j in range(sim_row.size) if j != self_index])
+    order = sorted(others, key=lambda j: (-sim_row[j], j))  # ties: smaller index
+    return np.array(order[:k], dtype=int)
+
+
+def brute_userknn(r: np.ndarray, k: int) -> np.ndarray:
+    sim = cosine(r)
+    out = np.zeros_like(r)
+    for u in range(r.shape[0]):
+        for v in top_neighbours(sim[u], u, k):
+            out[u] += sim[u, v] * r[v]  # r[v, i] = 0 when v did not rate i
+    return out
+
+
+def brute_itemknn(r: np.ndarray, k: int) -> np.ndarray:
+    sim = cosine(r.T)
+    out = np.zeros_like(r)
+    for i in range(r.shape[1]):
+        for j in top_neighbours(sim[i], i, k):
+            out[:, i] += sim[i, j] * r[:, j]  # only items j the user rated count
+    return out
+
+
+@pytest.mark.parametrize("k", [1, 3, 10, 100])
+@pytest.mark.parametrize(("cls", "brute"), [(UserKNN, brute_userknn), (ItemKNN, brute_itemknn)])
+def test_knn_matches_brute_force(cls, brute, k: int) -> None:
+    dense = random_ratings(30, 20, 0.25, seed=k, integer=False).toarray()
+    dense[3] = 0  # a user without ratings
+    dense[:, 4] = 0  # an item without ratings
+    x = sp.csr_matrix(dense)
+    scores = cls(k=k).fit(x).score(np.arange(30))
+    np.testing.assert_allclose(scores, brute(x.toarray(), k), rtol=1e-10, atol=1e-12)
+
+
+def test_knn_neighbour_ties_broken_by_smaller_index() -> None:
+    # users 1 and 2 are equally similar to user 0 but rated different items
+    r = sp.csr_matrix(np.array([[1.0, 0, 0], [1, 1, 0], [1, 0, 1]]))
+    s = 1 / np.sqrt(2)
+    np.testing.assert_allclose(UserKNN(k=1).fit(r).score(np.array([0])), [[s, s, 0]])
+    # items 1 and 2 are equally similar to item 0; user 1 rated only item 1
+    np.testing.assert_allclose(ItemKNN(k=1).fit(r.T.tocsr()).score(np.array([1])), [[s, 0, 0]])
+
+
+def test_knn_block_size_does_not_matter(monkeypatch: pytest.MonkeyPatch) -> None:
+    from debiaseval.recommenders import knn
+
+    x = random_ratings(30, 20, 0.3, seed=1, integer=True)
+    full = [UserKNN(k=5).fit(x).score(np.arange(30)), ItemKNN(k=5).fit(x).score(np.arange(30))]
+    monkeypatch.setattr(knn, "_BLOCK_CELLS", 1)  # one row per similarity block
+    tiny = [UserKNN(k=5).fit(x).score(np.arange(30)), ItemKNN(k=5).fit(x).score(np.arange(30))]
+    for a, b in zip(full, tiny, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+# -- LightFM ranking MF ---------------------------------------------------------
+
+
+def block_data(seed: int = 0):
+    """Users like exactly the items of their block; half the likes are held out."""
+    rng = np.random.default_rng(seed)
+    n_users, n_items, n_blocks = 120, 60, 4
+    ub, ib = np.arange(n_users) % n_blocks, np.arange(n_items) % n_blocks
+    liked = ub[:, None] == ib[None, :]
+    in_train = liked & (rng.random(liked.shape) < 0.5)
+    rows, cols = np.nonzero(in_train)
+    train = sp.csr_matrix((np.full(rows.size, 5.0), (rows, cols)), shape=liked.shape)
+    return train, liked & ~in_train
+
+
+def hit_rate(model: Recommender, train: sp.csr_matrix, test: np.ndarray) -> float:
+    """Share of the top-10 recommendations that are held-out likes (at most about 0.75)."""
+    recs = top_k(model.fit(train, seed=0), train, 10)
+    return float(test[recs["user"], recs["item"]].mean())
+
+
+@pytest.mark.parametrize(("loss", "l2"), [("warp", 0.01), ("bpr", 0.001)])
+def test_mf_learns_block_structure(loss: str, l2: float) -> None:
+    # (LightFM's BPR collapses to popularity with l2 = 0.01 on this data, hence 0.001)
+    train, test = block_data()
+    mf = hit_rate(LightFMRanker(loss=loss, l2=l2, factors=8, epochs=20), train, test)
+    rnd = hit_rate(Random(), train, test)
+    assert rnd < 0.3 and mf > 0.6, (mf, rnd)
+
+
+def test_mf_scores_equal_lightfm_predict() -> None:
+    from lightfm import LightFM
+
+    train, _ = block_data()
+    model = LightFMRanker(factors=8, epochs=2, l2=0.02, learning_rate=0.07).fit(train, seed=5)
+    lfm = LightFM(
+        no_components=8,
+        loss="warp",
+        learning_rate=0.07,
+        item_alpha=0.02,
+        user_alpha=0.02,
+        random_state=np.random.RandomState(5),
+    ).fit(sp.coo_matrix(train > 3, dtype=np.float32), epochs=2)
+    users = np.repeat([0, 7], train.shape[1]).astype(np.int32)
+    items = np.tile(np.arange(train.shape[1]), 2).astype(np.int32)
+    expected = lfm.predict(users, items).reshape(2, -1)
+    np.testing.assert_allclose(model.score(np.array([0, 7])), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_mf_positives_only_changes_training_data(train: sp.csr_matrix) -> None:
+    a = LightFMRanker(factors=4, epochs=2).fit(train).score(np.arange(5))
+    b = LightFMRanker(factors=4, epochs=2, positives_only=False).fit(train).score(np.arange(5))
+    assert not np.allclose(a, b)

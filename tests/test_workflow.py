@@ -1,0 +1,117 @@
+"""Whole-workflow runs of the tiny config: outputs, determinism across --cores, caching, errors."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = ROOT / "tests" / "configs" / "tiny.yaml"
+TARGET = "results/e1/synthetic/summary.parquet"
+
+pytestmark = pytest.mark.slow
+
+
+def make_workdir(path: Path) -> Path:
+    """A copy of the workflow (Snakefile, rules, scripts, configs) in ``path``."""
+    path.mkdir(parents=True, exist_ok=True)
+    shutil.copy(ROOT / "Snakefile", path / "Snakefile")
+    shutil.copytree(ROOT / "workflow", path / "workflow")
+    shutil.copytree(ROOT / "config", path / "config")
+    shutil.copy(TINY, path / "tiny.yaml")
+    return path
+
+
+def snakemake(
+    workdir: Path, *args: str, check: bool = True, configfiles: tuple[str, ...] = ("tiny.yaml",)
+) -> subprocess.CompletedProcess:
+    result = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--configfile", *configfiles, *args],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    if check and result.returncode != 0:
+        raise AssertionError(f"snakemake {args} failed:\n{result.stdout}\n{result.stderr}")
+    return result
+
+
+def parquet_bytes(workdir: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(workdir)): p.read_bytes()
+        for p in sorted((workdir / "results").rglob("*.parquet"))
+    }
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory) -> tuple[Path, Path]:
+    """The tiny study run with --cores 2 and, in a second folder, with --cores 1."""
+    first = make_workdir(tmp_path_factory.mktemp("cores2"))
+    snakemake(first, "--cores", "2")
+    second = make_workdir(tmp_path_factory.mktemp("cores1"))
+    snakemake(second, "--cores", "1")
+    return first, second
+
+
+def test_outputs(two_runs):
+    workdir, _ = two_runs
+    summary = pd.read_parquet(workdir / TARGET)
+    assert {
+        "recommender",
+        "testset",
+        "metric",
+        "k",
+        "mean",
+        "sd",
+        "n_seeds",
+        "pct_diff_vs_gt",
+    } <= set(summary.columns)
+    assert set(summary["testset"]) == {"gt", "FULL", "REG", "SKEW", "WTD", "WTD_H"}
+    assert set(summary["recommender"]) == {"Random", "PosPop", "ItemKNN", "MF"}
+    assert set(summary["k"]) == {5, 10}
+    assert (summary["n_seeds"] == 2).all()
+    assert summary["mean"].between(0, 1).all()
+    kendall = pd.read_parquet(workdir / "results/e1/synthetic/kendall.parquet")
+    assert set(kendall["with_mf"]) == {True, False}
+    assert kendall["tau"].dropna().between(-1, 1).all()
+    assert (workdir / "results/e1/synthetic/summary.md").read_text().startswith("# E1 on synthetic")
+    assert (workdir / "logs/e1/synthetic/aggregate.log").exists()
+    assert (workdir / "benchmarks/e1/synthetic/seed0/train/MF.tsv").exists()
+
+
+def test_byte_identical_whatever_the_cores(two_runs):
+    first, second = two_runs
+    a, b = parquet_bytes(first), parquet_bytes(second)
+    assert a.keys() == b.keys() and len(a) > 20
+    assert [name for name in a if a[name] != b[name]] == []
+
+
+def test_rerun_is_cached_and_a_param_change_reruns_only_what_depends_on_it(two_runs):
+    workdir, _ = two_runs
+    assert "Nothing to be done" in snakemake(workdir, "-n", "--cores", "1").stdout
+    (workdir / "rho.yaml").write_text("e1: {rho: 0.4}\n")
+    changed = snakemake(workdir, "-n", "--cores", "1", configfiles=("tiny.yaml", "rho.yaml")).stdout
+    assert "intervene" in changed and "evaluate" in changed
+    assert "train" not in changed.split("Job stats:")[1].split("total")[0]
+    assert "preprocess" not in changed and "split " not in changed
+
+
+def test_bad_config_fails_before_any_job(tmp_path):
+    workdir = make_workdir(tmp_path / "bad")
+    (workdir / "bad.yaml").write_text("e1: {rho: 1.5}\n")
+    result = snakemake(workdir, "--cores", "1", configfiles=("tiny.yaml", "bad.yaml"), check=False)
+    assert result.returncode != 0
+    assert "config error at 'e1.rho'" in result.stdout + result.stderr
+    assert not (workdir / "results").exists()
+
+
+def test_lint_is_clean(tmp_path):
+    workdir = make_workdir(tmp_path / "lint")
+    result = snakemake(workdir, "--lint", check=False)
+    assert result.returncode == 0, result.stdout + result.stderr

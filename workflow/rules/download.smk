@@ -1,0 +1,21 @@
+localrules:
+    download,
+
+
+rule download:
+    """Fetch a dataset's canonical files (local path, mirror or HTTPS), checksum-verified."""
+    output:
+        directory("resources/raw/{dataset}"),
+    wildcard_constraints:
+        dataset="|".join(DOWNLOADABLE),
+    params:
+        dataset="{dataset}",
+        path=lambda w: config["sources"][w.dataset]["path"],
+        url=lambda w: config["sources"][w.dataset]["url"],
+        mirror=mirror(),
+    conda:
+        "../envs/debiaseval.yaml"
+    log:
+        "logs/download/{dataset}.log",
+    script:
+        "../scripts/download.py"

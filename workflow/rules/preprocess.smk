@@ -1,0 +1,24 @@
+rule preprocess:
+    """Canonical interactions (MNAR and MAR parts on common users/items), users and items."""
+    input:
+        unpack(preprocess_input),
+    output:
+        interactions="results/data/{dataset}/interactions.parquet",
+        user_index="results/data/{dataset}/users.parquet",
+        item_index="results/data/{dataset}/items.parquet",
+    params:
+        dataset="{dataset}",
+        synthetic=lambda w: config["synthetic"] if w.dataset == "synthetic" else None,
+        code=CODE,
+    threads: resources_of("preprocess")["threads"]
+    resources:
+        mem_mb=resources_of("preprocess")["mem_mb"],
+        runtime=resources_of("preprocess")["runtime"],
+    conda:
+        "../envs/debiaseval.yaml"
+    log:
+        "logs/data/{dataset}/preprocess.log",
+    benchmark:
+        "benchmarks/data/{dataset}/preprocess.tsv"
+    script:
+        "../scripts/preprocess.py"

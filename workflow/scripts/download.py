@@ -1,0 +1,17 @@
+"""Adapter: materialise a dataset's canonical files into the output folder."""
+
+from pathlib import Path
+
+from debiaseval.datasets.download import fetch_dataset
+from debiaseval.runtime import job
+
+with job(snakemake.log[0]) as log:
+    p = snakemake.params
+    dest = fetch_dataset(
+        p.dataset,
+        Path(snakemake.output[0]),
+        mirror=Path(p.mirror) if p.mirror else None,
+        path=Path(p.path) if p.path else None,
+        url=p.url,
+    )
+    log.info("dataset %s ready in %s", p.dataset, dest)
