@@ -2,11 +2,15 @@
 # Logic lives in src/debiaseval; this file only wires the config into rules.
 import os
 import re
+import sys
 
 from debiaseval import code_hash
-from debiaseval.config import validate_config
+from debiaseval.config import ConfigError, validate_config
 
-config.update(validate_config(config))
+try:
+    config.update(validate_config(config))
+except ConfigError as error:
+    sys.exit(str(error))  # one line naming the key, before any job is scheduled
 
 CODE = code_hash()
 E1 = config["e1"]
