@@ -47,6 +47,7 @@ def test_every_key_has_description_and_default():
         ({"seeds": "ten"}, "'seeds'"),
         ({"seeds": 0}, "'seeds'"),
         ({"datasets": ["netflix"]}, "'datasets.0'"),
+        ({"datasets": ["coat", "ml-100k"]}, "'datasets.1'"),
         ({"e1": {"unknown": True}}, "'e1.unknown'"),
         ({"e1": {"testsets": {"X": {"strategy": "nope"}}}}, "'e1.testsets.X.strategy'"),
         ({"e1": {"testsets": {"gt": {"strategy": "reg"}}}}, "'e1.testsets'"),

@@ -140,3 +140,39 @@ def test_e1_on_coat_from_the_mirror(tmp_path):
     bias = recall.groupby("testset")["pct_diff_vs_gt"].apply(lambda s: s.abs().mean())
     # [SAC20]: the held-out MNAR data flatters recommenders; WTD_H corrects most of it
     assert bias["WTD_H"] < bias["FULL"]
+
+
+def test_corrupt_mirror_fails_naming_the_file_and_leaves_nothing(tmp_path):
+    workdir = make_workdir(tmp_path / "corrupt")
+    from debiaseval.datasets import SOURCES
+
+    mirror = tmp_path / "mirror" / "coat"
+    for name in SOURCES["coat"].files:  # every canonical file present, none intact
+        (mirror / name).parent.mkdir(parents=True, exist_ok=True)
+        (mirror / name).write_text("0 1 2\n")
+    first = next(iter(SOURCES["coat"].files))
+    (workdir / "coat.yaml").write_text(f"datasets: [coat]\nmirror: {mirror.parent}\n")
+    result = snakemake(
+        workdir, "--cores", "1", "results/data/coat/interactions.parquet",
+        configfiles=("coat.yaml",), check=False,
+    )  # fmt: skip
+    assert result.returncode != 0
+    log = (workdir / "logs/download/coat.log").read_text()
+    assert f"checksum mismatch for {first}" in log
+    assert not (workdir / "resources/raw/coat").exists()
+    assert not (workdir / "results/data/coat").exists()
+
+
+@pytest.mark.realdata
+def test_ml_100k_download_and_preprocess_from_the_mirror(tmp_path):
+    import os
+
+    if not os.environ.get("DEBIASEVAL_MIRROR"):
+        pytest.skip("DEBIASEVAL_MIRROR not set: no local copy of MovieLens 100K")
+    workdir = make_workdir(tmp_path / "ml")
+    snakemake(workdir, "--cores", "1", "results/data/ml-100k/interactions.parquet")
+    interactions = pd.read_parquet(workdir / "results/data/ml-100k/interactions.parquet")
+    assert len(interactions) == 100_000 and set(interactions["part"]) == {"mnar"}
+    assert interactions["user"].max() == 942 and interactions["item"].max() == 1681
+    items = pd.read_parquet(workdir / "results/data/ml-100k/items.parquet")
+    assert items.loc[0, "raw_item"] == 1 and "title" in items.columns

@@ -17,11 +17,16 @@ import jsonschema
 import yaml
 
 __all__ = [
+    "E1_DATASETS",
     "ConfigError",
     "expand_grid",
     "load_schema",
     "validate_config",
 ]
+
+
+E1_DATASETS = ("synthetic", "coat", "yahoo-r3")
+"""Datasets with both a MAR and an MNAR part, which experiment E1 needs."""
 
 
 class ConfigError(ValueError):
@@ -100,6 +105,15 @@ def _check_fractions(config: Mapping[str, Any]) -> None:
             )
 
 
+def _check_datasets(config: Mapping[str, Any]) -> None:
+    for position, name in enumerate(config["datasets"]):
+        if name not in E1_DATASETS:
+            raise ConfigError(
+                f"config error at 'datasets.{position}': E1 needs a MAR part, which {name!r} "
+                f"lacks (E1 datasets: {', '.join(E1_DATASETS)})"
+            )
+
+
 def _check_recommenders(config: Mapping[str, Any]) -> None:
     from debiaseval.recommenders import make_recommender
 
@@ -129,6 +143,7 @@ def validate_config(config: Mapping[str, Any]) -> dict[str, Any]:
     error = jsonschema.exceptions.best_match(validator.iter_errors(filled))
     if error is not None:
         raise ConfigError(_one_line(error))
+    _check_datasets(filled)
     _check_fractions(filled)
     _check_recommenders(filled)
     return filled
