@@ -54,4 +54,6 @@ def test_markdown():
     text = markdown_table(pd.DataFrame({"a": [1, 2], "b": [0.123456, np.nan]}))
     assert text.splitlines() == ["| a | b |", "|---|---|", "| 1 | 0.1235 |", "| 2 |  |"]
     md = summary_markdown(summary_table(_per_seed()), "toy")
-    assert "## recall@10" in md and "(+150.0%)" in md
+    assert "## recall@10" in md and "0.5000 ± 0.1414 (+150.0%)" in md
+    one_seed = summary_table(_per_seed().query("seed == 0"))
+    assert "| 0.4000 (+300.0%) |" in summary_markdown(one_seed, "toy")  # no sd for one seed

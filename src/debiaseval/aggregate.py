@@ -100,19 +100,21 @@ def markdown_table(frame: pd.DataFrame) -> str:
     return "\n".join([header, rule, *body]) + "\n"
 
 
+def _summary_cell(mean: float, sd: float, pct: float, testset: str) -> str:
+    """``mean ± sd (+pct%)``; no sd for a single seed, no pct on gt or where undefined."""
+    text = f"{mean:.4f}" if np.isnan(sd) else f"{mean:.4f} ± {sd:.4f}"
+    return text if testset == GROUND_TRUTH or np.isnan(pct) else f"{text} ({pct:+.1f}%)"
+
+
 def summary_markdown(summary: pd.DataFrame, dataset: str) -> str:
     """One table per (metric, k): recommenders x test sets, ``mean ± sd (pct vs gt)``."""
     parts = [f"# E1 on {dataset}: mean ± sd over seeds (% difference from gt)\n"]
     for (metric, k), block in summary.groupby(["metric", "k"], sort=True):
         cells = block.assign(
             cell=[
-                f"{m:.4f} ± {s:.4f}" + ("" if t == GROUND_TRUTH or np.isnan(p) else f" ({p:+.1f}%)")
-                for m, s, p, t in zip(
-                    block["mean"],
-                    block["sd"].fillna(0.0),
-                    block["pct_diff_vs_gt"],
-                    block["testset"],
-                    strict=True,
+                _summary_cell(*row)
+                for row in block[["mean", "sd", "pct_diff_vs_gt", "testset"]].itertuples(
+                    index=False
                 )
             ]
         )
