@@ -63,7 +63,7 @@ def tune_and_rank(
     matrix = rating_matrix(train, n_users, n_items)
     depth = max(max(ks), tuning_k)
     rows, best, best_score = [], None, -np.inf
-    for point in expand_grid(grid) or [{}]:
+    for point in expand_grid(grid):
         model = make_recommender(algorithm, **params, **point).fit(matrix, seed=seed)
         recs = top_k(model, matrix, depth, batch_size=batch_size)
         scores = summarise(
