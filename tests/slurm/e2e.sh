@@ -5,14 +5,16 @@
 #
 # 1. Installs Debian's slurm-wlm and munge with apt-get if they are missing.
 # 2. Starts, in a fresh temporary folder, munged (own key and socket), slurmctld and slurmd
-#    for one node "localhost" on 127.0.0.1 with the machine's CPUs and memory and one
-#    partition, without accounting (no slurmdbd) and with free TCP ports.
+#    for one node "localhost" on 127.0.0.1 with the machine's CPUs (at least 2) and 80% of its
+#    memory and one partition, without accounting (no slurmdbd), on free TCP ports.
 # 3. Runs the workflow on a small E1 config twice, in two copies of the workflow: locally
-#    with `--cores 8` and with `--profile profiles/slurm` (Snakemake in the foreground under
-#    `timeout -s INT`, so that on a hang it cancels its SLURM jobs).
+#    with `--cores 8` and with `--profile profiles/slurm`; Snakemake runs under
+#    `timeout -s INT` and gets SIGINT when the test is interrupted, so that it cancels its
+#    SLURM jobs (SIGTERM would not).
 # 4. Checks that every non-local job of the DAG went through sbatch (Snakemake's submission
-#    lines, SLURM's job completion records and squeue's job records agree, one per job, all
-#    COMPLETED) and that results/ of both runs is byte-identical.
+#    lines, SLURM's job completion records, squeue's job records and the plugin's logs agree,
+#    one per job, all COMPLETED, with the threads, memory and time asked; check_run.py) and that
+#    results/ of both runs is byte-identical.
 # 5. On exit (EXIT trap): cancels any job left, stops slurmd, slurmctld and munged by their
 #    PIDs, checks that no process started by the test is left and removes the folder.
 #
@@ -28,7 +30,7 @@ SNAKEMAKE=${1:-${SNAKEMAKE:-$ROOT/.venv/bin/snakemake}}
 CLUSTER_CONFIG=${CLUSTER_CONFIG:-$ROOT/tests/configs/cluster.yaml}
 PROFILE=$ROOT/profiles/slurm
 RUN_TIMEOUT=${SLURM_E2E_RUN_TIMEOUT:-300}
-LOCAL_RULES="all aggregate download"   # rules that never go to SLURM
+LOCAL_RULES="all aggregate download" # rules that never go to SLURM
 
 say() { echo "[slurm-e2e +$((SECONDS - START))s] $*"; }
 skip() {
@@ -43,13 +45,15 @@ fail() {
 # ---------------------------------------------------------------------------------------------
 # Preconditions: what is missing here makes the test skip, saying why.
 [ "$(uname -s)" = Linux ] || skip "SLURM test cluster needs Linux (this is $(uname -s))"
-[ "$(id -u)" = 0 ] || skip "needs root to install SLURM with apt-get and run slurmctld/slurmd/munged"
+[ "$(id -u)" = 0 ] ||
+    skip "needs root to install SLURM with apt-get and run slurmctld/slurmd/munged"
 command -v timeout > /dev/null || skip "the 'timeout' command (coreutils) is not available"
 [ -x "$SNAKEMAKE" ] || fail "no snakemake executable at $SNAKEMAKE"
 PYTHON=$(dirname "$SNAKEMAKE")/python
 [ -x "$PYTHON" ] || fail "no python next to $SNAKEMAKE"
 "$PYTHON" -c "import snakemake_executor_plugin_slurm" 2> /dev/null ||
-    skip "snakemake-executor-plugin-slurm is not installed in $(dirname "$SNAKEMAKE") (pip install -e '.[slurm]')"
+    skip "snakemake-executor-plugin-slurm is not installed in $(dirname "$SNAKEMAKE")" \
+        "(pip install -e '.[slurm]')"
 [ -f "$PROFILE/config.yaml" ] || fail "no profile at $PROFILE/config.yaml"
 
 SLURM_BINARIES="munged munge unmunge slurmctld slurmd sbatch squeue sinfo scontrol scancel srun"
@@ -59,31 +63,42 @@ missing() {
     return 1
 }
 if missing; then
-    command -v apt-get > /dev/null || skip "SLURM is not installed and there is no apt-get to install it"
+    command -v apt-get > /dev/null ||
+        skip "SLURM is not installed and there is no apt-get to install it"
     say "installing slurm-wlm and munge with apt-get"
-    if ! apt-cache policy slurm-wlm 2> /dev/null | grep -q 'Candidate: [0-9]'; then
-        apt-get update -qq > /tmp/slurm-e2e-apt-update.log 2>&1 ||
-            skip "apt-get update failed: $(tail -n 3 /tmp/slurm-e2e-apt-update.log | tr '\n' ' ')"
-    fi
-    if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-        slurm-wlm munge > /tmp/slurm-e2e-apt.log 2>&1; then
-        skip "apt-get install slurm-wlm munge failed: $(tail -n 3 /tmp/slurm-e2e-apt.log | tr '\n' ' ')"
-    fi
+    apt_or_skip() { # apt_or_skip ARGS...: apt-get ARGS, or skip the test with apt's last words
+        local out
+        out=$(DEBIAN_FRONTEND=noninteractive timeout 600 apt-get "$@" 2>&1) ||
+            skip "apt-get $* failed: $(echo "$out" | tail -n 3 | tr '\n' ' ')"
+    }
+    policy=$(apt-cache policy slurm-wlm 2> /dev/null || true)
+    [[ $policy == *"Candidate: "[0-9]* ]] || apt_or_skip update -qq
+    apt_or_skip install -y -qq --no-install-recommends slurm-wlm munge
     missing && skip "slurm-wlm and munge installed, but one of: $SLURM_BINARIES is missing"
-    say "installed $(dpkg-query -W -f '${Package} ${Version}, ' slurm-wlm munge 2> /dev/null)"
+    say "installed" $(dpkg-query -W -f '${Package}=${Version} ' slurm-wlm munge 2> /dev/null)
 fi
-say "$(slurmctld -V), $("$SNAKEMAKE" --version | head -n 1 | sed 's/^/snakemake /'), plugin $(
-    "$PYTHON" -c 'import importlib.metadata as m; print(m.version("snakemake-executor-plugin-slurm"))'
-)"
+PLUGIN_VERSION=$("$PYTHON" -c 'import importlib.metadata as m
+print(m.version("snakemake-executor-plugin-slurm"))')
+say "$(slurmctld -V), snakemake $("$SNAKEMAKE" --version | head -n 1), plugin $PLUGIN_VERSION"
 
 # ---------------------------------------------------------------------------------------------
 # The cluster: everything lives in $TMP; daemons are stopped by PID in the EXIT trap.
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/slurm-e2e.XXXXXX")
-chmod 700 "$TMP"
-mkdir -p "$TMP"/{munge,etc,state,spool,log,run,work}
+chmod 711 "$TMP" # munged wants every folder above its socket searchable by all
+mkdir -p "$TMP"/{munge,etc,state,spool,log,run,work,bin}
 export SLURM_CONF=$TMP/etc/slurm.conf # every SLURM command of the test and its jobs uses this
+# Inside a job the plugin's job step (snakemake-executor-plugin-slurm-jobstep 0.6) drops every
+# SLURM_* variable but the job's ids before calling `srun`, SLURM_CONF too; a real cluster has
+# its config at /etc/slurm/slurm.conf. This srun, first on the PATH, brings it back, leaving /etc
+# alone.
+cat > "$TMP/bin/srun" << EOF
+#!/bin/sh
+SLURM_CONF='$SLURM_CONF' exec '$(command -v srun)' "\$@"
+EOF
+chmod 755 "$TMP/bin/srun"
+export PATH=$TMP/bin:$PATH
 MUNGE_SOCKET=$TMP/munge/munge.socket.2
-MUNGED_PID="" CTLD_PID="" SLURMD_PID=""
+MUNGED_PID="" CTLD_PID="" SLURMD_PID="" RUN_PID=""
 
 alive() { [ -n "$1" ] && kill -0 "$1" 2> /dev/null; }
 stop_pid() { # stop_pid NAME PID: SIGTERM, wait up to 15 s, then SIGKILL
@@ -107,8 +122,8 @@ our_processes() {
     for d in /proc/[0-9]*; do
         pid=${d#/proc/}
         [ "$pid" = $$ ] || [ "$pid" = "$BASHPID" ] && continue
-        if tr '\0' '\n' < "$d/environ" 2> /dev/null | grep -qxF "SLURM_CONF=$SLURM_CONF" ||
-            tr '\0' ' ' < "$d/cmdline" 2> /dev/null | grep -qF "$TMP/"; then
+        if tr '\0' '\n' 2> /dev/null < "$d/environ" | grep -qxF "SLURM_CONF=$SLURM_CONF" ||
+            tr '\0' ' ' 2> /dev/null < "$d/cmdline" | grep -qF "$TMP/"; then
             echo "$pid"
         fi
     done
@@ -117,6 +132,15 @@ cleanup() {
     local status=$? pids pid
     trap - EXIT INT TERM
     set +e
+    if alive "$RUN_PID"; then # interrupted during a run: SIGINT, so that it cancels its jobs
+        echo "[slurm-e2e] interrupting Snakemake"
+        kill -INT "$RUN_PID" 2> /dev/null
+        for _ in $(seq 1 180); do
+            alive "$RUN_PID" || break
+            sleep 0.5
+        done
+        stop_pid snakemake "$RUN_PID"
+    fi
     if alive "$CTLD_PID"; then
         pids=$(squeue -h -o %i 2> /dev/null)
         if [ -n "$pids" ]; then
@@ -153,17 +177,21 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-show_logs() {
+show_logs() { # show_logs [FILE ...]: the tails of the given files and of the daemons' logs
     local f
-    for f in "$TMP"/log/*.log "$@"; do
-        [ -s "$f" ] || continue
-        echo "----- tail of $f"
-        tail -n 40 "$f"
+    for f in "$@"; do
+        [ -s "$f" ] && echo "----- tail of $f" && tail -n 60 "$f"
     done
+    for f in "$TMP"/log/*.log; do
+        [ -s "$f" ] && echo "----- tail of $f" && tail -n 15 "$f"
+    done
+    return 0
 }
-die() {
-    echo "FAIL: $*"
-    show_logs
+die() { # die MESSAGE [FILE ...]
+    local message=$1
+    shift
+    echo "FAIL: $message"
+    show_logs "$@"
     exit 1
 }
 
@@ -247,7 +275,10 @@ for _ in $(seq 1 60); do
     [ "$state" = idle ] && break
     sleep 0.5
 done
-[ "$state" = idle ] || die "node not idle after 30 s (state '$state'): $(scontrol show node localhost 2>&1 | grep -i reason)"
+if [ "$state" != idle ]; then
+    reason=$(scontrol show node localhost 2>&1 | grep -i reason || true)
+    die "node not idle after 30 s (state '$state'): $reason"
+fi
 say "cluster up: slurmctld $CTLD_PID, slurmd $SLURMD_PID, munged $MUNGED_PID; node localhost" \
     "with $CPUS CPUs, $MEM_MB MB; ports $CTLD_PORT/$SLURMD_PORT"
 
@@ -262,10 +293,21 @@ make_workdir() {
 make_workdir "$TMP/work/local"
 make_workdir "$TMP/work/cluster"
 
+# run LOG DIR ARGS...: Snakemake with ARGS in DIR, output to LOG, interrupted with SIGINT after
+# $RUN_TIMEOUT s. Waited for with `wait`, so that the traps run at once on INT or TERM.
+run() {
+    local log=$1 dir=$2 status=0
+    shift 2
+    (cd "$dir" && exec timeout -s INT -k 60 "$RUN_TIMEOUT" "$SNAKEMAKE" "$@") > "$log" 2>&1 &
+    RUN_PID=$!
+    wait "$RUN_PID" || status=$?
+    RUN_PID=""
+    return "$status"
+}
+
 say "local run: snakemake --cores 8 --configfile cluster.yaml"
 t0=$SECONDS
-(cd "$TMP/work/local" && timeout -s INT -k 30 "$RUN_TIMEOUT" \
-    "$SNAKEMAKE" --cores 8 --configfile cluster.yaml) > "$TMP/log/local-run.txt" 2>&1 ||
+run "$TMP/log/local-run.txt" "$TMP/work/local" --cores 8 --configfile cluster.yaml ||
     die "local run failed" "$TMP/log/local-run.txt"
 LOCAL_SECONDS=$((SECONDS - t0))
 
@@ -273,66 +315,35 @@ say "cluster run: snakemake --profile profiles/slurm --configfile cluster.yaml"
 t0=$SECONDS
 # The test cluster's only deviations from the profile: status checks from 2 s on (the
 # profile's 10 s would add waiting to each of the DAG's levels) and SLURM logs kept as evidence.
-set +e
-(cd "$TMP/work/cluster" && timeout -s INT -k 60 "$RUN_TIMEOUT" \
-    "$SNAKEMAKE" --profile "$PROFILE" --configfile cluster.yaml \
-    --slurm-init-seconds-before-status-checks 2 --slurm-keep-successful-logs) \
-    > "$TMP/log/cluster-run.txt" 2>&1
-rc=$?
-set -e
+rc=0
+run "$TMP/log/cluster-run.txt" "$TMP/work/cluster" --profile "$PROFILE" --configfile cluster.yaml \
+    --slurm-init-seconds-before-status-checks 2 --slurm-keep-successful-logs || rc=$?
 CLUSTER_SECONDS=$((SECONDS - t0))
-[ "$rc" = 124 ] && die "cluster run did not finish within ${RUN_TIMEOUT}s (interrupted)" "$TMP/log/cluster-run.txt"
+[ "$rc" = 124 ] &&
+    die "cluster run did not finish within ${RUN_TIMEOUT}s (interrupted)" "$TMP/log/cluster-run.txt"
 [ "$rc" = 0 ] || die "cluster run failed (exit $rc)" "$TMP/log/cluster-run.txt"
 say "cluster run finished in ${CLUSTER_SECONDS}s (local run ${LOCAL_SECONDS}s)"
 
 # ---------------------------------------------------------------------------------------------
-# Every job of the DAG but the local rules went through sbatch, once, and completed.
-RUN_LOG=$TMP/log/cluster-run.txt
-# "Job stats" table of the run: rule count
-awk '/^Job stats:/ { on = 1; next } on && /^total/ { exit } on && NF == 2 && $2 ~ /^[0-9]+$/ { print $1, $2 }' \
-    "$RUN_LOG" | sort > "$TMP/log/expected-rules.txt"
-[ -s "$TMP/log/expected-rules.txt" ] || die "no 'Job stats' table in the cluster run's output" "$RUN_LOG"
-grep -q '^aggregate ' "$TMP/log/expected-rules.txt" || die "no aggregate job in the cluster run" "$RUN_LOG"
-for r in $LOCAL_RULES; do
-    sed -i "/^$r /d" "$TMP/log/expected-rules.txt"
-done
-EXPECTED=$(awk '{ n += $2 } END { print n + 0 }' "$TMP/log/expected-rules.txt")
-[ "$EXPECTED" -gt 0 ] || die "no job for SLURM in the DAG"
-
-# Snakemake's own record: "Job N has been submitted with SLURM jobid M (log: ...)".
-grep -o 'has been submitted with SLURM jobid [0-9]*' "$RUN_LOG" | awk '{ print $NF }' | sort -n \
-    > "$TMP/log/submitted-ids.txt"
-SUBMITTED=$(wc -l < "$TMP/log/submitted-ids.txt")
-[ "$SUBMITTED" = "$EXPECTED" ] ||
-    die "Snakemake submitted $SUBMITTED jobs to SLURM, the DAG has $EXPECTED non-local jobs" "$RUN_LOG"
-[ -z "$(uniq -d "$TMP/log/submitted-ids.txt")" ] || die "a SLURM job id was reported twice" "$RUN_LOG"
-grep -Eq '^localrule (preprocess|split|intervene|train|evaluate):' "$RUN_LOG" &&
-    die "a rule meant for SLURM ran as a local rule" "$RUN_LOG"
-
-# SLURM's records: the job completion log (one line per finished job) ...
-[ -s "$TMP/log/jobcomp.txt" ] || die "SLURM wrote no job completion record"
-sed -n 's/^JobId=\([0-9]*\) .*/\1/p' "$TMP/log/jobcomp.txt" | sort -n > "$TMP/log/jobcomp-ids.txt"
-diff "$TMP/log/submitted-ids.txt" "$TMP/log/jobcomp-ids.txt" > /dev/null ||
-    die "job ids of Snakemake ($(echo $(cat "$TMP/log/submitted-ids.txt"))) and SLURM's completion log ($(echo $(cat "$TMP/log/jobcomp-ids.txt"))) differ"
-NOT_COMPLETED=$(grep -vc ' JobState=COMPLETED ' "$TMP/log/jobcomp.txt" || true)
-[ "$NOT_COMPLETED" = 0 ] || die "$NOT_COMPLETED SLURM jobs did not complete: $(grep -v ' JobState=COMPLETED ' "$TMP/log/jobcomp.txt")"
-# ... and squeue's job records (kept MinJobAge seconds): the plugin's comment names the rule.
-squeue -h --states=all -o '%i|%T|%k' | sort -n > "$TMP/log/squeue.txt"
-awk -F'|' '$2 == "COMPLETED" && $3 ~ /^rule_/ { sub(/^rule_/, "", $3); sub(/_wildcards_.*/, "", $3); print $3 }' \
-    "$TMP/log/squeue.txt" | sort | uniq -c | awk '{ print $2, $1 }' | sort > "$TMP/log/squeue-rules.txt"
-diff "$TMP/log/expected-rules.txt" "$TMP/log/squeue-rules.txt" > /dev/null ||
-    die "jobs per rule: DAG $(echo $(cat "$TMP/log/expected-rules.txt")), squeue $(echo $(cat "$TMP/log/squeue-rules.txt")) (records: $(echo $(cat "$TMP/log/squeue.txt")))"
-# ... and the plugin's SLURM log of each job (kept with --slurm-keep-successful-logs).
-LOGS=$(find "$TMP/work/cluster/.snakemake/slurm_logs" -name '*.log' | wc -l)
-[ "$LOGS" = "$EXPECTED" ] || die "$LOGS SLURM job logs for $EXPECTED jobs"
-say "sbatch: $SUBMITTED jobs submitted, all COMPLETED; per rule: $(echo $(cat "$TMP/log/expected-rules.txt"))"
+# Every job of the DAG but the local rules went through sbatch, once, completed, and was given
+# the threads, memory and time the rule asks for (tests/slurm/check_run.py).
+squeue -h --states=all -o '%i|%T|%k' > "$TMP/log/squeue.txt"
+touch "$TMP/log/jobcomp.txt"
+CHECK=$("$PYTHON" "$ROOT/tests/slurm/check_run.py" "$TMP/log/cluster-run.txt" \
+    "$TMP/log/jobcomp.txt" "$TMP/log/squeue.txt" "$TMP/work/cluster/.snakemake/slurm_logs" \
+    "$CLUSTER_CONFIG" $LOCAL_RULES 2>&1) ||
+    die "${CHECK#FAIL: }" "$TMP/log/cluster-run.txt"
+say "$CHECK"
+SUBMITTED=$(grep -c 'has been submitted with SLURM jobid' "$TMP/log/cluster-run.txt")
 
 # ---------------------------------------------------------------------------------------------
 # Same results, byte for byte.
 N_FILES=$(find "$TMP/work/local/results" -type f | wc -l)
 [ "$N_FILES" -gt 0 ] || die "the local run wrote no results"
-if ! diff -r -q "$TMP/work/local/results" "$TMP/work/cluster/results" > "$TMP/log/results-diff.txt"; then
+if ! diff -r -q "$TMP/work/local/results" "$TMP/work/cluster/results" \
+    > "$TMP/log/results-diff.txt"; then
     die "results differ between the local and the cluster run: $(cat "$TMP/log/results-diff.txt")"
 fi
 say "results/: $N_FILES files, byte-identical between --cores 8 and --profile profiles/slurm"
-echo "SLURM-E2E: passed; sbatch_jobs=$SUBMITTED cluster_run_s=$CLUSTER_SECONDS local_run_s=$LOCAL_SECONDS wall_s=$((SECONDS - START))"
+echo "SLURM-E2E: passed; sbatch_jobs=$SUBMITTED cluster_run_s=$CLUSTER_SECONDS" \
+    "local_run_s=$LOCAL_SECONDS wall_s=$((SECONDS - START))"
