@@ -6,6 +6,7 @@ import sys
 
 from debiaseval import code_hash
 from debiaseval.config import ConfigError, validate_config
+from debiaseval.datasets import MIRROR_ENV
 
 try:
     config.update(validate_config(config))
@@ -31,7 +32,7 @@ wildcard_constraints:
 
 def mirror():
     """The local dataset mirror: config key `mirror`, else $DEBIASEVAL_MIRROR, else none."""
-    return config["mirror"] or os.environ.get("DEBIASEVAL_MIRROR") or None
+    return config["mirror"] or os.environ.get(MIRROR_ENV) or None
 
 
 def preprocess_input(wildcards):
