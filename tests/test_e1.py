@@ -7,7 +7,8 @@ import pandas as pd
 
 from debiaseval.datasets.preprocess import build_interactions
 from debiaseval.datasets.synthetic import generate_synthetic
-from debiaseval.e1 import evaluate_on_testsets, rating_matrix, tune_and_rank
+from debiaseval.experiments.e1 import evaluate_on_testsets, tune_and_rank
+from debiaseval.interactions import rating_matrix
 from debiaseval.ranking import top_k
 from debiaseval.recommenders import make_recommender
 from debiaseval.splits import run_rng, split_e1

@@ -18,7 +18,8 @@ import numpy as np
 
 from debiaseval.datasets.preprocess import build_interactions
 from debiaseval.datasets.synthetic import generate_synthetic
-from debiaseval.e1 import evaluate_on_testsets, rating_matrix
+from debiaseval.experiments.e1 import evaluate_on_testsets
+from debiaseval.interactions import rating_matrix
 from debiaseval.interventions import DEFAULT_TESTSETS, intervene
 from debiaseval.ranking import top_k
 from debiaseval.recommenders import make_recommender

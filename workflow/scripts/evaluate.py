@@ -1,6 +1,6 @@
 """Adapter: metrics of one recommender on gt and every intervened test set."""
 
-from debiaseval.e1 import evaluate_on_testsets
+from debiaseval.experiments.e1 import evaluate_on_testsets
 from debiaseval.io import read_parquet, write_parquet
 from debiaseval.runtime import job
 

@@ -1,6 +1,6 @@
 """Adapter: tune one recommender on MAR val and write its top-k lists."""
 
-from debiaseval.e1 import tune_and_rank
+from debiaseval.experiments.e1 import tune_and_rank
 from debiaseval.io import read_parquet, write_parquet
 from debiaseval.runtime import job
 from debiaseval.splits import run_rng

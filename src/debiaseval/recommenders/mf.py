@@ -82,8 +82,11 @@ class LightFMRanker(Recommender):
             user_alpha=float(self.l2),
             random_state=np.random.RandomState(seed),
         )
+        interactions = sp.coo_matrix(implicit, dtype=np.float32)
+        weights = self._sample_weight(train, interactions)
         model.fit(
-            sp.coo_matrix(implicit, dtype=np.float32),
+            interactions,
+            sample_weight=weights,
             epochs=int(self.epochs),
             num_threads=int(self.num_threads),
         )
@@ -91,6 +94,16 @@ class LightFMRanker(Recommender):
         self.item_embeddings_ = model.item_embeddings.astype(np.float64)
         self.user_biases_ = model.user_biases.astype(np.float64)
         self.item_biases_ = model.item_biases.astype(np.float64)
+
+    def _sample_weight(
+        self, train: sp.csr_matrix, interactions: sp.coo_matrix
+    ) -> sp.coo_matrix | None:
+        """Per-pair weights of ``interactions`` for LightFM's ``sample_weight`` (None = all 1).
+
+        A hook for weighted variants (e.g. IPS weights 1/P̂): return a COO matrix
+        with exactly the rows, columns and order of ``interactions``.
+        """
+        return None
 
     def _score(self, users: np.ndarray) -> np.ndarray:
         out = self.user_embeddings_[users] @ self.item_embeddings_.T

@@ -14,28 +14,14 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 
 from debiaseval.config import expand_grid
+from debiaseval.interactions import rating_matrix
 from debiaseval.metrics import evaluate_topk, summarise, train_overlap_mask
 from debiaseval.ranking import top_k
 from debiaseval.recommenders import make_recommender
 
-__all__ = ["evaluate_on_testsets", "rating_matrix", "tune_and_rank"]
-
-
-def rating_matrix(frame: pd.DataFrame, n_users: int, n_items: int) -> sp.csr_matrix:
-    """Users x items CSR matrix of the frame's ratings (float32)."""
-    matrix = sp.csr_matrix(
-        (
-            frame["rating"].to_numpy(np.float32),
-            (frame["user"].to_numpy(np.int64), frame["item"].to_numpy(np.int64)),
-        ),
-        shape=(n_users, n_items),
-    )
-    matrix.sum_duplicates()
-    matrix.sort_indices()
-    return matrix
+__all__ = ["evaluate_on_testsets", "tune_and_rank"]
 
 
 def tune_and_rank(
