@@ -85,11 +85,35 @@ def test_outputs(two_runs):
     assert kendall["tau"].dropna().between(-1, 1).all()
     assert (workdir / "results/e1/synthetic/summary.md").read_text().startswith("# E1 on synthetic")
     assert (workdir / "logs/e1/synthetic/aggregate.log").exists()
-    assert (workdir / "benchmarks/e1/synthetic/seed0/train/MF.tsv").exists()
+    assert (workdir / "benchmarks/e1/synthetic/seed0/train/MF/chunk0.tsv").exists()
+    # tau over the recommenders but Random (e1.kendall_exclude defaults to the random ones)
+    counts = kendall.groupby("with_mf")["n_recommenders"].max()
+    assert counts[True] == 3 and counts[False] == 2
+    diagnostics = pd.read_parquet(workdir / "results/e1/synthetic/testsets.parquet")
+    assert len(diagnostics) == 2 * 5 and set(diagnostics["seed"]) == {0, 1}
+    assert diagnostics["zero_weight_share"].between(0, 1).all()
+    assert (diagnostics[["kl_users", "kl_items"]] >= 0).all().all()
+    summary_md = (workdir / "results/e1/synthetic/summary.md").read_text()
+    assert "How MAR-like each test set is" in summary_md
     for figure in ("recall", "pct_diff", "kendall"):
         svg = workdir / f"results/e1/synthetic/figures/{figure}.svg"
         assert svg.read_text().lstrip().startswith("<?xml")
         assert svg.with_suffix(".png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_selected_mf_learns(two_runs):
+    workdir, _ = two_runs
+    for seed in (0, 1):
+        tuning = pd.read_parquet(workdir / f"results/e1/synthetic/seed{seed}/tuning/MF.parquet")
+        assert {"epochs", "status", "selected"} <= set(tuning.columns)
+        chosen = tuning[tuning["selected"]].iloc[0]
+        assert chosen["status"] == "ok" and 5 <= chosen["epochs"] <= 10
+        recs = pd.read_parquet(workdir / f"results/e1/synthetic/seed{seed}/recs/MF.parquet")
+        assert recs[recs["rank"] <= 10]["item"].nunique() > 15  # not a popularity ranker
+    summary = pd.read_parquet(workdir / TARGET)
+    gt = summary[(summary["testset"] == "gt") & (summary["metric"] == "recall")]
+    gt = gt[gt["k"] == 10].set_index("recommender")["mean"]
+    assert gt["MF"] > gt["Random"]
 
 
 def test_report_holds_the_figures(two_runs):

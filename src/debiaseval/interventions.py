@@ -33,7 +33,9 @@ __all__ = [
     "TestSetSpec",
     "intervene",
     "kl_to_uniform",
+    "marginal_kl",
     "posteriors",
+    "sampling_weights",
     "skew_weights",
     "wtd_weights",
 ]
@@ -220,6 +222,57 @@ def _frame_ids(df: pd.DataFrame, what: str) -> tuple[np.ndarray, np.ndarray]:
     return df["user"].to_numpy(), df["item"].to_numpy()
 
 
+def sampling_weights(
+    space: pd.DataFrame,
+    spec: TestSetSpec,
+    *,
+    n_users: int,
+    n_items: int,
+    train: pd.DataFrame | None = None,
+    mar_weights: pd.DataFrame | None = None,
+) -> np.ndarray:
+    """Per-pair sampling weight P_S(u, i) (unnormalised) of ``spec`` over ``space`` (SPEC §4).
+
+    "full" and "reg" weigh every pair 1. ``train`` is needed by "skew" and by
+    "wtd" with reference "train"; ``mar_weights`` (the MAR weights part O^w) by
+    "wtd" with mar_posterior "weights".
+    """
+    _check_choice("strategy", spec.strategy, STRATEGIES)
+    users, items = _frame_ids(space, "space")
+    users = _ids(users, n_users, "space users")
+    items = _ids(items, n_items, "space items")
+    if spec.strategy in ("full", "reg"):
+        return np.ones(len(space))
+    if spec.strategy == "skew":
+        if train is None:
+            raise ValueError(f"test set {spec.name!r} (skew) needs the training part (train=None)")
+        return skew_weights(items, _frame_ids(train, "train")[1], n_items, min_pop=spec.min_pop)
+    if spec.reference == "train":
+        if train is None:
+            raise ValueError(f"test set {spec.name!r} uses reference 'train' but train=None")
+        ref_u, ref_i = _frame_ids(train, "train")
+    else:
+        ref_u, ref_i = users, items
+    mar_u = mar_i = None
+    if spec.mar_posterior == "weights":
+        if mar_weights is None:
+            raise ValueError(f"test set {spec.name!r} uses MAR posteriors but mar_weights=None")
+        mar_u, mar_i = _frame_ids(mar_weights, "mar_weights")
+    return wtd_weights(
+        users,
+        items,
+        n_users=n_users,
+        n_items=n_items,
+        reference_users=ref_u,
+        reference_items=ref_i,
+        mar_users=mar_u,
+        mar_items=mar_i,
+        user_exponent=spec.user_exponent,
+        item_exponent=spec.item_exponent,
+        smoothing=spec.smoothing,
+    )
+
+
 def intervene(
     space: pd.DataFrame,
     spec: TestSetSpec,
@@ -230,61 +283,48 @@ def intervene(
     n_items: int,
     train: pd.DataFrame | None = None,
     mar_weights: pd.DataFrame | None = None,
+    weights: np.ndarray | None = None,
 ) -> pd.DataFrame:
     """Draw the intervened test set O^S of ``spec`` from ``space`` ([SAC20] §3; SPEC §4).
 
     Returns the sampled rows of ``space`` (all its columns and dtypes, original
     row order, index reset). Sample size is ``round(rho * len(space))`` (Python
     rounding, ties to even), drawn without replacement with probability
-    proportional to the strategy's per-pair weight; "full" returns a copy of the
-    whole space for any valid ``rho``. ``train`` is needed by "skew" and by "wtd"
-    with reference "train"; ``mar_weights`` (the MAR weights part O^w) by "wtd"
-    with mar_posterior "weights". Ids are 0-based and below ``n_users``/``n_items``.
+    proportional to the strategy's per-pair weight (:func:`sampling_weights`,
+    or ``weights`` when the caller computed them already); "full" returns a
+    copy of the whole space for any valid ``rho``. Ids are 0-based and below
+    ``n_users``/``n_items``.
     """
     if isinstance(rho, bool) or not isinstance(rho, int | float | np.integer | np.floating):
         raise ValueError(f"rho must be a number in (0, 1], got {rho!r}")
     if not (0 < rho <= 1):
         raise ValueError(f"rho must be in (0, 1], got {rho!r}")
-    _check_choice("strategy", spec.strategy, STRATEGIES)
-    users, items = _frame_ids(space, "space")
-    users = _ids(users, n_users, "space users")
-    items = _ids(items, n_items, "space items")
+    if weights is None:
+        weights = sampling_weights(
+            space, spec, n_users=n_users, n_items=n_items, train=train, mar_weights=mar_weights
+        )
+    elif len(weights) != len(space):
+        raise ValueError(f"weights has {len(weights)} entries for {len(space)} pairs")
     if spec.strategy == "full":
         return space.reset_index(drop=True)
-    size = round(rho * len(space))
-    if spec.strategy == "reg":
-        weights = np.ones(len(space))
-    elif spec.strategy == "skew":
-        if train is None:
-            raise ValueError(f"test set {spec.name!r} (skew) needs the training part (train=None)")
-        weights = skew_weights(items, _frame_ids(train, "train")[1], n_items, min_pop=spec.min_pop)
-    else:  # wtd
-        if spec.reference == "train":
-            if train is None:
-                raise ValueError(f"test set {spec.name!r} uses reference 'train' but train=None")
-            ref_u, ref_i = _frame_ids(train, "train")
-        else:
-            ref_u, ref_i = users, items
-        mar_u = mar_i = None
-        if spec.mar_posterior == "weights":
-            if mar_weights is None:
-                raise ValueError(f"test set {spec.name!r} uses MAR posteriors but mar_weights=None")
-            mar_u, mar_i = _frame_ids(mar_weights, "mar_weights")
-        weights = wtd_weights(
-            users,
-            items,
-            n_users=n_users,
-            n_items=n_items,
-            reference_users=ref_u,
-            reference_items=ref_i,
-            mar_users=mar_u,
-            mar_items=mar_i,
-            user_exponent=spec.user_exponent,
-            item_exponent=spec.item_exponent,
-            smoothing=spec.smoothing,
-        )
-    idx = weighted_sample_without_replacement(weights, size, rng)
+    idx = weighted_sample_without_replacement(weights, round(rho * len(space)), rng)
     return space.iloc[idx].reset_index(drop=True)
+
+
+def marginal_kl(
+    ids: np.ndarray, reference_ids: np.ndarray, n: int, *, smoothing: float = 1.0
+) -> float:
+    """KL(p̂ ‖ q̂) in nats between the marginals of ``ids`` and ``reference_ids`` over 0..n-1.
+
+    Both are Laplace-smoothed posteriors (:func:`posteriors` with ``smoothing``
+    pseudo-counts each, so the divergence is finite when one set misses an id).
+    E1's test-set diagnostics compare each test set's user and item marginals
+    with those of the MAR ground truth: 0 means MAR-like.
+    """
+    p = posteriors(ids, n, smoothing=smoothing)
+    q = posteriors(reference_ids, n, smoothing=smoothing)
+    keep = p > 0
+    return float(np.sum(p[keep] * np.log(p[keep] / q[keep])))
 
 
 def kl_to_uniform(ids: np.ndarray, n: int) -> float:
