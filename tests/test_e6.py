@@ -72,7 +72,7 @@ def test_weighted_constant_scores_are_stable_and_unweighted_drift(constants) -> 
 def test_table_shapes_and_divergences(constants) -> None:
     scores, weights = constants["scores"], constants["weights"]
     assert list(scores.columns) == [
-        "t", "recommender", "weighting", "p", "score", "ci_low", "ci_high", "kl_divergence", "seed",
+        "seed", "t", "recommender", "weighting", "p", "score", "ci_low", "ci_high", "kl_divergence",
     ]  # fmt: skip
     assert len(scores) == 4 * 2 * 3  # t × recommenders × (none, p = 20, p = all)
     assert set(scores.loc[scores["weighting"] == "none", "p"]) == {0}
@@ -136,3 +136,44 @@ def test_time_log_of_a_real_dataset_and_sampled_users() -> None:
             "coat", interactions=frame.drop(columns="timestamp"), n_users=100, n_items=50,
             snapshots=3, campaign={}, synthetic={}, seed=1,
         )  # fmt: skip
+
+
+def test_run_api_matches_run_seed_and_the_figure_draws() -> None:
+    from debiaseval.config import validate_config
+    from debiaseval.figures import figure_module
+
+    config = {
+        "synthetic": {"n_users": 80, "n_items": 50, "density": 0.1, "seed": 0},
+        "e6": {"campaign": {"n_periods": 3, "n_boosted": 6}, "active_items": [5, "all"]},
+    }
+    tables = e6.run("synthetic", config, seeds=[3])
+    full = validate_config(config)
+    direct = e6.run_seed("synthetic", 3, full["e6"], synthetic=full["synthetic"])
+    for name in e6.TABLES:
+        pd.testing.assert_frame_equal(tables[name], direct[name])
+    assert set(tables["scores"]["p"]) == {0, 5, 50}
+    module = figure_module("e6")
+    assert module.TABLES == ("scores",)
+    fig = module.draw("scores", tables, "synthetic")
+    assert len([ax for ax in fig.axes if ax.get_visible()]) == 4
+    with pytest.raises(ValueError, match="no figure"):
+        module.draw("nope", tables, "synthetic")
+
+
+@pytest.mark.parametrize(
+    ("block", "match"),
+    [
+        ({"datasets": ["coat"]}, "e6.datasets.0"),
+        ({"n_boosted": 3}, "e6.n_boosted"),
+        ({"campaign": {"n_boosted": 2}}, "e6.campaign.n_boosted"),
+        ({"campaign": {"n_boosted": 500}}, "exceeds"),
+        ({"snapshots": ["1998-02-01", "1998-01-01"]}, "e6.snapshots"),
+        ({"active_items": [0]}, "e6.active_items"),
+    ],
+)
+def test_config_errors_name_the_key(block: dict, match: str) -> None:
+    from debiaseval.config import ConfigError, validate_config
+
+    with pytest.raises(ConfigError, match=match) as err:
+        validate_config({"e6": block})
+    assert "\n" not in str(err.value)

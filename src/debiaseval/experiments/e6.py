@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from debiaseval.config import ConfigError, validate_config
 from debiaseval.datasets.campaigns import simulate_campaigns
 from debiaseval.datasets.synthetic import generate_synthetic
 from debiaseval.kl_weights import fit_kl_weight_path, item_marginal, kl_objective, pair_weights
@@ -42,16 +43,62 @@ from debiaseval.snapshots import count_cuts, date_cuts, snapshot_masks
 from debiaseval.splits import run_rng
 
 __all__ = [
+    "DATASETS",
+    "OUTPUTS",
     "RECOMMENDERS",
+    "TABLES",
+    "aggregate",
+    "check_config",
     "constant_lists",
     "evaluate_over_time",
     "markdown",
+    "run",
+    "run_seed",
     "snapshot_profiles",
     "time_log",
 ]
 
+DATASETS = ("synthetic", "ml-100k", "ml-1m")
+"""Time-stamped datasets (and synthetic with simulated campaigns), which E6 needs."""
+
+TABLES = ("scores", "weights", "snapshots", "lists")
+"""The tables of one run (``results/e6/<dataset>/seed<s>/<table>.parquet``) and aggregated."""
+
+OUTPUTS = ("scores.parquet", "weights.parquet", "snapshots.parquet", "lists.parquet", "scores.md")
+"""E6's aggregated files in ``results/e6/<dataset>/``."""
+
 RECOMMENDERS: tuple[str, ...] = ("g1", "g2", "cosine_cf", "naive_cf")
 """The recommenders of [MYT14] §4–5, by their output names."""
+
+
+def check_config(config: Mapping[str, Any]) -> None:
+    """Cross-field checks of the ``e6`` block (after schema validation); raise ``ConfigError``."""
+    block = config["e6"]
+    for position, name in enumerate(block["datasets"]):
+        if name not in DATASETS:
+            raise ConfigError(
+                f"config error at 'e6.datasets.{position}': E6 needs time stamps, which {name!r} "
+                f"lacks (E6 datasets: {', '.join(DATASETS)})"
+            )
+    uses_g1 = "g1" in block["recommenders"]
+    for key, value in (("n_boosted", block["n_boosted"]),
+                       ("campaign.n_boosted", block["campaign"]["n_boosted"])):  # fmt: skip
+        if uses_g1 and value < block["k"]:
+            raise ConfigError(
+                f"config error at 'e6.{key}': {value} boosted items cannot fill g1's list of "
+                f"k = {block['k']}"
+            )
+    n_items = config["synthetic"]["n_items"]
+    if "synthetic" in block["datasets"] and block["campaign"]["n_boosted"] > n_items:
+        raise ConfigError(
+            f"config error at 'e6.campaign.n_boosted': {block['campaign']['n_boosted']} exceeds "
+            f"the synthetic dataset's {n_items} items"
+        )
+    if not isinstance(block["snapshots"], int):
+        try:
+            date_cuts(block["snapshots"], np.array([np.iinfo(np.int64).min], dtype=np.int64))
+        except ValueError as exc:
+            raise ConfigError(f"config error at 'e6.snapshots': {exc}") from None
 
 
 def _top(values: np.ndarray, among: np.ndarray, k: int) -> np.ndarray:
@@ -177,11 +224,12 @@ def evaluate_over_time(
 ) -> dict[str, pd.DataFrame]:
     """Scores of every recommender at every snapshot, unweighted and KL-weighted ([MYT14]).
 
-    Returns the tables ``scores`` (``t``, ``recommender``, ``weighting``, ``p``,
-    ``score``, ``ci_low``, ``ci_high``, ``kl_divergence``, ``seed``), ``weights``
-    (``t``, ``p``, ``item``, ``weight``: the non-unit ω, ``seed``) and
-    ``snapshots`` (``t``, ``cut``, ``n_interactions``, ``n_users``, ``n_items``,
-    ``n_evaluated``, ``seed``) plus ``lists`` (the items of g1 and g2 and the set B).
+    Returns the tables (each with ``seed`` first) ``scores`` (``t``,
+    ``recommender``, ``weighting``, ``p``, ``score``, ``ci_low``, ``ci_high``,
+    ``kl_divergence`` = D(ω) at the optimum, D(1) unweighted), ``weights``
+    (``t``, ``p``, ``item``, ``weight``: the non-unit ω), ``snapshots`` (``t``,
+    ``cut``, ``n_interactions``, ``n_users``, ``n_items``, ``n_evaluated``) and
+    ``lists`` (``list`` g1/g2/boosted, ``rank``, ``item``).
     ``active_items`` lists p (None = every item; stored as p = n_items); the
     unweighted rows have p = 0. ``sample_users`` evaluates the leave-one-out on a
     uniform sample of that many users (exact over their profiles); the weights
@@ -261,7 +309,7 @@ def evaluate_over_time(
     )  # fmt: skip
     tables = {"scores": scores, "weights": weights, "snapshots": snaps, "lists": lists_frame}
     for frame in tables.values():
-        frame["seed"] = np.int32(seed)
+        frame.insert(0, "seed", np.int32(seed))
     return tables
 
 
@@ -272,7 +320,12 @@ def markdown(scores: pd.DataFrame, dataset: str) -> str:
         f"{s:.4f} [{lo:.4f}, {hi:.4f}]"
         for s, lo, hi in zip(frame["score"], frame["ci_low"], frame["ci_high"], strict=True)
     ]
-    lines = []
+    lines = [
+        f"# E6 on {dataset}: leave-one-out hit rate over time [95% interval]",
+        "",
+        "p = number of items whose KL weight may move (0 = unweighted); t0 = the reference.",
+        "",
+    ]
     for seed, part in frame.groupby("seed", sort=True):
         table = part.pivot_table(
             index=["recommender", "weighting", "p"], columns="t", values="cell", aggfunc="first"
@@ -282,10 +335,103 @@ def markdown(scores: pd.DataFrame, dataset: str) -> str:
                                                     key[1] != "none", key[2]))  # fmt: skip
         table = table.loc[keys]
         ts = list(table.columns)
-        lines += [f"## E6 on {dataset}, seed {seed}: leave-one-out hit rate@5 [95% interval]", ""]
+        lines += [f"## Seed {seed}", ""]
         lines.append("| recommender | weighting | p | " + " | ".join(f"t{t}" for t in ts) + " |")
         lines.append("|---|---|---|" + "---|" * len(ts))
         for (rec, weighting, p), row in table.iterrows():
             lines.append(f"| {rec} | {weighting} | {p} | " + " | ".join(row[t] for t in ts) + " |")
         lines.append("")
     return "\n".join(lines)
+
+
+def run_seed(
+    dataset: str,
+    seed: int,
+    block: Mapping[str, Any],
+    *,
+    synthetic: Mapping[str, Any],
+    interactions: pd.DataFrame | None = None,
+    n_users: int | None = None,
+    n_items: int | None = None,
+) -> dict[str, pd.DataFrame]:
+    """One run of E6 on ``dataset`` with the validated ``e6`` config ``block``: its tables.
+
+    ``synthetic`` is the config's synthetic block (used for ``dataset ==
+    "synthetic"``); real datasets need ``interactions`` and their ``n_users`` and
+    ``n_items``.
+    """
+    if dataset == "synthetic":
+        n_users, n_items = int(synthetic["n_users"]), int(synthetic["n_items"])
+    elif n_users is None or n_items is None:
+        raise ValueError(f"{dataset}: give n_users and n_items with the interactions")
+    log, cuts, boosted = time_log(
+        dataset,
+        interactions=interactions,
+        n_users=n_users,
+        n_items=n_items,
+        snapshots=block["snapshots"],
+        campaign=block["campaign"],
+        synthetic=synthetic,
+        seed=seed,
+    )
+    return evaluate_over_time(
+        log,
+        cuts,
+        n_users=n_users,
+        n_items=n_items,
+        boosted=boosted,
+        recommenders=block["recommenders"],
+        active_items=[None if p == "all" else int(p) for p in block["active_items"]],
+        k=block["k"],
+        min_profile=block["min_profile"],
+        n_boosted=block["n_boosted"],
+        interval=block["interval"],
+        level=block["level"],
+        n_boot=block["n_boot"],
+        sample_users=block["sample_users"],
+        kl=block["kl"],
+        dataset=dataset,
+        seed=seed,
+    )
+
+
+def aggregate(runs: Sequence[Mapping[str, pd.DataFrame]]) -> dict[str, pd.DataFrame]:
+    """The tables of several runs (:func:`run_seed`) stacked in the given order."""
+    return {name: pd.concat([run[name] for run in runs], ignore_index=True) for name in TABLES}
+
+
+def run(
+    data: str | pd.DataFrame,
+    config: Mapping[str, Any] | None = None,
+    *,
+    seeds: int | Sequence[int] | None = None,
+    dataset: str | None = None,
+) -> dict[str, pd.DataFrame]:
+    """Run E6 in-process; the same tables as the workflow's ``results/e6/<dataset>/*.parquet``.
+
+    ``data``: "synthetic" (the campaign simulation from the config's ``synthetic``
+    block) or a time-stamped interactions frame (``user``, ``item``, ``timestamp``,
+    optional ``part``; contiguous 0-based ids), named ``dataset`` (default "data";
+    the name seeds the random streams, so use the workflow's name to reproduce it).
+    ``config`` is a (partial) config, validated with defaults; ``seeds`` a count
+    (seeds 0..n−1) or explicit seeds, default the ``e6.seeds`` of the config.
+    """
+    full = validate_config(dict(config or {}))
+    block = full["e6"]
+    if seeds is None:
+        seeds = block["seeds"]
+    seed_list = list(range(seeds)) if isinstance(seeds, int) else [int(s) for s in seeds]
+    if isinstance(data, str):
+        if data != "synthetic":
+            raise ValueError(f"data must be 'synthetic' or an interactions frame, got {data!r}")
+        runs = [run_seed("synthetic", s, block, synthetic=full["synthetic"]) for s in seed_list]
+    else:
+        name = dataset or "data"
+        n_users = int(data["user"].max()) + 1
+        n_items = int(data["item"].max()) + 1
+        runs = [
+            run_seed(name, s, block, synthetic=full["synthetic"], interactions=data,
+                     n_users=n_users, n_items=n_items)
+            for s in seed_list
+        ]  # fmt: skip
+    return aggregate(runs)
