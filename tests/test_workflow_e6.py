@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -26,6 +27,7 @@ def run_e6(workdir: Path, cores: int) -> str:
         [sys.executable, "-m", "snakemake", "--configfile", "tiny.yaml",
          "--config", "experiments=[e6]", "--cores", str(cores)],
         cwd=workdir, capture_output=True, text=True, timeout=900,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},  # this checkout's package
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
     return result.stdout + result.stderr
