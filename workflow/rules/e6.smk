@@ -10,21 +10,19 @@ localrules:
     e6_aggregate,
 
 
-def e6_input(wildcards):
-    if wildcards.dataset == "synthetic":
-        return {}  # the campaign simulation starts from the synthetic truth (params)
-    folder = f"results/data/{wildcards.dataset}"
-    return {
-        "interactions": f"{folder}/interactions.parquet",
-        "user_index": f"{folder}/users.parquet",
-        "item_index": f"{folder}/items.parquet",
-    }
-
-
 rule e6_evaluate:
     """Leave-one-out scores over the snapshots, unweighted and with KL weights for every p."""
     input:
-        unpack(e6_input),
+        # synthetic: none, the campaign simulation starts from the synthetic truth (params)
+        unpack(
+            lambda w: {}
+            if w.dataset == "synthetic"
+            else {
+                "interactions": f"results/data/{w.dataset}/interactions.parquet",
+                "user_index": f"results/data/{w.dataset}/users.parquet",
+                "item_index": f"results/data/{w.dataset}/items.parquet",
+            }
+        ),
     output:
         scores="results/e6/{dataset}/seed{seed}/scores.parquet",
         weights="results/e6/{dataset}/seed{seed}/weights.parquet",
