@@ -130,6 +130,33 @@ def test_success_says_where_the_results_are(two_runs):
     assert "snakemake --report report.html" in output
 
 
+def test_e6_outputs(two_runs):
+    workdir = two_runs[0]
+    folder = workdir / "results/e6/synthetic"
+    scores = pd.read_parquet(folder / "scores.parquet")
+    assert list(scores.columns) == [
+        "seed", "t", "recommender", "weighting", "p", "score", "ci_low", "ci_high", "kl_divergence",
+    ]  # fmt: skip
+    assert set(scores["seed"]) == {0, 1} and set(scores["t"]) == {0, 1, 2}
+    assert set(scores["recommender"]) == {"g1", "g2", "cosine_cf", "naive_cf"}
+    assert set(zip(scores["weighting"], scores["p"], strict=True)) == {
+        ("none", 0), ("kl", 10), ("kl", 80),
+    }  # fmt: skip
+    assert scores["score"].between(0, 1).all()
+    weights = pd.read_parquet(folder / "weights.parquet")
+    assert list(weights.columns) == ["seed", "t", "p", "item", "weight"]
+    assert (weights["weight"] != 1).all() and (weights["weight"] > 0).all()
+    snapshots = pd.read_parquet(folder / "snapshots.parquet")
+    assert len(snapshots) == 2 * 3
+    assert (folder / "scores.md").read_text().startswith("# E6 on synthetic")
+    for name in ("seed0/scores.parquet", "seed1/lists.parquet", "tables/scores.html"):
+        assert (folder / name).exists()
+    assert (folder / "figures/scores.svg").read_text().lstrip().startswith("<?xml")
+    assert (workdir / "logs/e6/synthetic/seed0/evaluate.log").exists()
+    assert (workdir / "benchmarks/e6/synthetic/seed1/evaluate.tsv").exists()
+    assert "E6 on synthetic: results/e6/synthetic/scores.md" in (workdir / "run.out").read_text()
+
+
 def test_byte_identical_whatever_the_cores(two_runs):
     first, second = two_runs
     a, b = result_bytes(first), result_bytes(second)

@@ -13,7 +13,8 @@ of the ratings. Strategies (one :class:`TestSetSpec` each, one entry point
 - FULL: the whole space; REG: a uniform ρ-sample;
 - SKEW: P_S ∝ 1/pop(i), pop from the training part ([SAC20], after Liang et al.);
 - WTD: P_S ∝ w_u^a · w_i^b, w_x = P_mar(x|O)/P_mnar(x|O) ([SAC20] §3.2), with
-  P_mar from the MAR ``weights`` part, or the uniform hypothesis (WTD_H).
+  P_mar from the MAR ``weights`` part, or the uniform hypothesis (WTD_H);
+- KL: P_S ∝ ω_i / Σ_{j∈I_u} ω_j, KL-optimised item weights ([MYT14]; SPEC §4.2).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from debiaseval.kl_weights import fit_kl_weights, pair_weights, profile_matrix
 from debiaseval.sampling import weighted_sample_without_replacement
 
 __all__ = [
@@ -32,6 +34,7 @@ __all__ = [
     "VARIANT_TESTSETS",
     "TestSetSpec",
     "intervene",
+    "kl_pair_weights",
     "kl_to_uniform",
     "marginal_kl",
     "posteriors",
@@ -40,7 +43,7 @@ __all__ = [
     "wtd_weights",
 ]
 
-STRATEGIES: tuple[str, ...] = ("full", "reg", "skew", "wtd")
+STRATEGIES: tuple[str, ...] = ("full", "reg", "skew", "wtd", "kl")
 MAR_POSTERIORS: tuple[str, ...] = ("weights", "uniform")
 REFERENCES: tuple[str, ...] = ("train", "space")
 
@@ -158,17 +161,49 @@ def skew_weights(
     return 1.0 / np.maximum(pop, min_pop)[items]
 
 
+def kl_pair_weights(
+    space_users: np.ndarray,
+    space_items: np.ndarray,
+    *,
+    n_users: int,
+    n_items: int,
+    mar_items: np.ndarray | None = None,
+    active_items: int | None = None,
+) -> np.ndarray:
+    """Per-pair KL weights ω_i / Σ_{j∈I_u} ω_j ([MYT14]; SPEC §4 table and §4.2).
+
+    I_u = u's items in the space; ω minimises KL(P_ref ‖ P(·|ω)) of the space's
+    classic-protocol marginal (:func:`debiaseval.kl_weights.fit_kl_weights`) with
+    P_ref the item posteriors of ``mar_items`` (the MAR weights part), or the
+    uniform 1/n_items when None; ``active_items`` = p (None = every item). Each
+    user's pairs sum to 1, so users weigh uniformly.
+    """
+    users = _ids(space_users, n_users, "space_users")
+    items = _ids(space_items, n_items, "space_items")
+    if users.size != items.size:
+        raise ValueError(f"space_users/items differ in length: {users.size} != {items.size}")
+    if mar_items is None:
+        p_ref = np.full(n_items, 1.0 / n_items)
+    else:
+        p_ref = posteriors(_ids(mar_items, n_items, "mar_items"), n_items)
+    profiles = profile_matrix(users, items, n_users, n_items)
+    fit = fit_kl_weights(profiles, p_ref, p=active_items)
+    per_pair = pair_weights(profiles, fit.weights)
+    return np.asarray(per_pair[users, items]).ravel()
+
+
 @dataclass(frozen=True)
 class TestSetSpec:
     """How to draw one intervened test set (SPEC §4, [SAC20] Table 1).
 
-    ``strategy``: "full" | "reg" | "skew" | "wtd".
-    ``mar_posterior`` (wtd): "weights" = posteriors of the MAR weights part (WTD),
-    "uniform" = hypothesised uniform posteriors (WTD_H).
+    ``strategy``: "full" | "reg" | "skew" | "wtd" | "kl".
+    ``mar_posterior`` (wtd, kl): "weights" = posteriors of the MAR weights part (WTD),
+    "uniform" = hypothesised uniform posteriors (WTD_H); for kl the reference P_ref.
     ``reference`` (wtd): "train" = the MNAR training part [SAC20], "space" = the
     space being sampled [FLAIRS20].
     ``user_exponent``/``item_exponent``/``smoothing``: see :func:`wtd_weights`;
-    ``min_pop``: see :func:`skew_weights`.
+    ``min_pop``: see :func:`skew_weights`; ``active_items`` (kl): p, None = every
+    item (:func:`kl_pair_weights`).
     """
 
     __test__ = False  # not a pytest test class despite the name
@@ -181,6 +216,7 @@ class TestSetSpec:
     item_exponent: float = 2.0
     smoothing: float = 0.0
     min_pop: float = 1.0
+    active_items: int | None = None
 
     def __post_init__(self) -> None:
         _check_choice("strategy", self.strategy, STRATEGIES)
@@ -193,6 +229,9 @@ class TestSetSpec:
             raise ValueError(f"smoothing must be finite and >= 0, got {self.smoothing!r}")
         if not (math.isfinite(self.min_pop) and self.min_pop > 0):
             raise ValueError(f"min_pop must be finite and > 0, got {self.min_pop!r}")
+        p = self.active_items
+        if p is not None and (isinstance(p, bool) or not isinstance(p, int) or p < 0):
+            raise ValueError(f"active_items must be an int >= 0 or None, got {p!r}")
 
 
 def _check_choice(name: str, value: object, allowed: tuple[str, ...]) -> None:
@@ -235,7 +274,7 @@ def sampling_weights(
 
     "full" and "reg" weigh every pair 1. ``train`` is needed by "skew" and by
     "wtd" with reference "train"; ``mar_weights`` (the MAR weights part O^w) by
-    "wtd" with mar_posterior "weights".
+    "wtd" and "kl" with mar_posterior "weights".
     """
     _check_choice("strategy", spec.strategy, STRATEGIES)
     users, items = _frame_ids(space, "space")
@@ -247,6 +286,20 @@ def sampling_weights(
         if train is None:
             raise ValueError(f"test set {spec.name!r} (skew) needs the training part (train=None)")
         return skew_weights(items, _frame_ids(train, "train")[1], n_items, min_pop=spec.min_pop)
+    if spec.strategy == "kl":
+        mar_i = None
+        if spec.mar_posterior == "weights":
+            if mar_weights is None:
+                raise ValueError(f"test set {spec.name!r} uses MAR posteriors but mar_weights=None")
+            mar_i = _frame_ids(mar_weights, "mar_weights")[1]
+        return kl_pair_weights(
+            users,
+            items,
+            n_users=n_users,
+            n_items=n_items,
+            mar_items=mar_i,
+            active_items=spec.active_items,
+        )
     if spec.reference == "train":
         if train is None:
             raise ValueError(f"test set {spec.name!r} uses reference 'train' but train=None")
