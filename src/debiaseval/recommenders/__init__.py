@@ -13,8 +13,10 @@ from debiaseval.recommenders.base import NotFittedError, Recommender, check_trai
 from debiaseval.recommenders.baselines import AvgRating, PosPop, Random
 from debiaseval.recommenders.knn import ItemKNN, UserKNN
 from debiaseval.recommenders.mf import LightFMRanker
+from debiaseval.recommenders.mf_ips import IPSMF, WarpMF
 
 __all__ = [
+    "IPSMF",
     "RECOMMENDERS",
     "AvgRating",
     "ItemKNN",
@@ -24,13 +26,15 @@ __all__ = [
     "Random",
     "Recommender",
     "UserKNN",
+    "WarpMF",
     "check_train",
     "make_recommender",
     "positive_mask",
 ]
 
 RECOMMENDERS: dict[str, type[Recommender]] = {
-    cls.name: cls for cls in (Random, PosPop, AvgRating, UserKNN, ItemKNN, LightFMRanker)
+    cls.name: cls
+    for cls in (Random, PosPop, AvgRating, UserKNN, ItemKNN, LightFMRanker, WarpMF, IPSMF)
 }
 
 
