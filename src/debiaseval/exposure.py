@@ -67,13 +67,41 @@ def attribute_weights(values: np.ndarray, strength: float) -> np.ndarray:
     return np.exp(_check_strength(strength) * z)
 
 
-def _rank_within_user(users: np.ndarray, keys: np.ndarray) -> np.ndarray:
-    """0-based rank of every pair's key among its user's pairs (ascending, ties by position)."""
-    order = np.lexsort((keys, users))
+_BLOCK_CELLS = 1 << 22  # dense cells per block of users (32 MiB of float64)
+
+
+def _smallest_per_user(users: np.ndarray, keys: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Mask of the pairs whose key is among the ``counts[u]`` smallest keys of their user u.
+
+    Keys are continuous random variates (no ties). The pairs of a block of users
+    are laid out densely (row = user, column = position among the user's pairs,
+    +inf padding) and each row is sorted once; a pair is chosen when its key is
+    at most its row's counts[u]-th smallest key. O(n log(max pairs per user)).
+    """
+    order = np.argsort(users, kind="stable")
     sorted_users = users[order]
-    rank = np.empty(users.size, dtype=np.int64)
-    rank[order] = np.arange(users.size) - np.searchsorted(sorted_users, sorted_users, side="left")
-    return rank
+    sorted_keys = keys[order]
+    bounds = np.searchsorted(sorted_users, np.arange(counts.size + 1))
+    width = int(np.diff(bounds).max()) if users.size else 0
+    position = np.arange(users.size) - bounds[sorted_users]  # position within the user's pairs
+    chosen_sorted = np.zeros(users.size, dtype=bool)
+    step = max(1, _BLOCK_CELLS // max(width, 1))
+    for start in range(0, counts.size, step):
+        stop = min(start + step, counts.size)
+        lo, hi = bounds[start], bounds[stop]
+        if lo == hi:
+            continue
+        rows = sorted_users[lo:hi] - start
+        dense = np.full((stop - start) * width, np.inf)
+        dense[rows * width + position[lo:hi]] = sorted_keys[lo:hi]
+        dense = dense.reshape(stop - start, width)
+        dense.sort(axis=1)
+        n = np.minimum(counts[start:stop], width)
+        kth = np.where(n > 0, dense[np.arange(stop - start), np.maximum(n - 1, 0)], -np.inf)
+        chosen_sorted[lo:hi] = sorted_keys[lo:hi] <= kth[rows]
+    chosen = np.empty(users.size, dtype=bool)
+    chosen[order] = chosen_sorted
+    return chosen
 
 
 def simulate_exposure(
@@ -93,8 +121,8 @@ def simulate_exposure(
     round(``train_fraction`` · #pairs) items (keys log(E)/… as in
     :func:`debiaseval.sampling.weighted_sample_without_replacement`), and the
     exposed set a uniform sample of ``n_exposed`` of the remaining items.
-    Vectorised over all pairs (two sorts). Returns ``full`` with a ``part``
-    column, in the input's row order.
+    Vectorised over blocks of users (a row sort each). Returns ``full`` with a
+    categorical ``part`` column, in the input's row order.
     """
     if not 0 < train_fraction < 1:
         raise ValueError(f"train_fraction must be in (0, 1), got {train_fraction!r}")
@@ -108,14 +136,15 @@ def simulate_exposure(
     if not (np.isfinite(w).all() and (w > 0).all()):
         raise ValueError("item_weights must be finite and > 0")
     keys = np.log(rng.standard_exponential(users.size)) - np.log(w[items])
-    rank = _rank_within_user(users, keys)
     per_user = np.bincount(users, minlength=int(users.max()) + 1 if users.size else 0)
-    n_train = np.rint(train_fraction * per_user).astype(np.int64)
-    train = rank < n_train[users]
+    train = _smallest_per_user(users, keys, np.rint(train_fraction * per_user).astype(np.int64))
     uniform = rng.random(users.size)
-    uniform[train] = np.inf  # train pairs sort last, so ranks count the remaining items only
-    exposed = ~train & (_rank_within_user(users, uniform) < n_exposed)
-    part = np.where(train, "train", np.where(exposed, "exposed", "unexposed"))
+    uniform[train] = np.inf  # training pairs are never among the smallest: R is drawn from the rest
+    n_rest = per_user - np.bincount(users[train], minlength=per_user.size)
+    exposed = _smallest_per_user(users, uniform, np.minimum(n_exposed, n_rest))
+    part = pd.Categorical.from_codes(
+        np.where(train, 0, np.where(exposed, 1, 2)).astype(np.int8), categories=EXPOSURE_PARTS
+    )
     out = full.copy()
     out["part"] = part
     return out
