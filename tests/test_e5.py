@@ -126,17 +126,17 @@ def test_agreement_table_perfect_and_reversed():
 
 
 def test_config_checks():
-    config = {"e5": settings(CONFIG)}
-    check_config(config)
-    bad = {"e5": settings({**CONFIG, "models": {"x": {"algorithm": "svd"}}})}
+    check_config({"e5": settings(CONFIG)})
     with pytest.raises(ConfigError, match=r"e5\.models\.x\.algorithm"):
-        check_config(bad)
-    bad = {"e5": settings({"models": {"x": {"algorithm": "userknn", "grid": {"k": [0]}}}})}
+        settings({**CONFIG, "models": {"x": {"algorithm": "svd"}}})
     with pytest.raises(ConfigError, match=r"e5\.models\.x"):
-        check_config(bad)
-    bad = {"e5": settings({"exposure": {"by": "attribute"}})}
+        settings({"models": {"x": {"algorithm": "userknn", "grid": {"k": [0]}}}})
     with pytest.raises(ConfigError, match=r"e5\.exposure\.attribute"):
-        check_config(bad)
+        settings({"exposure": {"by": "attribute"}})
+    with pytest.raises(ConfigError, match=r"e5\.datasets\.0"):
+        settings({"datasets": ["ml-100k"]})
+    with pytest.raises(ConfigError, match=r"e5\.ties"):
+        settings({"ties": "average"})
     assert positive_threshold_of("kuairec", None) == 2.0
     assert positive_threshold_of("synthetic", None) == 3.0
     assert positive_threshold_of("kuairec", 1.5) == 1.5

@@ -19,19 +19,16 @@ Steps (the workflow's ``e5_*`` rules): :func:`full_data` / :func:`observed_data`
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Mapping, Sequence
-from importlib import resources
 from typing import Any
 
 import numpy as np
 import pandas as pd
-import yaml
 
 from debiaseval.aggregate import markdown_table
 from debiaseval.agreement import agreement
-from debiaseval.config import ConfigError, expand_grid
+from debiaseval.config import ConfigError, expand_grid, validate_config
 from debiaseval.datasets.synthetic import generate_synthetic
 from debiaseval.exposure import (
     attribute_weights,
@@ -45,8 +42,10 @@ from debiaseval.splits import run_rng
 from debiaseval.ure import mean_recall, recall_estimates
 
 __all__ = [
+    "DATASETS",
     "ESTIMATORS",
     "FULLY_EXPOSED",
+    "OUTPUTS",
     "agreement_markdown",
     "agreement_table",
     "check_config",
@@ -64,6 +63,10 @@ __all__ = [
 
 FULLY_EXPOSED = ("synthetic", "kuairec")
 """Datasets with full truth: exposure is simulated on them."""
+DATASETS = (*FULLY_EXPOSED, "yahoo-r3", "coat")
+"""Datasets E5 runs on: fully exposed ones, and MNAR + MAR ones (MAR = the random set, no truth)."""
+OUTPUTS = ("estimates.parquet", "agreement.parquet", "estimates.md", "agreement.md")
+"""E5's aggregated files in ``results/e5/<dataset>/``."""
 ESTIMATORS = ("traditional", "ure")
 _ESTIMATE_COLUMN = {"traditional": "traditional_recall", "ure": "ure"}
 _DATASET_THRESHOLD = {"kuairec": 2.0}  # watch_ratio > 2 [URE24]; ratings 1..5 elsewhere (SPEC §1)
@@ -73,21 +76,22 @@ _DATASET_THRESHOLD = {"kuairec": 2.0}  # watch_ratio > 2 [URE24]; ratings 1..5 e
 
 
 def settings(block: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The ``e5`` config block with the schema's defaults filled in (a deep copy)."""
-    from debiaseval.config import _fill_defaults, load_schema
+    """The ``e5`` config block validated, with the schema's defaults filled in.
 
-    root = load_schema()
-    fragment = yaml.safe_load(
-        resources.files("debiaseval").joinpath("schemas/e5.schema.yaml").read_text()
-    )
-    out = copy.deepcopy(dict(block or {}))
-    _fill_defaults(out, fragment, {**root, **fragment})
-    return out
+    Raises :class:`debiaseval.config.ConfigError` naming the first bad key.
+    """
+    return validate_config({"experiments": ["e5"], "e5": dict(block or {})})["e5"]
 
 
 def check_config(config: Mapping[str, Any]) -> None:
-    """Cross-field checks of the ``e5`` block (algorithms, parameters, the attribute)."""
+    """Cross-field checks of the ``e5`` block (datasets, algorithms, parameters, attribute)."""
     e5 = config["e5"]
+    for position, dataset in enumerate(e5["datasets"]):
+        if dataset not in DATASETS:
+            raise ConfigError(
+                f"config error at 'e5.datasets.{position}': E5 needs full data or a MAR part, "
+                f"which {dataset!r} lacks (E5 datasets: {', '.join(DATASETS)})"
+            )
     for name, spec in e5["models"].items():
         where = f"e5.models.{name}"
         if spec["algorithm"] not in RECOMMENDERS:
