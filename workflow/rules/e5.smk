@@ -11,30 +11,6 @@ localrules:
     e5_aggregate,
 
 
-def e5_threshold(wildcards):
-    return positive_threshold_of(wildcards.dataset, E5["positive_threshold"])
-
-
-def e5_data(wildcards):
-    """Fully exposed datasets go through e5_full; the others use the shared interactions."""
-    if wildcards.dataset in FULLY_EXPOSED:
-        return {
-            "data": f"results/e5/{wildcards.dataset}/full.parquet",
-            "item_index": f"results/e5/{wildcards.dataset}/items.parquet",
-        }
-    return {
-        "data": f"results/data/{wildcards.dataset}/interactions.parquet",
-        "item_index": f"results/data/{wildcards.dataset}/items.parquet",
-    }
-
-
-def e5_targets():
-    """E5's final files on each of its datasets."""
-    from debiaseval.experiments.e5 import OUTPUTS
-
-    return [f"results/e5/{d}/{out}" for d in experiment_datasets("e5") for out in OUTPUTS]
-
-
 rule e5_full:
     """Fully exposed pairs: synthetic's full rating matrix, or kuairec's small matrix."""
     input:
@@ -59,14 +35,24 @@ rule e5_full:
 rule e5_expose:
     """Biased training set by simulated exposure and a random set R per user (one seed)."""
     input:
-        unpack(e5_data),
+        # fully exposed datasets come from e5_full, the others from the shared preprocessing
+        data=lambda w: (
+            f"results/e5/{w.dataset}/full.parquet"
+            if w.dataset in FULLY_EXPOSED
+            else f"results/data/{w.dataset}/interactions.parquet"
+        ),
+        item_index=lambda w: (
+            f"results/e5/{w.dataset}/items.parquet"
+            if w.dataset in FULLY_EXPOSED
+            else f"results/data/{w.dataset}/items.parquet"
+        ),
     output:
         "results/e5/{dataset}/seed{seed}/exposure.parquet",
     params:
         dataset="{dataset}",
         seed=lambda w: int(w.seed),
         exposure=E5["exposure"],
-        positive_threshold=e5_threshold,
+        positive_threshold=lambda w: positive_threshold_of(w.dataset, E5["positive_threshold"]),
         code=CODE,
     conda:
         "../envs/debiaseval.yaml"
@@ -90,7 +76,7 @@ rule e5_evaluate:
         model="{model}",
         spec=lambda w: E5["models"][w.model],
         ks=E5["ks"],
-        positive_threshold=e5_threshold,
+        positive_threshold=lambda w: positive_threshold_of(w.dataset, E5["positive_threshold"]),
         ties=E5["ties"],
         batch_size=E5["batch_size"],
         code=CODE,
