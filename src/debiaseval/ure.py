@@ -8,7 +8,7 @@ candidates (every item u has no training interaction with).
 - True Recall@K(u) = |P_u ∩ T_K(u)| / |P_u|, T_K(u) = the model's top K over
   all candidates.
 - URE@K(u) = |{i ∈ R_u⁺ : score(u, i) > s_K}| / |R_u⁺|, s_K = the score of the
-  (K+1)-th best candidate ([URE24] eq. for URE; SPEC §6). Items above s_K are
+  (K+1)-th best candidate ([URE24]'s URE; SPEC §6). Items above s_K are
   exactly T_K(u), so URE@K(u) = |R_u⁺ ∩ T_K(u)| / |R_u⁺|; given |R_u⁺| = m ≥ 1
   a uniform R_u makes R_u⁺ a uniform m-subset of P_u, hence
   E[URE@K(u) | R_u⁺ ≠ ∅] = True Recall@K(u): unbiased for every user.
