@@ -23,7 +23,7 @@ from debiaseval.recommenders import (
 )
 
 # Small, fast settings for the shared check; defaults elsewhere.
-FAST_PARAMS: dict[str, dict] = {"mf": {"epochs": 3, "factors": 8}}
+FAST_PARAMS: dict[str, dict] = {name: {"epochs": 3, "factors": 8} for name in ("mf", "mf_ips")}
 
 
 def random_ratings(n_users: int, n_items: int, density: float, seed: int, *, integer: bool):
@@ -90,7 +90,9 @@ def test_make_recommender_errors() -> None:
         make_recommender("userknn", k=5, neighbours=3)
     assert "\n" not in str(err.value)
     assert make_recommender("itemknn", k=7).k == 7
-    assert set(RECOMMENDERS) == {"random", "pospop", "avgrating", "userknn", "itemknn", "mf"}
+    assert set(RECOMMENDERS) == {
+        "random", "pospop", "avgrating", "userknn", "itemknn", "mf", "mf_ips",
+    }  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "configs" / "tiny.yaml"
 TARGET = "results/e1/synthetic/summary.parquet"
+E5 = Path("results/e5/synthetic")
 
 pytestmark = pytest.mark.slow
 
@@ -155,6 +157,45 @@ def test_e6_outputs(two_runs):
     assert (workdir / "logs/e6/synthetic/seed0/evaluate.log").exists()
     assert (workdir / "benchmarks/e6/synthetic/seed1/evaluate.tsv").exists()
     assert "E6 on synthetic: results/e6/synthetic/scores.md" in (workdir / "run.out").read_text()
+
+
+def test_e5_outputs(two_runs):
+    workdir, _ = two_runs
+    est = pd.read_parquet(workdir / E5 / "estimates.parquet")
+    assert list(est.columns) == [
+        "model", "params", "k", "true_recall", "traditional_recall", "ure", "n_seeds",
+        "rank_true", "rank_traditional", "rank_ure",
+    ]  # fmt: skip
+    assert set(est["model"]) == {"Random", "PosPop", "ItemKNN", "WARP", "IPS"}
+    assert len(est) == 7 * 2 and set(est["k"]) == {3, 10} and (est["n_seeds"] == 2).all()
+    assert {json.loads(p).get("max_sampled") for p in est["params"]} == {None, 1, 10}
+    agr = pd.read_parquet(workdir / E5 / "agreement.parquet")
+    assert list(agr.columns) == [
+        "k", "estimator", "reference", "kendall_tau", "pearson_r", "mean_bias", "n_models",
+    ]  # fmt: skip
+    assert set(agr["estimator"]) == {"traditional", "ure"} and (agr["n_models"] == 7).all()
+    exposure = pd.read_parquet(workdir / E5 / "seed0/exposure.parquet")
+    assert set(exposure["part"]) == {"train", "exposed", "unexposed"}
+    assert (exposure.groupby("user")["part"].apply(lambda p: (p == "exposed").sum()) == 10).all()
+    per_seed = pd.read_parquet(workdir / E5 / "seed1/estimates/WARP.parquet")
+    assert set(per_seed["seed"]) == {1}
+    assert (workdir / E5 / "agreement.md").read_text().startswith("# E5 on synthetic")
+    assert (workdir / "logs/e5/synthetic/seed0/evaluate/IPS.log").exists()
+    assert (workdir / "benchmarks/e5/synthetic/seed0/evaluate/IPS.tsv").exists()
+    for figure in ("correlation", "scatter"):
+        assert (workdir / E5 / f"figures/{figure}.svg").read_text().lstrip().startswith("<?xml")
+    assert (workdir / E5 / "tables/estimates.html").exists()
+
+
+def test_e5_api_gives_the_workflow_values(two_runs):
+    import yaml
+
+    from debiaseval.experiments.e5 import full_data, run
+
+    config = yaml.safe_load(TINY.read_text())
+    out = run(full_data(config["synthetic"]), config["e5"], seeds=2, dataset="synthetic")
+    written = pd.read_parquet(two_runs[0] / E5 / "estimates.parquet")
+    pd.testing.assert_frame_equal(out["estimates"], written, check_dtype=False)
 
 
 def test_byte_identical_whatever_the_cores(two_runs):

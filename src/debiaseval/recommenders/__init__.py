@@ -13,8 +13,10 @@ from debiaseval.recommenders.base import NotFittedError, Recommender, check_trai
 from debiaseval.recommenders.baselines import AvgRating, PosPop, Random
 from debiaseval.recommenders.knn import ItemKNN, UserKNN
 from debiaseval.recommenders.mf import LightFMRanker
+from debiaseval.recommenders.mf_ips import IPSMF
 
 __all__ = [
+    "IPSMF",
     "RECOMMENDERS",
     "AvgRating",
     "ItemKNN",
@@ -30,7 +32,7 @@ __all__ = [
 ]
 
 RECOMMENDERS: dict[str, type[Recommender]] = {
-    cls.name: cls for cls in (Random, PosPop, AvgRating, UserKNN, ItemKNN, LightFMRanker)
+    cls.name: cls for cls in (Random, PosPop, AvgRating, UserKNN, ItemKNN, LightFMRanker, IPSMF)
 }
 
 

@@ -1,0 +1,386 @@
+"""Experiment E5: Unbiased Recall Evaluation for model selection ([URE24], SPEC §7 E5).
+
+*Debias can be unreliable: mitigating bias issue in evaluating debiasing
+recommendation* (arXiv 2409.04810). On a fully exposed dataset (KuaiRec's small
+matrix or ``synthetic``'s full matrix) a biased training set is drawn by
+simulated exposure and a randomly exposed set R of n items per user from the
+rest (:mod:`debiaseval.exposure`); every model (recommender × hyperparameters)
+is trained on the biased set and scored three ways (:mod:`debiaseval.ure`):
+true Recall@K on the full data, traditional Recall@K ranking only R, and URE@K.
+Their agreement with the truth across models (:mod:`debiaseval.agreement`) says
+which estimate selects models correctly. On a dataset with MNAR and MAR parts
+and no full data (yahoo-r3) the models train on MNAR, R is the MAR part, and
+the traditional ranking of models is compared with URE's.
+
+Steps (the workflow's ``e5_*`` rules): :func:`full_data` / :func:`observed_data`
+→ :func:`expose` → :func:`evaluate_models` (one model entry, all its grid points)
+→ :func:`estimates_table` and :func:`agreement_table` over seeds.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from debiaseval.aggregate import markdown_table
+from debiaseval.agreement import agreement
+from debiaseval.config import ConfigError, expand_grid, validate_config
+from debiaseval.datasets.synthetic import generate_synthetic
+from debiaseval.exposure import (
+    attribute_weights,
+    item_popularity,
+    popularity_weights,
+    simulate_exposure,
+)
+from debiaseval.interactions import rating_matrix
+from debiaseval.recommenders import RECOMMENDERS, make_recommender
+from debiaseval.splits import run_rng
+from debiaseval.ure import mean_recall, recall_estimates
+
+__all__ = [
+    "DATASETS",
+    "ESTIMATORS",
+    "FULLY_EXPOSED",
+    "OUTPUTS",
+    "agreement_markdown",
+    "agreement_table",
+    "check_config",
+    "estimates_markdown",
+    "estimates_table",
+    "evaluate_models",
+    "expose",
+    "fit_seed",
+    "full_data",
+    "observed_data",
+    "positive_threshold_of",
+    "run",
+    "settings",
+]
+
+FULLY_EXPOSED = ("synthetic", "kuairec")
+"""Datasets with full truth: exposure is simulated on them."""
+DATASETS = (*FULLY_EXPOSED, "yahoo-r3", "coat")
+"""Datasets E5 runs on: fully exposed ones, and MNAR + MAR ones (MAR = the random set, no truth)."""
+OUTPUTS = ("estimates.parquet", "agreement.parquet", "estimates.md", "agreement.md")
+"""E5's aggregated files in ``results/e5/<dataset>/``."""
+ESTIMATORS = ("traditional", "ure")
+_ESTIMATE_COLUMN = {"traditional": "traditional_recall", "ure": "ure"}
+_DATASET_THRESHOLD = {"kuairec": 2.0}  # watch_ratio > 2 [URE24]; ratings 1..5 elsewhere (SPEC §1)
+
+
+# --------------------------------------------------------------------------- config
+
+
+def settings(block: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The ``e5`` config block validated, with the schema's defaults filled in.
+
+    Raises :class:`debiaseval.config.ConfigError` naming the first bad key.
+    """
+    return validate_config({"experiments": ["e5"], "e5": dict(block or {})})["e5"]
+
+
+def check_config(config: Mapping[str, Any]) -> None:
+    """Cross-field checks of the ``e5`` block (datasets, algorithms, parameters, attribute)."""
+    e5 = config["e5"]
+    for position, dataset in enumerate(e5["datasets"]):
+        if dataset not in DATASETS:
+            raise ConfigError(
+                f"config error at 'e5.datasets.{position}': E5 needs full data or a MAR part, "
+                f"which {dataset!r} lacks (E5 datasets: {', '.join(DATASETS)})"
+            )
+    for name, spec in e5["models"].items():
+        where = f"e5.models.{name}"
+        if spec["algorithm"] not in RECOMMENDERS:
+            raise ConfigError(
+                f"config error at '{where}.algorithm': unknown recommender "
+                f"{spec['algorithm']!r}; known: {', '.join(RECOMMENDERS)}"
+            )
+        overlap = set(spec.get("params", {})) & set(spec.get("grid", {}))
+        if overlap:
+            raise ConfigError(
+                f"config error at '{where}': {sorted(overlap)} in both params and grid"
+            )
+        for point in expand_grid(spec.get("grid", {})):
+            try:
+                make_recommender(spec["algorithm"], **spec.get("params", {}), **point)
+            except (TypeError, ValueError) as exc:
+                raise ConfigError(f"config error at '{where}': {exc}") from None
+    exposure = e5["exposure"]
+    if exposure["by"] == "attribute" and not exposure["attribute"]:
+        raise ConfigError(
+            "config error at 'e5.exposure.attribute': by: attribute needs the name of a numeric "
+            "item column"
+        )
+
+
+def positive_threshold_of(dataset: str, configured: float | None) -> float:
+    """The configured threshold, else the dataset's convention (kuairec 2, else 3)."""
+    if configured is not None:
+        return float(configured)
+    return _DATASET_THRESHOLD.get(dataset, 3.0)
+
+
+def fit_seed(seed: int, dataset: str, model: str) -> int:
+    """The models' fit seed of run ``seed`` (independent across datasets and model entries)."""
+    return int(run_rng(seed, dataset, "e5_fit", model).integers(2**31 - 1))
+
+
+# --------------------------------------------------------------------------- data
+
+
+def full_data(synthetic: Mapping[str, Any]) -> pd.DataFrame:
+    """``synthetic``'s full rating matrix as fully exposed pairs (user, item, rating, part)."""
+    ratings = generate_synthetic(**synthetic).ratings
+    users, items = np.indices(ratings.shape).reshape(2, -1)
+    return pd.DataFrame(
+        {
+            "user": users.astype(np.int32),
+            "item": items.astype(np.int32),
+            "rating": ratings.ravel().astype(np.float32),
+            "part": "full",
+        }
+    )
+
+
+def observed_data(interactions: pd.DataFrame) -> pd.DataFrame:
+    """An MNAR/MAR dataset as E5 parts: MNAR → ``train``, MAR → ``exposed`` (no truth)."""
+    parts = set(interactions["part"].unique())
+    if not {"mnar", "mar"} <= parts:
+        raise ValueError(
+            f"E5 without full data needs 'mnar' and 'mar' parts, found {sorted(parts)}"
+        )
+    out = interactions[["user", "item", "rating"]].copy()
+    out["part"] = np.where(interactions["part"].to_numpy() == "mnar", "train", "exposed")
+    return out[interactions["part"].isin(["mnar", "mar"]).to_numpy()].reset_index(drop=True)
+
+
+def expose(
+    full: pd.DataFrame,
+    *,
+    n_items: int,
+    exposure: Mapping[str, Any],
+    positive_threshold: float,
+    rng: np.random.Generator,
+    items: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Simulated exposure of fully exposed data (:func:`debiaseval.exposure.simulate_exposure`).
+
+    Returns user, item, rating, part ∈ {train, exposed, unexposed}, every pair of ``full``.
+    """
+    strength = float(exposure["strength"])
+    if exposure["by"] == "popularity":
+        pop = item_popularity(full, n_items, positive_threshold=positive_threshold)
+        weights = popularity_weights(pop, strength)
+    else:
+        column = exposure["attribute"]
+        if items is None or column not in items.columns:
+            raise ValueError(
+                f"exposure by attribute {column!r}: the items table has no such column"
+            )
+        values = items.set_index("item")[column].reindex(np.arange(n_items)).to_numpy(np.float64)
+        weights = attribute_weights(values, strength)
+    labelled = simulate_exposure(
+        full[["user", "item", "rating"]],
+        weights,
+        train_fraction=float(exposure["train_fraction"]),
+        n_exposed=int(exposure["n_exposed"]),
+        rng=rng,
+    )
+    return labelled.reset_index(drop=True)
+
+
+# --------------------------------------------------------------------------- models
+
+
+def evaluate_models(
+    labelled: pd.DataFrame,
+    *,
+    n_users: int,
+    n_items: int,
+    model: str,
+    algorithm: str,
+    params: Mapping[str, Any],
+    grid: Mapping[str, list[Any]],
+    ks: Sequence[int],
+    positive_threshold: float,
+    ties: str,
+    batch_size: int,
+    seed: int,
+) -> pd.DataFrame:
+    """Train every grid point of one model entry on ``train``; estimate its Recall@K three ways.
+
+    ``labelled``: pairs with ``part`` (``train``, ``exposed`` and, on fully
+    exposed data, ``unexposed``); the truth is every pair when there is an
+    ``unexposed`` part, else there is none (``true_recall`` NaN). Returns one
+    row per grid point and K: model, params (JSON of the fixed and grid
+    parameters), k, true_recall, traditional_recall, ure, n_users_true,
+    n_users_exposed.
+    """
+    part = labelled["part"].to_numpy()
+    train = rating_matrix(labelled[part == "train"], n_users, n_items)
+    exposed = labelled[part == "exposed"]
+    truth = labelled if (part == "unexposed").any() else None
+    takes_threshold = "positive_threshold" in RECOMMENDERS[algorithm]._param_names()
+    frames = []
+    for point in expand_grid(grid):
+        shown = {**params, **point}
+        fitted = dict(shown)
+        if takes_threshold:
+            fitted.setdefault("positive_threshold", positive_threshold)
+        recommender = make_recommender(algorithm, **fitted).fit(train, seed=seed)
+        per_user = recall_estimates(
+            recommender,
+            train,
+            exposed,
+            ks,
+            truth=truth,
+            positive_threshold=positive_threshold,
+            ties=ties,
+            batch_size=batch_size,
+        )
+        means = mean_recall(per_user)
+        means.insert(0, "params", json.dumps(shown, sort_keys=True))
+        means.insert(0, "model", model)
+        frames.append(means)
+    out = pd.concat(frames, ignore_index=True)
+    out["k"] = out["k"].astype(np.int16)
+    return out
+
+
+# --------------------------------------------------------------------------- aggregation
+
+
+def estimates_table(per_seed: pd.DataFrame) -> pd.DataFrame:
+    """Seed means per (model, params, k) and every estimate's rank of the model (1 = best).
+
+    ``per_seed``: :func:`evaluate_models` rows with a ``seed`` column. Columns:
+    model, params, k, true_recall, traditional_recall, ure, n_seeds,
+    rank_true, rank_traditional, rank_ure (ranks among the models at that k,
+    ties share the best rank; NaN where the value is).
+    """
+    keys = ["model", "params", "k"]
+    values = ["true_recall", "traditional_recall", "ure"]
+    grouped = per_seed.groupby(keys, sort=False)
+    out = grouped[values].mean().reset_index()
+    out["n_seeds"] = grouped["seed"].nunique().to_numpy().astype(np.int64)
+    by_k = out.groupby("k")
+    for col, name in zip(values, ("rank_true", "rank_traditional", "rank_ure"), strict=True):
+        out[name] = by_k[col].rank(ascending=False, method="min")
+    return out.sort_values(["k", "model", "params"], kind="stable").reset_index(drop=True)
+
+
+def agreement_table(estimates: pd.DataFrame) -> pd.DataFrame:
+    """Agreement of each estimator with the reference across models, per k.
+
+    The reference is ``true_recall`` where known; without truth (no full data)
+    it is URE, and only the traditional estimator is compared with it (how the
+    model ranking changes). Columns: k, estimator, reference, kendall_tau,
+    pearson_r, mean_bias (mean of estimate − reference), n_models.
+    """
+    has_truth = estimates["true_recall"].notna().any()
+    reference = "true_recall" if has_truth else "ure"
+    rows = []
+    for k, block in estimates.groupby("k", sort=True):
+        for estimator in ESTIMATORS if has_truth else ("traditional",):
+            stats = agreement(
+                block[_ESTIMATE_COLUMN[estimator]].to_numpy(), block[reference].to_numpy()
+            )
+            rows.append({"k": k, "estimator": estimator, "reference": reference, **stats})
+    out = pd.DataFrame(rows)
+    out["k"] = out["k"].astype(np.int16)
+    out["n_models"] = out["n_models"].astype(np.int64)
+    return out
+
+
+def estimates_markdown(estimates: pd.DataFrame, dataset: str) -> str:
+    """The estimates per K as Markdown tables (models sorted by the truth, else by URE)."""
+    has_truth = estimates["true_recall"].notna().any()
+    sort = "true_recall" if has_truth else "ure"
+    parts = [f"# E5 on {dataset}: Recall@K estimates per model\n"]
+    cols = ["model", "params", "true_recall", "traditional_recall", "ure"]
+    ranks = ["rank_true", "rank_traditional", "rank_ure"]
+    if not has_truth:
+        cols.remove("true_recall")
+        ranks.remove("rank_true")
+    for k, block in estimates.groupby("k", sort=True):
+        table = block.sort_values(sort, ascending=False, kind="stable")[cols + ranks]
+        table = table.assign(**{r: table[r].astype("Int64") for r in ranks})
+        parts.append(f"\n## K = {k}\n\n" + markdown_table(table.reset_index(drop=True)))
+    return "".join(parts)
+
+
+def agreement_markdown(agreement_frame: pd.DataFrame, dataset: str) -> str:
+    """The agreement table as Markdown."""
+    return f"# E5 on {dataset}: agreement with the reference across models\n\n" + markdown_table(
+        agreement_frame
+    )
+
+
+# --------------------------------------------------------------------------- API
+
+
+def run(
+    data: pd.DataFrame,
+    config: Mapping[str, Any] | None = None,
+    *,
+    seeds: int | None = None,
+    dataset: str = "synthetic",
+    items: pd.DataFrame | None = None,
+) -> dict[str, pd.DataFrame]:
+    """Run E5 in-process; returns ``estimates``, ``agreement`` and the per-seed rows.
+
+    ``data``: fully exposed pairs (user, item, rating; ``part`` absent or
+    ``full``), e.g. :func:`full_data` or
+    :func:`debiaseval.datasets.kuairec.fully_exposed_frame`, or an MNAR/MAR
+    interactions frame (``part`` ∈ mnar, mar) without truth. ``config``: the
+    ``e5`` block (defaults filled in); ``seeds`` overrides its seeds (default
+    1 when both are null). ``dataset`` names the random streams, so the same
+    config, dataset and seed give the workflow's values.
+    """
+    cfg = settings(config)
+    n_seeds = int(seeds or cfg["seeds"] or 1)
+    threshold = positive_threshold_of(dataset, cfg["positive_threshold"])
+    n_users = int(data["user"].max()) + 1
+    n_items = int(data["item"].max()) + 1
+    fully_exposed = "part" not in data.columns or set(data["part"].unique()) <= {"full"}
+    rows = []
+    for seed in range(n_seeds):
+        if fully_exposed:
+            labelled = expose(
+                data,
+                n_items=n_items,
+                exposure=cfg["exposure"],
+                positive_threshold=threshold,
+                rng=run_rng(seed, dataset, "e5_expose"),
+                items=items,
+            )
+        else:
+            labelled = observed_data(data)
+        for name, spec in cfg["models"].items():
+            frame = evaluate_models(
+                labelled,
+                n_users=n_users,
+                n_items=n_items,
+                model=name,
+                algorithm=spec["algorithm"],
+                params=spec.get("params", {}),
+                grid=spec.get("grid", {}),
+                ks=cfg["ks"],
+                positive_threshold=threshold,
+                ties=cfg["ties"],
+                batch_size=cfg["batch_size"],
+                seed=fit_seed(seed, dataset, name),
+            )
+            frame.insert(0, "seed", np.int32(seed))
+            rows.append(frame)
+    per_seed = pd.concat(rows, ignore_index=True)
+    estimates = estimates_table(per_seed)
+    return {
+        "per_seed": per_seed,
+        "estimates": estimates,
+        "agreement": agreement_table(estimates),
+    }

@@ -1,0 +1,142 @@
+"""E5 composition: exposure → models → estimates → agreement ([URE24])."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from debiaseval.config import ConfigError
+from debiaseval.experiments.e5 import (
+    agreement_markdown,
+    agreement_table,
+    check_config,
+    estimates_markdown,
+    expose,
+    full_data,
+    observed_data,
+    positive_threshold_of,
+    run,
+    settings,
+)
+
+FAST_MF = {"factors": 8, "epochs": 3}
+CONFIG = {
+    "ks": [3, 10],
+    "exposure": {"train_fraction": 0.2, "n_exposed": 10, "strength": 1.0},
+    "models": {
+        "random": {"algorithm": "random"},
+        "pospop": {"algorithm": "pospop"},
+        "userknn": {"algorithm": "userknn", "grid": {"k": [5, 20]}},
+        "mf_warp": {"algorithm": "mf", "params": FAST_MF, "grid": {"max_sampled": [1, 10]}},
+        "mf_ips": {"algorithm": "mf_ips", "params": FAST_MF},
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def full() -> pd.DataFrame:
+    return full_data({"n_users": 60, "n_items": 80, "seed": 3})
+
+
+def test_full_data_is_every_pair(full):
+    assert len(full) == 60 * 80 and (full["part"] == "full").all()
+    assert full["user"].dtype == np.int32 and full["rating"].dtype == np.float32
+
+
+def test_run_tables_and_determinism(full):
+    out = run(full, CONFIG, seeds=2)
+    est, agr = out["estimates"], out["agreement"]
+    assert list(est.columns[:6]) == [
+        "model", "params", "k", "true_recall", "traditional_recall", "ure",
+    ]  # fmt: skip
+    assert len(est) == 7 * 2  # 7 models (grid points) x 2 ks
+    assert (est["n_seeds"] == 2).all()
+    assert {json.loads(p).get("max_sampled") for p in est["params"]} == {None, 1, 10}
+    assert est[["true_recall", "ure"]].notna().all().all()
+    assert list(agr.columns) == [
+        "k", "estimator", "reference", "kendall_tau", "pearson_r", "mean_bias", "n_models",
+    ]  # fmt: skip
+    assert set(agr["estimator"]) == {"traditional", "ure"} and (agr["n_models"] == 7).all()
+    # the traditional estimate on 10 exposed items is far above the truth, URE is not
+    trad = agr[agr["estimator"] == "traditional"]["mean_bias"]
+    ure = agr[agr["estimator"] == "ure"]["mean_bias"]
+    assert (trad > 0.2).all() and (ure.abs() < 0.1).all()
+    again = run(full, CONFIG, seeds=2)
+    pd.testing.assert_frame_equal(est, again["estimates"])
+    assert "## K = 3" in estimates_markdown(est, "synthetic")
+    assert "kendall_tau" in agreement_markdown(agr, "synthetic")
+
+
+def test_without_truth_compares_traditional_with_ure(full):
+    rng = np.random.default_rng(0)
+    mnar = full.sample(frac=0.1, random_state=1).assign(part="mnar")
+    mar = full.groupby("user").sample(n=5, random_state=2).assign(part="mar")
+    data = pd.concat([mnar, mar], ignore_index=True)
+    labelled = observed_data(data)
+    assert set(labelled["part"]) == {"train", "exposed"} and len(labelled) == len(data)
+    config = {**CONFIG, "models": {k: CONFIG["models"][k] for k in ("random", "pospop")}}
+    out = run(data.sample(frac=1.0, random_state=rng.integers(99)), config, seeds=1)
+    assert out["estimates"]["true_recall"].isna().all()
+    agr = out["agreement"]
+    assert set(agr["estimator"]) == {"traditional"} and set(agr["reference"]) == {"ure"}
+    assert "true_recall" not in estimates_markdown(out["estimates"], "yahoo-r3")
+
+
+def test_exposure_strength_zero_and_attribute(full):
+    exposure = {**settings()["exposure"], "strength": 0.0}
+    labelled = expose(
+        full, n_items=80, exposure=exposure, positive_threshold=3.0, rng=np.random.default_rng(1)
+    )
+    assert set(labelled["part"]) == {"train", "exposed", "unexposed"}
+    items = pd.DataFrame({"item": np.arange(80), "duration": np.linspace(1, 2, 80)})
+    by_attr = {**exposure, "by": "attribute", "attribute": "duration", "strength": 3.0}
+    labelled = expose(
+        full,
+        n_items=80,
+        exposure=by_attr,
+        positive_threshold=3.0,
+        rng=np.random.default_rng(1),
+        items=items,
+    )
+    train_items = labelled.loc[labelled["part"] == "train", "item"]
+    assert train_items.mean() > 50  # long videos are exposed far more often
+    with pytest.raises(ValueError, match="no such column"):
+        expose(full, n_items=80, exposure=by_attr, positive_threshold=3.0, rng=None)
+
+
+def test_agreement_table_perfect_and_reversed():
+    est = pd.DataFrame(
+        {
+            "model": ["a", "b", "c"],
+            "params": "{}",
+            "k": 5,
+            "true_recall": [0.1, 0.2, 0.3],
+            "traditional_recall": [0.9, 0.8, 0.7],
+            "ure": [0.1, 0.2, 0.3],
+        }
+    )
+    agr = agreement_table(est).set_index("estimator")
+    assert agr.loc["ure", "kendall_tau"] == pytest.approx(1.0)
+    assert agr.loc["traditional", "kendall_tau"] == pytest.approx(-1.0)
+    assert agr.loc["traditional", "mean_bias"] == pytest.approx(0.6)
+    assert agr.loc["ure", "mean_bias"] == pytest.approx(0.0)
+
+
+def test_config_checks():
+    check_config({"e5": settings(CONFIG)})
+    with pytest.raises(ConfigError, match=r"e5\.models\.x\.algorithm"):
+        settings({**CONFIG, "models": {"x": {"algorithm": "svd"}}})
+    with pytest.raises(ConfigError, match=r"e5\.models\.x"):
+        settings({"models": {"x": {"algorithm": "userknn", "grid": {"k": [0]}}}})
+    with pytest.raises(ConfigError, match=r"e5\.exposure\.attribute"):
+        settings({"exposure": {"by": "attribute"}})
+    with pytest.raises(ConfigError, match=r"e5\.datasets\.0"):
+        settings({"datasets": ["ml-100k"]})
+    with pytest.raises(ConfigError, match=r"e5\.ties"):
+        settings({"ties": "average"})
+    assert positive_threshold_of("kuairec", None) == 2.0
+    assert positive_threshold_of("synthetic", None) == 3.0
+    assert positive_threshold_of("kuairec", 1.5) == 1.5

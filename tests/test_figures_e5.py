@@ -1,0 +1,47 @@
+"""E5's figures draw from its aggregated tables, with and without truth."""
+
+from __future__ import annotations
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+
+from debiaseval.experiments.e5 import agreement_table
+from debiaseval.figures import e5
+
+matplotlib.use("Agg", force=True)
+
+
+def _estimates(truth: bool) -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    rows = []
+    for k in (5, 10, 20):
+        for model, params in (("pospop", "{}"), ("userknn", '{"k": 10}'), ("userknn", '{"k": 50}')):
+            true = rng.random() * 0.3
+            rows.append(
+                {
+                    "model": model,
+                    "params": params,
+                    "k": k,
+                    "true_recall": true if truth else np.nan,
+                    "traditional_recall": min(1.0, true * 3),
+                    "ure": true + 0.01 * rng.standard_normal(),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("truth", [True, False])
+@pytest.mark.parametrize("name", sorted(e5.FIGURES))
+def test_every_figure_draws(name, truth):
+    est = _estimates(truth)
+    tables = {"estimates": est, "agreement": agreement_table(est)}
+    assert set(tables) == set(e5.TABLES)
+    fig = e5.draw(name, tables, "synthetic")
+    assert fig.axes
+
+
+def test_unknown_figure():
+    with pytest.raises(ValueError, match="no figure"):
+        e5.draw("bars", {}, "synthetic")

@@ -1,0 +1,118 @@
+# Experiment E5, Unbiased Recall Evaluation ([URE24]): every rule of E5, in stage order.
+# full (fully exposed data: synthetic's full matrix, kuairec's small matrix) -> expose (biased
+# training set + random set R per seed; MNAR/MAR datasets: train = MNAR, R = MAR) -> evaluate
+# (one model entry, every grid point: true Recall@K, traditional Recall@K, URE@K) -> aggregate.
+from debiaseval.experiments.e5 import FULLY_EXPOSED, positive_threshold_of
+
+E5 = config["e5"]
+
+
+localrules:
+    e5_aggregate,
+
+
+rule e5_full:
+    """Fully exposed pairs: synthetic's full rating matrix, or kuairec's small matrix."""
+    input:
+        unpack(preprocess_input),
+    output:
+        full="results/e5/{dataset}/full.parquet",
+        item_index="results/e5/{dataset}/items.parquet",
+    wildcard_constraints:
+        dataset=_alternatives(FULLY_EXPOSED),
+    params:
+        dataset="{dataset}",
+        synthetic=config["synthetic"],
+        code=CODE,
+    conda:
+        "../envs/debiaseval.yaml"
+    log:
+        "logs/e5/{dataset}/full.log",
+    script:
+        "../scripts/e5_full.py"
+
+
+rule e5_expose:
+    """Biased training set by simulated exposure and a random set R per user (one seed)."""
+    input:
+        # fully exposed datasets come from e5_full, the others from the shared preprocessing
+        data=lambda w: (
+            f"results/e5/{w.dataset}/full.parquet"
+            if w.dataset in FULLY_EXPOSED
+            else f"results/data/{w.dataset}/interactions.parquet"
+        ),
+        item_index=lambda w: (
+            f"results/e5/{w.dataset}/items.parquet"
+            if w.dataset in FULLY_EXPOSED
+            else f"results/data/{w.dataset}/items.parquet"
+        ),
+    output:
+        "results/e5/{dataset}/seed{seed}/exposure.parquet",
+    params:
+        dataset="{dataset}",
+        seed=lambda w: int(w.seed),
+        exposure=E5["exposure"],
+        positive_threshold=lambda w: positive_threshold_of(w.dataset, E5["positive_threshold"]),
+        code=CODE,
+    conda:
+        "../envs/debiaseval.yaml"
+    log:
+        "logs/e5/{dataset}/seed{seed}/expose.log",
+    script:
+        "../scripts/e5_expose.py"
+
+
+rule e5_evaluate:
+    """Train every grid point of one model entry; true, traditional and URE Recall@K."""
+    input:
+        "results/e5/{dataset}/seed{seed}/exposure.parquet",
+    output:
+        "results/e5/{dataset}/seed{seed}/estimates/{model}.parquet",
+    wildcard_constraints:
+        model=_alternatives(E5["models"]),
+    params:
+        dataset="{dataset}",
+        seed=lambda w: int(w.seed),
+        model="{model}",
+        spec=lambda w: E5["models"][w.model],
+        ks=E5["ks"],
+        positive_threshold=lambda w: positive_threshold_of(w.dataset, E5["positive_threshold"]),
+        ties=E5["ties"],
+        batch_size=E5["batch_size"],
+        code=CODE,
+    threads: E5["resources"]["threads"]
+    resources:
+        mem_mb=E5["resources"]["mem_mb"],
+        runtime=E5["resources"]["runtime"],
+    conda:
+        "../envs/debiaseval.yaml"
+    log:
+        "logs/e5/{dataset}/seed{seed}/evaluate/{model}.log",
+    benchmark:
+        "benchmarks/e5/{dataset}/seed{seed}/evaluate/{model}.tsv"
+    script:
+        "../scripts/e5_evaluate.py"
+
+
+rule e5_aggregate:
+    """Seed means and ranks per model, agreement with the truth per K; Parquet and Markdown."""
+    input:
+        expand(
+            "results/e5/{{dataset}}/seed{seed}/estimates/{model}.parquet",
+            seed=experiment_seeds("e5"),
+            model=E5["models"],
+        ),
+    output:
+        estimates="results/e5/{dataset}/estimates.parquet",
+        agreement="results/e5/{dataset}/agreement.parquet",
+        estimates_md="results/e5/{dataset}/estimates.md",
+        agreement_md="results/e5/{dataset}/agreement.md",
+    params:
+        dataset="{dataset}",
+        code=CODE,
+    conda:
+        "../envs/debiaseval.yaml"
+    log:
+        "logs/e5/{dataset}/aggregate.log",
+    script:
+        "../scripts/e5_aggregate.py"

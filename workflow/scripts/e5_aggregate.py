@@ -1,0 +1,23 @@
+"""Adapter: E5 seed means, ranks and agreement with the truth (Parquet + Markdown)."""
+
+import pandas as pd
+
+from debiaseval.experiments.e5 import (
+    agreement_markdown,
+    agreement_table,
+    estimates_markdown,
+    estimates_table,
+)
+from debiaseval.io import read_parquet, write_parquet, write_text
+from debiaseval.runtime import job
+
+with job(snakemake.log[0]) as log:
+    p = snakemake.params
+    per_seed = pd.concat([read_parquet(path) for path in snakemake.input], ignore_index=True)
+    estimates = estimates_table(per_seed)
+    agreement = agreement_table(estimates)
+    write_parquet(estimates, snakemake.output.estimates)
+    write_parquet(agreement, snakemake.output.agreement)
+    write_text(estimates_markdown(estimates, p.dataset), snakemake.output.estimates_md)
+    write_text(agreement_markdown(agreement, p.dataset), snakemake.output.agreement_md)
+    log.info("agreement:\n%s", agreement.to_string())

@@ -1,0 +1,23 @@
+"""Adapter: E5 exposure of one seed (simulated on full data; MNAR/MAR otherwise)."""
+
+from debiaseval.experiments.e5 import FULLY_EXPOSED, expose, observed_data
+from debiaseval.io import read_parquet, write_parquet
+from debiaseval.runtime import job
+from debiaseval.splits import run_rng
+
+with job(snakemake.log[0]) as log:
+    p = snakemake.params
+    data = read_parquet(snakemake.input.data)
+    if p.dataset in FULLY_EXPOSED:
+        labelled = expose(
+            data,
+            n_items=int(data["item"].max()) + 1,
+            exposure=p.exposure,
+            positive_threshold=p.positive_threshold,
+            rng=run_rng(p.seed, p.dataset, "e5_expose"),
+            items=read_parquet(snakemake.input.item_index),
+        )
+    else:
+        labelled = observed_data(data)
+    log.info("parts: %s", labelled["part"].value_counts().to_dict())
+    write_parquet(labelled, snakemake.output[0])
