@@ -24,6 +24,7 @@ BLAS pools are capped at ``--threads`` (1, as in the workflow's jobs).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import subprocess
@@ -41,7 +42,7 @@ from threadpoolctl import threadpool_limits
 
 from debiaseval.datasets.preprocess import build_interactions
 from debiaseval.datasets.synthetic import generate_synthetic
-from debiaseval.experiments.e1 import evaluate_on_testsets
+from debiaseval.experiments.e1 import evaluate_on_testsets, evaluate_recommenders
 from debiaseval.interactions import rating_matrix
 from debiaseval.interventions import DEFAULT_TESTSETS, intervene
 from debiaseval.io import write_parquet
@@ -426,7 +427,6 @@ def _batching(args: argparse.Namespace, rows: dict[str, float]) -> None:
     testsets = {"gt": test_with_train}
     testsets |= {f"t{i}": test_df.sample(frac=0.5, random_state=rng) for i in range(6)}
     options = {
-        "testsets": list(testsets),
         "n_items": n_items,
         "ks": [1, 5, 10],
         "metrics": ["precision", "recall", "map", "ndcg", "hitrate"],
@@ -434,7 +434,9 @@ def _batching(args: argparse.Namespace, rows: dict[str, float]) -> None:
         "drop_train_overlap": False,
     }
     with tempfile.TemporaryDirectory() as root:
-        Path(root, "job.json").write_text(json.dumps(options), encoding="utf-8")
+        Path(root, "job.json").write_text(
+            json.dumps({"testsets": list(testsets), **options}), encoding="utf-8"
+        )
         write_parquet(train_df, f"{root}/train.parquet")
         for name, frame in testsets.items():
             write_parquet(frame, f"{root}/testset_{name}.parquet")
@@ -448,9 +450,20 @@ def _batching(args: argparse.Namespace, rows: dict[str, float]) -> None:
         names = [f"r{i}" for i in range(n_recs)]
         for name in names:
             write_parquet(recs, f"{root}/recs_{name}.parquet")
+        start = time.perf_counter()
+        evaluate_recommenders({"r": recs}, testsets, train_df, **options)
+        work = time.perf_counter() - start
         python = [sys.executable, "-c"]
         bare = min(_subprocess_seconds([*python, "pass"], env) for _ in range(args.repeat))
         imports = min(_subprocess_seconds([*python, _IMPORTS], env) for _ in range(args.repeat))
+        if importlib.util.find_spec("snakemake") is not None:  # a workflow job's own preamble
+            rows["job: snakemake.script import [s]"] = (
+                min(
+                    _subprocess_seconds([*python, "import snakemake.script"], env)
+                    for _ in range(args.repeat)
+                )
+                - bare
+            )
         separate, batched = np.inf, np.inf
         for _ in range(args.repeat):
             separate = min(
@@ -462,11 +475,16 @@ def _batching(args: argparse.Namespace, rows: dict[str, float]) -> None:
     rows["job: package imports [s]"] = imports - bare
     rows[f"batching: {n_recs} evaluate jobs [s]"] = separate
     rows[f"batching: one job of {n_recs} recommenders [s]"] = batched
-    work = (batched - imports) / n_recs
+    rows["job: evaluation of one recommender, in process [s]"] = work
     print(
         f"  interpreter start {bare:.2f} s, imports {imports - bare:.2f} s per job; "
-        f"evaluation work about {work:.2f} s per recommender"
+        f"evaluation of one recommender {work:.2f} s in process"
     )
+    if "job: snakemake.script import [s]" in rows:
+        print(
+            f"  a workflow job also imports snakemake.script: "
+            f"{rows['job: snakemake.script import [s]']:.2f} s"
+        )
     print(f"  {n_recs} separate jobs {separate:.2f} s, one batched job {batched:.2f} s")
     _ratio(rows, f"evaluate: {n_recs} jobs / one batched job", separate, batched, "speed-up")
 
@@ -485,8 +503,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         action="store_true",
         help="smaller stage data, one repeat, a 3-point k grid, 3 batched jobs",
     )
-    parser.add_argument("--users", type=int, default=20_000, help="stages: synthetic users")
-    parser.add_argument("--items", type=int, default=5_000, help="stages: synthetic items")
+    parser.add_argument("--users", type=int, help="stages: synthetic users (20,000; quick 5,000)")
+    parser.add_argument("--items", type=int, help="stages: synthetic items (5,000; quick 2,000)")
     parser.add_argument("--density", type=float, default=0.01)
     parser.add_argument("--n-mar", type=int, default=20)
     parser.add_argument(
@@ -502,16 +520,27 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         metavar=("USERS", "ITEMS", "TRAIN", "TEST"),
         help="ratios and batching: data shape (default: ML-1M's)",
     )
-    parser.add_argument("--repeat", type=int, default=3, help="best of this many runs")
-    parser.add_argument("--knn-grid", type=int, nargs="+", default=_PAPER_K_GRID)
+    parser.add_argument("--repeat", type=int, help="best of this many runs (3; quick 1)")
+    parser.add_argument(
+        "--knn-grid", type=int, nargs="+", help="k grid (the paper's 10..100; quick 10 50 100)"
+    )
     parser.add_argument("--mf-factors", type=int, default=40)
     parser.add_argument("--mf-epochs", type=int, default=3)
-    parser.add_argument("--batch-recommenders", type=int, default=6)
+    parser.add_argument(
+        "--batch-recommenders", type=int, help="evaluate jobs to batch (6; quick 3)"
+    )
     parser.add_argument("--threads", type=int, default=1, help="BLAS threads")
     args = parser.parse_args(argv)
-    if args.quick:
-        args.users, args.items, args.repeat = 5_000, 2_000, 1
-        args.knn_grid, args.batch_recommenders = [10, 50, 100], 3
+    defaults = {
+        "users": (20_000, 5_000),
+        "items": (5_000, 2_000),
+        "repeat": (3, 1),
+        "knn_grid": (_PAPER_K_GRID, [10, 50, 100]),
+        "batch_recommenders": (6, 3),
+    }
+    for key, (full, quick) in defaults.items():
+        if getattr(args, key) is None:
+            setattr(args, key, quick if args.quick else full)
     rows: dict[str, float] = {}
     with threadpool_limits(limits=args.threads):
         if "stages" in args.sections:

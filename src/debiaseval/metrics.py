@@ -55,7 +55,8 @@ def _pair_keys(users: np.ndarray, items: np.ndarray, n_items: int) -> np.ndarray
     return users.astype(np.int64) * np.int64(n_items) + items.astype(np.int64)
 
 
-_TABLE_BYTES = 1 << 26  # membership by a boolean lookup table up to this span (64 MiB)
+_TABLE_BYTES = 1 << 26  # membership by a boolean lookup table up to this span (64 MiB) ...
+_TABLE_PER_KEY = 16  # ... or up to this many table cells per key
 
 
 def _unique_sorted(keys: np.ndarray) -> np.ndarray:
@@ -69,14 +70,15 @@ def _unique_sorted(keys: np.ndarray) -> np.ndarray:
 def _isin(keys: np.ndarray, ref: np.ndarray, *, ref_sorted: bool = False) -> np.ndarray:
     """``np.isin(keys, ref)`` for integer keys, by sorted keys, never by hashing.
 
-    A boolean lookup table over the span of ``ref`` when it is at most
-    ``_TABLE_BYTES`` (or 16 × the number of keys) cells, else binary search of
-    the sorted queries in the sorted ``ref``. ``ref_sorted`` skips sorting ``ref``.
+    A boolean lookup table over the span of ``ref`` when it has at most
+    ``_TABLE_BYTES`` cells (or ``_TABLE_PER_KEY`` per key), else binary search
+    of the sorted queries in the sorted ``ref``. ``ref_sorted`` says that
+    ``ref`` is sorted already.
     """
     if keys.size == 0 or ref.size == 0:
         return np.zeros(keys.shape, dtype=bool)
     low, high = (ref[0], ref[-1]) if ref_sorted else (ref.min(), ref.max())
-    if int(high) - int(low) < max(_TABLE_BYTES, 16 * (keys.size + ref.size)):
+    if int(high) - int(low) < max(_TABLE_BYTES, _TABLE_PER_KEY * (keys.size + ref.size)):
         return np.isin(keys, ref, kind="table")
     ref = ref if ref_sorted else np.sort(ref)
     order = np.argsort(keys)
