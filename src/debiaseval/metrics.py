@@ -55,8 +55,10 @@ def _pair_keys(users: np.ndarray, items: np.ndarray, n_items: int) -> np.ndarray
     return users.astype(np.int64) * np.int64(n_items) + items.astype(np.int64)
 
 
-_TABLE_BYTES = 1 << 26  # membership by a boolean lookup table up to this span (64 MiB) ...
-_TABLE_PER_KEY = 16  # ... or up to this many table cells per key
+# Membership tests use a boolean lookup table when its span is at most _TABLE_BYTES cells
+# (64 MiB) or _TABLE_PER_KEY cells per key, else binary search.
+_TABLE_BYTES = 1 << 26
+_TABLE_PER_KEY = 16
 
 
 def _unique_sorted(keys: np.ndarray) -> np.ndarray:

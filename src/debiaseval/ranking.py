@@ -40,10 +40,10 @@ def top_k_indices(scores: np.ndarray, k: int) -> np.ndarray:
 
     Ties are broken by the smaller column index, at the k-th boundary too.
     O(n_cols) per row: one ``np.argpartition`` picks the k largest entries and
-    the (k+1)-th; a row where they are equal (entries equal to the k-th largest
-    value straddle the cut) is re-selected with a cumulative count over those
-    equal values; the k picks are then ordered by
-    (score descending, column ascending). Returns an int64 array of shape
+    the (k+1)-th largest; a row where the k-th and (k+1)-th are equal (ties
+    straddle the cut) is re-selected with a cumulative count over the entries
+    equal to the k-th; the k picks are then ordered by (score descending,
+    column ascending). Returns an int64 array of shape
     (n_rows, min(k, n_cols)). ``scores`` must not contain NaN; -inf entries are
     ranked last like any other value.
     """

@@ -68,14 +68,14 @@ def fit_grid(
     *,
     seed: int,
 ) -> Iterator[tuple[dict[str, Any], Recommender]]:
-    """Yield ``(point, model)`` with ``model`` = ``name`` with ``params`` and ``point``, fitted.
+    """Yield ``(point, fitted model)`` for every grid point, in the given order.
 
     The model equals ``make_recommender(name, **params, **point).fit(train,
-    seed=seed)``; points come in the given order. For a :class:`KNNRecommender`
-    the points that differ only in ``k`` share one fit at their largest k, and
-    each model is its :meth:`KNNRecommender.with_k` twin (bit-identical to a
-    refit), so a grid over k costs one similarity computation. Other
-    recommenders are fitted lazily, one point at a time.
+    seed=seed)``. For a :class:`KNNRecommender` the points that differ only in
+    ``k`` share one fit at their largest k, and each model is its
+    :meth:`KNNRecommender.with_k` twin (bit-identical to a refit), so a grid
+    over k costs one similarity computation. Other recommenders are fitted
+    lazily, one point at a time.
     """
     points = [dict(p) for p in points]
     cls = RECOMMENDERS.get(name)
