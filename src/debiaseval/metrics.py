@@ -55,6 +55,42 @@ def _pair_keys(users: np.ndarray, items: np.ndarray, n_items: int) -> np.ndarray
     return users.astype(np.int64) * np.int64(n_items) + items.astype(np.int64)
 
 
+# Membership tests use a boolean lookup table when its span is at most _TABLE_BYTES cells
+# (64 MiB) or _TABLE_PER_KEY cells per key, else binary search.
+_TABLE_BYTES = 1 << 26
+_TABLE_PER_KEY = 16
+
+
+def _unique_sorted(keys: np.ndarray) -> np.ndarray:
+    """Sorted distinct values of an integer array (sort-based; numpy's ``unique`` hashes)."""
+    out = np.sort(keys)
+    if out.size > 1:
+        out = out[np.concatenate(([True], out[1:] != out[:-1]))]
+    return out
+
+
+def _isin(keys: np.ndarray, ref: np.ndarray, *, ref_sorted: bool = False) -> np.ndarray:
+    """``np.isin(keys, ref)`` for integer keys, by sorted keys, never by hashing.
+
+    A boolean lookup table over the span of ``ref`` when it has at most
+    ``_TABLE_BYTES`` cells (or ``_TABLE_PER_KEY`` per key), else binary search
+    of the sorted queries in the sorted ``ref``. ``ref_sorted`` says that
+    ``ref`` is sorted already.
+    """
+    if keys.size == 0 or ref.size == 0:
+        return np.zeros(keys.shape, dtype=bool)
+    low, high = (ref[0], ref[-1]) if ref_sorted else (ref.min(), ref.max())
+    if int(high) - int(low) < max(_TABLE_BYTES, _TABLE_PER_KEY * (keys.size + ref.size)):
+        return np.isin(keys, ref, kind="table")
+    ref = ref if ref_sorted else np.sort(ref)
+    order = np.argsort(keys)
+    queries = keys[order]
+    at = np.minimum(np.searchsorted(ref, queries), ref.size - 1)
+    out = np.empty(keys.shape, dtype=bool)
+    out[order] = ref[at] == queries
+    return out
+
+
 def hit_matrix(
     recs: pd.DataFrame,
     test: pd.DataFrame,
@@ -80,10 +116,14 @@ def hit_matrix(
     _check_ids(test, n_items, "test")
     _check_ids(recs, n_items, "recs")
     rel = test["rating"].to_numpy() > positive_threshold
-    rel_keys = np.unique(
+    rel_keys = _unique_sorted(
         _pair_keys(test["user"].to_numpy()[rel], test["item"].to_numpy()[rel], n_items)
     )
-    users, n_relevant = np.unique(rel_keys // n_items, return_counts=True)
+    rel_users = rel_keys // n_items  # sorted
+    first = np.ones(rel_users.size, dtype=bool)
+    first[1:] = rel_users[1:] != rel_users[:-1]
+    starts = np.flatnonzero(first)
+    users, n_relevant = rel_users[starts], np.diff(np.append(starts, rel_users.size))
     hits = np.zeros((users.size, k), dtype=bool)
     if users.size == 0 or len(recs) == 0:
         return users, hits, n_relevant
@@ -95,7 +135,7 @@ def hit_matrix(
     row = np.minimum(np.searchsorted(users, r_user), users.size - 1)
     keep = (rank <= k) & (users[row] == r_user)
     keys = _pair_keys(r_user[keep], recs["item"].to_numpy()[keep], n_items)
-    hits[row[keep], rank[keep] - 1] = np.isin(keys, rel_keys)
+    hits[row[keep], rank[keep] - 1] = _isin(keys, rel_keys, ref_sorted=True)
     return users, hits, n_relevant
 
 
@@ -233,7 +273,8 @@ def train_overlap_mask(test: pd.DataFrame, train: pd.DataFrame) -> np.ndarray:
 
     SPEC §6: such MAR pairs (366 in Coat) can never be hit when training items
     are excluded from the candidates; they are kept by default, and this mask
-    lets callers count or drop them.
+    lets callers count or drop them. Membership is tested by sorted keys
+    (a lookup table or binary search), O(n log n) at worst, never by hashing.
     """
     _check_columns(test, ("user", "item"), "test")
     _check_columns(train, ("user", "item"), "train")
@@ -242,4 +283,4 @@ def train_overlap_mask(test: pd.DataFrame, train: pd.DataFrame) -> np.ndarray:
     n = int(max(test["item"].max(), train["item"].max())) + 1
     t_keys = _pair_keys(test["user"].to_numpy(), test["item"].to_numpy(), n)
     r_keys = _pair_keys(train["user"].to_numpy(), train["item"].to_numpy(), n)
-    return np.isin(t_keys, r_keys)
+    return _isin(t_keys, r_keys)

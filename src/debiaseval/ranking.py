@@ -39,10 +39,11 @@ def top_k_indices(scores: np.ndarray, k: int) -> np.ndarray:
     """Column indices of the ``k`` largest entries of each row, best first.
 
     Ties are broken by the smaller column index, at the k-th boundary too.
-    O(n_cols) per row: ``np.argpartition`` picks k entries; a row where entries
-    equal to the k-th largest value straddle the cut is re-selected with a
-    cumulative count over those equal values; the k picks are then ordered by
-    (score descending, column ascending). Returns an int64 array of shape
+    O(n_cols) per row: one ``np.argpartition`` picks the k largest entries and
+    the (k+1)-th largest; a row where the k-th and (k+1)-th are equal (ties
+    straddle the cut) is re-selected with a cumulative count over the entries
+    equal to the k-th; the k picks are then ordered by (score descending,
+    column ascending). Returns an int64 array of shape
     (n_rows, min(k, n_cols)). ``scores`` must not contain NaN; -inf entries are
     ranked last like any other value.
     """
@@ -55,15 +56,21 @@ def top_k_indices(scores: np.ndarray, k: int) -> np.ndarray:
     kk = min(int(k), n_cols)
     if kk == 0 or n_rows == 0:
         return np.empty((n_rows, kk), dtype=np.int64)
-    cols = np.argpartition(s, n_cols - kk, axis=1)[:, n_cols - kk :]
-    vals = np.take_along_axis(s, cols, axis=1)
-    kth = vals.min(axis=1, keepdims=True)  # the k-th largest value of the row
-    straddle = np.flatnonzero(
-        np.count_nonzero(s == kth, axis=1) > np.count_nonzero(vals == kth, axis=1)
-    )
-    if straddle.size:
-        cols[straddle] = _select_with_ties(s[straddle], kth[straddle], kk)
-        vals[straddle] = np.take_along_axis(s[straddle], cols[straddle], axis=1)
+    if kk == n_cols:
+        cols = np.broadcast_to(np.arange(n_cols), s.shape)
+        vals = s
+    else:
+        # one selection places the (kk+1)-th largest entry at n_cols-kk-1 and the kk largest
+        # after it: a row straddles when the two values are equal
+        part = np.argpartition(s, n_cols - kk - 1, axis=1)
+        cols = part[:, n_cols - kk :]
+        vals = np.take_along_axis(s, cols, axis=1)
+        kth = vals.min(axis=1, keepdims=True)  # the kk-th largest value of the row
+        below = np.take_along_axis(s, part[:, n_cols - kk - 1 : n_cols - kk], axis=1)
+        straddle = np.flatnonzero(below == kth)
+        if straddle.size:
+            cols[straddle] = _select_with_ties(s[straddle], kth[straddle], kk)
+            vals[straddle] = np.take_along_axis(s[straddle], cols[straddle], axis=1)
     order = np.lexsort((cols, -vals), axis=1)
     return np.take_along_axis(cols, order, axis=1).astype(np.int64, copy=False)
 
@@ -125,7 +132,7 @@ def top_k(
                 f"model scores have shape {s.shape}, expected {(batch.size, n_items)}: "
                 "was it fitted on this train matrix?"
             )
-        if np.isnan(s).any():
+        if np.isnan(s.max(initial=-np.inf)):  # max propagates NaN: one fast pass
             raise ValueError(f"{type(model).__name__} returned NaN scores")
         if exclude_train:
             rows = x[batch]

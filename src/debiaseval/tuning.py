@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +28,7 @@ from debiaseval.config import expand_grid
 from debiaseval.interactions import rating_matrix
 from debiaseval.metrics import evaluate_topk, summarise
 from debiaseval.ranking import top_k
-from debiaseval.recommenders import RECOMMENDERS, Recommender, make_recommender
+from debiaseval.recommenders import RECOMMENDERS, Recommender, fit_grid, make_recommender
 
 __all__ = [
     "OK",
@@ -115,19 +115,14 @@ def _health(model: Recommender) -> str:
     return OK if reason is None else reason
 
 
-def _train_point(
+def _early_stopped(
     model: Recommender,
     matrix: sp.csr_matrix,
-    score,
+    score: Callable[[Recommender], float],
     seed: int,
-    early_stopping: EarlyStopping | None,
+    early_stopping: EarlyStopping,
 ) -> tuple[Recommender, float, int, str]:
-    """Fit one grid point; returns (best model, its val score, epochs (0 if n/a), status)."""
-    if early_stopping is None or not hasattr(model, "iter_epochs"):
-        model.fit(matrix, seed=seed)
-        status = _health(model)
-        value = score(model) if status == OK else float("nan")
-        return model, value, int(getattr(model, "epochs_", 0)), status
+    """Train by epochs with early stopping: (best model, its val score, its epochs, status)."""
     model.set_params(epochs=early_stopping.max_epochs)
     best: tuple[Recommender, float, int] | None = None
     status, since_best = OK, 0
@@ -145,6 +140,32 @@ def _train_point(
     if best is None:  # degenerate from the first evaluation on
         return model, float("nan"), int(model.epochs_), status
     return best[0], best[1], best[2], OK
+
+
+def _fitted_points(
+    algorithm: str,
+    params: Mapping[str, Any],
+    points: Sequence[Mapping[str, Any]],
+    matrix: sp.csr_matrix,
+    score: Callable[[Recommender], float],
+    seed: int,
+    early_stopping: EarlyStopping | None,
+) -> Iterator[tuple[Mapping[str, Any], Recommender, float, int, str]]:
+    """(point, model, val score, epochs, status) of every point, in order.
+
+    Models trained by epochs go through early stopping when it is on; the
+    others come from :func:`~debiaseval.recommenders.fit_grid`, which fits a
+    k-NN grid once at its largest k.
+    """
+    if early_stopping is not None and hasattr(RECOMMENDERS[algorithm], "iter_epochs"):
+        for point in points:
+            model = make_recommender(algorithm, **{**params, **point})
+            yield (point, *_early_stopped(model, matrix, score, seed, early_stopping))
+        return
+    for point, model in fit_grid(algorithm, params, points, matrix, seed=seed):
+        status = _health(model)
+        value = score(model) if status == OK else float("nan")
+        yield point, model, value, int(getattr(model, "epochs_", 0)), status
 
 
 def tune_points(
@@ -184,9 +205,8 @@ def tune_points(
 
     base = recommender_params(algorithm, params, positive_threshold)
     rows, best_model, best_value = [], None, -np.inf
-    for point in points:
-        model = make_recommender(algorithm, **{**base, **point})
-        model, value, epochs, status = _train_point(model, matrix, score, seed, early_stopping)
+    fitted = _fitted_points(algorithm, base, points, matrix, score, seed, early_stopping)
+    for point, model, value, epochs, status in fitted:
         rows.append(
             {
                 "params": json.dumps(dict(point), sort_keys=True),

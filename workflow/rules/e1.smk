@@ -121,9 +121,12 @@ rule e1_select:
 
 
 rule e1_evaluate:
-    """Top-k metrics of one recommender on gt and on every intervened test set."""
+    """Top-k metrics of every recommender of one seed on gt and on every intervened test set."""
     input:
-        recs="results/e1/{dataset}/seed{seed}/recs/{recommender}.parquet",
+        recs=expand(
+            "results/e1/{{dataset}}/seed{{seed}}/recs/{recommender}.parquet",
+            recommender=E1["recommenders"],
+        ),
         split="results/e1/{dataset}/seed{seed}/split.parquet",
         item_index="results/data/{dataset}/items.parquet",
         testsets=expand(
@@ -131,10 +134,10 @@ rule e1_evaluate:
             testset=E1["testsets"],
         ),
     output:
-        "results/e1/{dataset}/seed{seed}/metrics/{recommender}.parquet",
+        "results/e1/{dataset}/seed{seed}/metrics.parquet",
     params:
         seed=lambda w: int(w.seed),
-        recommender="{recommender}",
+        recommenders=list(E1["recommenders"]),
         testsets=list(E1["testsets"]),
         ks=E1["ks"],
         metrics=E1["metrics"],
@@ -148,9 +151,9 @@ rule e1_evaluate:
     conda:
         "../envs/debiaseval.yaml"
     log:
-        "logs/e1/{dataset}/seed{seed}/evaluate/{recommender}.log",
+        "logs/e1/{dataset}/seed{seed}/evaluate.log",
     benchmark:
-        "benchmarks/e1/{dataset}/seed{seed}/evaluate/{recommender}.tsv"
+        "benchmarks/e1/{dataset}/seed{seed}/evaluate.tsv"
     script:
         "../scripts/e1_evaluate.py"
 
@@ -159,9 +162,7 @@ rule e1_aggregate:
     """Mean/sd over seeds, % difference from gt, Kendall's tau, test-set diagnostics."""
     input:
         metrics=expand(
-            "results/e1/{{dataset}}/seed{seed}/metrics/{recommender}.parquet",
-            seed=experiment_seeds("e1"),
-            recommender=E1["recommenders"],
+            "results/e1/{{dataset}}/seed{seed}/metrics.parquet", seed=experiment_seeds("e1")
         ),
         diagnostics=expand(
             "results/e1/{{dataset}}/seed{seed}/testsets/{testset}.diagnostics.parquet",

@@ -1,6 +1,6 @@
-"""Adapter: metrics of one recommender on gt and every intervened test set."""
+"""Adapter: metrics of every recommender of one seed on gt and every intervened test set."""
 
-from debiaseval.experiments.e1 import evaluate_on_testsets
+from debiaseval.experiments.e1 import evaluate_recommenders
 from debiaseval.io import read_parquet, write_parquet
 from debiaseval.runtime import job
 
@@ -12,8 +12,11 @@ with job(snakemake.log[0], snakemake.threads) as log:
         name: read_parquet(path)
         for name, path in zip(p.testsets, snakemake.input.testsets, strict=True)
     }
-    metrics = evaluate_on_testsets(
-        read_parquet(snakemake.input.recs),
+    metrics = evaluate_recommenders(
+        {
+            name: read_parquet(path)
+            for name, path in zip(p.recommenders, snakemake.input.recs, strict=True)
+        },
         testsets,
         split[split["part"] == "train"],
         n_items=len(read_parquet(snakemake.input.item_index, columns=["item"])),
@@ -22,7 +25,6 @@ with job(snakemake.log[0], snakemake.threads) as log:
         positive_threshold=p.positive_threshold,
         drop_train_overlap=p.drop_train_overlap,
     )
-    metrics.insert(0, "seed", p.seed)
-    metrics.insert(0, "recommender", p.recommender)
+    metrics.insert(1, "seed", p.seed)
     log.info("\n%s", metrics.to_string())
     write_parquet(metrics, snakemake.output[0])

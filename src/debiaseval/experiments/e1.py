@@ -25,8 +25,10 @@ __all__ = [
     "OUTPUTS",
     "check_config",
     "evaluate_on_testsets",
+    "evaluate_recommenders",
     "kendall_excluded",
     "testset_diagnostics",
+    "train_overlap_masks",
 ]
 
 DATASETS = ("synthetic", "coat", "yahoo-r3")
@@ -107,26 +109,46 @@ def check_config(config: Mapping[str, Any]) -> None:
     _check_kendall(block)
 
 
+def train_overlap_masks(
+    testsets: Mapping[str, pd.DataFrame], train: pd.DataFrame
+) -> dict[str, np.ndarray]:
+    """Per test set, the mask of its rows whose (user, item) pair also occurs in ``train``.
+
+    Depends on the test sets and the seed's ``train`` part only: compute it once
+    and pass it to :func:`evaluate_on_testsets` for every recommender.
+    """
+    return {name: train_overlap_mask(test, train) for name, test in testsets.items()}
+
+
 def evaluate_on_testsets(
     recs: pd.DataFrame,
     testsets: Mapping[str, pd.DataFrame],
-    train: pd.DataFrame,
+    train: pd.DataFrame | None,
     *,
     n_items: int,
     ks: Sequence[int],
     metrics: Sequence[str],
     positive_threshold: float,
     drop_train_overlap: bool,
+    overlaps: Mapping[str, np.ndarray] | None = None,
 ) -> pd.DataFrame:
     """Mean top-k metrics of one recommender on every test set (SPEC section 6).
 
     Test pairs whose item the user also rated in ``train`` can never be hit
     (training items are not candidates); they are counted in ``n_train_overlap``
-    and dropped only when ``drop_train_overlap`` is set.
+    and dropped only when ``drop_train_overlap`` is set. ``overlaps`` (from
+    :func:`train_overlap_masks`, then ``train`` may be None) saves recomputing
+    the masks for every recommender; the result is the same.
     """
+    if overlaps is None:
+        if train is None:
+            raise ValueError("evaluate_on_testsets needs train or precomputed overlaps")
+        overlaps = train_overlap_masks(testsets, train)
     frames = []
     for name, test in testsets.items():
-        overlap = train_overlap_mask(test, train)
+        overlap = overlaps.get(name)
+        if overlap is None or overlap.shape != (len(test),):
+            raise ValueError(f"overlaps lacks a mask of {len(test)} rows for test set {name!r}")
         if drop_train_overlap:
             test = test[~overlap]
         per_user = evaluate_topk(
@@ -138,6 +160,42 @@ def evaluate_on_testsets(
         summary["n_train_overlap"] = np.int64(overlap.sum())
         frames.append(summary)
     return pd.concat(frames, ignore_index=True)
+
+
+def evaluate_recommenders(
+    recs: Mapping[str, pd.DataFrame],
+    testsets: Mapping[str, pd.DataFrame],
+    train: pd.DataFrame,
+    *,
+    n_items: int,
+    ks: Sequence[int],
+    metrics: Sequence[str],
+    positive_threshold: float,
+    drop_train_overlap: bool,
+) -> pd.DataFrame:
+    """:func:`evaluate_on_testsets` of several recommenders in one pass (one job per seed).
+
+    ``recs`` maps recommender names to their top-k lists. The train-overlap
+    masks are computed once. Returns the per-recommender tables stacked in
+    ``recs`` order, with a leading ``recommender`` column.
+    """
+    overlaps = train_overlap_masks(testsets, train)
+    tables = []
+    for name, lists in recs.items():
+        table = evaluate_on_testsets(
+            lists,
+            testsets,
+            None,
+            n_items=n_items,
+            ks=ks,
+            metrics=metrics,
+            positive_threshold=positive_threshold,
+            drop_train_overlap=drop_train_overlap,
+            overlaps=overlaps,
+        )
+        table.insert(0, "recommender", name)
+        tables.append(table)
+    return pd.concat(tables, ignore_index=True)
 
 
 def testset_diagnostics(

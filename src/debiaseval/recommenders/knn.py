@@ -5,17 +5,25 @@ centring). Neighbourhoods are the k most similar *other* users or items, ties
 broken by the smaller index. Nothing of size n_users × n_users (or
 n_items × n_items, dense) is ever built: similarities are computed for blocks
 of rows with sparse products, sized to about ``_BLOCK_CELLS`` dense cells.
+
+``fit`` stores each user's (or item's) neighbours *best first*, so the top-j
+neighbourhood of any j ≤ k is a prefix of the list: :meth:`KNNRecommender.with_k`
+gives a fitted twin for a smaller k without recomputing any similarity, and a
+grid over k costs one fit at the grid's largest k.
 """
 
 from __future__ import annotations
+
+import copy
+from typing import Self
 
 import numpy as np
 import scipy.sparse as sp
 
 from debiaseval.ranking import top_k_indices
-from debiaseval.recommenders.base import Recommender, check_int
+from debiaseval.recommenders.base import NotFittedError, Recommender, check_int
 
-__all__ = ["ItemKNN", "UserKNN"]
+__all__ = ["ItemKNN", "KNNRecommender", "UserKNN"]
 
 _BLOCK_CELLS = 1 << 22  # dense cells per similarity block (32 MiB of float64)
 
@@ -27,86 +35,129 @@ def _row_normalize(x: sp.csr_matrix) -> sp.csr_matrix:
     return sp.csr_matrix(sp.diags(inv) @ x)
 
 
-def _top_k_neighbours(sims: np.ndarray, rows: np.ndarray, k: int) -> sp.csr_matrix:
-    """Keep each row's ``k`` largest similarities, excluding column ``rows[r]`` (itself)."""
-    sims[np.arange(rows.size), rows] = -np.inf
-    cols = top_k_indices(sims, k)
-    vals = np.take_along_axis(sims, cols, axis=1)
-    indptr = np.arange(0, cols.size + 1, k, dtype=np.int64)
-    return sp.csr_matrix((vals.ravel(), cols.ravel(), indptr), shape=sims.shape)
+def _regular_csr(cols: np.ndarray, vals: np.ndarray, n_cols: int) -> sp.csr_matrix:
+    """CSR matrix whose row r holds ``cols[r]`` with ``vals[r]``, in the given (unsorted) order."""
+    n_rows, width = cols.shape
+    indptr = np.arange(n_rows + 1, dtype=np.int64) * width
+    return sp.csr_matrix((vals.ravel(), cols.ravel(), indptr), shape=(n_rows, n_cols))
 
 
-class UserKNN(Recommender):
+def _neighbour_lists(unit: sp.csr_matrix, k: int) -> sp.csr_matrix:
+    """Best-first top-``k`` neighbour lists of the rows of ``unit`` (unit-norm rows).
+
+    Row r of the n × n result holds, in its stored order, the ``k`` rows s ≠ r
+    with the largest cosine ``unit[r]·unit[s]`` (ties by smaller index; zero
+    similarities kept), so every row has exactly ``k`` entries and its first j
+    entries are its top-j neighbours.
+    """
+    n = unit.shape[0]
+    cols = np.empty((n, k), dtype=np.int64)
+    vals = np.empty((n, k), dtype=np.float64)
+    if k > 0:
+        unit_t = sp.csr_matrix(unit.T)
+        step = max(1, _BLOCK_CELLS // n)
+        for start in range(0, n, step):
+            block = np.arange(start, min(start + step, n))
+            sims = (unit[block] @ unit_t).toarray()
+            sims[np.arange(block.size), block] = -np.inf  # never one's own neighbour
+            cols[block] = top_k_indices(sims, k)
+            vals[block] = np.take_along_axis(sims, cols[block], axis=1)
+    return _regular_csr(cols, vals, n)
+
+
+def _prefix(lists: sp.csr_matrix, k: int) -> sp.csr_matrix:
+    """The first ``k`` entries of every row of regular best-first ``lists``."""
+    n = lists.shape[0]
+    width = int(lists.indptr[1]) if n else 0
+    keep = min(k, width)
+    cols = lists.indices.reshape(n, width)[:, :keep]
+    vals = lists.data.reshape(n, width)[:, :keep]
+    return _regular_csr(cols, vals, lists.shape[1])
+
+
+class KNNRecommender(Recommender):
+    """Shared machinery of the cosine k-NN recommenders: best-first lists and :meth:`with_k`.
+
+    Subclasses set ``_by_users`` (neighbours among users, or among items) and
+    :meth:`_use_neighbours`, which derives their scoring state from the lists.
+    """
+
+    _by_users: bool
+
+    def __init__(self, *, k: int = 50) -> None:
+        self.k = k
+
+    def validate_params(self) -> None:
+        check_int("k", self.k)
+
+    def _fit(self, train: sp.csr_matrix, seed: int) -> None:
+        self.train_ = train
+        rows = train if self._by_users else sp.csr_matrix(train.T)
+        k = min(int(self.k), rows.shape[0] - 1)
+        self._use_neighbours(_neighbour_lists(_row_normalize(rows), k))
+
+    def _use_neighbours(self, lists: sp.csr_matrix) -> None:
+        """Store the best-first neighbour ``lists`` as ``neighbours_`` and derive scoring state."""
+        self.neighbours_ = lists
+
+    def with_k(self, k: int) -> Self:
+        """A fitted twin with hyperparameter ``k``, scoring with the first ``k`` neighbours.
+
+        Its scores equal, bit for bit, those of a fresh model with ``k`` fitted on
+        the same matrix (same neighbourhoods, ties by smaller index, same
+        summation order), at the cost of slicing the stored lists: fit once at
+        the largest k of a grid, then call ``with_k`` for every k. ``k`` may not
+        exceed the k this model was fitted with (unless that already covered
+        every other user or item). The twin shares ``train_`` with this model.
+        """
+        if not hasattr(self, "neighbours_"):
+            raise NotFittedError(f"{type(self).__name__} is not fitted; call fit() first")
+        check_int("k", k)
+        n, width = self.neighbours_.shape[0], int(self.neighbours_.indptr[1])
+        if k > width and width < n - 1:
+            raise ValueError(f"k={k} exceeds the k={width} this model was fitted with")
+        twin = copy.copy(self)
+        twin.k = k
+        twin._use_neighbours(_prefix(self.neighbours_, int(k)))
+        return twin
+
+
+class UserKNN(KNNRecommender):
     """User-based cosine k-nearest-neighbours (SPEC §5).
 
     sim(u, v) = r_u·r_v / (‖r_u‖ ‖r_v‖); N_k(u) = the ``k`` users v ≠ u with the
     largest sim(u, v) (ties by smaller id); score(u, i) = Σ_{v ∈ N_k(u), v rated i}
     sim(u, v)·r_vi (a similarity-weighted sum, not normalised). If there are
-    fewer than k other users, all of them are neighbours. Neighbourhoods are
-    computed at scoring time, for blocks of users.
+    fewer than k other users, all of them are neighbours. ``fit`` stores the
+    user × user matrix ``neighbours_`` (row u holds N_k(u) best first with its
+    similarities; memory O(n_users·k)); a score is one sparse product with it.
     """
 
     name = "userknn"
-
-    def __init__(self, *, k: int = 50) -> None:
-        self.k = k
-
-    def validate_params(self) -> None:
-        check_int("k", self.k)
-
-    def _fit(self, train: sp.csr_matrix, seed: int) -> None:
-        self.train_ = train
-        self.normalized_ = _row_normalize(train)
-        self.normalized_t_ = sp.csr_matrix(self.normalized_.T)
+    _by_users = True
 
     def _score(self, users: np.ndarray) -> np.ndarray:
-        out = np.zeros((users.size, self.n_items_), dtype=np.float64)
-        k = min(int(self.k), self.n_users_ - 1)
-        if k == 0:
-            return out
-        step = max(1, _BLOCK_CELLS // self.n_users_)
-        for start in range(0, users.size, step):
-            block = users[start : start + step]
-            sims = (self.normalized_[block] @ self.normalized_t_).toarray()
-            weights = _top_k_neighbours(sims, block, k)
-            out[start : start + block.size] = (weights @ self.train_).toarray()
-        return out
+        return (self.neighbours_[users] @ self.train_).toarray()
 
 
-class ItemKNN(Recommender):
+class ItemKNN(KNNRecommender):
     """Item-based cosine k-nearest-neighbours (SPEC §5).
 
     sim(i, j) = r_·i·r_·j / (‖r_·i‖ ‖r_·j‖) over users; N_k(i) = the ``k`` items
     j ≠ i with the largest sim(i, j) (ties by smaller id); score(u, i) =
     Σ_{j ∈ I_u ∩ N_k(i)} sim(i, j)·r_uj (not normalised). ``fit`` stores the
-    sparse item × item top-k matrix ``similarity_`` (row i holds N_k(i);
-    zero similarities are dropped since they add nothing to a score).
+    best-first lists ``neighbours_`` and the sparse item × item top-k matrix
+    ``similarity_`` (row i holds N_k(i); zero similarities are dropped since
+    they add nothing to a score).
     """
 
     name = "itemknn"
+    _by_users = False
 
-    def __init__(self, *, k: int = 50) -> None:
-        self.k = k
-
-    def validate_params(self) -> None:
-        check_int("k", self.k)
-
-    def _fit(self, train: sp.csr_matrix, seed: int) -> None:
-        k = min(int(self.k), self.n_items_ - 1)
-        self.train_ = train
-        if k == 0:
-            self.similarity_ = sp.csr_matrix((self.n_items_, self.n_items_))
-        else:
-            items_t = _row_normalize(sp.csr_matrix(train.T))  # items × users, unit rows
-            items = sp.csr_matrix(items_t.T)  # users × items, unit columns
-            step = max(1, _BLOCK_CELLS // self.n_items_)
-            blocks = []
-            for start in range(0, self.n_items_, step):
-                block = np.arange(start, min(start + step, self.n_items_))
-                sims = (items_t[block] @ items).toarray()
-                blocks.append(_top_k_neighbours(sims, block, k))
-            self.similarity_ = sp.csr_matrix(sp.vstack(blocks, format="csr"))
-            self.similarity_.eliminate_zeros()
+    def _use_neighbours(self, lists: sp.csr_matrix) -> None:
+        self.neighbours_ = lists
+        self.similarity_ = lists.copy()
+        self.similarity_.eliminate_zeros()
         self.similarity_t_ = sp.csr_matrix(self.similarity_.T)
 
     def _score(self, users: np.ndarray) -> np.ndarray:

@@ -1,0 +1,69 @@
+"""``python -m debiaseval.benchmark`` runs end to end at a tiny size (no timing is asserted)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+
+from debiaseval.benchmark import main, reference_topk_metrics
+from debiaseval.interactions import rating_matrix
+from debiaseval.metrics import evaluate_topk, summarise
+from debiaseval.ranking import top_k
+from debiaseval.recommenders import make_recommender
+
+
+def test_reference_metrics_equal_the_project_path() -> None:
+    rng = np.random.default_rng(0)
+    n_users, n_items = 80, 50
+    keys = rng.choice(n_users * n_items, 1500, replace=False)
+    user, item = keys // n_items, keys % n_items
+    rating = rng.uniform(1, 5, keys.size)  # continuous scores below: no ties
+    frame = pd.DataFrame({"user": user, "item": item, "rating": rating})
+    train_df, test_df = frame.iloc[:1000], frame.iloc[1000:]
+    train = rating_matrix(train_df, n_users, n_items)
+    rel = test_df[test_df["rating"] > 3]
+    relevant = sp.csr_matrix(
+        (np.ones(len(rel), dtype=bool), (rel["user"], rel["item"])), shape=train.shape
+    )
+    model = make_recommender("userknn", k=10).fit(train)
+    expected = summarise(
+        evaluate_topk(
+            top_k(model, train, 5),
+            test_df,
+            [5],
+            n_items=n_items,
+            metrics=["precision", "recall", "ndcg"],
+        )
+    )
+    got = reference_topk_metrics(model, train, relevant, 5, batch_size=7)
+    for metric, value in zip(expected["metric"], expected["value"], strict=True):
+        assert got[metric] == pytest.approx(value, rel=1e-12)
+
+
+@pytest.mark.slow
+def test_benchmark_runs_at_a_tiny_size() -> None:
+    rows = main(
+        [
+            "--quick",
+            "--users", "300", "--items", "120", "--density", "0.05",
+            "--recommenders", "pospop", "userknn",
+            "--shape", "200", "150", "3000", "2000",
+            "--knn-grid", "2", "5",
+            "--mf-epochs", "1",
+            "--batch-recommenders", "2",
+        ]
+    )  # fmt: skip
+    assert all(np.isfinite(v) and v > 0 for v in rows.values())
+    for name in (
+        "stage fit userknn [s]",
+        "scores->P/R/NDCG@10: project / numpy reference",
+        "scores->P/R@10: LightFM evaluation / project",
+        "train_overlap_mask: before / after",
+        "userknn grid: refit per k / one fit",
+        "itemknn grid: refit per k / one fit",
+        "job: package imports [s]",
+        "evaluate: 2 jobs / one batched job",
+    ):
+        assert name in rows
