@@ -130,3 +130,16 @@ def test_simulate_bad_input():
         _simulate(metrics=["ndcg@5"])
     with pytest.raises(ValueError, match=r"clip must lie in \(0, 1\]"):
         _simulate(clip=0.0)
+
+
+def test_figures_draw_every_panel():
+    from debiaseval.figures import e3 as figures
+
+    tables = e3.aggregate(_simulate(n_draws=3), {"alpha": 0.25})
+    assert set(figures.TABLES) <= set(tables)
+    for name in figures.FIGURES:
+        fig = figures.draw(name, tables, "synthetic")
+        assert len(fig.axes) == 5 * 2  # matrices x metrics
+        assert fig.axes[0].get_yscale() == "log"
+    with pytest.raises(ValueError, match="no figure"):
+        figures.draw("bias", tables, "synthetic")

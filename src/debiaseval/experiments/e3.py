@@ -15,7 +15,7 @@ table's α, so the comparisons across α and MAR sizes are paired.
 
 Steps: :func:`simulate` (one seed: prediction matrices, true values, draws) →
 :func:`summarise_estimates` (Table 1), :func:`rmse_table` (RMSE vs α and vs the
-MAR sample size), :func:`table1_markdown`.
+MAR sample size), :func:`table1_markdown`; :func:`run` does it all in-process.
 """
 
 from __future__ import annotations
@@ -27,22 +27,38 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from debiaseval.config import ConfigError
 from debiaseval.datasets.synthetic import generate_synthetic
 from debiaseval.estimators import ESTIMATORS, estimate
 from debiaseval.losses import loss_matrix, parse_metric
 from debiaseval.prediction_matrices import PREDICTION_MATRICES, prediction_matrix
 from debiaseval.propensities import check_propensities, naive_bayes
+from debiaseval.splits import run_rng
 
 __all__ = [
+    "DATASETS",
     "LEVELS",
+    "OUTPUTS",
     "Truth",
+    "aggregate",
+    "check_config",
+    "dataset_truth",
+    "full_truth",
     "rmse_table",
+    "run",
     "simulate",
+    "simulate_seed",
     "summarise_estimates",
     "synthetic_truth",
     "table1_markdown",
     "true_losses",
 ]
+
+DATASETS = ("synthetic", "ml-100k-semi")
+"""Datasets with a known full rating matrix and observation model, which E3 needs."""
+
+OUTPUTS = ("estimates.parquet", "estimates.md", "rmse_vs_alpha.parquet", "rmse_vs_mar.parquet")
+"""Aggregated outputs of E3 in ``results/e3/{dataset}/``."""
 
 LEVELS = np.arange(1.0, 6.0)
 """Rating levels 1..5 of the full matrices."""
@@ -76,6 +92,46 @@ def synthetic_truth(params: Mapping[str, Any], name: str = "synthetic") -> Truth
         return other.propensities
 
     return Truth(name, data.ratings, propensities)
+
+
+def full_truth(interactions: pd.DataFrame, name: str) -> Truth:
+    """Y from the ``full`` part of canonical interactions, with the [ICML16] §6.2 model at any α.
+
+    The ``full`` part (``ml-100k-semi``) holds every (user, item) pair with its
+    rating and true ``propensity``; P_α = k·α^{max(0, 4 − Y)} with k re-solved
+    so that the expected density stays the dataset's, mean(P) over the part.
+    """
+    from debiaseval.datasets.semisynthetic import observation_propensities
+
+    full = interactions[interactions["part"] == "full"] if "part" in interactions else None
+    if full is None or full.empty:
+        raise ValueError(f"{name}: E3 needs the full rating matrix (a 'full' part), found none")
+    users = full["user"].to_numpy(np.int64)
+    items = full["item"].to_numpy(np.int64)
+    n_users, n_items = int(users.max()) + 1, int(items.max()) + 1
+    if len(full) != n_users * n_items:
+        raise ValueError(
+            f"{name}: the 'full' part has {len(full)} rows, expected {n_users} x {n_items}"
+        )
+    ratings = np.zeros((n_users, n_items), dtype=np.int8)
+    ratings[users, items] = full["rating"].to_numpy(np.float64)
+    density = float(full["propensity"].to_numpy(np.float64).mean())
+
+    def propensities(alpha: float) -> np.ndarray:
+        return observation_propensities(ratings, alpha=alpha, density=density)
+
+    return Truth(name, ratings, propensities)
+
+
+def dataset_truth(
+    dataset: str, interactions: pd.DataFrame | None, synthetic: Mapping[str, Any]
+) -> Truth:
+    """The :class:`Truth` of ``dataset``: generated for ``synthetic``, else its ``full`` part."""
+    if dataset == "synthetic":
+        return synthetic_truth(synthetic)
+    if interactions is None:
+        raise ValueError(f"{dataset}: E3 needs the dataset's interactions with a 'full' part")
+    return full_truth(interactions, dataset)
 
 
 def true_losses(
@@ -282,7 +338,7 @@ def table1_markdown(estimates: pd.DataFrame, *, title: str = "") -> str:
     Each cell is ``mean ± sd`` over the draws; the ``True`` row is the true value.
     """
     matrices = list(pd.unique(estimates["matrix"]))
-    lines = [f"### {title}", ""] if title else []
+    lines = [f"# {title}", ""] if title else []
     lines.append("| metric | | " + " | ".join(matrices) + " |")
     lines.append("|---|---|" + "---:|" * len(matrices))
     labels = {"naive": "Naive", "ips": "IPS", "snips": "SNIPS"}
@@ -301,3 +357,80 @@ def table1_markdown(estimates: pd.DataFrame, *, title: str = "") -> str:
     n = int(estimates["n_draws"].iloc[0])
     lines += ["", f"Mean ± sd over {n} draws of O; True = the exact value on the full matrix."]
     return "\n".join(lines) + "\n"
+
+
+def simulate_seed(truth: Truth, block: Mapping[str, Any], seed: int) -> pd.DataFrame:
+    """:func:`simulate` for run ``seed`` with the ``e3`` config block's settings.
+
+    The random streams are ``run_rng(seed, dataset, "e3", "predictions" | "draws")``.
+    """
+    return simulate(
+        truth,
+        seed=seed,
+        matrices=block["matrices"],
+        metrics=block["metrics"],
+        alpha=block["alpha"],
+        alphas=block["alphas"],
+        n_draws=block["n_draws"],
+        mar_sizes=block["mar_sizes"],
+        smoothing=block["smoothing"],
+        clip=block["clip"],
+        rng_predictions=run_rng(seed, truth.name, "e3", "predictions"),
+        rng_draws=run_rng(seed, truth.name, "e3", "draws"),
+    )
+
+
+def aggregate(draws: pd.DataFrame, block: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
+    """The aggregated tables of E3 from every seed's draws: estimates and the two RMSE tables."""
+    return {
+        "estimates": summarise_estimates(draws, alpha=block["alpha"]),
+        "rmse_vs_alpha": rmse_table(draws, propensity="known", by="alpha"),
+        "rmse_vs_mar": rmse_table(draws, propensity="naive_bayes", by="mar_size"),
+    }
+
+
+def check_config(config: Mapping[str, Any]) -> None:
+    """Cross-field checks of the ``e3`` block (after schema validation); raise ``ConfigError``."""
+    block = config["e3"]
+    for position, name in enumerate(block["datasets"]):
+        if name not in DATASETS:
+            raise ConfigError(
+                f"config error at 'e3.datasets.{position}': E3 needs a full rating matrix, "
+                f"which {name!r} lacks (E3 datasets: {', '.join(DATASETS)})"
+            )
+    if "synthetic" in block["datasets"] and block["mar_sizes"]:
+        n_pairs = config["synthetic"]["n_users"] * config["synthetic"]["n_items"]
+        too_big = [m for m in block["mar_sizes"] if m > n_pairs]
+        if too_big:
+            raise ConfigError(
+                f"config error at 'e3.mar_sizes': {too_big} exceed the {n_pairs} pairs of the "
+                "synthetic dataset"
+            )
+
+
+def run(
+    data: Truth | str,
+    config: Mapping[str, Any] | None = None,
+    *,
+    seeds: int | Sequence[int] | None = None,
+) -> dict[str, pd.DataFrame]:
+    """Run E3 in-process: the tables the workflow writes, for the same config and seeds.
+
+    ``data`` is a :class:`Truth` (e.g. :func:`full_truth` of ``ml-100k-semi``'s
+    interactions) or ``"synthetic"`` (generated from the config's ``synthetic``
+    block). ``config`` is a workflow config (validated, defaults filled);
+    ``seeds`` a number of runs or a list of seed ids (default: the ``e3`` block's).
+    Returns ``draws`` (every seed's, concatenated), ``estimates``, ``rmse_vs_alpha``
+    and ``rmse_vs_mar``.
+    """
+    from debiaseval.config import validate_config
+
+    cfg = validate_config(dict(config or {}))
+    block = cfg["e3"]
+    truth = synthetic_truth(cfg["synthetic"]) if isinstance(data, str) else data
+    if isinstance(data, str) and data != "synthetic":
+        raise ValueError(f"run() generates only 'synthetic'; pass a Truth for {data!r}")
+    n = block["seeds"] if seeds is None else seeds
+    ids = range(n) if isinstance(n, int) else list(n)
+    draws = pd.concat([simulate_seed(truth, block, int(s)) for s in ids], ignore_index=True)
+    return {"draws": draws, **aggregate(draws, block)}
