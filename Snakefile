@@ -1,5 +1,7 @@
 # debiaseval: debiased offline evaluation of recommender systems.
-# Stages: download -> preprocess -> split -> intervene -> train -> evaluate -> aggregate.
+# Shared stages: download -> preprocess. Each experiment's rules (split -> intervene -> train ->
+# elicit -> evaluate -> aggregate, as it needs them) sit together in workflow/rules/<eN>.smk;
+# report.smk draws every experiment's figures and tables for `snakemake --report`.
 from snakemake.utils import min_version
 
 min_version("9.0")
@@ -8,17 +10,21 @@ min_version("9.0")
 configfile: "config/config.yaml"
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/download.smk"
 include: "workflow/rules/preprocess.smk"
-include: "workflow/rules/split.smk"
-include: "workflow/rules/intervene.smk"
-include: "workflow/rules/train.smk"
-include: "workflow/rules/evaluate.smk"
-include: "workflow/rules/aggregate.smk"
+include: "workflow/rules/e1.smk"
+include: "workflow/rules/report.smk"
 
 
 rule all:
     default_target: True
     input:
-        e1_targets(),
+        experiment_targets(),
+
+
+onsuccess:
+    print(finished_message(config, EXPERIMENTS))

@@ -16,6 +16,16 @@ def test_defaults_are_filled():
     assert config["resources"]["train"]["threads"] >= 1
 
 
+def test_experiment_blocks_inherit_datasets_and_seeds():
+    config = validate_config({"datasets": ["coat", "ml-100k"], "seeds": 3})
+    assert config["experiments"][0] == "e1"
+    assert config["e1"]["datasets"] == ["coat"]  # the top-level datasets E1 can run on
+    assert config["e1"]["seeds"] == 3
+    own = validate_config({"seeds": 3, "e1": {"datasets": ["yahoo-r3"], "seeds": 1}})
+    assert own["e1"]["datasets"] == ["yahoo-r3"]
+    assert own["e1"]["seeds"] == 1
+
+
 def test_input_is_not_mutated():
     raw = {"e1": {"rho": 0.3}}
     validate_config(raw)
@@ -47,7 +57,9 @@ def test_every_key_has_description_and_default():
         ({"seeds": "ten"}, "'seeds'"),
         ({"seeds": 0}, "'seeds'"),
         ({"datasets": ["netflix"]}, "'datasets.0'"),
-        ({"datasets": ["coat", "ml-100k"]}, "'datasets.1'"),
+        ({"e1": {"datasets": ["coat", "ml-100k"]}}, "'e1.datasets.1'"),
+        ({"e1": {"datasets": ["coat", "netflix"]}}, "'e1.datasets.1'"),
+        ({"experiments": ["e99"]}, "'experiments.0'"),
         ({"e1": {"unknown": True}}, "'e1.unknown'"),
         ({"e1": {"testsets": {"X": {"strategy": "nope"}}}}, "'e1.testsets.X.strategy'"),
         ({"e1": {"testsets": {"gt": {"strategy": "reg"}}}}, "'e1.testsets'"),

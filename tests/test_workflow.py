@@ -42,10 +42,12 @@ def snakemake(
     return result
 
 
-def parquet_bytes(workdir: Path) -> dict[str, bytes]:
+def result_bytes(workdir: Path) -> dict[str, bytes]:
+    """Every Parquet table and figure under results/, by relative path."""
     return {
         str(p.relative_to(workdir)): p.read_bytes()
-        for p in sorted((workdir / "results").rglob("*.parquet"))
+        for p in sorted((workdir / "results").rglob("*"))
+        if p.suffix in {".parquet", ".svg", ".png", ".html"}
     }
 
 
@@ -53,7 +55,8 @@ def parquet_bytes(workdir: Path) -> dict[str, bytes]:
 def two_runs(tmp_path_factory) -> tuple[Path, Path]:
     """The tiny study run with --cores 2 and, in a second folder, with --cores 1."""
     first = make_workdir(tmp_path_factory.mktemp("cores2"))
-    snakemake(first, "--cores", "2")
+    run = snakemake(first, "--cores", "2")
+    (first / "run.out").write_text(run.stdout + run.stderr)
     second = make_workdir(tmp_path_factory.mktemp("cores1"))
     snakemake(second, "--cores", "1")
     return first, second
@@ -83,11 +86,29 @@ def test_outputs(two_runs):
     assert (workdir / "results/e1/synthetic/summary.md").read_text().startswith("# E1 on synthetic")
     assert (workdir / "logs/e1/synthetic/aggregate.log").exists()
     assert (workdir / "benchmarks/e1/synthetic/seed0/train/MF.tsv").exists()
+    for figure in ("recall", "pct_diff", "kendall"):
+        svg = workdir / f"results/e1/synthetic/figures/{figure}.svg"
+        assert svg.read_text().lstrip().startswith("<?xml")
+        assert svg.with_suffix(".png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_report_holds_the_figures(two_runs):
+    workdir, _ = two_runs
+    snakemake(workdir, "--report", "report.html")
+    html = (workdir / "report.html").read_text()
+    for figure in ("recall.svg", "pct_diff.svg", "kendall.svg", "summary.html"):
+        assert figure in html
+
+
+def test_success_says_where_the_results_are(two_runs):
+    output = (two_runs[0] / "run.out").read_text()
+    assert "E1 on synthetic: results/e1/synthetic/kendall.md" in output
+    assert "snakemake --report report.html" in output
 
 
 def test_byte_identical_whatever_the_cores(two_runs):
     first, second = two_runs
-    a, b = parquet_bytes(first), parquet_bytes(second)
+    a, b = result_bytes(first), result_bytes(second)
     assert a.keys() == b.keys() and len(a) > 20
     assert [name for name in a if a[name] != b[name]] == []
 

@@ -7,8 +7,8 @@ bad config fails at once with a message naming the offending key.
 from __future__ import annotations
 
 import copy
+import importlib
 import itertools
-import math
 from collections.abc import Iterable, Mapping
 from importlib import resources
 from typing import Any
@@ -17,26 +17,45 @@ import jsonschema
 import yaml
 
 __all__ = [
-    "E1_DATASETS",
     "ConfigError",
     "expand_grid",
+    "experiment_names",
     "load_schema",
     "validate_config",
 ]
-
-
-E1_DATASETS = ("synthetic", "coat", "yahoo-r3")
-"""Datasets with both a MAR and an MNAR part, which experiment E1 needs."""
 
 
 class ConfigError(ValueError):
     """A configuration value is unknown, of the wrong type or out of range."""
 
 
+def _schema_text(name: str) -> str:
+    return resources.files("debiaseval").joinpath(f"schemas/{name}").read_text()
+
+
+def experiment_names() -> list[str]:
+    """The experiments that have a config block: one ``schemas/<name>.schema.yaml`` each."""
+    folder = resources.files("debiaseval").joinpath("schemas")
+    suffix = ".schema.yaml"
+    names = [f.name.removesuffix(suffix) for f in folder.iterdir() if f.name.endswith(suffix)]
+    return sorted(n for n in names if n != "config")
+
+
 def load_schema() -> dict[str, Any]:
-    """The config schema shipped with the package (draft 2020-12)."""
-    text = resources.files("debiaseval").joinpath("schemas/config.schema.yaml").read_text()
-    return yaml.safe_load(text)
+    """The config schema shipped with the package (draft 2020-12).
+
+    The main schema ``schemas/config.schema.yaml`` plus one block per experiment,
+    ``schemas/<name>.schema.yaml``, inserted as ``properties.<name>``; the
+    top-level ``experiments`` list may name those experiments and defaults to all.
+    """
+    schema = yaml.safe_load(_schema_text("config.schema.yaml"))
+    names = experiment_names()
+    for name in names:
+        schema["properties"][name] = yaml.safe_load(_schema_text(f"{name}.schema.yaml"))
+    listing = schema["properties"]["experiments"]
+    listing["items"] = {"enum": names}
+    listing["default"] = names
+    return schema
 
 
 def _resolve(schema: Mapping[str, Any], root: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -95,40 +114,42 @@ def _one_line(error: jsonschema.ValidationError) -> str:
     return f"config error at '{where}': {message}{hint}"
 
 
-def _check_fractions(config: Mapping[str, Any]) -> None:
-    for key in ("mnar_split", "mar_split"):
-        parts = config["e1"][key]
-        total = sum(parts.values())
-        if not math.isclose(total, 1.0, abs_tol=1e-9):
+def _check_dataset_names(where: str, names: Iterable[str]) -> None:
+    from debiaseval.datasets import DATASET_NAMES
+
+    for position, name in enumerate(names):
+        if name not in DATASET_NAMES:
             raise ConfigError(
-                f"config error at 'e1.{key}': fractions {parts} sum to {total:g}, expected 1"
+                f"config error at '{where}.{position}': unknown dataset {name!r}; "
+                f"known: {', '.join(DATASET_NAMES)}"
             )
 
 
-def _check_datasets(config: Mapping[str, Any]) -> None:
-    for position, name in enumerate(config["datasets"]):
-        if name not in E1_DATASETS:
-            raise ConfigError(
-                f"config error at 'datasets.{position}': E1 needs a MAR part, which {name!r} "
-                f"lacks (E1 datasets: {', '.join(E1_DATASETS)})"
-            )
+def _experiment(name: str) -> Any:
+    return importlib.import_module(f"debiaseval.experiments.{name}")
 
 
-def _check_recommenders(config: Mapping[str, Any]) -> None:
-    from debiaseval.recommenders import make_recommender
+def _resolve_experiments(config: dict[str, Any]) -> None:
+    """Fill each experiment's null ``datasets`` and ``seeds`` from the top level, then check it.
 
-    for name, spec in config["e1"]["recommenders"].items():
-        where = f"e1.recommenders.{name}"
-        overlap = set(spec["params"]) & set(spec["grid"])
-        if overlap:
-            raise ConfigError(
-                f"config error at '{where}': {sorted(overlap)} in both params and grid"
-            )
-        for point in expand_grid(spec["grid"]):
-            try:
-                make_recommender(spec["algorithm"], **spec["params"], **point)
-            except (TypeError, ValueError) as exc:
-                raise ConfigError(f"config error at '{where}': {exc}") from None
+    A null ``datasets`` becomes the top-level datasets that the experiment can
+    run on (its module's ``DATASETS``, when it declares them); an explicit list
+    is checked by the experiment's own ``check_config``.
+    """
+    for name in experiment_names():
+        block, module = config[name], _experiment(name)
+        if block["datasets"] is None:
+            supported = getattr(module, "DATASETS", None)
+            block["datasets"] = [
+                d for d in config["datasets"] if supported is None or d in supported
+            ]
+        else:
+            _check_dataset_names(f"{name}.datasets", block["datasets"])
+        if block["seeds"] is None:
+            block["seeds"] = config["seeds"]
+        check = getattr(module, "check_config", None)
+        if check is not None:
+            check(config)
 
 
 def validate_config(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -143,9 +164,8 @@ def validate_config(config: Mapping[str, Any]) -> dict[str, Any]:
     error = jsonschema.exceptions.best_match(validator.iter_errors(filled))
     if error is not None:
         raise ConfigError(_one_line(error))
-    _check_datasets(filled)
-    _check_fractions(filled)
-    _check_recommenders(filled)
+    _check_dataset_names("datasets", filled["datasets"])
+    _resolve_experiments(filled)
     return filled
 
 

@@ -149,7 +149,7 @@ def main(run_log_path, jobcomp_path, squeue_path, slurm_logdir, config_path, *lo
         asked = {key: job.get(key) for key in allocated}
         if allocated != asked:
             errors.append(f"{what}: Snakemake asked {asked}, SLURM allocated {allocated}")
-        configured = config_resources.get(job["rule"], {})
+        configured = config_resources.get(re.sub(r"^e\d+_", "", job["rule"]), {})  # e1_train: train
         for key, value in configured.items():
             if job.get(key) != value:
                 errors.append(f"{what}: {key} is {job.get(key)}, the config says {value}")

@@ -1,12 +1,15 @@
 # Validated config, the names the rules' wildcards may take, and target helpers.
 # Logic lives in src/debiaseval; this file only wires the config into rules.
+import importlib
 import os
 import re
 import sys
 
 from debiaseval import code_hash
 from debiaseval.config import ConfigError, validate_config
-from debiaseval.datasets import MIRROR_ENV
+from debiaseval.datasets import DATASET_NAMES, MIRROR_ENV, SOURCES
+from debiaseval.figures import figure_module
+from debiaseval.report import finished_message
 
 try:
     config.update(validate_config(config))
@@ -14,9 +17,9 @@ except ConfigError as error:
     sys.exit(str(error))  # one line naming the key, before any job is scheduled
 
 CODE = code_hash()
-E1 = config["e1"]
-DOWNLOADABLE = ["coat", "yahoo-r3", "ml-100k", "ml-1m"]
-MF_RECOMMENDERS = [n for n, spec in E1["recommenders"].items() if spec["algorithm"] == "mf"]
+DOWNLOADABLE = list(SOURCES)
+EXPERIMENTS = config["experiments"]
+FIGURE_MODULES = {name: figure_module(name) for name in EXPERIMENTS}
 
 
 def _alternatives(names):
@@ -24,10 +27,20 @@ def _alternatives(names):
 
 
 wildcard_constraints:
-    dataset=_alternatives(["synthetic", *DOWNLOADABLE]),
+    dataset=_alternatives(DATASET_NAMES),
     seed=r"\d+",
-    recommender=_alternatives(E1["recommenders"]),
-    testset=_alternatives(E1["testsets"]),
+    recommender=_alternatives(config["e1"]["recommenders"]),
+    testset=_alternatives(config["e1"]["testsets"]),
+
+
+def experiment_datasets(name):
+    """The datasets experiment ``name`` runs on (its block's list, resolved from the top level)."""
+    return config[name]["datasets"]
+
+
+def experiment_seeds(name):
+    """The seeds 0..n-1 of experiment ``name``."""
+    return range(config[name]["seeds"])
 
 
 def mirror():
@@ -36,7 +49,7 @@ def mirror():
 
 
 def preprocess_input(wildcards):
-    if wildcards.dataset == "synthetic":
+    if wildcards.dataset not in SOURCES:
         return {}
     return {"raw": ancient(f"resources/raw/{wildcards.dataset}")}
 
@@ -45,9 +58,18 @@ def resources_of(stage):
     return config["resources"][stage]
 
 
-def e1_targets():
-    return expand(
-        "results/e1/{dataset}/{table}",
-        dataset=config["datasets"],
-        table=["summary.parquet", "kendall.parquet", "summary.md", "kendall.md"],
-    )
+def experiment_targets():
+    """Final files of every experiment the config runs, on each of its datasets.
+
+    The aggregated outputs its module lists in OUTPUTS (debiaseval.experiments.<name>), and the
+    report's figures and HTML tables (debiaseval.figures.<name>: FIGURES and TABLES).
+    """
+    targets = []
+    for name, figures in FIGURE_MODULES.items():
+        outputs = importlib.import_module(f"debiaseval.experiments.{name}").OUTPUTS
+        for dataset in experiment_datasets(name):
+            folder = f"results/{name}/{dataset}"
+            targets += [f"{folder}/{output}" for output in outputs]
+            targets += [f"{folder}/figures/{figure}.svg" for figure in figures.FIGURES]
+            targets += [f"{folder}/tables/{stem}.html" for stem in figures.TABLES]
+    return targets

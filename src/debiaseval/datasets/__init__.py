@@ -20,7 +20,15 @@ from debiaseval.datasets.loaders import (
 from debiaseval.datasets.preprocess import PARTS, build_interactions, filter_users_by_count
 from debiaseval.datasets.registry import SOURCES, DatasetSource
 
+GENERATED: tuple[str, ...] = ("synthetic",)
+"""Datasets the workflow generates itself (no download)."""
+
+DATASET_NAMES: tuple[str, ...] = (*GENERATED, *SOURCES)
+"""Every dataset name a config may use."""
+
 __all__ = [
+    "DATASET_NAMES",
+    "GENERATED",
     "LOADERS",
     "MIRROR_ENV",
     "PARTS",

@@ -9,19 +9,68 @@ MNAR ``train`` part, tuned on the MAR ``val`` part, and evaluated on the MAR
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from debiaseval.config import expand_grid
+from debiaseval.config import ConfigError, expand_grid
 from debiaseval.interactions import rating_matrix
 from debiaseval.metrics import evaluate_topk, summarise, train_overlap_mask
 from debiaseval.ranking import top_k
 from debiaseval.recommenders import make_recommender
 
-__all__ = ["evaluate_on_testsets", "tune_and_rank"]
+__all__ = ["DATASETS", "OUTPUTS", "check_config", "evaluate_on_testsets", "tune_and_rank"]
+
+DATASETS = ("synthetic", "coat", "yahoo-r3")
+"""Datasets with both a MAR and an MNAR part, which E1 needs."""
+
+OUTPUTS = ("summary.parquet", "kendall.parquet", "summary.md", "kendall.md")
+"""E1's aggregated files in ``results/e1/<dataset>/``."""
+
+
+def _check_fractions(block: Mapping[str, Any]) -> None:
+    for key in ("mnar_split", "mar_split"):
+        parts = block[key]
+        total = sum(parts.values())
+        if not math.isclose(total, 1.0, abs_tol=1e-9):
+            raise ConfigError(
+                f"config error at 'e1.{key}': fractions {parts} sum to {total:g}, expected 1"
+            )
+
+
+def _check_datasets(block: Mapping[str, Any]) -> None:
+    for position, name in enumerate(block["datasets"]):
+        if name not in DATASETS:
+            raise ConfigError(
+                f"config error at 'e1.datasets.{position}': E1 needs a MAR part, which {name!r} "
+                f"lacks (E1 datasets: {', '.join(DATASETS)})"
+            )
+
+
+def _check_recommenders(block: Mapping[str, Any]) -> None:
+    for name, spec in block["recommenders"].items():
+        where = f"e1.recommenders.{name}"
+        overlap = set(spec["params"]) & set(spec["grid"])
+        if overlap:
+            raise ConfigError(
+                f"config error at '{where}': {sorted(overlap)} in both params and grid"
+            )
+        for point in expand_grid(spec["grid"]):
+            try:
+                make_recommender(spec["algorithm"], **spec["params"], **point)
+            except (TypeError, ValueError) as exc:
+                raise ConfigError(f"config error at '{where}': {exc}") from None
+
+
+def check_config(config: Mapping[str, Any]) -> None:
+    """Cross-field checks of the ``e1`` block (after schema validation); raise ``ConfigError``."""
+    block = config["e1"]
+    _check_datasets(block)
+    _check_fractions(block)
+    _check_recommenders(block)
 
 
 def tune_and_rank(

@@ -1,0 +1,105 @@
+"""Figures of experiment E1 ([SAC20]): how far each test set's Recall@k is from the MAR truth."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+__all__ = ["FIGURES", "TABLES", "draw"]
+
+TABLES = ("summary", "kendall")
+
+FIGURES = {
+    "recall": (
+        "Recall@k of every recommender on the MAR ground truth (gt) and on each test set; "
+        "bars are means over seeds, whiskers one standard deviation. The closer a test set's "
+        "bars are to gt's, the less biased its evaluation."
+    ),
+    "pct_diff": (
+        "Percentage difference of Recall@k on each test set from the ground truth (gt), per "
+        "recommender, from the seed means. 0 is unbiased; closer to 0 is better."
+    ),
+    "kendall": (
+        "Kendall's tau-b between the ranking of the recommenders on gt and on each test set "
+        "(seed means; the sanity baselines listed in e1.kendall_exclude are left out), with and "
+        "without matrix factorisation. 1 means the test set ranks the recommenders as gt does."
+    ),
+}
+
+
+def _recall_k(summary: pd.DataFrame) -> int:
+    ks = sorted(summary.loc[summary["metric"] == "recall", "k"].unique())
+    if not ks:
+        raise ValueError("the E1 summary has no recall rows")
+    return 10 if 10 in ks else int(ks[0])
+
+
+def _grouped_bars(ax, table: pd.DataFrame, errors: pd.DataFrame | None, ylabel: str) -> None:
+    """Bars of ``table`` (rows = groups on the x axis, columns = bars within a group)."""
+    n_rows, n_cols = table.shape
+    width = 0.8 / max(n_cols, 1)
+    x = np.arange(n_rows)
+    for j, column in enumerate(table.columns):
+        yerr = None if errors is None else errors[column].fillna(0.0).to_numpy()
+        ax.bar(
+            x + (j - (n_cols - 1) / 2) * width,
+            table[column].to_numpy(),
+            width,
+            yerr=yerr,
+            capsize=2,
+            label=str(column),
+        )
+    ax.set_xticks(x, [str(i) for i in table.index], rotation=20, ha="right")
+    ax.set_ylabel(ylabel)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize="small", ncols=min(n_cols, 6))
+
+
+def _recall(summary: pd.DataFrame, dataset: str, pct: bool) -> Figure:
+    k = _recall_k(summary)
+    rows = summary[(summary["metric"] == "recall") & (summary["k"] == k)]
+    order = list(dict.fromkeys(rows["testset"]))
+    value = "pct_diff_vs_gt" if pct else "mean"
+    table = rows.pivot(index="recommender", columns="testset", values=value)
+    if pct:
+        table = table[[t for t in order if t != "gt"]]
+    else:
+        table = table[order]
+    errors = None if pct else rows.pivot(index="recommender", columns="testset", values="sd")
+    fig = Figure(figsize=(8, 4.2), layout="constrained")
+    ax = fig.add_subplot()
+    label = f"% difference of Recall@{k} from gt" if pct else f"Recall@{k}"
+    _grouped_bars(ax, table, errors, label)
+    if pct:
+        ax.axhline(0.0, color="black", linewidth=0.8)
+    ax.set_title(f"E1 on {dataset}: {label}")
+    return fig
+
+
+def _kendall(kendall: pd.DataFrame, summary: pd.DataFrame, dataset: str) -> Figure:
+    k = _recall_k(summary)
+    rows = kendall[(kendall["metric"] == "recall") & (kendall["k"] == k)]
+    table = rows.pivot(index="testset", columns="with_mf", values="tau")
+    table = table.reindex(list(dict.fromkeys(rows["testset"])))
+    table.columns = ["with MF" if c else "without MF" for c in table.columns]
+    fig = Figure(figsize=(6.5, 3.8), layout="constrained")
+    ax = fig.add_subplot()
+    _grouped_bars(ax, table, None, f"Kendall tau-b vs gt (Recall@{k})")
+    ax.set_ylim(-1.05, 1.05)
+    ax.axhline(0.0, color="black", linewidth=0.8)
+    ax.set_title(f"E1 on {dataset}: agreement of the recommender ranking with gt")
+    return fig
+
+
+def draw(name: str, tables: Mapping[str, pd.DataFrame], dataset: str) -> Figure:
+    """Figure ``name`` of :data:`FIGURES` from E1's aggregated tables."""
+    if name == "recall":
+        return _recall(tables["summary"], dataset, pct=False)
+    if name == "pct_diff":
+        return _recall(tables["summary"], dataset, pct=True)
+    if name == "kendall":
+        return _kendall(tables["kendall"], tables["summary"], dataset)
+    raise ValueError(f"E1 has no figure {name!r}; known: {', '.join(FIGURES)}")

@@ -1,0 +1,147 @@
+# Experiment E1, intervened test sets ([SAC20]): every rule of E1, in stage order.
+# split -> intervene (one test set per job) -> train (tune one chunk of a recommender's grid on
+# MAR val) -> select (best grid point) -> evaluate (gt and every test set) -> aggregate.
+
+E1 = config["e1"]
+E1_MF = [n for n, spec in E1["recommenders"].items() if spec["algorithm"] == "mf"]
+
+
+localrules:
+    e1_aggregate,
+
+
+rule e1_split:
+    """MNAR -> train/heldout, MAR -> weights/val/gt ([SAC20] section 5.2)."""
+    input:
+        interactions="results/data/{dataset}/interactions.parquet",
+    output:
+        "results/e1/{dataset}/seed{seed}/split.parquet",
+    params:
+        dataset="{dataset}",
+        seed=lambda w: int(w.seed),
+        mnar_split=E1["mnar_split"],
+        mar_split=E1["mar_split"],
+        code=CODE,
+    conda:
+        "../envs/debiaseval.yaml"
+    log:
+        "logs/e1/{dataset}/seed{seed}/split.log",
+    script:
+        "../scripts/e1_split.py"
+
+
+rule e1_intervene:
+    """Draw one intervened test set from the held-out MNAR part (SPEC section 4)."""
+    input:
+        split="results/e1/{dataset}/seed{seed}/split.parquet",
+        user_index="results/data/{dataset}/users.parquet",
+        item_index="results/data/{dataset}/items.parquet",
+    output:
+        "results/e1/{dataset}/seed{seed}/testsets/{testset}.parquet",
+    params:
+        dataset="{dataset}",
+        seed=lambda w: int(w.seed),
+        testset="{testset}",
+        spec=lambda w: E1["testsets"][w.testset],
+        rho=E1["rho"],
+        code=CODE,
+    conda:
+        "../envs/debiaseval.yaml"
+    log:
+        "logs/e1/{dataset}/seed{seed}/testsets/{testset}.log",
+    script:
+        "../scripts/e1_intervene.py"
+
+
+rule e1_train:
+    """Tune one recommender on MAR val, then write its top-k lists ([SAC20])."""
+    input:
+        split="results/e1/{dataset}/seed{seed}/split.parquet",
+        user_index="results/data/{dataset}/users.parquet",
+        item_index="results/data/{dataset}/items.parquet",
+    output:
+        recs="results/e1/{dataset}/seed{seed}/recs/{recommender}.parquet",
+        tuning="results/e1/{dataset}/seed{seed}/tuning/{recommender}.parquet",
+    params:
+        dataset="{dataset}",
+        seed=lambda w: int(w.seed),
+        recommender="{recommender}",
+        spec=lambda w: E1["recommenders"][w.recommender],
+        tuning=E1["tuning"],
+        ks=E1["ks"],
+        positive_threshold=E1["positive_threshold"],
+        batch_size=E1["batch_size"],
+        code=CODE,
+    threads: resources_of("train")["threads"]
+    resources:
+        mem_mb=resources_of("train")["mem_mb"],
+        runtime=resources_of("train")["runtime"],
+    conda:
+        "../envs/debiaseval.yaml"
+    log:
+        "logs/e1/{dataset}/seed{seed}/train/{recommender}.log",
+    benchmark:
+        "benchmarks/e1/{dataset}/seed{seed}/train/{recommender}.tsv"
+    script:
+        "../scripts/e1_train.py"
+
+
+rule e1_evaluate:
+    """Top-k metrics of one recommender on gt and on every intervened test set."""
+    input:
+        recs="results/e1/{dataset}/seed{seed}/recs/{recommender}.parquet",
+        split="results/e1/{dataset}/seed{seed}/split.parquet",
+        item_index="results/data/{dataset}/items.parquet",
+        testsets=expand(
+            "results/e1/{{dataset}}/seed{{seed}}/testsets/{testset}.parquet",
+            testset=E1["testsets"],
+        ),
+    output:
+        "results/e1/{dataset}/seed{seed}/metrics/{recommender}.parquet",
+    params:
+        seed=lambda w: int(w.seed),
+        recommender="{recommender}",
+        testsets=list(E1["testsets"]),
+        ks=E1["ks"],
+        metrics=E1["metrics"],
+        positive_threshold=E1["positive_threshold"],
+        drop_train_overlap=E1["drop_train_overlap"],
+        code=CODE,
+    threads: resources_of("evaluate")["threads"]
+    resources:
+        mem_mb=resources_of("evaluate")["mem_mb"],
+        runtime=resources_of("evaluate")["runtime"],
+    conda:
+        "../envs/debiaseval.yaml"
+    log:
+        "logs/e1/{dataset}/seed{seed}/evaluate/{recommender}.log",
+    benchmark:
+        "benchmarks/e1/{dataset}/seed{seed}/evaluate/{recommender}.tsv"
+    script:
+        "../scripts/e1_evaluate.py"
+
+
+rule e1_aggregate:
+    """Mean/sd over seeds, % difference from gt, Kendall's tau; Parquet and Markdown."""
+    input:
+        expand(
+            "results/e1/{{dataset}}/seed{seed}/metrics/{recommender}.parquet",
+            seed=experiment_seeds("e1"),
+            recommender=E1["recommenders"],
+        ),
+    output:
+        summary="results/e1/{dataset}/summary.parquet",
+        kendall="results/e1/{dataset}/kendall.parquet",
+        summary_md="results/e1/{dataset}/summary.md",
+        kendall_md="results/e1/{dataset}/kendall.md",
+    params:
+        dataset="{dataset}",
+        mf_recommenders=E1_MF,
+        code=CODE,
+    conda:
+        "../envs/debiaseval.yaml"
+    log:
+        "logs/e1/{dataset}/aggregate.log",
+    script:
+        "../scripts/e1_aggregate.py"
+
