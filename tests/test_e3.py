@@ -143,3 +143,31 @@ def test_figures_draw_every_panel():
         assert fig.axes[0].get_yscale() == "log"
     with pytest.raises(ValueError, match="no figure"):
         figures.draw("bias", tables, "synthetic")
+
+
+def test_run_api_and_config_checks():
+    from debiaseval.config import ConfigError
+
+    config = {
+        "synthetic": SMALL,
+        "e3": {"seeds": 2, "n_draws": 3, "alphas": [1.0], "mar_sizes": [50]},
+    }
+    out = e3.run("synthetic", config)
+    assert set(out) == {"draws", "estimates", "rmse_vs_alpha", "rmse_vs_mar"}
+    assert set(out["estimates"]["n_draws"]) == {6}
+    # the same as the workflow's steps: simulate_seed per seed, then aggregate
+    from debiaseval.config import validate_config
+
+    block = validate_config(config)["e3"]
+    truth = e3.synthetic_truth(validate_config(config)["synthetic"])
+    draws = pd.concat([e3.simulate_seed(truth, block, s) for s in (0, 1)], ignore_index=True)
+    pd.testing.assert_frame_equal(out["draws"], draws)
+    pd.testing.assert_frame_equal(out["estimates"], e3.aggregate(draws, block)["estimates"])
+    one = e3.run("synthetic", config, seeds=[1])
+    assert set(one["draws"]["seed"]) == {1}
+    with pytest.raises(ConfigError, match=r"'e3.datasets.0': E3 needs a full rating matrix"):
+        validate_config({"e3": {"datasets": ["coat"]}})
+    with pytest.raises(ConfigError, match=r"'e3.mar_sizes': \[5000\] exceed the 4800 pairs"):
+        validate_config({"synthetic": SMALL, "e3": {"mar_sizes": [100, 5000]}})
+    with pytest.raises(ConfigError, match=r"'e3.metrics.0'"):
+        validate_config({"e3": {"metrics": ["ndcg@10"]}})

@@ -329,7 +329,7 @@ def rmse_table(draws: pd.DataFrame, *, propensity: str, by: str) -> pd.DataFrame
 
 
 def _fmt(x: float, scale: float) -> str:
-    return f"{x:.3f}" if abs(scale) < 10 else f"{x:.2f}"
+    return f"{x:.3f}" if scale < 10 else f"{x:.2f}"
 
 
 def table1_markdown(estimates: pd.DataFrame, *, title: str = "") -> str:
@@ -345,12 +345,13 @@ def table1_markdown(estimates: pd.DataFrame, *, title: str = "") -> str:
     for metric in pd.unique(estimates["metric"]):
         block = estimates[estimates["metric"] == metric]
         true = block.groupby("matrix", sort=False)["true_value"].first()
-        cells = [_fmt(true[m], true[m]) for m in matrices]
+        scale = float(true.abs().max())  # one number format per metric
+        cells = [_fmt(true[m], scale) for m in matrices]
         lines.append(f"| {metric.upper()} | True | " + " | ".join(cells) + " |")
         for est in pd.unique(block["estimator"]):
             row = block[block["estimator"] == est].set_index("matrix")
             cells = [
-                f"{_fmt(row.at[m, 'mean'], true[m])} ± {_fmt(row.at[m, 'sd'], true[m])}"
+                f"{_fmt(row.at[m, 'mean'], scale)} ± {_fmt(row.at[m, 'sd'], scale)}"
                 for m in matrices
             ]
             lines.append(f"| | {labels.get(est, est)} | " + " | ".join(cells) + " |")
