@@ -109,9 +109,10 @@ def full_truth(interactions: pd.DataFrame, name: str) -> Truth:
     users = full["user"].to_numpy(np.int64)
     items = full["item"].to_numpy(np.int64)
     n_users, n_items = int(users.max()) + 1, int(items.max()) + 1
-    if len(full) != n_users * n_items:
+    n_pairs = n_users * n_items
+    if len(full) != n_pairs or np.unique(users * n_items + items).size != n_pairs:
         raise ValueError(
-            f"{name}: the 'full' part has {len(full)} rows, expected {n_users} x {n_items}"
+            f"{name}: the 'full' part must hold each of the {n_users} x {n_items} pairs once"
         )
     ratings = np.zeros((n_users, n_items), dtype=np.int8)
     ratings[users, items] = full["rating"].to_numpy(np.float64)
