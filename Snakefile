@@ -17,6 +17,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/download.smk"
 include: "workflow/rules/preprocess.smk"
 include: "workflow/rules/e1.smk"
+include: "workflow/rules/e3.smk"
 include: "workflow/rules/report.smk"
 
 

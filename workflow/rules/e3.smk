@@ -1,0 +1,74 @@
+# Experiment E3, accuracy of the Naive / IPS / SNIPS estimators ([ICML16] sections 3.4, 6.2-6.4):
+# every rule of E3, in stage order. simulate (one seed: prediction matrices, true values, draws
+# of O over the alpha grid and the Naive-Bayes MAR sizes) -> aggregate (Table 1, RMSE tables).
+
+from debiaseval.experiments.e3 import OUTPUTS as E3_OUTPUTS
+
+E3 = config["e3"]
+
+
+localrules:
+    e3_aggregate,
+
+
+def e3_targets():
+    """E3's aggregated files on each of its datasets."""
+    return [
+        f"results/e3/{dataset}/{output}"
+        for dataset in experiment_datasets("e3")
+        for output in E3_OUTPUTS
+    ]
+
+
+def e3_input(wildcards):
+    """The full rating matrix comes from the dataset's interactions, except for synthetic."""
+    if wildcards.dataset == "synthetic":
+        return {}
+    return {"interactions": f"results/data/{wildcards.dataset}/interactions.parquet"}
+
+
+rule e3_simulate:
+    """True MAE/DCG of the five prediction matrices and the estimators over draws of O."""
+    input:
+        unpack(e3_input),
+    output:
+        "results/e3/{dataset}/seed{seed}/draws.parquet",
+    params:
+        dataset="{dataset}",
+        seed=lambda w: int(w.seed),
+        synthetic=lambda w: config["synthetic"] if w.dataset == "synthetic" else None,
+        block={k: v for k, v in E3.items() if k not in ("datasets", "seeds", "resources")},
+        code=CODE,
+    threads: E3["resources"]["threads"]
+    resources:
+        mem_mb=E3["resources"]["mem_mb"],
+        runtime=E3["resources"]["runtime"],
+    conda:
+        "../envs/debiaseval.yaml"
+    log:
+        "logs/e3/{dataset}/seed{seed}/simulate.log",
+    benchmark:
+        "benchmarks/e3/{dataset}/seed{seed}/simulate.tsv"
+    script:
+        "../scripts/e3_simulate.py"
+
+
+rule e3_aggregate:
+    """[ICML16] Table 1 (mean and sd over draws), RMSE vs alpha and vs the MAR sample size."""
+    input:
+        expand("results/e3/{{dataset}}/seed{seed}/draws.parquet", seed=experiment_seeds("e3")),
+    output:
+        estimates="results/e3/{dataset}/estimates.parquet",
+        estimates_md="results/e3/{dataset}/estimates.md",
+        rmse_vs_alpha="results/e3/{dataset}/rmse_vs_alpha.parquet",
+        rmse_vs_mar="results/e3/{dataset}/rmse_vs_mar.parquet",
+    params:
+        dataset="{dataset}",
+        alpha=E3["alpha"],
+        code=CODE,
+    conda:
+        "../envs/debiaseval.yaml"
+    log:
+        "logs/e3/{dataset}/aggregate.log",
+    script:
+        "../scripts/e3_aggregate.py"
