@@ -171,3 +171,25 @@ def test_run_api_and_config_checks():
         validate_config({"synthetic": SMALL, "e3": {"mar_sizes": [100, 5000]}})
     with pytest.raises(ConfigError, match=r"'e3.metrics.0'"):
         validate_config({"e3": {"metrics": ["ndcg@10"]}})
+
+
+def test_full_truth_from_a_full_part():
+    from debiaseval.datasets.semisynthetic import (
+        SemiSynthetic,
+        observation_propensities,
+        semisynthetic_frames,
+    )
+
+    rng = np.random.default_rng(7)
+    y = rng.choice(np.arange(1, 6), size=(30, 40), p=[0.5, 0.2, 0.15, 0.1, 0.05]).astype(np.int8)
+    p = observation_propensities(y, alpha=0.25, density=0.05)
+    data = SemiSynthetic(y, p, rng.random(y.shape) < p, pd.DataFrame())
+    frame = semisynthetic_frames(data)
+    truth = e3.full_truth(frame, "ml-100k-semi")
+    np.testing.assert_array_equal(truth.ratings, y)
+    np.testing.assert_allclose(truth.propensities(0.25), p, rtol=1e-5)
+    np.testing.assert_allclose(truth.propensities(1.0), 0.05)
+    with pytest.raises(ValueError, match="'full' part"):
+        e3.full_truth(frame[frame["part"] == "mnar"], "ml-100k-semi")
+    with pytest.raises(ValueError, match="expected every pair"):
+        e3.full_truth(frame.iloc[:-1], "ml-100k-semi")

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from debiaseval.config import ConfigError
+from debiaseval.datasets.semisynthetic import full_matrices, observation_propensities
 from debiaseval.datasets.synthetic import generate_synthetic
 from debiaseval.estimators import ESTIMATORS, estimate
 from debiaseval.losses import loss_matrix, parse_metric
@@ -101,22 +102,13 @@ def full_truth(interactions: pd.DataFrame, name: str) -> Truth:
     rating and true ``propensity``; P_α = k·α^{max(0, 4 − Y)} with k re-solved
     so that the expected density stays the dataset's, mean(P) over the part.
     """
-    from debiaseval.datasets.semisynthetic import observation_propensities
-
-    full = interactions[interactions["part"] == "full"] if "part" in interactions else None
-    if full is None or full.empty:
+    if "part" not in interactions.columns or not (interactions["part"] == "full").any():
         raise ValueError(f"{name}: E3 needs the full rating matrix (a 'full' part), found none")
-    users = full["user"].to_numpy(np.int64)
-    items = full["item"].to_numpy(np.int64)
-    n_users, n_items = int(users.max()) + 1, int(items.max()) + 1
-    n_pairs = n_users * n_items
-    if len(full) != n_pairs or np.unique(users * n_items + items).size != n_pairs:
-        raise ValueError(
-            f"{name}: the 'full' part must hold each of the {n_users} x {n_items} pairs once"
-        )
-    ratings = np.zeros((n_users, n_items), dtype=np.int8)
-    ratings[users, items] = full["rating"].to_numpy(np.float64)
-    density = float(full["propensity"].to_numpy(np.float64).mean())
+    try:
+        ratings, given = full_matrices(interactions)
+    except ValueError as exc:
+        raise ValueError(f"{name}: {exc}") from None
+    density = float(given.mean())
 
     def propensities(alpha: float) -> np.ndarray:
         return observation_propensities(ratings, alpha=alpha, density=density)
