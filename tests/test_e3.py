@@ -48,13 +48,14 @@ def test_prediction_matrix_bad_input():
 def _simulate(seed=0, **kw):
     truth = e3.synthetic_truth(SMALL)
     args = {"n_draws": 20, "alphas": [0.5, 1.0], "mar_sizes": [200, 4000]} | kw
-    return e3.simulate(
+    draws, _ = e3.simulate(
         truth,
         seed=seed,
         rng_predictions=run_rng(seed, "synthetic", "e3", "predictions"),
         rng_draws=run_rng(seed, "synthetic", "e3", "draws"),
         **args,
     )
+    return draws
 
 
 def test_simulate_rows_truth_and_determinism():
@@ -80,6 +81,33 @@ def test_simulate_rows_truth_and_determinism():
     again = _simulate()
     pd.testing.assert_frame_equal(draws, again)
     assert not _simulate(seed=1)["value"].equals(draws["value"])
+
+
+def test_naive_bayes_tables_approach_the_true_marginal_propensities():
+    truth = e3.synthetic_truth(SMALL)
+    _, nb = e3.simulate(
+        truth,
+        seed=0,
+        n_draws=30,
+        alphas=[],
+        mar_sizes=[100, 4800],
+        rng_predictions=run_rng(0, "synthetic", "e3", "predictions"),
+        rng_draws=run_rng(0, "synthetic", "e3", "draws"),
+    )
+    assert list(nb.columns) == [
+        "seed", "draw", "mar_size", "rating", "propensity", "true_propensity",
+        "p_rating_observed", "p_rating",
+    ]  # fmt: skip
+    assert len(nb) == 30 * 2 * 5
+    p = truth.propensities(0.25)
+    y = truth.ratings
+    np.testing.assert_allclose(
+        nb["true_propensity"].iloc[:5], [p[y == r].mean() for r in range(1, 6)], rtol=1e-6
+    )
+    # the whole matrix as MAR sample: only O's randomness is left, the mean is near the truth;
+    # a 100-rating MAR sample errs more
+    err = (nb["propensity"] / nb["true_propensity"] - 1).abs().groupby(nb["mar_size"]).mean()
+    assert err[4800] < 0.1 and err[100] > 2 * err[4800]
 
 
 def test_summaries_and_table1():
@@ -153,15 +181,19 @@ def test_run_api_and_config_checks():
         "e3": {"seeds": 2, "n_draws": 3, "alphas": [1.0], "mar_sizes": [50]},
     }
     out = e3.run("synthetic", config)
-    assert set(out) == {"draws", "estimates", "rmse_vs_alpha", "rmse_vs_mar"}
+    assert set(out) == {"draws", "naive_bayes", "estimates", "rmse_vs_alpha", "rmse_vs_mar"}
     assert set(out["estimates"]["n_draws"]) == {6}
     # the same as the workflow's steps: simulate_seed per seed, then aggregate
     from debiaseval.config import validate_config
 
     block = validate_config(config)["e3"]
     truth = e3.synthetic_truth(validate_config(config)["synthetic"])
-    draws = pd.concat([e3.simulate_seed(truth, block, s) for s in (0, 1)], ignore_index=True)
+    runs = [e3.simulate_seed(truth, block, s) for s in (0, 1)]
+    draws = pd.concat([d for d, _ in runs], ignore_index=True)
     pd.testing.assert_frame_equal(out["draws"], draws)
+    pd.testing.assert_frame_equal(
+        out["naive_bayes"], pd.concat([nb for _, nb in runs], ignore_index=True)
+    )
     pd.testing.assert_frame_equal(out["estimates"], e3.aggregate(draws, block)["estimates"])
     one = e3.run("synthetic", config, seeds=[1])
     assert set(one["draws"]["seed"]) == {1}

@@ -45,6 +45,9 @@ def test_outputs_and_api_parity(two_runs):
     for figure in ("rmse_vs_alpha", "rmse_vs_mar"):
         assert (folder / "figures" / f"{figure}.svg").stat().st_size > 0
     assert (workdir / "logs" / "e3" / "synthetic" / "seed0" / "simulate.log").exists()
+    nb = pd.read_parquet(folder / "seed1" / "naive_bayes.parquet")
+    assert {"draw", "mar_size", "rating", "propensity", "true_propensity"} <= set(nb.columns)
+    assert len(nb) == 5 * 2 * 5  # draws x MAR sizes x rating levels
     assert (workdir / "benchmarks" / "e3" / "synthetic" / "seed1" / "simulate.tsv").exists()
 
     config = yaml.safe_load(TINY.read_text())

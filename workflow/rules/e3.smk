@@ -1,6 +1,7 @@
 # Experiment E3, accuracy of the Naive / IPS / SNIPS estimators ([ICML16] sections 3.4, 6.2-6.4):
 # every rule of E3, in stage order. simulate (one seed: prediction matrices, true values, draws
-# of O over the alpha grid and the Naive-Bayes MAR sizes) -> aggregate (Table 1, RMSE tables).
+# of O over the alpha grid and the Naive-Bayes MAR sizes, and the fitted Naive-Bayes propensity
+# tables) -> aggregate (Table 1, RMSE tables).
 
 from debiaseval.experiments.e3 import OUTPUTS as E3_OUTPUTS
 
@@ -32,7 +33,8 @@ rule e3_simulate:
     input:
         unpack(e3_input),
     output:
-        "results/e3/{dataset}/seed{seed}/draws.parquet",
+        draws="results/e3/{dataset}/seed{seed}/draws.parquet",
+        naive_bayes="results/e3/{dataset}/seed{seed}/naive_bayes.parquet",
     params:
         dataset="{dataset}",
         seed=lambda w: int(w.seed),

@@ -8,8 +8,9 @@ with job(snakemake.log[0], snakemake.threads) as log:
     p = snakemake.params
     interactions = read_parquet(snakemake.input.interactions) if snakemake.input else None
     truth = e3.dataset_truth(p.dataset, interactions, p.synthetic)
-    draws = e3.simulate_seed(truth, p.block, p.seed)
-    write_parquet(draws, snakemake.output[0])
+    draws, naive_bayes = e3.simulate_seed(truth, p.block, p.seed)
+    write_parquet(draws, snakemake.output.draws)
+    write_parquet(naive_bayes, snakemake.output.naive_bayes)
     log.info(
         "%s seed %d: %d estimates on a %dx%d matrix",
         p.dataset,

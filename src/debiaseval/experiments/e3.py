@@ -167,7 +167,7 @@ def simulate(
     clip: float | None = None,
     rng_predictions: np.random.Generator,
     rng_draws: np.random.Generator,
-) -> pd.DataFrame:
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Estimates of every (matrix, metric, estimator) over ``n_draws`` draws of O (one seed).
 
     For each draw and each α in {``alpha``} ∪ ``alphas``: O = U < P_α and the
@@ -178,9 +178,13 @@ def simulate(
     multivariate hypergeometric draw), Laplace-smoothed with ``smoothing``
     (``propensity`` = ``naive_bayes``). ``clip`` floors every propensity used.
 
-    Returns one row per draw, setting, matrix, metric and estimator: ``seed``,
-    ``draw``, ``propensity``, ``alpha``, ``mar_size``, ``matrix``, ``metric``,
-    ``estimator``, ``value``, ``true_value``, ``n_observed``.
+    Returns (draws, naive_bayes). ``draws`` has one row per draw, setting,
+    matrix, metric and estimator: ``seed``, ``draw``, ``propensity``, ``alpha``,
+    ``mar_size``, ``matrix``, ``metric``, ``estimator``, ``value``,
+    ``true_value``, ``n_observed``. ``naive_bayes`` holds every fitted
+    Naive-Bayes table (:func:`naive_bayes`'s columns) with ``seed``, ``draw``,
+    ``mar_size`` and ``true_propensity`` = P(O=1 | Y=r) at ``alpha``, the mean
+    of P_α over the pairs rated r.
     """
     y = np.asarray(truth.ratings)
     n_users, n_items = y.shape
@@ -208,6 +212,7 @@ def simulate(
 
     settings: list[tuple[int, str, float, int, int]] = []
     values: list[np.ndarray] = []
+    tables: list[pd.DataFrame] = []
 
     def record(draw: int, kind: str, a: float, m: int, idx: np.ndarray, p: np.ndarray) -> None:
         est = estimate(delta[:, idx], np.maximum(p, floor), n_total)
@@ -232,13 +237,14 @@ def simulate(
             )
             p = table["propensity"].to_numpy()[y_flat[idx] - 1]
             record(draw, "naive_bayes", float(alpha), int(m), idx, p)
+            tables.append(table.assign(draw=np.int32(draw), mar_size=np.int64(m)))
 
     est = np.stack(values)  # (settings, cells, estimators)
     n_set, n_cells, n_est = est.shape
     setting = np.repeat(np.arange(n_set), n_cells * n_est)
     cell = np.tile(np.repeat(np.arange(n_cells), n_est), n_set)
     info = pd.DataFrame(settings, columns=["draw", "propensity", "alpha", "mar_size", "n_obs"])
-    return pd.DataFrame(
+    draws = pd.DataFrame(
         {
             "seed": np.full(setting.size, seed, dtype=np.int32),
             "draw": info["draw"].to_numpy(np.int32)[setting],
@@ -253,6 +259,31 @@ def simulate(
             "n_observed": info["n_obs"].to_numpy(np.int64)[setting],
         }
     )
+    level_sums = np.bincount(y_flat - 1, weights=props[float(alpha)], minlength=LEVELS.size)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        true_marginal = level_sums[: LEVELS.size] / level_counts
+    nb = _naive_bayes_frame(tables, seed, true_marginal)
+    return draws, nb
+
+
+def _naive_bayes_frame(
+    tables: list[pd.DataFrame], seed: int, true_marginal: np.ndarray
+) -> pd.DataFrame:
+    columns = ["seed", "draw", "mar_size", "rating", "propensity", "true_propensity"]
+    columns += ["p_rating_observed", "p_rating"]
+    if not tables:
+        return pd.DataFrame(
+            {
+                "seed": np.empty(0, np.int32), "draw": np.empty(0, np.int32),
+                "mar_size": np.empty(0, np.int64), "rating": np.empty(0, np.float32),
+                "propensity": np.empty(0), "true_propensity": np.empty(0),
+                "p_rating_observed": np.empty(0), "p_rating": np.empty(0),
+            }
+        )  # fmt: skip
+    out = pd.concat(tables, ignore_index=True)
+    out["seed"] = np.int32(seed)
+    out["true_propensity"] = true_marginal[out["rating"].to_numpy(np.int64) - 1]
+    return out[columns]
 
 
 def _ordered_groups(draws: pd.DataFrame, keys: list[str]) -> pd.core.groupby.DataFrameGroupBy:
@@ -353,7 +384,9 @@ def table1_markdown(estimates: pd.DataFrame, *, title: str = "") -> str:
     return "\n".join(lines) + "\n"
 
 
-def simulate_seed(truth: Truth, block: Mapping[str, Any], seed: int) -> pd.DataFrame:
+def simulate_seed(
+    truth: Truth, block: Mapping[str, Any], seed: int
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """:func:`simulate` for run ``seed`` with the ``e3`` config block's settings.
 
     The random streams are ``run_rng(seed, dataset, "e3", "predictions" | "draws")``.
@@ -414,8 +447,8 @@ def run(
     interactions) or ``"synthetic"`` (generated from the config's ``synthetic``
     block). ``config`` is a workflow config (validated, defaults filled);
     ``seeds`` a number of runs or a list of seed ids (default: the ``e3`` block's).
-    Returns ``draws`` (every seed's, concatenated), ``estimates``, ``rmse_vs_alpha``
-    and ``rmse_vs_mar``.
+    Returns ``draws`` and ``naive_bayes`` (every seed's, concatenated: the
+    per-seed files), ``estimates``, ``rmse_vs_alpha`` and ``rmse_vs_mar``.
     """
     from debiaseval.config import validate_config
 
@@ -426,5 +459,7 @@ def run(
         raise ValueError(f"run() generates only 'synthetic'; pass a Truth for {data!r}")
     n = block["seeds"] if seeds is None else seeds
     ids = range(n) if isinstance(n, int) else list(n)
-    draws = pd.concat([simulate_seed(truth, block, int(s)) for s in ids], ignore_index=True)
-    return {"draws": draws, **aggregate(draws, block)}
+    runs = [simulate_seed(truth, block, int(s)) for s in ids]
+    draws = pd.concat([d for d, _ in runs], ignore_index=True)
+    naive_bayes = pd.concat([nb for _, nb in runs], ignore_index=True)
+    return {"draws": draws, "naive_bayes": naive_bayes, **aggregate(draws, block)}
