@@ -18,6 +18,7 @@ include: "workflow/rules/download.smk"
 include: "workflow/rules/preprocess.smk"
 include: "workflow/rules/e1.smk"
 include: "workflow/rules/e3.smk"
+include: "workflow/rules/e6.smk"
 include: "workflow/rules/report.smk"
 
 

@@ -1,13 +1,11 @@
-"""E1 glue: tuning picks the best grid point; evaluation counts train-overlap pairs."""
-
-import json
+"""E1 glue: evaluation counts train-overlap pairs."""
 
 import numpy as np
 import pandas as pd
 
 from debiaseval.datasets.preprocess import build_interactions
 from debiaseval.datasets.synthetic import generate_synthetic
-from debiaseval.experiments.e1 import evaluate_on_testsets, tune_and_rank
+from debiaseval.experiments.e1 import evaluate_on_testsets
 from debiaseval.interactions import rating_matrix
 from debiaseval.ranking import top_k
 from debiaseval.recommenders import make_recommender
@@ -25,25 +23,6 @@ def _split():
         rng=run_rng(0, "test"),
     )
     return {part: frame for part, frame in split.groupby("part")}, len(users), len(items)
-
-
-def test_tune_and_rank_selects_the_best_grid_point():
-    parts, n_users, n_items = _split()
-    common = dict(n_users=n_users, n_items=n_items, algorithm="pospop", params={},
-                  tuning_metric="recall", tuning_k=10, ks=[5], positive_threshold=3.0,
-                  batch_size=16, seed=1)  # fmt: skip
-    recs, tuning = tune_and_rank(
-        parts["train"], parts["val"], grid={"positive_threshold": [10.0, 3.0]}, **common
-    )
-    assert len(tuning) == 2 and tuning["selected"].sum() == 1
-    best = tuning.loc[tuning["selected"]].iloc[0]
-    assert best["value"] == tuning["value"].max()
-    assert best["value"] > tuning["value"].min()  # nothing is positive above 10: worse
-    params = json.loads(best["params"])
-    train = rating_matrix(parts["train"], n_users, n_items)
-    expected = top_k(make_recommender("pospop", **params).fit(train, seed=1), train, 5)
-    pd.testing.assert_frame_equal(recs, expected)
-    assert recs["rank"].max() == 5
 
 
 def test_evaluate_counts_and_optionally_drops_train_overlap():

@@ -103,7 +103,7 @@ def test_make_recommender_errors() -> None:
         ("mf", {"loss": "logistic"}),
         ("mf", {"factors": 0}),
         ("mf", {"learning_rate": 0}),
-        ("mf", {"l2": float("nan")}),
+        ("mf", {"alpha": float("nan")}),
     ],
 )
 def test_invalid_hyperparameters(name: str, params: dict, train: sp.csr_matrix) -> None:
@@ -251,11 +251,10 @@ def hit_rate(model: Recommender, train: sp.csr_matrix, test: np.ndarray) -> floa
     return float(test[recs["user"], recs["item"]].mean())
 
 
-@pytest.mark.parametrize(("loss", "l2"), [("warp", 0.01), ("bpr", 0.001)])
-def test_mf_learns_block_structure(loss: str, l2: float) -> None:
-    # (LightFM's BPR collapses to popularity with l2 = 0.01 on this data, hence 0.001)
+@pytest.mark.parametrize(("loss", "alpha"), [("warp", 1e-4), ("bpr", 1e-5)])
+def test_mf_learns_block_structure(loss: str, alpha: float) -> None:
     train, test = block_data()
-    mf = hit_rate(LightFMRanker(loss=loss, l2=l2, factors=8, epochs=20), train, test)
+    mf = hit_rate(LightFMRanker(loss=loss, alpha=alpha, factors=8, epochs=20), train, test)
     rnd = hit_rate(Random(), train, test)
     assert rnd < 0.3 and mf > 0.6, (mf, rnd)
 
@@ -264,7 +263,7 @@ def test_mf_scores_equal_lightfm_predict() -> None:
     from lightfm import LightFM
 
     train, _ = block_data()
-    model = LightFMRanker(factors=8, epochs=2, l2=0.02, learning_rate=0.07).fit(train, seed=5)
+    model = LightFMRanker(factors=8, epochs=2, alpha=0.02, learning_rate=0.07).fit(train, seed=5)
     lfm = LightFM(
         no_components=8,
         loss="warp",
@@ -283,3 +282,31 @@ def test_mf_positives_only_changes_training_data(train: sp.csr_matrix) -> None:
     a = LightFMRanker(factors=4, epochs=2).fit(train).score(np.arange(5))
     b = LightFMRanker(factors=4, epochs=2, positives_only=False).fit(train).score(np.arange(5))
     assert not np.allclose(a, b)
+
+
+def test_mf_epoch_steps_equal_a_fit_of_as_many_epochs() -> None:
+    train, _ = block_data()
+    stepped = LightFMRanker(factors=8, epochs=6)
+    done = list(stepped.iter_epochs(train, seed=3, step=4))
+    assert done == [4, 6] and stepped.epochs_ == 6
+    fitted = LightFMRanker(factors=8, epochs=6).fit(train, seed=3)
+    users = np.arange(train.shape[0])
+    np.testing.assert_array_equal(stepped.score(users), fitted.score(users))
+
+
+def test_mf_health_flags_collapse_and_divergence() -> None:
+    from debiaseval.datasets.synthetic import generate_synthetic
+
+    data = generate_synthetic(n_users=200, n_items=300, density=0.05, n_mar=2, seed=0)
+    mnar = data.mnar_frame()
+    train = sp.csr_matrix((mnar["rating"], (mnar["user"], mnar["item"])), shape=(200, 300))
+    assert LightFMRanker(factors=8, epochs=30, alpha=1e-5).fit(train).health() is None
+    collapsed = LightFMRanker(factors=8, epochs=30, alpha=0.06).fit(train).health()
+    assert collapsed is not None and collapsed.startswith("collapsed"), collapsed
+    diverged = LightFMRanker(factors=16, epochs=20, alpha=0.6).fit(train).health()
+    assert diverged is not None and diverged.startswith("diverged"), diverged
+    model = LightFMRanker(factors=8, epochs=2).fit(train)
+    model.item_embeddings_[0, 0] = np.inf
+    assert model.health() == "diverged: non-finite embeddings"
+    model.item_embeddings_[0, 0] = 1e6
+    assert model.health().startswith("diverged: |embedding|")

@@ -85,11 +85,35 @@ def test_outputs(two_runs):
     assert kendall["tau"].dropna().between(-1, 1).all()
     assert (workdir / "results/e1/synthetic/summary.md").read_text().startswith("# E1 on synthetic")
     assert (workdir / "logs/e1/synthetic/aggregate.log").exists()
-    assert (workdir / "benchmarks/e1/synthetic/seed0/train/MF.tsv").exists()
+    assert (workdir / "benchmarks/e1/synthetic/seed0/train/MF/chunk0.tsv").exists()
+    # tau over the recommenders but Random (e1.kendall_exclude defaults to the random ones)
+    counts = kendall.groupby("with_mf")["n_recommenders"].max()
+    assert counts[True] == 3 and counts[False] == 2
+    diagnostics = pd.read_parquet(workdir / "results/e1/synthetic/testsets.parquet")
+    assert len(diagnostics) == 2 * 5 and set(diagnostics["seed"]) == {0, 1}
+    assert diagnostics["zero_weight_share"].between(0, 1).all()
+    assert (diagnostics[["kl_users", "kl_items"]] >= 0).all().all()
+    summary_md = (workdir / "results/e1/synthetic/summary.md").read_text()
+    assert "How MAR-like each test set is" in summary_md
     for figure in ("recall", "pct_diff", "kendall"):
         svg = workdir / f"results/e1/synthetic/figures/{figure}.svg"
         assert svg.read_text().lstrip().startswith("<?xml")
         assert svg.with_suffix(".png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_selected_mf_learns(two_runs):
+    workdir, _ = two_runs
+    for seed in (0, 1):
+        tuning = pd.read_parquet(workdir / f"results/e1/synthetic/seed{seed}/tuning/MF.parquet")
+        assert {"epochs", "status", "selected"} <= set(tuning.columns)
+        chosen = tuning[tuning["selected"]].iloc[0]
+        assert chosen["status"] == "ok" and 5 <= chosen["epochs"] <= 10
+        recs = pd.read_parquet(workdir / f"results/e1/synthetic/seed{seed}/recs/MF.parquet")
+        assert recs[recs["rank"] <= 10]["item"].nunique() > 15  # not a popularity ranker
+    summary = pd.read_parquet(workdir / TARGET)
+    gt = summary[(summary["testset"] == "gt") & (summary["metric"] == "recall")]
+    gt = gt[gt["k"] == 10].set_index("recommender")["mean"]
+    assert gt["MF"] > gt["Random"]
 
 
 def test_report_holds_the_figures(two_runs):
@@ -104,6 +128,33 @@ def test_success_says_where_the_results_are(two_runs):
     output = (two_runs[0] / "run.out").read_text()
     assert "E1 on synthetic: results/e1/synthetic/kendall.md" in output
     assert "snakemake --report report.html" in output
+
+
+def test_e6_outputs(two_runs):
+    workdir = two_runs[0]
+    folder = workdir / "results/e6/synthetic"
+    scores = pd.read_parquet(folder / "scores.parquet")
+    assert list(scores.columns) == [
+        "seed", "t", "recommender", "weighting", "p", "score", "ci_low", "ci_high", "kl_divergence",
+    ]  # fmt: skip
+    assert set(scores["seed"]) == {0, 1} and set(scores["t"]) == {0, 1, 2}
+    assert set(scores["recommender"]) == {"g1", "g2", "cosine_cf", "naive_cf"}
+    assert set(zip(scores["weighting"], scores["p"], strict=True)) == {
+        ("none", 0), ("kl", 10), ("kl", 80),
+    }  # fmt: skip
+    assert scores["score"].between(0, 1).all()
+    weights = pd.read_parquet(folder / "weights.parquet")
+    assert list(weights.columns) == ["seed", "t", "p", "item", "weight"]
+    assert (weights["weight"] != 1).all() and (weights["weight"] > 0).all()
+    snapshots = pd.read_parquet(folder / "snapshots.parquet")
+    assert len(snapshots) == 2 * 3
+    assert (folder / "scores.md").read_text().startswith("# E6 on synthetic")
+    for name in ("seed0/scores.parquet", "seed1/lists.parquet", "tables/scores.html"):
+        assert (folder / name).exists()
+    assert (folder / "figures/scores.svg").read_text().lstrip().startswith("<?xml")
+    assert (workdir / "logs/e6/synthetic/seed0/evaluate.log").exists()
+    assert (workdir / "benchmarks/e6/synthetic/seed1/evaluate.tsv").exists()
+    assert "E6 on synthetic: results/e6/synthetic/scores.md" in (workdir / "run.out").read_text()
 
 
 def test_byte_identical_whatever_the_cores(two_runs):

@@ -8,7 +8,13 @@ import numpy as np
 import pandas as pd
 from scipy.stats import kendalltau
 
-__all__ = ["kendall_table", "markdown_table", "summary_markdown", "summary_table"]
+__all__ = [
+    "kendall_table",
+    "markdown_table",
+    "summary_markdown",
+    "summary_table",
+    "testsets_table",
+]
 
 GROUND_TRUTH = "gt"
 
@@ -47,15 +53,21 @@ def _testset_order(names: Iterable[str]) -> list[str]:
     )
 
 
-def kendall_table(summary: pd.DataFrame, mf_recommenders: Sequence[str]) -> pd.DataFrame:
+def kendall_table(
+    summary: pd.DataFrame, mf_recommenders: Sequence[str], excluded: Sequence[str] = ()
+) -> pd.DataFrame:
     """Kendall's tau-b between the recommender ranking on ``gt`` and on each test set.
 
     Computed per (metric, k) from the seed-averaged means, once over all
-    recommenders (``with_mf`` True) and once without the matrix-factorisation
-    ones (``with_mf`` False), as in [SAC20] Table 3.
+    recommenders but ``excluded`` (``with_mf`` True) and once also without the
+    matrix-factorisation ones (``with_mf`` False), as in [SAC20] Tables 3–4,
+    which rank PosPop, AvgRating, UserKNN, ItemKNN and MF: sanity baselines
+    such as Random, last on both sides, would inflate tau, so they are excluded.
+    ``n_recommenders`` counts the recommenders ranked.
     """
     rows = []
-    for (metric, k), block in summary.groupby(["metric", "k"], sort=True):
+    kept = summary[~summary["recommender"].isin(list(excluded))]
+    for (metric, k), block in kept.groupby(["metric", "k"], sort=True):
         table = block.pivot(index="recommender", columns="testset", values="mean")
         if GROUND_TRUTH not in table:
             continue
@@ -106,9 +118,45 @@ def _summary_cell(mean: float, sd: float, pct: float, testset: str) -> str:
     return text if testset == GROUND_TRUTH or np.isnan(pct) else f"{text} ({pct:+.1f}%)"
 
 
-def summary_markdown(summary: pd.DataFrame, dataset: str) -> str:
-    """One table per (metric, k): recommenders x test sets, ``mean ± sd (pct vs gt)``."""
-    parts = [f"# E1 on {dataset}: mean ± sd over seeds (% difference from gt)\n"]
+def testsets_table(diagnostics: pd.DataFrame) -> pd.DataFrame:
+    """Per-seed test-set diagnostics in test-set then seed order (E1, ``testsets.parquet``)."""
+    order = {name: i for i, name in enumerate(dict.fromkeys(diagnostics["testset"]))}
+    out = diagnostics.sort_values(
+        ["testset", "seed"], key=lambda c: c.map(order) if c.name == "testset" else c
+    )
+    return out.reset_index(drop=True)
+
+
+def _diagnostics_markdown(diagnostics: pd.DataFrame) -> str:
+    means = diagnostics.groupby("testset", sort=False)[
+        ["n_pairs", "n_users", "n_items", "zero_weight_share", "kl_users", "kl_items"]
+    ].mean()
+    return (
+        "\n## How MAR-like each test set is (mean over seeds)\n\n"
+        "`zero_weight_share`: share of the held-out pairs whose sampling weight is 0 (WTD gives "
+        "weight 0 to users and items absent from the MAR weights part). `kl_users`, `kl_items`: "
+        "KL divergence of the test set's user and item marginals from those of MAR gt "
+        "(Laplace-smoothed); lower is closer to MAR.\n\n" + markdown_table(means.reset_index())
+    )
+
+
+def summary_markdown(
+    summary: pd.DataFrame,
+    dataset: str,
+    *,
+    diagnostics: pd.DataFrame | None = None,
+    about: Sequence[str] = (),
+) -> str:
+    """The E1 summary for people: how to read it, the run's metadata (``about`` lines), one
+    table per (metric, k) of recommenders × test sets (``mean ± sd (pct vs gt)``), and the
+    test-set diagnostics."""
+    parts = [
+        f"# E1 on {dataset}: intervened test sets vs the MAR ground truth\n\n"
+        "Each cell is the mean ± sd over seeds of the metric on that test set and, in brackets, "
+        "its % difference from `gt`, the MAR ground truth ([SAC20]). A test set that evaluates "
+        "without bias gives the numbers gt gives: **closer to 0% is better**.\n\n"
+    ]
+    parts += [f"- {line}\n" for line in about]
     for (metric, k), block in summary.groupby(["metric", "k"], sort=True):
         cells = block.assign(
             cell=[
@@ -121,4 +169,6 @@ def summary_markdown(summary: pd.DataFrame, dataset: str) -> str:
         table = cells.pivot(index="recommender", columns="testset", values="cell")
         table = table[_testset_order(block["testset"])].reset_index()
         parts.append(f"\n## {metric}@{k}\n\n" + markdown_table(table))
+    if diagnostics is not None:
+        parts.append(_diagnostics_markdown(diagnostics))
     return "".join(parts)

@@ -13,7 +13,8 @@ of the ratings. Strategies (one :class:`TestSetSpec` each, one entry point
 - FULL: the whole space; REG: a uniform ρ-sample;
 - SKEW: P_S ∝ 1/pop(i), pop from the training part ([SAC20], after Liang et al.);
 - WTD: P_S ∝ w_u^a · w_i^b, w_x = P_mar(x|O)/P_mnar(x|O) ([SAC20] §3.2), with
-  P_mar from the MAR ``weights`` part, or the uniform hypothesis (WTD_H).
+  P_mar from the MAR ``weights`` part, or the uniform hypothesis (WTD_H);
+- KL: P_S ∝ ω_i / Σ_{j∈I_u} ω_j, KL-optimised item weights ([MYT14]; SPEC §4.2).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from debiaseval.kl_weights import fit_kl_weights, pair_weights, profile_matrix
 from debiaseval.sampling import weighted_sample_without_replacement
 
 __all__ = [
@@ -32,13 +34,16 @@ __all__ = [
     "VARIANT_TESTSETS",
     "TestSetSpec",
     "intervene",
+    "kl_pair_weights",
     "kl_to_uniform",
+    "marginal_kl",
     "posteriors",
+    "sampling_weights",
     "skew_weights",
     "wtd_weights",
 ]
 
-STRATEGIES: tuple[str, ...] = ("full", "reg", "skew", "wtd")
+STRATEGIES: tuple[str, ...] = ("full", "reg", "skew", "wtd", "kl")
 MAR_POSTERIORS: tuple[str, ...] = ("weights", "uniform")
 REFERENCES: tuple[str, ...] = ("train", "space")
 
@@ -156,17 +161,49 @@ def skew_weights(
     return 1.0 / np.maximum(pop, min_pop)[items]
 
 
+def kl_pair_weights(
+    space_users: np.ndarray,
+    space_items: np.ndarray,
+    *,
+    n_users: int,
+    n_items: int,
+    mar_items: np.ndarray | None = None,
+    active_items: int | None = None,
+) -> np.ndarray:
+    """Per-pair KL weights ω_i / Σ_{j∈I_u} ω_j ([MYT14]; SPEC §4 table and §4.2).
+
+    I_u = u's items in the space; ω minimises KL(P_ref ‖ P(·|ω)) of the space's
+    classic-protocol marginal (:func:`debiaseval.kl_weights.fit_kl_weights`) with
+    P_ref the item posteriors of ``mar_items`` (the MAR weights part), or the
+    uniform 1/n_items when None; ``active_items`` = p (None = every item). Each
+    user's pairs sum to 1, so users weigh uniformly.
+    """
+    users = _ids(space_users, n_users, "space_users")
+    items = _ids(space_items, n_items, "space_items")
+    if users.size != items.size:
+        raise ValueError(f"space_users/items differ in length: {users.size} != {items.size}")
+    if mar_items is None:
+        p_ref = np.full(n_items, 1.0 / n_items)
+    else:
+        p_ref = posteriors(_ids(mar_items, n_items, "mar_items"), n_items)
+    profiles = profile_matrix(users, items, n_users, n_items)
+    fit = fit_kl_weights(profiles, p_ref, p=active_items)
+    per_pair = pair_weights(profiles, fit.weights)
+    return np.asarray(per_pair[users, items]).ravel()
+
+
 @dataclass(frozen=True)
 class TestSetSpec:
     """How to draw one intervened test set (SPEC §4, [SAC20] Table 1).
 
-    ``strategy``: "full" | "reg" | "skew" | "wtd".
-    ``mar_posterior`` (wtd): "weights" = posteriors of the MAR weights part (WTD),
-    "uniform" = hypothesised uniform posteriors (WTD_H).
+    ``strategy``: "full" | "reg" | "skew" | "wtd" | "kl".
+    ``mar_posterior`` (wtd, kl): "weights" = posteriors of the MAR weights part (WTD),
+    "uniform" = hypothesised uniform posteriors (WTD_H); for kl the reference P_ref.
     ``reference`` (wtd): "train" = the MNAR training part [SAC20], "space" = the
     space being sampled [FLAIRS20].
     ``user_exponent``/``item_exponent``/``smoothing``: see :func:`wtd_weights`;
-    ``min_pop``: see :func:`skew_weights`.
+    ``min_pop``: see :func:`skew_weights`; ``active_items`` (kl): p, None = every
+    item (:func:`kl_pair_weights`).
     """
 
     __test__ = False  # not a pytest test class despite the name
@@ -179,6 +216,7 @@ class TestSetSpec:
     item_exponent: float = 2.0
     smoothing: float = 0.0
     min_pop: float = 1.0
+    active_items: int | None = None
 
     def __post_init__(self) -> None:
         _check_choice("strategy", self.strategy, STRATEGIES)
@@ -191,6 +229,9 @@ class TestSetSpec:
             raise ValueError(f"smoothing must be finite and >= 0, got {self.smoothing!r}")
         if not (math.isfinite(self.min_pop) and self.min_pop > 0):
             raise ValueError(f"min_pop must be finite and > 0, got {self.min_pop!r}")
+        p = self.active_items
+        if p is not None and (isinstance(p, bool) or not isinstance(p, int) or p < 0):
+            raise ValueError(f"active_items must be an int >= 0 or None, got {p!r}")
 
 
 def _check_choice(name: str, value: object, allowed: tuple[str, ...]) -> None:
@@ -220,6 +261,71 @@ def _frame_ids(df: pd.DataFrame, what: str) -> tuple[np.ndarray, np.ndarray]:
     return df["user"].to_numpy(), df["item"].to_numpy()
 
 
+def sampling_weights(
+    space: pd.DataFrame,
+    spec: TestSetSpec,
+    *,
+    n_users: int,
+    n_items: int,
+    train: pd.DataFrame | None = None,
+    mar_weights: pd.DataFrame | None = None,
+) -> np.ndarray:
+    """Per-pair sampling weight P_S(u, i) (unnormalised) of ``spec`` over ``space`` (SPEC §4).
+
+    "full" and "reg" weigh every pair 1. ``train`` is needed by "skew" and by
+    "wtd" with reference "train"; ``mar_weights`` (the MAR weights part O^w) by
+    "wtd" and "kl" with mar_posterior "weights".
+    """
+    _check_choice("strategy", spec.strategy, STRATEGIES)
+    users, items = _frame_ids(space, "space")
+    users = _ids(users, n_users, "space users")
+    items = _ids(items, n_items, "space items")
+    if spec.strategy in ("full", "reg"):
+        return np.ones(len(space))
+    if spec.strategy == "skew":
+        if train is None:
+            raise ValueError(f"test set {spec.name!r} (skew) needs the training part (train=None)")
+        return skew_weights(items, _frame_ids(train, "train")[1], n_items, min_pop=spec.min_pop)
+    if spec.strategy == "kl":
+        mar_i = None
+        if spec.mar_posterior == "weights":
+            if mar_weights is None:
+                raise ValueError(f"test set {spec.name!r} uses MAR posteriors but mar_weights=None")
+            mar_i = _frame_ids(mar_weights, "mar_weights")[1]
+        return kl_pair_weights(
+            users,
+            items,
+            n_users=n_users,
+            n_items=n_items,
+            mar_items=mar_i,
+            active_items=spec.active_items,
+        )
+    if spec.reference == "train":
+        if train is None:
+            raise ValueError(f"test set {spec.name!r} uses reference 'train' but train=None")
+        ref_u, ref_i = _frame_ids(train, "train")
+    else:
+        ref_u, ref_i = users, items
+    mar_u = mar_i = None
+    if spec.mar_posterior == "weights":
+        if mar_weights is None:
+            raise ValueError(f"test set {spec.name!r} uses MAR posteriors but mar_weights=None")
+        mar_u, mar_i = _frame_ids(mar_weights, "mar_weights")
+    return wtd_weights(
+        users,
+        items,
+        n_users=n_users,
+        n_items=n_items,
+        reference_users=ref_u,
+        reference_items=ref_i,
+        mar_users=mar_u,
+        mar_items=mar_i,
+        user_exponent=spec.user_exponent,
+        item_exponent=spec.item_exponent,
+        smoothing=spec.smoothing,
+    )
+
+
 def intervene(
     space: pd.DataFrame,
     spec: TestSetSpec,
@@ -230,61 +336,48 @@ def intervene(
     n_items: int,
     train: pd.DataFrame | None = None,
     mar_weights: pd.DataFrame | None = None,
+    weights: np.ndarray | None = None,
 ) -> pd.DataFrame:
     """Draw the intervened test set O^S of ``spec`` from ``space`` ([SAC20] §3; SPEC §4).
 
     Returns the sampled rows of ``space`` (all its columns and dtypes, original
     row order, index reset). Sample size is ``round(rho * len(space))`` (Python
     rounding, ties to even), drawn without replacement with probability
-    proportional to the strategy's per-pair weight; "full" returns a copy of the
-    whole space for any valid ``rho``. ``train`` is needed by "skew" and by "wtd"
-    with reference "train"; ``mar_weights`` (the MAR weights part O^w) by "wtd"
-    with mar_posterior "weights". Ids are 0-based and below ``n_users``/``n_items``.
+    proportional to the strategy's per-pair weight (:func:`sampling_weights`,
+    or ``weights`` when the caller computed them already); "full" returns a
+    copy of the whole space for any valid ``rho``. Ids are 0-based and below
+    ``n_users``/``n_items``.
     """
     if isinstance(rho, bool) or not isinstance(rho, int | float | np.integer | np.floating):
         raise ValueError(f"rho must be a number in (0, 1], got {rho!r}")
     if not (0 < rho <= 1):
         raise ValueError(f"rho must be in (0, 1], got {rho!r}")
-    _check_choice("strategy", spec.strategy, STRATEGIES)
-    users, items = _frame_ids(space, "space")
-    users = _ids(users, n_users, "space users")
-    items = _ids(items, n_items, "space items")
+    if weights is None:
+        weights = sampling_weights(
+            space, spec, n_users=n_users, n_items=n_items, train=train, mar_weights=mar_weights
+        )
+    elif len(weights) != len(space):
+        raise ValueError(f"weights has {len(weights)} entries for {len(space)} pairs")
     if spec.strategy == "full":
         return space.reset_index(drop=True)
-    size = round(rho * len(space))
-    if spec.strategy == "reg":
-        weights = np.ones(len(space))
-    elif spec.strategy == "skew":
-        if train is None:
-            raise ValueError(f"test set {spec.name!r} (skew) needs the training part (train=None)")
-        weights = skew_weights(items, _frame_ids(train, "train")[1], n_items, min_pop=spec.min_pop)
-    else:  # wtd
-        if spec.reference == "train":
-            if train is None:
-                raise ValueError(f"test set {spec.name!r} uses reference 'train' but train=None")
-            ref_u, ref_i = _frame_ids(train, "train")
-        else:
-            ref_u, ref_i = users, items
-        mar_u = mar_i = None
-        if spec.mar_posterior == "weights":
-            if mar_weights is None:
-                raise ValueError(f"test set {spec.name!r} uses MAR posteriors but mar_weights=None")
-            mar_u, mar_i = _frame_ids(mar_weights, "mar_weights")
-        weights = wtd_weights(
-            users,
-            items,
-            n_users=n_users,
-            n_items=n_items,
-            reference_users=ref_u,
-            reference_items=ref_i,
-            mar_users=mar_u,
-            mar_items=mar_i,
-            user_exponent=spec.user_exponent,
-            item_exponent=spec.item_exponent,
-            smoothing=spec.smoothing,
-        )
-    idx = weighted_sample_without_replacement(weights, size, rng)
+    idx = weighted_sample_without_replacement(weights, round(rho * len(space)), rng)
     return space.iloc[idx].reset_index(drop=True)
+
+
+def marginal_kl(
+    ids: np.ndarray, reference_ids: np.ndarray, n: int, *, smoothing: float = 1.0
+) -> float:
+    """KL(p̂ ‖ q̂) in nats between the marginals of ``ids`` and ``reference_ids`` over 0..n-1.
+
+    Both are Laplace-smoothed posteriors (:func:`posteriors` with ``smoothing``
+    pseudo-counts each, so the divergence is finite when one set misses an id).
+    E1's test-set diagnostics compare each test set's user and item marginals
+    with those of the MAR ground truth: 0 means MAR-like.
+    """
+    p = posteriors(ids, n, smoothing=smoothing)
+    q = posteriors(reference_ids, n, smoothing=smoothing)
+    keep = p > 0
+    return float(np.sum(p[keep] * np.log(p[keep] / q[keep])))
 
 
 def kl_to_uniform(ids: np.ndarray, n: int) -> float:

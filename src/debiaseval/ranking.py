@@ -17,7 +17,7 @@ import scipy.sparse as sp
 if TYPE_CHECKING:
     from debiaseval.recommenders.base import Recommender
 
-__all__ = ["top_k", "top_k_indices"]
+__all__ = ["empty_recommendations", "top_k", "top_k_indices"]
 
 _RANK_MAX = np.iinfo(np.int16).max
 
@@ -68,7 +68,8 @@ def top_k_indices(scores: np.ndarray, k: int) -> np.ndarray:
     return np.take_along_axis(cols, order, axis=1).astype(np.int64, copy=False)
 
 
-def _empty_frame() -> pd.DataFrame:
+def empty_recommendations() -> pd.DataFrame:
+    """A recommendation frame without rows, with the columns and dtypes of :func:`top_k`."""
     return pd.DataFrame(
         {
             "user": np.empty(0, np.int32),
@@ -144,5 +145,5 @@ def top_k(
             )
         )
     if not parts:
-        return _empty_frame()
+        return empty_recommendations()
     return pd.concat(parts, ignore_index=True)

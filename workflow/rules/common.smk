@@ -8,7 +8,9 @@ import sys
 from debiaseval import code_hash
 from debiaseval.config import ConfigError, validate_config
 from debiaseval.datasets import DATASET_NAMES, MIRROR_ENV, SOURCES
+from debiaseval.experiments.e1 import kendall_excluded
 from debiaseval.figures import figure_module
+from debiaseval.tuning import grid_chunks
 from debiaseval.report import finished_message
 
 try:
@@ -29,6 +31,7 @@ def _alternatives(names):
 wildcard_constraints:
     dataset=_alternatives(DATASET_NAMES),
     seed=r"\d+",
+    chunk=r"\d+",
     recommender=_alternatives(config["e1"]["recommenders"]),
     testset=_alternatives(config["e1"]["testsets"]),
 

@@ -1,12 +1,17 @@
 # Experiment E1, intervened test sets ([SAC20]): every rule of E1, in stage order.
 # split -> intervene (one test set per job) -> train (tune one chunk of a recommender's grid on
-# MAR val) -> select (best grid point) -> evaluate (gt and every test set) -> aggregate.
+# MAR val) -> select (best usable grid point) -> evaluate (gt and every test set) -> aggregate.
 
 E1 = config["e1"]
 E1_MF = [n for n, spec in E1["recommenders"].items() if spec["algorithm"] == "mf"]
+E1_CHUNKS = {
+    name: len(grid_chunks(spec["grid"], E1["tuning"]["points_per_job"]))
+    for name, spec in E1["recommenders"].items()
+}
 
 
 localrules:
+    e1_select,
     e1_aggregate,
 
 
@@ -37,7 +42,8 @@ rule e1_intervene:
         user_index="results/data/{dataset}/users.parquet",
         item_index="results/data/{dataset}/items.parquet",
     output:
-        "results/e1/{dataset}/seed{seed}/testsets/{testset}.parquet",
+        testset="results/e1/{dataset}/seed{seed}/testsets/{testset}.parquet",
+        diagnostics="results/e1/{dataset}/seed{seed}/testsets/{testset}.diagnostics.parquet",
     params:
         dataset="{dataset}",
         seed=lambda w: int(w.seed),
@@ -54,18 +60,19 @@ rule e1_intervene:
 
 
 rule e1_train:
-    """Tune one recommender on MAR val, then write its top-k lists ([SAC20])."""
+    """Tune one chunk of a recommender's grid on MAR val ([SAC20] section 5.2)."""
     input:
         split="results/e1/{dataset}/seed{seed}/split.parquet",
         user_index="results/data/{dataset}/users.parquet",
         item_index="results/data/{dataset}/items.parquet",
     output:
-        recs="results/e1/{dataset}/seed{seed}/recs/{recommender}.parquet",
-        tuning="results/e1/{dataset}/seed{seed}/tuning/{recommender}.parquet",
+        tuning="results/e1/{dataset}/seed{seed}/tuning/{recommender}/chunk{chunk}.parquet",
+        recs="results/e1/{dataset}/seed{seed}/tuning/{recommender}/chunk{chunk}.recs.parquet",
     params:
         dataset="{dataset}",
         seed=lambda w: int(w.seed),
         recommender="{recommender}",
+        chunk=lambda w: int(w.chunk),
         spec=lambda w: E1["recommenders"][w.recommender],
         tuning=E1["tuning"],
         ks=E1["ks"],
@@ -79,11 +86,38 @@ rule e1_train:
     conda:
         "../envs/debiaseval.yaml"
     log:
-        "logs/e1/{dataset}/seed{seed}/train/{recommender}.log",
+        "logs/e1/{dataset}/seed{seed}/train/{recommender}/chunk{chunk}.log",
     benchmark:
-        "benchmarks/e1/{dataset}/seed{seed}/train/{recommender}.tsv"
+        "benchmarks/e1/{dataset}/seed{seed}/train/{recommender}/chunk{chunk}.tsv"
     script:
         "../scripts/e1_train.py"
+
+
+rule e1_select:
+    """Select a recommender's best usable grid point over its chunks; keep its top-k lists."""
+    input:
+        tuning=lambda w: expand(
+            "results/e1/{{dataset}}/seed{{seed}}/tuning/{{recommender}}/chunk{chunk}.parquet",
+            chunk=range(E1_CHUNKS[w.recommender]),
+        ),
+        recs=lambda w: expand(
+            "results/e1/{{dataset}}/seed{{seed}}/tuning/{{recommender}}/chunk{chunk}.recs.parquet",
+            chunk=range(E1_CHUNKS[w.recommender]),
+        ),
+    output:
+        tuning="results/e1/{dataset}/seed{seed}/tuning/{recommender}.parquet",
+        recs="results/e1/{dataset}/seed{seed}/recs/{recommender}.parquet",
+    params:
+        dataset="{dataset}",
+        seed=lambda w: int(w.seed),
+        recommender="{recommender}",
+        code=CODE,
+    conda:
+        "../envs/debiaseval.yaml"
+    log:
+        "logs/e1/{dataset}/seed{seed}/select/{recommender}.log",
+    script:
+        "../scripts/e1_select.py"
 
 
 rule e1_evaluate:
@@ -122,21 +156,30 @@ rule e1_evaluate:
 
 
 rule e1_aggregate:
-    """Mean/sd over seeds, % difference from gt, Kendall's tau; Parquet and Markdown."""
+    """Mean/sd over seeds, % difference from gt, Kendall's tau, test-set diagnostics."""
     input:
-        expand(
+        metrics=expand(
             "results/e1/{{dataset}}/seed{seed}/metrics/{recommender}.parquet",
             seed=experiment_seeds("e1"),
             recommender=E1["recommenders"],
         ),
+        diagnostics=expand(
+            "results/e1/{{dataset}}/seed{seed}/testsets/{testset}.diagnostics.parquet",
+            seed=experiment_seeds("e1"),
+            testset=E1["testsets"],
+        ),
+        data="results/data/{dataset}/interactions.parquet",
     output:
         summary="results/e1/{dataset}/summary.parquet",
         kendall="results/e1/{dataset}/kendall.parquet",
+        testsets="results/e1/{dataset}/testsets.parquet",
         summary_md="results/e1/{dataset}/summary.md",
         kendall_md="results/e1/{dataset}/kendall.md",
     params:
         dataset="{dataset}",
         mf_recommenders=E1_MF,
+        kendall_excluded=kendall_excluded(E1),
+        e1=E1,
         code=CODE,
     conda:
         "../envs/debiaseval.yaml"

@@ -8,7 +8,6 @@ MNAR ``train`` part, tuned on the MAR ``val`` part, and evaluated on the MAR
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -17,17 +16,23 @@ import numpy as np
 import pandas as pd
 
 from debiaseval.config import ConfigError, expand_grid
-from debiaseval.interactions import rating_matrix
+from debiaseval.interventions import marginal_kl
 from debiaseval.metrics import evaluate_topk, summarise, train_overlap_mask
-from debiaseval.ranking import top_k
 from debiaseval.recommenders import make_recommender
 
-__all__ = ["DATASETS", "OUTPUTS", "check_config", "evaluate_on_testsets", "tune_and_rank"]
+__all__ = [
+    "DATASETS",
+    "OUTPUTS",
+    "check_config",
+    "evaluate_on_testsets",
+    "kendall_excluded",
+    "testset_diagnostics",
+]
 
 DATASETS = ("synthetic", "coat", "yahoo-r3")
 """Datasets with both a MAR and an MNAR part, which E1 needs."""
 
-OUTPUTS = ("summary.parquet", "kendall.parquet", "summary.md", "kendall.md")
+OUTPUTS = ("summary.parquet", "kendall.parquet", "testsets.parquet", "summary.md", "kendall.md")
 """E1's aggregated files in ``results/e1/<dataset>/``."""
 
 
@@ -65,63 +70,41 @@ def _check_recommenders(block: Mapping[str, Any]) -> None:
                 raise ConfigError(f"config error at '{where}': {exc}") from None
 
 
+def _check_epochs(block: Mapping[str, Any]) -> None:
+    if block["tuning"]["early_stopping"] is None:
+        return
+    for name, spec in block["recommenders"].items():
+        if "epochs" in spec["params"] or "epochs" in spec["grid"]:
+            raise ConfigError(
+                f"config error at 'e1.recommenders.{name}': epochs are chosen by early stopping "
+                "(e1.tuning.early_stopping); set its max_epochs, or set it to null to fix epochs"
+            )
+
+
+def _check_kendall(block: Mapping[str, Any]) -> None:
+    for position, name in enumerate(block["kendall_exclude"] or []):
+        if name not in block["recommenders"]:
+            raise ConfigError(
+                f"config error at 'e1.kendall_exclude.{position}': {name!r} is not a recommender "
+                f"of e1.recommenders ({', '.join(block['recommenders'])})"
+            )
+
+
+def kendall_excluded(block: Mapping[str, Any]) -> list[str]:
+    """The recommenders left out of Kendall's tau: ``kendall_exclude``, or the random ones."""
+    if block["kendall_exclude"] is not None:
+        return list(block["kendall_exclude"])
+    return [n for n, spec in block["recommenders"].items() if spec["algorithm"] == "random"]
+
+
 def check_config(config: Mapping[str, Any]) -> None:
     """Cross-field checks of the ``e1`` block (after schema validation); raise ``ConfigError``."""
     block = config["e1"]
     _check_datasets(block)
     _check_fractions(block)
     _check_recommenders(block)
-
-
-def tune_and_rank(
-    train: pd.DataFrame,
-    val: pd.DataFrame,
-    *,
-    n_users: int,
-    n_items: int,
-    algorithm: str,
-    params: Mapping[str, Any],
-    grid: Mapping[str, list[Any]],
-    tuning_metric: str,
-    tuning_k: int,
-    ks: Sequence[int],
-    positive_threshold: float,
-    batch_size: int,
-    seed: int,
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Grid-search on ``val``, then rank every user's candidates with the best model.
-
-    Returns (recommendations, tuning): the top-max(ks) list of every user from
-    the model that maximises ``tuning_metric@tuning_k`` on ``val`` (the first
-    grid point wins ties), and one row per grid point with its score.
-    """
-    matrix = rating_matrix(train, n_users, n_items)
-    depth = max(max(ks), tuning_k)
-    rows, best, best_score = [], None, -np.inf
-    for point in expand_grid(grid):
-        model = make_recommender(algorithm, **params, **point).fit(matrix, seed=seed)
-        recs = top_k(model, matrix, depth, batch_size=batch_size)
-        scores = summarise(
-            evaluate_topk(
-                recs,
-                val,
-                [tuning_k],
-                n_items=n_items,
-                positive_threshold=positive_threshold,
-                metrics=[tuning_metric],
-            )
-        )
-        score = float(scores["value"].iloc[0]) if len(scores) else 0.0
-        rows.append({"params": json.dumps(point, sort_keys=True), "value": score})
-        if score > best_score:
-            best, best_score = recs, score
-    assert best is not None
-    tuning = pd.DataFrame(rows)
-    tuning["metric"] = tuning_metric
-    tuning["k"] = np.int16(tuning_k)
-    tuning["selected"] = np.arange(len(tuning)) == int(np.argmax(tuning["value"].to_numpy()))
-    recs = best[best["rank"] <= max(ks)].reset_index(drop=True)
-    return recs, tuning[["params", "metric", "k", "value", "selected"]]
+    _check_epochs(block)
+    _check_kendall(block)
 
 
 def evaluate_on_testsets(
@@ -155,3 +138,54 @@ def evaluate_on_testsets(
         summary["n_train_overlap"] = np.int64(overlap.sum())
         frames.append(summary)
     return pd.concat(frames, ignore_index=True)
+
+
+def testset_diagnostics(
+    name: str,
+    sample: pd.DataFrame,
+    space: pd.DataFrame,
+    weights: np.ndarray,
+    gt: pd.DataFrame,
+    *,
+    n_users: int,
+    n_items: int,
+) -> pd.DataFrame:
+    """How MAR-like one intervened test set is: a one-row frame.
+
+    Columns: ``testset``; ``n_pairs``, ``n_users``, ``n_items`` of the sample;
+    ``zero_weight_share``, the share of the sampled space's (held-out) pairs
+    whose sampling weight is 0 (WTD gives weight 0 to users and items absent
+    from the MAR weights part: such pairs are drawn only once every
+    positive-weight pair is taken); ``kl_users`` and ``kl_items``, the KL
+    divergence of the sample's user and item marginals from those of the MAR
+    ``gt`` part (:func:`~debiaseval.interventions.marginal_kl`, Laplace-smoothed).
+    """
+    return pd.DataFrame(
+        {
+            "testset": [name],
+            "n_pairs": np.int64(len(sample)),
+            "n_users": np.int64(sample["user"].nunique()),
+            "n_items": np.int64(sample["item"].nunique()),
+            "zero_weight_share": float(np.mean(np.asarray(weights) == 0)) if len(space) else 0.0,
+            "kl_users": marginal_kl(sample["user"], gt["user"], n_users),
+            "kl_items": marginal_kl(sample["item"], gt["item"], n_items),
+        }
+    )
+
+
+def run_metadata(interactions: pd.DataFrame, block: Mapping[str, Any]) -> list[str]:
+    """Lines describing an E1 run for the summary: data sizes and the settings that shape it."""
+    parts = interactions["part"].value_counts()
+    testsets = ", ".join(f"{n} ({s['strategy']})" for n, s in block["testsets"].items())
+    excluded = kendall_excluded(block)
+    return [
+        f"Data: {interactions['user'].nunique():,} users, {interactions['item'].nunique():,} "
+        f"items; {int(parts.get('mnar', 0)):,} MNAR and {int(parts.get('mar', 0)):,} MAR ratings.",
+        f"Splits: MNAR {block['mnar_split']}, MAR {block['mar_split']}; rho = {block['rho']}; "
+        f"{block['seeds']} seed(s); positive = rating > {block['positive_threshold']}.",
+        f"Test sets: gt (MAR ground truth), {testsets}.",
+        f"Recommenders: {', '.join(block['recommenders'])}, tuned for "
+        f"{block['tuning']['metric']}@{block['tuning']['k']} on MAR val (selected points in "
+        "seed*/tuning/). Kendall's tau leaves out: "
+        f"{', '.join(excluded) if excluded else 'none'}.",
+    ]

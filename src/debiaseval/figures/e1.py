@@ -10,7 +10,7 @@ from matplotlib.figure import Figure
 
 __all__ = ["FIGURES", "TABLES", "draw"]
 
-TABLES = ("summary", "kendall")
+TABLES = ("summary", "kendall", "testsets")
 
 FIGURES = {
     "recall": (
@@ -26,6 +26,10 @@ FIGURES = {
         "Kendall's tau-b between the ranking of the recommenders on gt and on each test set "
         "(seed means; the sanity baselines listed in e1.kendall_exclude are left out), with and "
         "without matrix factorisation. 1 means the test set ranks the recommenders as gt does."
+    ),
+    "testsets": (
+        "How MAR-like each test set is: KL divergence of its user and item marginals from those "
+        "of the MAR ground truth gt (Laplace-smoothed, mean over seeds). Lower is closer to MAR."
     ),
 }
 
@@ -94,6 +98,16 @@ def _kendall(kendall: pd.DataFrame, summary: pd.DataFrame, dataset: str) -> Figu
     return fig
 
 
+def _testsets(diagnostics: pd.DataFrame, dataset: str) -> Figure:
+    means = diagnostics.groupby("testset", sort=False)[["kl_users", "kl_items"]].mean()
+    means.columns = ["users", "items"]
+    fig = Figure(figsize=(6.5, 3.8), layout="constrained")
+    ax = fig.add_subplot()
+    _grouped_bars(ax, means, None, "KL divergence from the gt marginal")
+    ax.set_title(f"E1 on {dataset}: distance of each test set from MAR")
+    return fig
+
+
 def draw(name: str, tables: Mapping[str, pd.DataFrame], dataset: str) -> Figure:
     """Figure ``name`` of :data:`FIGURES` from E1's aggregated tables."""
     if name == "recall":
@@ -102,4 +116,6 @@ def draw(name: str, tables: Mapping[str, pd.DataFrame], dataset: str) -> Figure:
         return _recall(tables["summary"], dataset, pct=True)
     if name == "kendall":
         return _kendall(tables["kendall"], tables["summary"], dataset)
+    if name == "testsets":
+        return _testsets(tables["testsets"], dataset)
     raise ValueError(f"E1 has no figure {name!r}; known: {', '.join(FIGURES)}")

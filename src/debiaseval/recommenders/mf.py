@@ -2,17 +2,31 @@
 
 Trained on implicit feedback: by default the positive training pairs
 (rating > ``positive_threshold``), each with value 1, with a pairwise ranking
-loss (WARP by default, or BPR). LightFM with ``num_threads > 1`` runs lock-free
-parallel SGD (Hogwild), whose result depends on thread timing: only the
-default ``num_threads=1`` is deterministic given the seed.
+loss (WARP by default, or BPR). Regularisation is in LightFM's own terms:
+``alpha`` is LightFM's per-update L2 penalty ``item_alpha`` = ``user_alpha``.
+It is not the λ of an ALS objective: [SAC20]'s grid {0.001, ..., 0.6} collapses
+LightFM's embeddings to zero or makes them diverge from about 0.006 on, so the
+useful range is about {0, 1e-6, ..., 1e-3} (SPEC §5). The number of epochs can
+be chosen on validation data by :meth:`LightFMRanker.iter_epochs` (early
+stopping, see :mod:`debiaseval.tuning`). LightFM with ``num_threads > 1`` runs
+lock-free parallel SGD (Hogwild), whose result depends on thread timing: only
+the default ``num_threads=1`` is deterministic given the seed.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 import scipy.sparse as sp
 
-from debiaseval.recommenders.base import Recommender, check_int, check_real, positive_mask
+from debiaseval.recommenders.base import (
+    Recommender,
+    check_int,
+    check_real,
+    check_train,
+    positive_mask,
+)
 
 __all__ = ["LightFMRanker"]
 
@@ -22,13 +36,14 @@ _LOSSES = ("warp", "bpr")
 class LightFMRanker(Recommender):
     """LightFM ranking MF: score(u, i) = p_u·q_i + b_i + b_u (SPEC §5).
 
-    Hyperparameters map to LightFM as ``factors`` → ``no_components``, ``l2`` →
-    ``user_alpha`` = ``item_alpha``, ``learning_rate`` (adagrad schedule),
-    ``epochs`` and ``num_threads`` → ``fit``; the fit ``seed`` is LightFM's
-    ``random_state``. With ``positives_only=False`` every observed pair counts
-    as a positive. Scores are computed from the learned embeddings with numpy
-    in float64 and equal ``LightFM.predict`` (whose user bias b_u is constant
-    per user and so never changes a ranking).
+    Hyperparameters map to LightFM as ``factors`` → ``no_components``,
+    ``alpha`` → ``user_alpha`` = ``item_alpha``, ``learning_rate`` (adagrad
+    schedule), ``max_sampled`` (WARP's negative sampling budget), ``epochs`` and
+    ``num_threads`` → ``fit``; the fit ``seed`` is LightFM's ``random_state``.
+    With ``positives_only=False`` every observed pair counts as a positive.
+    Scores are computed from the learned embeddings with numpy in float64 and
+    equal ``LightFM.predict`` (whose user bias b_u is constant per user and so
+    never changes a ranking).
     """
 
     name = "mf"
@@ -38,18 +53,20 @@ class LightFMRanker(Recommender):
         *,
         loss: str = "warp",
         factors: int = 40,
-        l2: float = 0.01,
+        alpha: float = 0.0,
         epochs: int = 30,
         learning_rate: float = 0.05,
+        max_sampled: int = 10,
         num_threads: int = 1,
         positives_only: bool = True,
         positive_threshold: float = 3.0,
     ) -> None:
         self.loss = loss
         self.factors = factors
-        self.l2 = l2
+        self.alpha = alpha
         self.epochs = epochs
         self.learning_rate = learning_rate
+        self.max_sampled = max_sampled
         self.num_threads = num_threads
         self.positives_only = positives_only
         self.positive_threshold = positive_threshold
@@ -57,43 +74,102 @@ class LightFMRanker(Recommender):
     def validate_params(self) -> None:
         if self.loss not in _LOSSES:
             raise ValueError(f"loss must be one of {_LOSSES}, got {self.loss!r}")
-        for key in ("factors", "epochs", "num_threads"):
+        for key in ("factors", "epochs", "max_sampled", "num_threads"):
             check_int(key, getattr(self, key))
-        check_real("l2", self.l2, low=0.0)
+        check_real("alpha", self.alpha, low=0.0)
         check_real("learning_rate", self.learning_rate, low=0.0, strict=True)
         check_real("positive_threshold", self.positive_threshold)
         if not isinstance(self.positives_only, bool | np.bool_):
             raise ValueError(f"positives_only must be a bool, got {self.positives_only!r}")
 
-    def _fit(self, train: sp.csr_matrix, seed: int) -> None:
-        from lightfm import LightFM  # compiled extension: import only when training
-
+    def _interactions(self, train: sp.csr_matrix) -> sp.coo_matrix:
         if self.positives_only:
             implicit = positive_mask(train, float(self.positive_threshold))
         else:
             implicit = sp.csr_matrix(
                 (np.ones(train.nnz), train.indices, train.indptr), shape=train.shape
             )
+        return sp.coo_matrix(implicit, dtype=np.float32)
+
+    def _epochs(self, train: sp.csr_matrix, seed: int, step: int) -> Iterator[int]:
+        from lightfm import LightFM  # compiled extension: import only when training
+
+        interactions = self._interactions(train)
+        weights = self._sample_weight(train, interactions)
         model = LightFM(
             no_components=int(self.factors),
             loss=self.loss,
             learning_rate=float(self.learning_rate),
-            item_alpha=float(self.l2),
-            user_alpha=float(self.l2),
+            item_alpha=float(self.alpha),
+            user_alpha=float(self.alpha),
+            max_sampled=int(self.max_sampled),
             random_state=np.random.RandomState(seed),
         )
-        interactions = sp.coo_matrix(implicit, dtype=np.float32)
-        weights = self._sample_weight(train, interactions)
-        model.fit(
-            interactions,
-            sample_weight=weights,
-            epochs=int(self.epochs),
-            num_threads=int(self.num_threads),
-        )
-        self.user_embeddings_ = model.user_embeddings.astype(np.float64)
-        self.item_embeddings_ = model.item_embeddings.astype(np.float64)
-        self.user_biases_ = model.user_biases.astype(np.float64)
-        self.item_biases_ = model.item_biases.astype(np.float64)
+        done = 0
+        while done < int(self.epochs):
+            n = min(step, int(self.epochs) - done)
+            if done == 0:
+                model.fit(
+                    interactions, sample_weight=weights, epochs=n, num_threads=int(self.num_threads)
+                )
+            else:
+                model.fit_partial(
+                    interactions, sample_weight=weights, epochs=n, num_threads=int(self.num_threads)
+                )
+            done += n
+            self.user_embeddings_ = model.user_embeddings.astype(np.float64)
+            self.item_embeddings_ = model.item_embeddings.astype(np.float64)
+            self.user_biases_ = model.user_biases.astype(np.float64)
+            self.item_biases_ = model.item_biases.astype(np.float64)
+            self.epochs_ = done
+            yield done
+
+    def _fit(self, train: sp.csr_matrix, seed: int) -> None:
+        for _ in self._epochs(train, seed, step=int(self.epochs)):
+            pass
+
+    def iter_epochs(
+        self, train: sp.spmatrix | sp.sparray, *, seed: int = 0, step: int = 1
+    ) -> Iterator[int]:
+        """Train ``epochs`` epochs, ``step`` at a time, yielding the epochs done so far.
+
+        After each yield the model is fitted (``score`` works) as if ``fit`` had
+        been called with that many epochs: LightFM's ``fit_partial`` continues
+        the same random stream, so the states are identical. Early stopping
+        (:func:`debiaseval.tuning.tune_points`) evaluates between steps.
+        """
+        check_int("step", step)
+        self.validate_params()
+        x = check_train(train)
+        self.n_users_, self.n_items_ = x.shape
+        self.seed_ = int(seed)
+        yield from self._epochs(x, int(seed), step=int(step))
+
+    def health(self, *, divergence_limit: float = 1e4) -> str | None:
+        """None for a usable model, else why not: ``diverged: ...`` or ``collapsed: ...``.
+
+        Diverged: a non-finite embedding or bias, or an embedding entry larger
+        than ``divergence_limit`` in absolute value (healthy ones are O(1)).
+        Collapsed: the root mean square of the user or of the item embeddings
+        has shrunk below that of LightFM's initialisation, U(-0.5, 0.5)/factors,
+        i.e. 1/(√12·factors): the L2 penalty (too large an ``alpha``) pulled the
+        factors to zero and the model ranks by item bias alone, a popularity ranker.
+        """
+        arrays = (self.user_embeddings_, self.item_embeddings_, self.item_biases_)
+        if not all(np.isfinite(a).all() for a in arrays):
+            return "diverged: non-finite embeddings"
+        largest = max(float(np.abs(a).max(initial=0.0)) for a in arrays[:2])
+        if largest > divergence_limit:
+            return f"diverged: |embedding| reaches {largest:.3g} > {divergence_limit:g}"
+        initial = 1.0 / (np.sqrt(12.0) * int(self.factors))
+        for kind, emb in (("user", self.user_embeddings_), ("item", self.item_embeddings_)):
+            rms = float(np.sqrt(np.mean(emb**2)))
+            if rms < initial:
+                return (
+                    f"collapsed: RMS of the {kind} embeddings is {rms:.3g}, "
+                    f"below their initial {initial:.3g}"
+                )
+        return None
 
     def _sample_weight(
         self, train: sp.csr_matrix, interactions: sp.coo_matrix

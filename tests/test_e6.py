@@ -1,0 +1,179 @@
+"""Experiment E6 ([MYT14]): campaign simulation, weighted vs unweighted scores over time."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from debiaseval.experiments import e6
+
+KL = {"min_weight": 1e-6, "max_weight": 1e6, "max_iter": 2000, "tol": 1e-10}
+
+
+def campaign_tables(recommenders, active_items, *, n_users=1500, n_items=150, seed=1):
+    synthetic = {"n_users": n_users, "n_items": n_items, "density": 0.06, "seed": 0}
+    log, cuts, boosted = e6.time_log(
+        "synthetic",
+        interactions=None,
+        n_users=n_users,
+        n_items=n_items,
+        snapshots=4,
+        campaign={"n_periods": 4, "n_boosted": 8, "boost": 5.0},
+        synthetic=synthetic,
+        seed=seed,
+    )
+    return e6.evaluate_over_time(
+        log,
+        cuts,
+        n_users=n_users,
+        n_items=n_items,
+        boosted=boosted,
+        recommenders=recommenders,
+        active_items=active_items,
+        k=5,
+        min_profile=2,
+        n_boosted=8,
+        interval="binomial",
+        level=0.95,
+        n_boot=100,
+        sample_users=None,
+        kl=KL,
+        dataset="synthetic",
+        seed=seed,
+    )
+
+
+@pytest.fixture(scope="module")
+def constants() -> dict[str, pd.DataFrame]:
+    return campaign_tables(["g1", "g2"], [20, None])
+
+
+def test_weighted_constant_scores_are_stable_and_unweighted_drift(constants) -> None:
+    scores = constants["scores"]
+    n_items = 150
+    for name, direction in (("g1", 1), ("g2", -1)):
+        plain = scores[(scores["recommender"] == name) & (scores["weighting"] == "none")]
+        plain = plain.sort_values("t")
+        weighted = scores[(scores["recommender"] == name) & (scores["p"] == n_items)]
+        weighted = weighted.sort_values("t")
+        first = plain.iloc[0]
+        # unweighted: drifts monotonically in the campaign's direction, out of the t0 interval
+        steps = np.diff(plain["score"].to_numpy()) * direction
+        assert np.all(steps > 0), (name, plain["score"].tolist())
+        last = plain.iloc[-1]["score"]
+        assert (last > first["ci_high"]) if direction > 0 else (last < first["ci_low"])
+        # weighted with every item active: the t0 score stays within each interval
+        assert np.all(weighted["ci_low"] <= first["score"])
+        assert np.all(first["score"] <= weighted["ci_high"])
+        np.testing.assert_allclose(weighted["score"], first["score"], rtol=0.02)
+
+
+def test_table_shapes_and_divergences(constants) -> None:
+    scores, weights = constants["scores"], constants["weights"]
+    assert list(scores.columns) == [
+        "seed", "t", "recommender", "weighting", "p", "score", "ci_low", "ci_high", "kl_divergence",
+    ]  # fmt: skip
+    assert len(scores) == 4 * 2 * 3  # t × recommenders × (none, p = 20, p = all)
+    assert set(scores.loc[scores["weighting"] == "none", "p"]) == {0}
+    assert (scores["ci_low"] <= scores["score"]).all() and (
+        scores["score"] <= scores["ci_high"]
+    ).all()
+    # at t0 the reference is the data: D = 0 and no weight moves
+    assert np.allclose(scores.loc[scores["t"] == 0, "kl_divergence"], 0.0, atol=1e-12)
+    assert (weights["t"] > 0).all() and (weights["weight"] != 1.0).all()
+    # the divergence only falls as p grows, and is positive without weights after t0
+    later = scores[(scores["t"] > 0) & (scores["recommender"] == "g1")].sort_values(["t", "p"])
+    for _, group in later.groupby("t"):
+        values = group.sort_values("p")["kl_divergence"].to_numpy()
+        assert values[0] > 1e-3 and np.all(np.diff(values) <= 0)
+    assert set(weights.loc[weights["p"] == 20].groupby("t").size()) <= {20}
+    lists = constants["lists"]
+    boosted = lists.loc[lists["list"] == "boosted", "item"].to_numpy()
+    assert np.isin(lists.loc[lists["list"] == "g1", "item"], boosted).all()
+    assert not np.isin(lists.loc[lists["list"] == "g2", "item"], boosted).any()
+
+
+def test_cf_recommenders_and_determinism() -> None:
+    a = campaign_tables(e6.RECOMMENDERS, [None], n_users=200, n_items=60)
+    b = campaign_tables(e6.RECOMMENDERS, [None], n_users=200, n_items=60)
+    for name in a:
+        pd.testing.assert_frame_equal(a[name], b[name])
+    scores = a["scores"]
+    cf = scores[scores["recommender"].isin(["cosine_cf", "naive_cf"])]
+    assert len(cf) == 4 * 2 * 2 and (cf["score"] > 0).all()
+    text = e6.markdown(scores, "synthetic")
+    assert "| g1 | none | 0 |" in text and "| naive_cf | kl | 60 |" in text
+
+
+def test_time_log_of_a_real_dataset_and_sampled_users() -> None:
+    rng = np.random.default_rng(0)
+    n = 3000
+    frame = pd.DataFrame(
+        {
+            "user": rng.integers(0, 100, n).astype(np.int32),
+            "item": rng.integers(0, 50, n).astype(np.int32),
+            "rating": np.ones(n, np.float32),
+            "timestamp": np.sort(rng.integers(0, 10_000, n)).astype(np.int64),
+            "part": "mnar",
+        }
+    ).drop_duplicates(["user", "item"])
+    log, cuts, boosted = e6.time_log(
+        "ml-100k", interactions=frame, n_users=100, n_items=50, snapshots=3,
+        campaign={}, synthetic={}, seed=1,
+    )  # fmt: skip
+    assert boosted is None and cuts.size == 3 and cuts[-1] > frame["timestamp"].max()
+    tables = e6.evaluate_over_time(
+        log, cuts, n_users=100, n_items=50, boosted=None, recommenders=["g1", "naive_cf"],
+        active_items=[10], k=5, min_profile=2, n_boosted=6, interval="bootstrap", level=0.95,
+        n_boot=200, sample_users=40, kl=KL, dataset="ml-100k", seed=1,
+    )  # fmt: skip
+    snaps = tables["snapshots"]
+    assert (snaps["n_evaluated"] <= 40).all() and snaps["n_interactions"].is_monotonic_increasing
+    assert (tables["lists"]["list"] == "boosted").sum() == 6
+    with pytest.raises(ValueError, match="timestamp"):
+        e6.time_log(
+            "coat", interactions=frame.drop(columns="timestamp"), n_users=100, n_items=50,
+            snapshots=3, campaign={}, synthetic={}, seed=1,
+        )  # fmt: skip
+
+
+def test_run_api_matches_run_seed_and_the_figure_draws() -> None:
+    from debiaseval.config import validate_config
+    from debiaseval.figures import figure_module
+
+    config = {
+        "synthetic": {"n_users": 80, "n_items": 50, "density": 0.1, "seed": 0},
+        "e6": {"campaign": {"n_periods": 3, "n_boosted": 6}, "active_items": [5, "all"]},
+    }
+    tables = e6.run("synthetic", config, seeds=[3])
+    full = validate_config(config)
+    direct = e6.run_seed("synthetic", 3, full["e6"], synthetic=full["synthetic"])
+    for name in e6.TABLES:
+        pd.testing.assert_frame_equal(tables[name], direct[name])
+    assert set(tables["scores"]["p"]) == {0, 5, 50}
+    module = figure_module("e6")
+    assert module.TABLES == ("scores",)
+    fig = module.draw("scores", tables, "synthetic")
+    assert len([ax for ax in fig.axes if ax.get_visible()]) == 4
+    with pytest.raises(ValueError, match="no figure"):
+        module.draw("nope", tables, "synthetic")
+
+
+@pytest.mark.parametrize(
+    ("block", "match"),
+    [
+        ({"datasets": ["coat"]}, "e6.datasets.0"),
+        ({"n_boosted": 3}, "e6.n_boosted"),
+        ({"campaign": {"n_boosted": 2}}, "e6.campaign.n_boosted"),
+        ({"campaign": {"n_boosted": 500}}, "exceeds"),
+        ({"snapshots": ["1998-02-01", "1998-01-01"]}, "e6.snapshots"),
+        ({"active_items": [0]}, "e6.active_items"),
+    ],
+)
+def test_config_errors_name_the_key(block: dict, match: str) -> None:
+    from debiaseval.config import ConfigError, validate_config
+
+    with pytest.raises(ConfigError, match=match) as err:
+        validate_config({"e6": block})
+    assert "\n" not in str(err.value)

@@ -1,0 +1,76 @@
+# Experiment E6, weighted offline evaluation over time ([MYT14]): every rule of E6.
+# evaluate (one job per dataset and seed: snapshots, KL weights for every p, exact leave-one-out
+# of every recommender at every t) -> aggregate (seeds stacked, Markdown).
+
+E6 = config["e6"]
+E6_PARAMS = {k: v for k, v in E6.items() if k not in ("datasets", "seeds", "resources")}
+
+
+localrules:
+    e6_aggregate,
+
+
+rule e6_evaluate:
+    """Leave-one-out scores over the snapshots, unweighted and with KL weights for every p."""
+    input:
+        # synthetic: none, the campaign simulation starts from the synthetic truth (params)
+        unpack(
+            lambda w: {}
+            if w.dataset == "synthetic"
+            else {
+                "interactions": f"results/data/{w.dataset}/interactions.parquet",
+                "user_index": f"results/data/{w.dataset}/users.parquet",
+                "item_index": f"results/data/{w.dataset}/items.parquet",
+            }
+        ),
+    output:
+        scores="results/e6/{dataset}/seed{seed}/scores.parquet",
+        weights="results/e6/{dataset}/seed{seed}/weights.parquet",
+        snapshots="results/e6/{dataset}/seed{seed}/snapshots.parquet",
+        lists="results/e6/{dataset}/seed{seed}/lists.parquet",
+    params:
+        dataset="{dataset}",
+        seed=lambda w: int(w.seed),
+        e6=E6_PARAMS,
+        synthetic=lambda w: config["synthetic"] if w.dataset == "synthetic" else None,
+        code=CODE,
+    threads: E6["resources"]["threads"]
+    resources:
+        mem_mb=E6["resources"]["mem_mb"],
+        runtime=E6["resources"]["runtime"],
+    conda:
+        "../envs/debiaseval.yaml"
+    log:
+        "logs/e6/{dataset}/seed{seed}/evaluate.log",
+    benchmark:
+        "benchmarks/e6/{dataset}/seed{seed}/evaluate.tsv"
+    script:
+        "../scripts/e6_evaluate.py"
+
+
+rule e6_aggregate:
+    """Every seed's tables stacked; the score-vs-t table in Markdown."""
+    input:
+        unpack(
+            lambda w: {
+                f"{table}_{seed}": f"results/e6/{w.dataset}/seed{seed}/{table}.parquet"
+                for seed in experiment_seeds("e6")
+                for table in ("scores", "weights", "snapshots", "lists")
+            }
+        ),
+    output:
+        scores="results/e6/{dataset}/scores.parquet",
+        weights="results/e6/{dataset}/weights.parquet",
+        snapshots="results/e6/{dataset}/snapshots.parquet",
+        lists="results/e6/{dataset}/lists.parquet",
+        markdown="results/e6/{dataset}/scores.md",
+    params:
+        dataset="{dataset}",
+        seeds=list(experiment_seeds("e6")),
+        code=CODE,
+    conda:
+        "../envs/debiaseval.yaml"
+    log:
+        "logs/e6/{dataset}/aggregate.log",
+    script:
+        "../scripts/e6_aggregate.py"

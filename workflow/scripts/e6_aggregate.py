@@ -1,0 +1,17 @@
+"""Adapter: stack the seeds' E6 tables and write the score-vs-t table in Markdown."""
+
+from debiaseval.experiments.e6 import TABLES, aggregate, markdown
+from debiaseval.io import read_parquet, write_parquet, write_text
+from debiaseval.runtime import job
+
+with job(snakemake.log[0]) as log:
+    p = snakemake.params
+    runs = [
+        {table: read_parquet(snakemake.input[f"{table}_{seed}"]) for table in TABLES}
+        for seed in p.seeds
+    ]
+    tables = aggregate(runs)
+    for name, frame in tables.items():
+        write_parquet(frame, snakemake.output[name])
+    write_text(markdown(tables["scores"], p.dataset), snakemake.output.markdown)
+    log.info("%d seeds, %d score rows", len(runs), len(tables["scores"]))

@@ -1,0 +1,28 @@
+"""Adapter: one run of E6 on one dataset (snapshots, KL weights, leave-one-out scores)."""
+
+from debiaseval.experiments.e6 import run_seed
+from debiaseval.io import read_parquet, write_parquet
+from debiaseval.runtime import job
+
+with job(snakemake.log[0], snakemake.threads) as log:
+    p = snakemake.params
+    inputs = snakemake.input
+    if p.dataset == "synthetic":
+        tables = run_seed(p.dataset, p.seed, p.e6, synthetic=p.synthetic)
+    else:
+        tables = run_seed(
+            p.dataset,
+            p.seed,
+            p.e6,
+            synthetic={},
+            interactions=read_parquet(inputs.interactions),
+            n_users=len(read_parquet(inputs.user_index, columns=["user"])),
+            n_items=len(read_parquet(inputs.item_index, columns=["item"])),
+        )
+    for row in tables["snapshots"].itertuples():
+        log.info(
+            "t%d: %d interactions, %d users, %d items", row.t, row.n_interactions, row.n_users,
+            row.n_items,
+        )  # fmt: skip
+    for name, frame in tables.items():
+        write_parquet(frame, snakemake.output[name])
