@@ -52,9 +52,10 @@ def mirror():
 
 
 def preprocess_input(wildcards):
-    if wildcards.dataset not in SOURCES:
+    source = "ml-100k" if wildcards.dataset == "ml-100k-semi" else wildcards.dataset
+    if source not in SOURCES:
         return {}
-    return {"raw": ancient(f"resources/raw/{wildcards.dataset}")}
+    return {"raw": ancient(f"resources/raw/{source}")}
 
 
 def resources_of(stage):

@@ -9,6 +9,7 @@ rule preprocess:
     params:
         dataset="{dataset}",
         synthetic=lambda w: config["synthetic"] if w.dataset == "synthetic" else None,
+        semisynthetic=lambda w: config["semisynthetic"] if w.dataset == "ml-100k-semi" else None,
         code=CODE,
     threads: resources_of("preprocess")["threads"]
     resources:

@@ -20,8 +20,8 @@ from debiaseval.datasets.loaders import (
 from debiaseval.datasets.preprocess import PARTS, build_interactions, filter_users_by_count
 from debiaseval.datasets.registry import SOURCES, DatasetSource
 
-GENERATED: tuple[str, ...] = ("synthetic",)
-"""Datasets the workflow generates itself (no download)."""
+GENERATED: tuple[str, ...] = ("synthetic", "ml-100k-semi")
+"""Datasets the workflow generates itself (``ml-100k-semi`` from ML-100K's files, SPEC 2.2)."""
 
 DATASET_NAMES: tuple[str, ...] = (*GENERATED, *SOURCES)
 """Every dataset name a config may use."""

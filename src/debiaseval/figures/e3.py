@@ -1,0 +1,83 @@
+"""Figures of experiment E3 ([ICML16] Fig. 2-style): estimation error of Naive, IPS and SNIPS."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+__all__ = ["FIGURES", "TABLES", "draw"]
+
+TABLES = ("estimates", "rmse_vs_alpha", "rmse_vs_mar")
+
+FIGURES = {
+    "rmse_vs_alpha": (
+        "RMSE of the Naive, IPS and SNIPS estimates of each prediction matrix's MAE and DCG@k "
+        "against the true value on the full matrix, over the draws of O, as the selection-bias "
+        "strength alpha varies (alpha = 1: missing completely at random); known propensities. "
+        "Lower is better; log scale."
+    ),
+    "rmse_vs_mar": (
+        "RMSE of the estimates with Naive-Bayes propensities, whose rating marginal P(Y=r) comes "
+        "from a MAR sample of the given size, at the table's alpha. Naive does not use "
+        "propensities and is shown for reference. Lower is better; log scales."
+    ),
+}
+
+_STYLE = {"naive": ("Naive", "o"), "ips": ("IPS", "s"), "snips": ("SNIPS", "^")}
+
+
+def _panels(table: pd.DataFrame, x: str, xlabel: str, title: str, log_x: bool) -> Figure:
+    if table.empty:
+        raise ValueError(f"no rows to plot for {title!r}")
+    matrices = list(dict.fromkeys(table["matrix"]))
+    metrics = list(dict.fromkeys(table["metric"]))
+    fig = Figure(
+        figsize=(2.6 * len(matrices) + 0.6, 2.4 * len(metrics) + 0.8), layout="constrained"
+    )
+    axes = fig.subplots(len(metrics), len(matrices), squeeze=False, sharex=True)
+    for r, metric in enumerate(metrics):
+        for c, matrix in enumerate(matrices):
+            ax = axes[r][c]
+            cell = table[(table["metric"] == metric) & (table["matrix"] == matrix)]
+            for est, rows in cell.groupby("estimator", sort=False):
+                label, marker = _STYLE.get(str(est), (str(est), "."))
+                rows = rows.sort_values(x)
+                ax.plot(rows[x], rows["rmse"], marker=marker, markersize=3, label=label)
+            ax.set_yscale("log")
+            if log_x:
+                ax.set_xscale("log")
+            ax.grid(alpha=0.3)
+            if r == 0:
+                ax.set_title(matrix, fontsize="medium")
+            if c == 0:
+                ax.set_ylabel(f"RMSE of {metric.upper()}")
+            if r == len(metrics) - 1:
+                ax.set_xlabel(xlabel)
+    axes[0][0].legend(fontsize="small")
+    fig.suptitle(title)
+    return fig
+
+
+def draw(name: str, tables: Mapping[str, pd.DataFrame], dataset: str) -> Figure:
+    """Figure ``name`` of :data:`FIGURES` from E3's aggregated tables."""
+    if name == "rmse_vs_alpha":
+        return _panels(
+            tables["rmse_vs_alpha"],
+            "alpha",
+            "alpha",
+            f"E3 on {dataset}: estimator RMSE vs selection bias (known propensities)",
+            log_x=False,
+        )
+    if name == "rmse_vs_mar":
+        table = tables["rmse_vs_mar"]
+        alpha = f" (alpha = {table['alpha'].iloc[0]:g})" if len(table) else ""
+        return _panels(
+            table,
+            "mar_size",
+            "MAR ratings for P(Y=r)",
+            f"E3 on {dataset}: RMSE with Naive-Bayes propensities{alpha}",
+            log_x=True,
+        )
+    raise ValueError(f"E3 has no figure {name!r}; known: {', '.join(FIGURES)}")

@@ -1,0 +1,131 @@
+"""Weighted rating MF (MF-Naive / MF-IPS, [ICML16] eq. 14) and IPS cross-validation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from debiaseval.datasets.synthetic import generate_synthetic
+from debiaseval.ips_cv import cv_select, fold_labels, pair_losses
+from debiaseval.recommenders.rating_mf import WeightedMF, normalise_weights
+
+
+@pytest.fixture(scope="module")
+def biased():
+    """A strongly biased synthetic set: alpha = 0.1 (observations favour high ratings)."""
+    data = generate_synthetic(n_users=200, n_items=250, alpha=0.1, density=0.08, seed=3)
+    return data, data.mnar_frame()
+
+
+def _fit(frame, weights=None, **params):
+    return WeightedMF(**params).fit(
+        frame["user"].to_numpy(), frame["item"].to_numpy(), frame["rating"].to_numpy(),
+        n_users=200, n_items=250, weights=weights, rng=np.random.default_rng(0),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("loss", ["squared", "absolute"])
+def test_objective_never_increases(biased, loss: str) -> None:
+    _, frame = biased
+    for weights in (None, 1.0 / frame["propensity"].to_numpy()):
+        model = _fit(frame, weights, factors=5, l2=3.0, loss=loss, max_iter=30, tol=0.0)
+        obj = model.objective_
+        assert len(obj) == 31
+        assert np.all(np.diff(obj) <= 1e-9 * obj[:-1]), np.diff(obj).max()
+        assert obj[-1] < 0.9 * obj[0]
+
+
+def test_squared_als_reaches_a_stationary_point(biased) -> None:
+    """At convergence the gradient of the objective w.r.t. the user block is ~0."""
+    _, frame = biased
+    model = _fit(frame, factors=4, l2=2.0, max_iter=500, tol=1e-12)
+    u, i = frame["user"].to_numpy(), frame["item"].to_numpy()
+    r = frame["rating"].to_numpy() - model.predict(u, i)
+    grad_v = np.zeros_like(model.user_factors_)
+    np.add.at(grad_v, u, -2 * r[:, None] * model.item_factors_[i])
+    grad_v += 2 * 2.0 * model.user_factors_
+    assert np.abs(grad_v).max() < 1e-3
+    assert abs(r.sum()) < 1e-6  # the unregularised offset: residuals sum to zero
+
+
+def test_unit_weights_equal_unweighted(biased) -> None:
+    _, frame = biased
+    plain = _fit(frame, None, factors=5, l2=3.0)
+    for w in (np.ones(len(frame)), np.full(len(frame), 7.5)):  # normalised to mean 1
+        weighted = _fit(frame, w, factors=5, l2=3.0)
+        np.testing.assert_array_equal(weighted.predict_matrix(), plain.predict_matrix())
+
+
+def test_weights_are_normalised_to_mean_one() -> None:
+    w = normalise_weights(np.array([1.0, 3.0, 8.0]), 3)
+    assert w.mean() == pytest.approx(1.0)
+    np.testing.assert_allclose(w, [0.25, 0.75, 2.0])
+    for bad in (np.array([1.0, 0.0, 2.0]), np.array([1.0, np.nan, 2.0])):
+        with pytest.raises(ValueError, match="finite and > 0"):
+            normalise_weights(bad, 3)
+    with pytest.raises(ValueError, match="shape"):
+        normalise_weights(np.ones(2), 3)
+
+
+def test_mf_ips_beats_mf_naive_on_biased_data(biased) -> None:
+    """Test MSE on the full matrix: known-propensity MF-IPS beats MF-Naive by a clear margin."""
+    data, frame = biased
+    naive = _fit(frame, None, factors=5, l2=5.0)
+    ips = _fit(frame, 1.0 / frame["propensity"].to_numpy(), factors=5, l2=5.0)
+    mse_naive = np.mean((naive.predict_matrix() - data.ratings) ** 2)
+    mse_ips = np.mean((ips.predict_matrix() - data.ratings) ** 2)
+    assert mse_ips < 0.7 * mse_naive, (mse_ips, mse_naive)
+
+
+def test_bad_input_raises(biased) -> None:
+    _, frame = biased
+    with pytest.raises(ValueError, match="loss"):
+        _fit(frame, loss="huber")
+    with pytest.raises(ValueError, match="l2"):
+        _fit(frame, l2=0.0)
+    y = frame["rating"].to_numpy().copy()
+    y[0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        WeightedMF().fit(
+            frame["user"].to_numpy(), frame["item"].to_numpy(), y, n_users=200, n_items=250,
+            rng=np.random.default_rng(0),
+        )  # fmt: skip
+    with pytest.raises(ValueError, match="item ids"):
+        WeightedMF().fit(
+            frame["user"].to_numpy(), frame["item"].to_numpy(), frame["rating"].to_numpy(),
+            n_users=200, n_items=10, rng=np.random.default_rng(0),
+        )  # fmt: skip
+
+
+def test_fold_labels_are_balanced() -> None:
+    folds = fold_labels(103, 5, np.random.default_rng(0))
+    counts = np.bincount(folds)
+    assert counts.max() - counts.min() <= 1 and counts.sum() == 103
+    with pytest.raises(ValueError, match="n_folds"):
+        fold_labels(3, 5, np.random.default_rng(0))
+
+
+def test_pair_losses() -> None:
+    np.testing.assert_allclose(pair_losses("mse", [1, 4], [2, 2]), [1, 4])
+    np.testing.assert_allclose(pair_losses("mae", [1, 4], [2, 2]), [1, 2])
+
+
+def test_cv_select_scales_propensities_and_picks_the_minimum(biased) -> None:
+    _, frame = biased
+    args = (frame["user"].to_numpy(), frame["item"].to_numpy(), frame["rating"].to_numpy())
+    p = frame["propensity"].to_numpy()
+    grid = [{"factors": 3, "l2": 0.1}, {"factors": 3, "l2": 10.0}, {"factors": 3, "l2": 1e3}]
+    kwargs = dict(n_users=200, n_items=250, grid=grid, metric="mse", n_folds=3)
+    best, table = cv_select(*args, p, **kwargs, rng=np.random.default_rng(1))
+    means = table.groupby("params", sort=False)["value"].mean()
+    assert best == grid[int(np.argmin(means.to_numpy()))]
+    assert len(table) == 9 and table["selected"].sum() == 3
+    # the validation fold's propensities are P/k: the IPS estimate of a fold is k times
+    # (1/(U·I)) Σ δ/P over the fold, so its mean over folds is about the error over all
+    # U·I pairs (order of the MSE, 0.5..3), not a 1/k fraction of it
+    assert 0.3 < means.min() < 5.0
+    again, _ = cv_select(*args, p, **kwargs, rng=np.random.default_rng(1))
+    assert again == best
+    naive_best, naive_table = cv_select(*args, None, **kwargs, rng=np.random.default_rng(1))
+    naive_means = naive_table.groupby("params", sort=False)["value"].mean()
+    assert naive_best == grid[int(np.argmin(naive_means.to_numpy()))]

@@ -1,0 +1,63 @@
+# Experiment E3, accuracy of the Naive / IPS / SNIPS estimators ([ICML16] sections 3.4, 6.2-6.4):
+# every rule of E3, in stage order. simulate (one seed: prediction matrices, true values, draws
+# of O over the alpha grid and the Naive-Bayes MAR sizes, and the fitted Naive-Bayes propensity
+# tables) -> aggregate (Table 1, RMSE tables).
+
+
+E3 = config["e3"]
+
+
+localrules:
+    e3_aggregate,
+
+
+rule e3_simulate:
+    """True MAE/DCG of the five prediction matrices and the estimators over draws of O."""
+    input:
+        unpack(
+            lambda w: {}
+            if w.dataset == "synthetic"
+            else {"interactions": f"results/data/{w.dataset}/interactions.parquet"}
+        ),
+    output:
+        draws="results/e3/{dataset}/seed{seed}/draws.parquet",
+        naive_bayes="results/e3/{dataset}/seed{seed}/naive_bayes.parquet",
+    params:
+        dataset="{dataset}",
+        seed=lambda w: int(w.seed),
+        synthetic=lambda w: config["synthetic"] if w.dataset == "synthetic" else None,
+        block={k: v for k, v in E3.items() if k not in ("datasets", "seeds", "resources")},
+        code=CODE,
+    threads: E3["resources"]["threads"]
+    resources:
+        mem_mb=E3["resources"]["mem_mb"],
+        runtime=E3["resources"]["runtime"],
+    conda:
+        "../envs/debiaseval.yaml"
+    log:
+        "logs/e3/{dataset}/seed{seed}/simulate.log",
+    benchmark:
+        "benchmarks/e3/{dataset}/seed{seed}/simulate.tsv"
+    script:
+        "../scripts/e3_simulate.py"
+
+
+rule e3_aggregate:
+    """[ICML16] Table 1 (mean and sd over draws), RMSE vs alpha and vs the MAR sample size."""
+    input:
+        expand("results/e3/{{dataset}}/seed{seed}/draws.parquet", seed=experiment_seeds("e3")),
+    output:
+        estimates="results/e3/{dataset}/estimates.parquet",
+        estimates_md="results/e3/{dataset}/estimates.md",
+        rmse_vs_alpha="results/e3/{dataset}/rmse_vs_alpha.parquet",
+        rmse_vs_mar="results/e3/{dataset}/rmse_vs_mar.parquet",
+    params:
+        dataset="{dataset}",
+        alpha=E3["alpha"],
+        code=CODE,
+    conda:
+        "../envs/debiaseval.yaml"
+    log:
+        "logs/e3/{dataset}/aggregate.log",
+    script:
+        "../scripts/e3_aggregate.py"

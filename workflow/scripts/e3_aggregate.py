@@ -1,0 +1,17 @@
+"""Adapter: aggregate every seed's E3 draws into Table 1 and the RMSE tables."""
+
+import pandas as pd
+
+from debiaseval.experiments import e3
+from debiaseval.io import read_parquet, write_parquet, write_text
+from debiaseval.runtime import job
+
+with job(snakemake.log[0]) as log:
+    p = snakemake.params
+    draws = pd.concat([read_parquet(path) for path in snakemake.input], ignore_index=True)
+    tables = e3.aggregate(draws, {"alpha": p.alpha})
+    for name in ("estimates", "rmse_vs_alpha", "rmse_vs_mar"):
+        write_parquet(tables[name], snakemake.output[name])
+    title = f"E3 on {p.dataset}: estimates at alpha = {p.alpha:g} (ICML16 Table 1)"
+    write_text(e3.table1_markdown(tables["estimates"], title=title), snakemake.output.estimates_md)
+    log.info("aggregated %d draws rows", len(draws))
