@@ -23,3 +23,14 @@ def test_ci_runs_the_readme_test_command():
     _, test = _quick_start_commands()
     ci = (ROOT / ".ci" / "run").read_text().splitlines()
     assert test in ci
+
+
+def test_python_api_example_runs():
+    """The README's notebook example, executed as written."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Python API", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    namespace: dict = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    assert set(namespace["recall"]["recommender"]) == {"PosPop", "ItemKNN"}
+    assert set(namespace["split"]["part"]) == {"train", "heldout", "weights", "val", "gt"}

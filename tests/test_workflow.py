@@ -234,6 +234,20 @@ def test_e3_outputs_and_api_parity(two_runs):
     pd.testing.assert_frame_equal(api["rmse_vs_mar"], by_mar)
 
 
+def test_e1_api_gives_the_workflow_bytes(two_runs, tmp_path):
+    import yaml
+
+    from debiaseval.api import run_e1
+    from debiaseval.io import write_parquet
+
+    out = run_e1("synthetic", yaml.safe_load(TINY.read_text()))
+    for stem in ("summary", "kendall", "testsets"):
+        write_parquet(out[stem], tmp_path / f"{stem}.parquet")
+        written = two_runs[0] / f"results/e1/synthetic/{stem}.parquet"
+        assert (tmp_path / f"{stem}.parquet").read_bytes() == written.read_bytes(), stem
+    assert out["summary_md"] == (two_runs[0] / "results/e1/synthetic/summary.md").read_text()
+
+
 def test_byte_identical_whatever_the_cores(two_runs):
     first, second = two_runs
     a, b = result_bytes(first), result_bytes(second)

@@ -130,7 +130,8 @@ def _experiment(name: str) -> Any:
 
 
 def _resolve_experiments(config: dict[str, Any]) -> None:
-    """Fill each experiment's null ``datasets`` and ``seeds`` from the top level, then check it.
+    """Fill each experiment's null ``datasets`` and ``seeds`` from the top level; check the
+    experiments the config runs (``experiments``) with their module's ``check_config``.
 
     A null ``datasets`` becomes the top-level datasets that the experiment can
     run on (its module's ``DATASETS``, when it declares them); an explicit list
@@ -148,7 +149,7 @@ def _resolve_experiments(config: dict[str, Any]) -> None:
         if block["seeds"] is None:
             block["seeds"] = config["seeds"]
         check = getattr(module, "check_config", None)
-        if check is not None:
+        if check is not None and name in config["experiments"]:
             check(config)
 
 

@@ -8,7 +8,7 @@ import sys
 from debiaseval import code_hash
 from debiaseval.config import ConfigError, validate_config
 from debiaseval.datasets import DATASET_NAMES, MIRROR_ENV, SOURCES
-from debiaseval.experiments.e1 import kendall_excluded
+from debiaseval.datasets.build import SOURCE_OF
 from debiaseval.figures import figure_module
 from debiaseval.tuning import grid_chunks
 from debiaseval.report import finished_message
@@ -52,7 +52,7 @@ def mirror():
 
 
 def preprocess_input(wildcards):
-    source = "ml-100k" if wildcards.dataset == "ml-100k-semi" else wildcards.dataset
+    source = SOURCE_OF.get(wildcards.dataset, wildcards.dataset)
     if source not in SOURCES:
         return {}
     return {"raw": ancient(f"resources/raw/{source}")}

@@ -3,7 +3,6 @@
 # MAR val) -> select (best usable grid point) -> evaluate (gt and every test set) -> aggregate.
 
 E1 = config["e1"]
-E1_MF = [n for n, spec in E1["recommenders"].items() if spec["algorithm"] == "mf"]
 E1_CHUNKS = {
     name: len(grid_chunks(spec["grid"], E1["tuning"]["points_per_job"]))
     for name, spec in E1["recommenders"].items()
@@ -178,8 +177,6 @@ rule e1_aggregate:
         kendall_md="results/e1/{dataset}/kendall.md",
     params:
         dataset="{dataset}",
-        mf_recommenders=E1_MF,
-        kendall_excluded=kendall_excluded(E1),
         e1=E1,
         code=CODE,
     conda:

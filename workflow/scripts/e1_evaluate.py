@@ -1,30 +1,21 @@
 """Adapter: metrics of every recommender of one seed on gt and every intervened test set."""
 
-from debiaseval.experiments.e1 import evaluate_recommenders
+from debiaseval.experiments.e1 import evaluate_step
 from debiaseval.io import read_parquet, write_parquet
 from debiaseval.runtime import job
 
 with job(snakemake.log[0], snakemake.threads) as log:
     p = snakemake.params
-    split = read_parquet(snakemake.input.split)
-    testsets = {"gt": split[split["part"] == "gt"]}
-    testsets |= {
-        name: read_parquet(path)
-        for name, path in zip(p.testsets, snakemake.input.testsets, strict=True)
-    }
-    metrics = evaluate_recommenders(
-        {
-            name: read_parquet(path)
-            for name, path in zip(p.recommenders, snakemake.input.recs, strict=True)
-        },
-        testsets,
-        split[split["part"] == "train"],
+    metrics = evaluate_step(
+        read_parquet(snakemake.input.split),
+        dict(zip(p.recommenders, map(read_parquet, snakemake.input.recs), strict=True)),
+        dict(zip(p.testsets, map(read_parquet, snakemake.input.testsets), strict=True)),
+        seed=p.seed,
         n_items=len(read_parquet(snakemake.input.item_index, columns=["item"])),
         ks=p.ks,
         metrics=p.metrics,
         positive_threshold=p.positive_threshold,
         drop_train_overlap=p.drop_train_overlap,
     )
-    metrics.insert(1, "seed", p.seed)
     log.info("\n%s", metrics.to_string())
     write_parquet(metrics, snakemake.output[0])

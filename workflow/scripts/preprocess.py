@@ -1,26 +1,19 @@
 """Adapter: raw dataset files (or the synthetic generator) -> canonical Parquet."""
 
-from pathlib import Path
-
-from debiaseval.datasets.loaders import load_raw
-from debiaseval.datasets.preprocess import build_interactions
-from debiaseval.datasets.semisynthetic import build_ml_100k_semi
-from debiaseval.datasets.synthetic import generate_synthetic
+from debiaseval.datasets.build import build_dataset
 from debiaseval.io import write_parquet
 from debiaseval.runtime import job
 
 with job(snakemake.log[0], snakemake.threads) as log:
     p = snakemake.params
-    if p.dataset == "ml-100k-semi":
-        raw = load_raw("ml-100k", Path(snakemake.input.raw))
-        interactions, users, items, tuning = build_ml_100k_semi(raw, **p.semisynthetic)
+    interactions, users, items, tuning = build_dataset(
+        p.dataset,
+        snakemake.input.get("raw"),
+        synthetic=p.synthetic,
+        semisynthetic=p.semisynthetic,
+    )
+    if tuning is not None:
         log.info("MF completion grid (0/1 accuracy on 10%%):\n%s", tuning.to_string())
-    else:
-        if p.dataset == "synthetic":
-            raw = generate_synthetic(**p.synthetic).to_raw()
-        else:
-            raw = load_raw(p.dataset, Path(snakemake.input.raw))
-        interactions, users, items = build_interactions(raw)
     log.info(
         "%s: %d interactions (%s), %d users, %d items",
         p.dataset,

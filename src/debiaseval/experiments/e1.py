@@ -15,20 +15,38 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from debiaseval.aggregate import (
+    kendall_table,
+    markdown_table,
+    summary_markdown,
+    summary_table,
+    testsets_table,
+)
 from debiaseval.config import ConfigError, expand_grid
-from debiaseval.interventions import marginal_kl
+from debiaseval.interactions import rating_matrix
+from debiaseval.interventions import TestSetSpec, intervene, marginal_kl, sampling_weights
 from debiaseval.metrics import evaluate_topk, summarise, train_overlap_mask
+from debiaseval.ranking import empty_recommendations
 from debiaseval.recommenders import make_recommender
+from debiaseval.splits import run_rng, split_e1
+from debiaseval.tuning import EarlyStopping, grid_chunks, merge_chunks, tune_points
 
 __all__ = [
     "DATASETS",
     "OUTPUTS",
+    "aggregate_step",
     "check_config",
     "evaluate_on_testsets",
     "evaluate_recommenders",
+    "evaluate_step",
     "kendall_excluded",
+    "run",
+    "run_metadata",
+    "split_step",
     "testset_diagnostics",
+    "testset_step",
     "train_overlap_masks",
+    "tune_step",
 ]
 
 DATASETS = ("synthetic", "coat", "yahoo-r3")
@@ -247,3 +265,241 @@ def run_metadata(interactions: pd.DataFrame, block: Mapping[str, Any]) -> list[s
         "seed*/tuning/). Kendall's tau leaves out: "
         f"{', '.join(excluded) if excluded else 'none'}.",
     ]
+
+
+# -- the workflow's steps, one function per rule; run() chains them in-process ------------------
+
+
+def split_step(
+    interactions: pd.DataFrame,
+    *,
+    mnar_split: Mapping[str, float],
+    mar_split: Mapping[str, float],
+    dataset: str,
+    seed: int,
+) -> pd.DataFrame:
+    """Rule ``e1_split``: the seed's train/heldout and weights/val/gt parts ([SAC20] §5.2)."""
+    return split_e1(
+        interactions,
+        mnar_split=mnar_split,
+        mar_split=mar_split,
+        rng=run_rng(seed, dataset, "split"),
+    )
+
+
+def testset_step(
+    split: pd.DataFrame,
+    name: str,
+    spec: Mapping[str, Any],
+    *,
+    rho: float,
+    dataset: str,
+    seed: int,
+    n_users: int,
+    n_items: int,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Rule ``e1_intervene``: test set ``name`` drawn from ``heldout``, and its diagnostics."""
+    space = split[split["part"] == "heldout"].reset_index(drop=True)
+    testset = TestSetSpec(name=name, **spec)
+    sizes = {"n_users": n_users, "n_items": n_items}
+    weights = sampling_weights(
+        space,
+        testset,
+        train=split[split["part"] == "train"],
+        mar_weights=split[split["part"] == "weights"],
+        **sizes,
+    )
+    rng = run_rng(seed, dataset, "intervene", name)
+    sample = intervene(space, testset, rho=rho, rng=rng, weights=weights, **sizes)
+    diagnostics = testset_diagnostics(
+        name, sample, space, weights, split[split["part"] == "gt"], **sizes
+    )
+    diagnostics.insert(0, "seed", seed)
+    return sample, diagnostics
+
+
+def tune_step(
+    split: pd.DataFrame,
+    recommender: str,
+    spec: Mapping[str, Any],
+    *,
+    chunk: int,
+    tuning: Mapping[str, Any],
+    ks: Sequence[int],
+    positive_threshold: float,
+    batch_size: int,
+    dataset: str,
+    seed: int,
+    n_users: int,
+    n_items: int,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Rule ``e1_train``: chunk ``chunk`` of a recommender's grid tuned on MAR ``val``.
+
+    Returns its tuning rows and the top-max(ks) lists of its best usable point
+    (no rows when none is usable).
+    """
+    stopping = tuning["early_stopping"]
+    table, recs = tune_points(
+        rating_matrix(split[split["part"] == "train"], n_users, n_items),
+        split[split["part"] == "val"],
+        grid_chunks(spec["grid"], tuning["points_per_job"])[chunk],
+        algorithm=spec["algorithm"],
+        params=spec["params"],
+        metric=tuning["metric"],
+        k=tuning["k"],
+        depth=max(ks),
+        positive_threshold=positive_threshold,
+        batch_size=batch_size,
+        seed=int(run_rng(seed, dataset, "train", recommender).integers(2**31 - 1)),
+        early_stopping=None if stopping is None else EarlyStopping(**stopping),
+    )
+    return table, empty_recommendations() if recs is None else recs
+
+
+def evaluate_step(
+    split: pd.DataFrame,
+    recs: Mapping[str, pd.DataFrame],
+    testsets: Mapping[str, pd.DataFrame],
+    *,
+    seed: int,
+    n_items: int,
+    ks: Sequence[int],
+    metrics: Sequence[str],
+    positive_threshold: float,
+    drop_train_overlap: bool,
+) -> pd.DataFrame:
+    """Rule ``e1_evaluate``: every recommender of the seed on gt and on every test set."""
+    table = evaluate_recommenders(
+        recs,
+        {"gt": split[split["part"] == "gt"], **testsets},
+        split[split["part"] == "train"],
+        n_items=n_items,
+        ks=ks,
+        metrics=metrics,
+        positive_threshold=positive_threshold,
+        drop_train_overlap=drop_train_overlap,
+    )
+    table.insert(1, "seed", seed)
+    return table
+
+
+def aggregate_step(
+    metrics: Sequence[pd.DataFrame],
+    diagnostics: Sequence[pd.DataFrame],
+    interactions: pd.DataFrame,
+    block: Mapping[str, Any],
+    *,
+    dataset: str,
+) -> dict[str, Any]:
+    """Rule ``e1_aggregate``: the tables of ``OUTPUTS`` (Markdown ones as text, by file stem)."""
+    summary = summary_table(pd.concat(metrics).reset_index(drop=True))
+    mf = [n for n, spec in block["recommenders"].items() if spec["algorithm"] == "mf"]
+    kendall = kendall_table(summary, mf, kendall_excluded(block))
+    checks = testsets_table(pd.concat(diagnostics))
+    about = run_metadata(interactions, block)
+    return {
+        "summary": summary,
+        "kendall": kendall,
+        "testsets": checks,
+        "summary_md": summary_markdown(summary, dataset, diagnostics=checks, about=about),
+        "kendall_md": f"# E1 on {dataset}: Kendall's tau-b of the recommender ranking vs gt\n\n"
+        "From the seed means; 1 = the test set ranks the recommenders as the MAR ground truth "
+        "does (higher is better). `n_recommenders` counts those ranked.\n\n"
+        + markdown_table(kendall),
+    }
+
+
+def run(
+    data: str | pd.DataFrame,
+    config: Mapping[str, Any] | None = None,
+    *,
+    seeds: int | Sequence[int] | None = None,
+    dataset: str | None = None,
+) -> dict[str, Any]:
+    """Run E1 in-process: the workflow's tables for the same config and seeds.
+
+    ``data``: a dataset name (loaded like the workflow does, see
+    :func:`debiaseval.api.load_dataset`) or a canonical interactions frame
+    (``user``, ``item``, ``rating``, ``part`` ∈ mnar/mar; contiguous 0-based ids),
+    named ``dataset`` (default "data"; the name seeds the random streams, so use
+    the workflow's name to reproduce its files byte for byte). ``config``: a
+    partial workflow config, validated with defaults; ``seeds``: a count or
+    explicit seed ids (default: the ``e1`` block's). Returns ``summary``,
+    ``kendall``, ``testsets`` (as written to ``results/e1/<dataset>/``), the
+    Markdown texts ``summary_md`` and ``kendall_md``, and per-seed ``metrics``
+    and ``tuning`` (with ``seed`` and ``recommender`` columns).
+    """
+    from debiaseval.config import validate_config
+
+    block = validate_config(dict(config or {}))["e1"]
+    if isinstance(data, str):
+        from debiaseval.api import load_dataset
+
+        dataset = dataset or data
+        interactions, users, items = load_dataset(data, config=config)
+        n_users, n_items = len(users), len(items)
+    else:
+        dataset = dataset or "data"
+        interactions = data
+        n_users = int(interactions["user"].max()) + 1
+        n_items = int(interactions["item"].max()) + 1
+    if seeds is None:
+        seeds = block["seeds"]
+    seed_ids = list(range(seeds)) if isinstance(seeds, int) else list(seeds)
+    sizes = {"dataset": dataset, "n_users": n_users, "n_items": n_items}
+    metrics, diagnostics, tunings = [], [], []
+    for seed in seed_ids:
+        split = split_step(
+            interactions,
+            mnar_split=block["mnar_split"],
+            mar_split=block["mar_split"],
+            dataset=dataset,
+            seed=seed,
+        )
+        testsets = {}
+        for name, spec in block["testsets"].items():
+            testsets[name], checks = testset_step(
+                split, name, spec, rho=block["rho"], seed=seed, **sizes
+            )
+            diagnostics.append(checks)
+        recs = {}
+        for name, spec in block["recommenders"].items():
+            chunks = [
+                tune_step(
+                    split,
+                    name,
+                    spec,
+                    chunk=chunk,
+                    tuning=block["tuning"],
+                    ks=block["ks"],
+                    positive_threshold=block["positive_threshold"],
+                    batch_size=block["batch_size"],
+                    seed=seed,
+                    **sizes,
+                )
+                for chunk in range(
+                    len(grid_chunks(spec["grid"], block["tuning"]["points_per_job"]))
+                )
+            ]
+            what = f"the grid of {name} on {dataset}, seed {seed}"
+            table, best = merge_chunks([t for t, _ in chunks], what)
+            recs[name] = chunks[best][1]
+            tunings.append(table.assign(seed=seed, recommender=name))
+        metrics.append(
+            evaluate_step(
+                split,
+                recs,
+                testsets,
+                seed=seed,
+                n_items=n_items,
+                ks=block["ks"],
+                metrics=block["metrics"],
+                positive_threshold=block["positive_threshold"],
+                drop_train_overlap=block["drop_train_overlap"],
+            )
+        )
+    block = {**block, "seeds": len(seed_ids)}
+    out = aggregate_step(metrics, diagnostics, interactions, block, dataset=dataset)
+    out["metrics"] = pd.concat(metrics, ignore_index=True)
+    out["tuning"] = pd.concat(tunings, ignore_index=True)
+    return out

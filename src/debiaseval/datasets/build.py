@@ -1,0 +1,48 @@
+"""A dataset's canonical frames from its raw files or its generator (SPEC §1–2).
+
+One function serves the workflow's ``preprocess`` rule and the Python API, so
+both give the same interactions, users and items for the same config.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from debiaseval.datasets.loaders import load_raw
+from debiaseval.datasets.preprocess import build_interactions
+
+__all__ = ["SOURCE_OF", "build_dataset"]
+
+SOURCE_OF: dict[str, str] = {"ml-100k-semi": "ml-100k"}
+"""Derived datasets and the downloadable dataset whose raw files they are built from."""
+
+
+def build_dataset(
+    name: str,
+    raw: str | Path | None = None,
+    *,
+    synthetic: Mapping[str, Any] | None = None,
+    semisynthetic: Mapping[str, Any] | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame | None]:
+    """``(interactions, users, items, tuning)`` of dataset ``name``.
+
+    ``synthetic`` is generated from the config's ``synthetic`` block;
+    ``ml-100k-semi`` is built from ML-100K's files in ``raw`` with the
+    ``semisynthetic`` block (``tuning`` is its MF-completion grid, else None);
+    any other dataset is read from its canonical files in ``raw``.
+    """
+    if name == "synthetic":
+        from debiaseval.datasets.synthetic import generate_synthetic
+
+        return (*build_interactions(generate_synthetic(**(synthetic or {})).to_raw()), None)
+    if raw is None:
+        raise ValueError(f"dataset {name!r} needs the folder of its raw files")
+    if name in SOURCE_OF:
+        from debiaseval.datasets.semisynthetic import build_ml_100k_semi
+
+        return build_ml_100k_semi(load_raw(SOURCE_OF[name], Path(raw)), **(semisynthetic or {}))
+    return (*build_interactions(load_raw(name, Path(raw))), None)
