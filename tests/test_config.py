@@ -82,3 +82,13 @@ def test_bad_config_names_the_key(config, key):
 def test_expand_grid_order():
     assert expand_grid({"a": [1, 2], "b": ["x"]}) == [{"a": 1, "b": "x"}, {"a": 2, "b": "x"}]
     assert expand_grid({}) == [{}]
+
+
+def test_only_checks_the_named_experiment():
+    """A run_eN config is checked as one that runs only eN: a tiny synthetic dataset that
+    E3's default MAR sizes exceed is fine for E6 (the CI failure of an earlier submission)."""
+    small = {"synthetic": {"n_users": 80, "n_items": 50, "density": 0.1, "seed": 0}}
+    with pytest.raises(ConfigError, match=r"e3\.mar_sizes"):
+        validate_config(small)
+    assert validate_config(small, "e6")["experiments"] == ["e6"]
+    assert validate_config(small, only=())["experiments"] == []

@@ -147,7 +147,7 @@ def test_run_api_matches_run_seed_and_the_figure_draws() -> None:
         "e6": {"campaign": {"n_periods": 3, "n_boosted": 6}, "active_items": [5, "all"]},
     }
     tables = e6.run("synthetic", config, seeds=[3])
-    full = validate_config(config)
+    full = validate_config(config, "e6")
     direct = e6.run_seed("synthetic", 3, full["e6"], synthetic=full["synthetic"])
     for name in e6.TABLES:
         pd.testing.assert_frame_equal(tables[name], direct[name])

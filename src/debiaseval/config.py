@@ -153,9 +153,14 @@ def _resolve_experiments(config: dict[str, Any]) -> None:
             check(config)
 
 
-def validate_config(config: Mapping[str, Any]) -> dict[str, Any]:
+def validate_config(
+    config: Mapping[str, Any], only: str | tuple[str, ...] | None = None
+) -> dict[str, Any]:
     """Return a validated deep copy of ``config`` with every default filled in.
 
+    With ``only`` (one experiment, as the Python API's ``run_eN`` pass, or ``()``
+    for none), the config is checked as one that runs just those experiments:
+    the others' blocks get their defaults but not their cross-field checks.
     Raises :class:`ConfigError` with one line naming the first offending key.
     """
     schema = load_schema()
@@ -166,6 +171,8 @@ def validate_config(config: Mapping[str, Any]) -> dict[str, Any]:
     if error is not None:
         raise ConfigError(_one_line(error))
     _check_dataset_names("datasets", filled["datasets"])
+    if only is not None:
+        filled["experiments"] = [only] if isinstance(only, str) else list(only)
     _resolve_experiments(filled)
     return filled
 

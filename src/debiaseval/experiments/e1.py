@@ -431,7 +431,7 @@ def run(
     """
     from debiaseval.config import validate_config
 
-    block = validate_config(dict(config or {}))["e1"]
+    block = validate_config(dict(config or {}), "e1")["e1"]
     if isinstance(data, str):
         from debiaseval.api import load_dataset
 

@@ -452,7 +452,7 @@ def run(
     """
     from debiaseval.config import validate_config
 
-    cfg = validate_config(dict(config or {}))
+    cfg = validate_config(dict(config or {}), "e3")
     block = cfg["e3"]
     truth = synthetic_truth(cfg["synthetic"]) if isinstance(data, str) else data
     if isinstance(data, str) and data != "synthetic":

@@ -80,7 +80,7 @@ def settings(block: Mapping[str, Any] | None = None) -> dict[str, Any]:
 
     Raises :class:`debiaseval.config.ConfigError` naming the first bad key.
     """
-    return validate_config({"experiments": ["e5"], "e5": dict(block or {})})["e5"]
+    return validate_config({"e5": dict(block or {})}, "e5")["e5"]
 
 
 def check_config(config: Mapping[str, Any]) -> None:

@@ -416,7 +416,7 @@ def run(
     ``config`` is a (partial) config, validated with defaults; ``seeds`` a count
     (seeds 0..n−1) or explicit seeds, default the ``e6.seeds`` of the config.
     """
-    full = validate_config(dict(config or {}))
+    full = validate_config(dict(config or {}), "e6")
     block = full["e6"]
     if seeds is None:
         seeds = block["seeds"]
