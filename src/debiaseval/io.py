@@ -10,14 +10,22 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-__all__ = ["atomic_path", "read_parquet", "write_parquet", "write_text"]
+__all__ = ["atomic_path", "current_umask", "read_parquet", "write_parquet", "write_text"]
+
+
+def current_umask() -> int:
+    """The process's umask (read by setting it and restoring it at once)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 class atomic_path:
     """Yield a temporary path beside ``path``; rename it onto ``path`` only on success.
 
     Nothing partial is ever left at ``path``: on an exception the temporary file
-    is removed and ``path`` is untouched.
+    is removed and ``path`` is untouched. The file gets the mode the umask
+    gives a newly created file (0666 & ~umask), not mkstemp's 0600.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
@@ -36,6 +44,8 @@ class atomic_path:
     def __exit__(self, exc_type, exc, tb) -> None:
         assert self.tmp is not None
         if exc_type is None:
+            # mkstemp creates the file with mode 0600: give it the mode a plain open() would.
+            os.chmod(self.tmp, 0o666 & ~current_umask())
             os.replace(self.tmp, self.path)
         else:
             self.tmp.unlink(missing_ok=True)
