@@ -2,7 +2,13 @@
 
 import pytest
 
-from debiaseval.config import ConfigError, expand_grid, load_schema, validate_config
+from debiaseval.config import (
+    ConfigError,
+    coerce_strings,
+    expand_grid,
+    load_schema,
+    validate_config,
+)
 
 
 def test_defaults_are_filled():
@@ -92,3 +98,30 @@ def test_only_checks_the_named_experiment():
         validate_config(small)
     assert validate_config(small, "e6")["experiments"] == ["e6"]
     assert validate_config(small, only=())["experiments"] == []
+
+
+def test_config_strings_from_snakemake_are_coerced():
+    # What Snakemake's --config 'e1={rho: 0.4, drop_train_overlap: true}' passes: strings.
+    config = validate_config(
+        {
+            "seeds": "3",
+            "mirror": "123",
+            "e1": {"rho": "0.4", "drop_train_overlap": "true", "tuning": {"k": "5"}},
+            "e6": {"snapshots": "3", "active_items": ["20", "all"]},
+        }
+    )
+    assert config["seeds"] == 3
+    assert config["mirror"] == "123"  # a string where the schema wants one stays a string
+    assert config["e1"]["rho"] == 0.4
+    assert config["e1"]["drop_train_overlap"] is True
+    assert config["e1"]["tuning"]["k"] == 5
+    assert config["e6"]["snapshots"] == 3
+    assert config["e6"]["active_items"] == [20, "all"]
+
+
+def test_coerce_strings_parses_whole_blocks_and_leaves_garbage_to_validation():
+    schema = load_schema()
+    coerced = coerce_strings({"e1": "{rho: 0.25, seeds: 2}", "datasets": "[coat]"}, schema)
+    assert coerced == {"e1": {"rho": 0.25, "seeds": 2}, "datasets": ["coat"]}
+    with pytest.raises(ConfigError, match=r"at 'e1.rho': 'abc' is not of type 'number'"):
+        validate_config({"e1": {"rho": "abc"}})

@@ -34,3 +34,23 @@ def test_python_api_example_runs():
     exec(compile(code, "README.md", "exec"), namespace)
     assert set(namespace["recall"]["recommender"]) == {"PosPop", "ItemKNN"}
     assert set(namespace["split"]["part"]) == {"train", "heldout", "weights", "val", "gt"}
+
+
+def test_readme_config_overrides_validate():
+    """Every `--config` of the README, parsed as Snakemake parses it, passes validation."""
+    from snakemake.cli import parse_config
+    from snakemake.utils import update_config
+
+    from debiaseval.config import validate_config
+
+    readme = (ROOT / "README.md").read_text()
+    commands = [line for line in readme.splitlines() if "snakemake" in line and "--config" in line]
+    assert any("e1={rho: 0.4}" in line for line in commands)
+    for line in commands:
+        entries = re.findall(r"'([^']*)'|(\S+=\S+)", line.split("--config", 1)[1])
+        overrides = parse_config([quoted or bare for quoted, bare in entries])
+        config = {"e1": {"seeds": 1}}
+        update_config(config, overrides)
+        validated = validate_config(config)
+        if "rho" in overrides.get("e1", {}):
+            assert validated["e1"]["rho"] == 0.4

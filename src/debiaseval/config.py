@@ -18,6 +18,7 @@ import yaml
 
 __all__ = [
     "ConfigError",
+    "coerce_strings",
     "expand_grid",
     "experiment_names",
     "load_schema",
@@ -69,6 +70,76 @@ def _resolve(schema: Mapping[str, Any], root: Mapping[str, Any]) -> Mapping[str,
     merged = dict(_resolve(target, root))
     merged.update({k: v for k, v in schema.items() if k != "$ref"})
     return merged
+
+
+def _alternatives(schema: Mapping[str, Any], root: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The schema and its ``oneOf``/``anyOf`` branches, each with its ``$ref`` resolved."""
+    schema = _resolve(schema, root)
+    branches = [*schema.get("oneOf", []), *schema.get("anyOf", [])]
+    result = [schema]
+    for branch in branches:
+        result += _alternatives(branch, root)
+    return result
+
+
+def _types(schema: Mapping[str, Any]) -> set[str]:
+    kind = schema.get("type", [])
+    return {kind} if isinstance(kind, str) else set(kind)
+
+
+def _wants_string(value: str, alternatives: list[Mapping[str, Any]]) -> bool:
+    """Whether a string is a valid kind of value here (type string, or a matching const/enum)."""
+    for alt in alternatives:
+        if "string" in _types(alt) or alt.get("const") == value or value in alt.get("enum", []):
+            return True
+    return False
+
+
+def coerce_strings(
+    instance: Any, schema: Mapping[str, Any], root: Mapping[str, Any] | None = None
+) -> Any:
+    """Return ``instance`` with strings YAML-parsed where the schema wants another type.
+
+    Snakemake passes the values inside ``--config 'e1={rho: 0.4}'`` as strings
+    (``{'rho': '0.4'}``); wherever the schema (followed through ``$ref``,
+    ``oneOf``/``anyOf``, ``properties``, ``additionalProperties`` and ``items``)
+    expects a number, an integer, a boolean, null, a list or a mapping and not
+    a string, the string is parsed as YAML. Anything that does not parse is
+    left for validation to report. ``instance`` is not modified.
+    """
+    root = schema if root is None else root
+    alternatives = _alternatives(schema, root)
+    if isinstance(instance, str) and not _wants_string(instance, alternatives):
+        wanted = set().union(*(_types(alt) for alt in alternatives))
+        if wanted & {"number", "integer", "boolean", "null", "array", "object"}:
+            try:
+                parsed = yaml.safe_load(instance)
+            except yaml.YAMLError:
+                return instance
+            if not isinstance(parsed, str):
+                instance = parsed
+    if isinstance(instance, dict):
+        result = {}
+        for key, value in instance.items():
+            sub = next(
+                (
+                    alt["properties"][key]
+                    if key in alt.get("properties", {})
+                    else alt["additionalProperties"]
+                    for alt in alternatives
+                    if key in alt.get("properties", {})
+                    or isinstance(alt.get("additionalProperties"), dict)
+                ),
+                None,
+            )
+            result[key] = value if sub is None else coerce_strings(value, sub, root)
+        return result
+    if isinstance(instance, list):
+        items = next(
+            (alt["items"] for alt in alternatives if isinstance(alt.get("items"), dict)), None
+        )
+        return instance if items is None else [coerce_strings(v, items, root) for v in instance]
+    return instance
 
 
 def _fill_defaults(instance: Any, schema: Mapping[str, Any], root: Mapping[str, Any]) -> None:
@@ -161,10 +232,12 @@ def validate_config(
     With ``only`` (one experiment, as the Python API's ``run_eN`` pass, or ``()``
     for none), the config is checked as one that runs just those experiments:
     the others' blocks get their defaults but not their cross-field checks.
-    Raises :class:`ConfigError` with one line naming the first offending key.
+    Strings that Snakemake's ``--config`` passed for non-string keys are parsed
+    first (:func:`coerce_strings`). Raises :class:`ConfigError` with one line
+    naming the first offending key.
     """
     schema = load_schema()
-    filled = copy.deepcopy(dict(config))
+    filled = coerce_strings(copy.deepcopy(dict(config)), schema)
     _fill_defaults(filled, schema, schema)
     validator = jsonschema.Draft202012Validator(schema)
     error = jsonschema.exceptions.best_match(validator.iter_errors(filled))
