@@ -1,11 +1,20 @@
-"""E1 glue: evaluation counts train-overlap pairs."""
+"""E1 glue: evaluation counts train-overlap pairs; empty test sets and short lists are caught."""
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from debiaseval.datasets.preprocess import build_interactions
 from debiaseval.datasets.synthetic import generate_synthetic
-from debiaseval.experiments.e1 import evaluate_on_testsets
+from debiaseval.experiments.e1 import (
+    EmptyTestSetError,
+    check_testset,
+    evaluate_on_testsets,
+    evaluate_step,
+    run,
+    short_list_warnings,
+)
+from debiaseval.experiments.e1 import testset_step as draw_testset
 from debiaseval.interactions import rating_matrix
 from debiaseval.ranking import top_k
 from debiaseval.recommenders import make_recommender
@@ -40,3 +49,93 @@ def test_evaluate_counts_and_optionally_drops_train_overlap():
     assert dropped["n_test_pairs"].iloc[0] == len(test) - kept["n_train_overlap"].iloc[0]
     assert dropped["value"].iloc[0] > kept["value"].iloc[0]
     assert np.isfinite(kept["value"]).all()
+
+
+def _full_split():
+    interactions, _, _ = build_interactions(
+        generate_synthetic(n_users=80, n_items=60, density=0.15, n_mar=10, seed=3).to_raw()
+    )
+    split = split_e1(
+        interactions,
+        mnar_split={"train": 0.6, "heldout": 0.4},
+        mar_split={"weights": 0.15, "val": 0.15, "gt": 0.7},
+        rng=run_rng(0, "test"),
+    )
+    return interactions, split
+
+
+def test_check_testset_names_dataset_seed_testset_rho_and_heldout_size():
+    empty = pd.DataFrame({"user": [], "item": [], "rating": []})
+    where = dict(dataset="synthetic", seed=0, rho=0.0001, n_heldout=2424, positive_threshold=3.0)
+    with pytest.raises(EmptyTestSetError) as error:
+        check_testset(empty, "WTD", **where)
+    assert str(error.value) == (
+        "E1 on synthetic, seed 0: test set WTD has no pair: rho = 0.0001 of 2,424 held-out "
+        "pairs gives 0; raise e1.rho, or set e1.allow_empty_testsets: true to report it as empty"
+    )
+    negatives = pd.DataFrame({"user": [0, 1], "item": [2, 3], "rating": [1.0, 3.0]})
+    with pytest.raises(EmptyTestSetError, match=r"REG has no relevant pair \(rating > 3\) "):
+        check_testset(negatives, "REG", **where)
+    assert check_testset(negatives, "REG", allow_empty=True, **where) is True
+    assert check_testset(negatives.assign(rating=4.0), "REG", **where) is False
+
+
+def test_intervene_step_stops_on_an_empty_test_set():
+    _, split = _full_split()
+    n_heldout = int((split["part"] == "heldout").sum())
+    kwargs = dict(dataset="toy", seed=1, n_users=80, n_items=60, positive_threshold=3.0)
+    spec = {"strategy": "wtd"}
+    with pytest.raises(EmptyTestSetError, match=rf"of {n_heldout:,} held-out pairs gives 0"):
+        draw_testset(split, "WTD", spec, rho=0.0001, **kwargs)
+    sample, diagnostics = draw_testset(split, "WTD", spec, rho=0.0001, allow_empty=True, **kwargs)
+    assert len(sample) == 0 and diagnostics["n_pairs"].iloc[0] == 0
+    sample, _ = draw_testset(split, "WTD", spec, rho=0.5, **kwargs)
+    assert len(sample) == round(0.5 * n_heldout)
+
+
+def test_allowed_empty_testsets_show_as_empty_in_the_markdown():
+    interactions, _ = _full_split()
+    config = {
+        "e1": {
+            "seeds": 1,
+            "rho": 0.0001,
+            "allow_empty_testsets": True,
+            "testsets": {"FULL": {"strategy": "full"}, "REG": {"strategy": "reg"}},
+            "recommenders": {
+                "PosPop": {"algorithm": "pospop"},
+                "AvgRating": {"algorithm": "avgrating"},
+                "Random": {"algorithm": "random"},
+            },
+            "kendall_exclude": [],
+        }
+    }
+    out = run(interactions, config, dataset="toy")
+    assert "REG" not in set(out["summary"]["testset"])  # no value to aggregate
+    header = next(line for line in out["summary_md"].splitlines() if line.startswith("| recomm"))
+    assert header == "| recommender | gt | FULL | REG |"
+    assert "| empty |" in out["summary_md"]
+    reg = [line for line in out["kendall_md"].splitlines() if line.startswith("| REG |")]
+    assert reg and all("| empty | empty |" in line for line in reg)
+    with pytest.raises(EmptyTestSetError, match="test set REG has no pair"):
+        run(interactions, {"e1": {**config["e1"], "allow_empty_testsets": False}}, dataset="toy")
+
+
+def test_k_beyond_the_candidate_items_warns():
+    train = pd.DataFrame({"user": [0, 0, 1], "item": [0, 1, 2]})
+    (message,) = short_list_warnings(train, n_items=6, ks=[3, 5])
+    assert message.startswith("k = 5 exceeds the number of candidate items of 1 user(s)")
+    assert "as few as 4 of 6 items" in message
+    assert short_list_warnings(train, n_items=6, ks=[10])[0].startswith(
+        "k = 10 exceeds the number of candidate items of every user"
+    )
+    assert short_list_warnings(train, n_items=60, ks=[10]) == []
+
+
+def test_evaluate_step_warns_when_k_exceeds_the_candidates():
+    _, split = _full_split()
+    gt = split[split["part"] == "gt"]
+    recs = {"PosPop": pd.DataFrame({"user": [], "item": [], "rank": [], "score": []})}
+    kwargs = dict(seed=0, metrics=["hitrate"], positive_threshold=3.0, drop_train_overlap=False)
+    with pytest.warns(UserWarning, match=r"seed 0: k = 100 exceeds the number of candidate"):
+        evaluate_step(split, recs, {}, n_items=60, ks=[100], **kwargs)
+    assert len(gt)

@@ -14,6 +14,7 @@ __all__ = [
     "summary_markdown",
     "summary_table",
     "testsets_table",
+    "with_empty_testsets",
 ]
 
 GROUND_TRUTH = "gt"
@@ -112,6 +113,37 @@ def markdown_table(frame: pd.DataFrame) -> str:
     return "\n".join([header, rule, *body]) + "\n"
 
 
+EMPTY = "empty"
+"""What the Markdown tables show for a test set with no (relevant) pair."""
+
+
+def with_empty_testsets(kendall: pd.DataFrame, testsets: Sequence[str]) -> pd.DataFrame:
+    """``kendall`` with a row marked ``empty`` for every test set it has no row for.
+
+    A test set with no relevant pair (allowed by ``e1.allow_empty_testsets``)
+    has no metric, hence no tau; the Markdown shows it instead of dropping it.
+    """
+    missing = [t for t in testsets if t not in set(kendall["testset"])]
+    if not missing or kendall.empty:
+        return kendall
+    keys = kendall[["metric", "k", "with_mf"]].drop_duplicates()
+    rows = [
+        {"testset": t, "metric": m, "k": k, "with_mf": w, "tau": EMPTY, "p_value": EMPTY}
+        for t in missing
+        for m, k, w in keys.itertuples(index=False)
+    ]
+    out = pd.concat([kendall.astype({"tau": object, "p_value": object}), pd.DataFrame(rows)])
+    order = {name: i for i, name in enumerate(testsets)}
+    out = out.sort_values(
+        ["metric", "k", "with_mf", "testset"],
+        key=lambda c: c.map(order) if c.name == "testset" else c,
+        ascending=[True, True, False, True],
+        kind="stable",
+    )
+    out["n_recommenders"] = out["n_recommenders"].fillna(0).astype(np.int64)
+    return out.reset_index(drop=True)
+
+
 def _summary_cell(mean: float, sd: float, pct: float, testset: str) -> str:
     """``mean ± sd (+pct%)``; no sd for a single seed, no pct on gt or where undefined."""
     text = f"{mean:.4f}" if np.isnan(sd) else f"{mean:.4f} ± {sd:.4f}"
@@ -146,10 +178,12 @@ def summary_markdown(
     *,
     diagnostics: pd.DataFrame | None = None,
     about: Sequence[str] = (),
+    testsets: Sequence[str] = (),
 ) -> str:
     """The E1 summary for people: how to read it, the run's metadata (``about`` lines), one
     table per (metric, k) of recommenders × test sets (``mean ± sd (pct vs gt)``), and the
-    test-set diagnostics."""
+    test-set diagnostics. A test set of ``testsets`` with no value (empty) gets a column of
+    ``empty`` rather than none."""
     parts = [
         f"# E1 on {dataset}: intervened test sets vs the MAR ground truth\n\n"
         "Each cell is the mean ± sd over seeds of the metric on that test set and, in brackets, "
@@ -167,7 +201,8 @@ def summary_markdown(
             ]
         )
         table = cells.pivot(index="recommender", columns="testset", values="cell")
-        table = table[_testset_order(block["testset"])].reset_index()
+        columns = _testset_order([*block["testset"], *testsets])
+        table = table.reindex(columns=columns).astype(object).fillna(EMPTY).reset_index()
         parts.append(f"\n## {metric}@{k}\n\n" + markdown_table(table))
     if diagnostics is not None:
         parts.append(_diagnostics_markdown(diagnostics))

@@ -49,6 +49,8 @@ rule e1_intervene:
         testset="{testset}",
         spec=lambda w: E1["testsets"][w.testset],
         rho=E1["rho"],
+        positive_threshold=E1["positive_threshold"],
+        allow_empty=E1["allow_empty_testsets"],
         code=CODE,
     conda:
         "../envs/debiaseval.yaml"

@@ -15,6 +15,8 @@ with job(snakemake.log[0]) as log:
         seed=p.seed,
         n_users=len(read_parquet(snakemake.input.user_index, columns=["user"])),
         n_items=len(read_parquet(snakemake.input.item_index, columns=["item"])),
+        positive_threshold=p.positive_threshold,
+        allow_empty=p.allow_empty,
     )
     log.info("%s:\n%s", p.testset, diagnostics.to_string())
     write_parquet(sample, snakemake.output.testset)

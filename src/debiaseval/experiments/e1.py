@@ -9,6 +9,7 @@ MNAR ``train`` part, tuned on the MAR ``val`` part, and evaluated on the MAR
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -16,11 +17,13 @@ import numpy as np
 import pandas as pd
 
 from debiaseval.aggregate import (
+    GROUND_TRUTH,
     kendall_table,
     markdown_table,
     summary_markdown,
     summary_table,
     testsets_table,
+    with_empty_testsets,
 )
 from debiaseval.config import ConfigError, expand_grid
 from debiaseval.interactions import rating_matrix
@@ -34,14 +37,17 @@ from debiaseval.tuning import EarlyStopping, grid_chunks, merge_chunks, tune_poi
 __all__ = [
     "DATASETS",
     "OUTPUTS",
+    "EmptyTestSetError",
     "aggregate_step",
     "check_config",
+    "check_testset",
     "evaluate_on_testsets",
     "evaluate_recommenders",
     "evaluate_step",
     "kendall_excluded",
     "run",
     "run_metadata",
+    "short_list_warnings",
     "split_step",
     "testset_diagnostics",
     "testset_step",
@@ -54,6 +60,68 @@ DATASETS = ("synthetic", "coat", "yahoo-r3")
 
 OUTPUTS = ("summary.parquet", "kendall.parquet", "testsets.parquet", "summary.md", "kendall.md")
 """E1's aggregated files in ``results/e1/<dataset>/``."""
+
+
+class EmptyTestSetError(ValueError):
+    """An intervened test set has no pair, or no relevant pair, so its metrics would be missing."""
+
+
+def check_testset(
+    sample: pd.DataFrame,
+    name: str,
+    *,
+    dataset: str,
+    seed: int,
+    rho: float,
+    n_heldout: int,
+    positive_threshold: float,
+    allow_empty: bool = False,
+) -> bool:
+    """Whether test set ``name`` is empty: no pair, or no relevant pair (rating > threshold).
+
+    An empty test set has no user to average over, so its metrics would vanish
+    from the summary; unless ``allow_empty`` (``e1.allow_empty_testsets``),
+    raise :class:`EmptyTestSetError` with one line saying why and what to change.
+    """
+    n_relevant = int((sample["rating"] > positive_threshold).sum()) if len(sample) else 0
+    if n_relevant:
+        return False
+    if allow_empty:
+        return True
+    where = f"E1 on {dataset}, seed {seed}: test set {name}"
+    if len(sample) == 0:
+        why = f"has no pair: rho = {rho:g} of {n_heldout:,} held-out pairs gives 0"
+    else:
+        why = (
+            f"has no relevant pair (rating > {positive_threshold:g}) among its {len(sample):,} "
+            f"pairs (rho = {rho:g} of {n_heldout:,} held-out pairs)"
+        )
+    raise EmptyTestSetError(
+        f"{where} {why}; raise e1.rho, or set e1.allow_empty_testsets: true to report it as empty"
+    )
+
+
+def short_list_warnings(train: pd.DataFrame, *, n_items: int, ks: Sequence[int]) -> list[str]:
+    """One message per k that exceeds some user's number of candidate items.
+
+    Candidates are the items a user has no training interaction with; where
+    there are fewer than k, the top-k list is shorter than k and HitRate@k or
+    Recall@k can reach 1 trivially (on a 6 x 6 dataset every HitRate is 1).
+    """
+    seen = train.groupby("user")["item"].nunique()
+    # Users without training pairs have every item as a candidate.
+    fewest = n_items - (int(seen.max()) if len(seen) else 0)
+    messages = []
+    for k in sorted(ks):
+        if k > fewest:
+            short = int((n_items - seen < k).sum()) if n_items >= k else None
+            who = "every user" if short is None else f"{short:,} user(s)"
+            messages.append(
+                f"k = {k} exceeds the number of candidate items of {who} (as few as {fewest:,} "
+                f"of {n_items:,} items): their top-{k} lists are shorter than {k}, so "
+                f"metrics@{k} such as HitRate@{k} are inflated"
+            )
+    return messages
 
 
 def _check_fractions(block: Mapping[str, Any]) -> None:
@@ -297,8 +365,14 @@ def testset_step(
     seed: int,
     n_users: int,
     n_items: int,
+    positive_threshold: float,
+    allow_empty: bool = False,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Rule ``e1_intervene``: test set ``name`` drawn from ``heldout``, and its diagnostics."""
+    """Rule ``e1_intervene``: test set ``name`` drawn from ``heldout``, and its diagnostics.
+
+    Raises :class:`EmptyTestSetError` when the test set has no (relevant) pair,
+    unless ``allow_empty`` (see :func:`check_testset`).
+    """
     space = split[split["part"] == "heldout"].reset_index(drop=True)
     testset = TestSetSpec(name=name, **spec)
     sizes = {"n_users": n_users, "n_items": n_items}
@@ -311,6 +385,16 @@ def testset_step(
     )
     rng = run_rng(seed, dataset, "intervene", name)
     sample = intervene(space, testset, rho=rho, rng=rng, weights=weights, **sizes)
+    check_testset(
+        sample,
+        name,
+        dataset=dataset,
+        seed=seed,
+        rho=rho,
+        n_heldout=len(space),
+        positive_threshold=positive_threshold,
+        allow_empty=allow_empty,
+    )
     diagnostics = testset_diagnostics(
         name, sample, space, weights, split[split["part"] == "gt"], **sizes
     )
@@ -368,11 +452,17 @@ def evaluate_step(
     positive_threshold: float,
     drop_train_overlap: bool,
 ) -> pd.DataFrame:
-    """Rule ``e1_evaluate``: every recommender of the seed on gt and on every test set."""
+    """Rule ``e1_evaluate``: every recommender of the seed on gt and on every test set.
+
+    Warns (:func:`short_list_warnings`) when a k exceeds some user's candidate items.
+    """
+    train = split[split["part"] == "train"]
+    for message in short_list_warnings(train, n_items=n_items, ks=ks):
+        warnings.warn(f"seed {seed}: {message}", stacklevel=2)
     table = evaluate_recommenders(
         recs,
         {"gt": split[split["part"] == "gt"], **testsets},
-        split[split["part"] == "train"],
+        train,
         n_items=n_items,
         ks=ks,
         metrics=metrics,
@@ -397,15 +487,18 @@ def aggregate_step(
     kendall = kendall_table(summary, mf, kendall_excluded(block))
     checks = testsets_table(pd.concat(diagnostics))
     about = run_metadata(interactions, block)
+    names = [GROUND_TRUTH, *block["testsets"]]
     return {
         "summary": summary,
         "kendall": kendall,
         "testsets": checks,
-        "summary_md": summary_markdown(summary, dataset, diagnostics=checks, about=about),
+        "summary_md": summary_markdown(
+            summary, dataset, diagnostics=checks, about=about, testsets=names
+        ),
         "kendall_md": f"# E1 on {dataset}: Kendall's tau-b of the recommender ranking vs gt\n\n"
         "From the seed means; 1 = the test set ranks the recommenders as the MAR ground truth "
         "does (higher is better). `n_recommenders` counts those ranked.\n\n"
-        + markdown_table(kendall),
+        + markdown_table(with_empty_testsets(kendall, names[1:])),
     }
 
 
@@ -459,7 +552,14 @@ def run(
         testsets = {}
         for name, spec in block["testsets"].items():
             testsets[name], checks = testset_step(
-                split, name, spec, rho=block["rho"], seed=seed, **sizes
+                split,
+                name,
+                spec,
+                rho=block["rho"],
+                seed=seed,
+                positive_threshold=block["positive_threshold"],
+                allow_empty=block["allow_empty_testsets"],
+                **sizes,
             )
             diagnostics.append(checks)
         recs = {}
