@@ -418,3 +418,52 @@ def test_fetch_manual_dataset_incomplete_copy(tmp_path: Path) -> None:
     assert "missing files ydata-ymusic-rating-study-v1_0-test.txt, " in msg
     assert "webscope.sandbox.yahoo.com" in msg and "\n" not in msg
     assert not (tmp_path / "out").exists()
+
+
+# --------------------------------------------------------------------------- what to do
+
+
+def test_fetch_nonexistent_mirror_is_an_error_naming_it(
+    toy: DatasetSource, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    missing = tmp_path / "nonexistent"
+    with pytest.raises(DatasetError) as err:
+        fetch_dataset("toy", tmp_path / "out", mirror=missing, mirror_origin="config key `mirror`")
+    assert str(err.value) == (
+        f"toy: the dataset mirror {missing} (config key `mirror`) does not exist or is not a "
+        "folder; point it at the folder holding one subfolder per dataset, or unset it"
+    )
+    monkeypatch.setenv(MIRROR_ENV, str(missing))
+    with pytest.raises(DatasetError, match=rf"mirror {missing} \(\$DEBIASEVAL_MIRROR\) does not"):
+        fetch_dataset("toy", tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_fetch_nonexistent_path_is_an_error_naming_it(toy: DatasetSource, tmp_path: Path) -> None:
+    with pytest.raises(DatasetError) as err:
+        fetch_dataset("toy", tmp_path / "out", path=tmp_path / "nowhere")
+    assert str(err.value).startswith(
+        f"toy: sources.toy.path {tmp_path / 'nowhere'} does not exist; set it to a folder"
+    )
+
+
+def test_download_failure_says_what_to_do(
+    toy: DatasetSource, server: tuple[str, Path], tmp_path: Path
+) -> None:
+    base, _ = server
+    with pytest.raises(DatasetError) as err:
+        fetch_dataset("toy", tmp_path / "data" / "toy", url=f"{base}/missing.zip")
+    msg = str(err.value)
+    assert msg.startswith(f"toy: cannot download {base}/missing.zip: HTTP Error 404")
+    assert msg.endswith(
+        "; put its files in <mirror>/toy/ (mirror: the config key `mirror` or "
+        "$DEBIASEVAL_MIRROR), or set sources.toy.path to a folder or archive holding them, "
+        "or sources.toy.url to another copy of the archive"
+    )
+    assert "\n" not in msg and _leftovers(tmp_path / "data") == []
+
+
+def test_file_checksum_mismatch_says_what_to_do(toy: DatasetSource, tmp_path: Path) -> None:
+    _write_toy(tmp_path / "mirror" / "toy", {**TOY_FILES, "ratings.txt": b"damaged"})
+    with pytest.raises(DatasetError, match=r"replace it with the canonical file, or put its files"):
+        fetch_dataset("toy", tmp_path / "data" / "toy", mirror=tmp_path / "mirror")

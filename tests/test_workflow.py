@@ -368,9 +368,29 @@ def test_corrupt_mirror_fails_naming_the_file_and_leaves_nothing(tmp_path):
     )  # fmt: skip
     assert result.returncode != 0
     log = (workdir / "logs/download/coat.log").read_text()
-    assert f"checksum mismatch for {first}" in log
+    assert f"checksum mismatch for {first}" in log and "Traceback" in log
+    lines = [line for line in result.stderr.splitlines() if line.startswith("DatasetError: ")]
+    assert len(lines) == 1 and f"checksum mismatch for {first}" in lines[0]
+    assert lines[0].endswith("(traceback in logs/download/coat.log)")
+    assert "Traceback" not in result.stderr
     assert not (workdir / "resources/raw/coat").exists()
     assert not (workdir / "results/data/coat").exists()
+
+
+def test_nonexistent_mirror_fails_with_one_line_naming_it(tmp_path):
+    workdir = make_workdir(tmp_path / "nomirror")
+    env = {**os.environ, "DEBIASEVAL_MIRROR": str(tmp_path / "nonexistent")}
+    result = subprocess.run(
+        [sys.executable, "-m", "snakemake", "resources/raw/coat", "--cores", "1"],
+        cwd=workdir, capture_output=True, text=True, timeout=300, env=env,
+    )  # fmt: skip
+    assert result.returncode != 0
+    assert (
+        f"DatasetError: coat: the dataset mirror {tmp_path / 'nonexistent'} ($DEBIASEVAL_MIRROR) "
+        "does not exist or is not a folder"
+    ) in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (workdir / "resources/raw/coat").exists()
 
 
 @pytest.mark.realdata

@@ -89,6 +89,7 @@ def load_dataset(
         folder = Path(raw) if raw is not None else Path("resources/raw") / source
         if raw is None and not folder.is_dir():
             mirror = full["mirror"] or os.environ.get(MIRROR_ENV)
+            origin = "config key `mirror`" if full["mirror"] else f"${MIRROR_ENV}"
             settings = full["sources"].get(source, {})
             fetch_dataset(
                 source,
@@ -96,6 +97,7 @@ def load_dataset(
                 mirror=Path(mirror) if mirror else None,
                 path=Path(settings["path"]) if settings.get("path") else None,
                 url=settings.get("url"),
+                mirror_origin=origin,
             )
     interactions, users, items, _ = build_dataset(
         name, folder, synthetic=full["synthetic"], semisynthetic=full.get("semisynthetic")

@@ -1,7 +1,9 @@
-"""Parquet I/O at the edges: deterministic bytes, atomic writes."""
+"""Parquet I/O at the edges: deterministic bytes, atomic writes, unreadable files named."""
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -10,7 +12,22 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-__all__ = ["atomic_path", "current_umask", "read_parquet", "write_parquet", "write_text"]
+__all__ = [
+    "UnreadableFileError",
+    "atomic_path",
+    "current_umask",
+    "is_readable_parquet",
+    "read_parquet",
+    "remove_unreadable_parquet",
+    "write_parquet",
+    "write_text",
+]
+
+_MAGIC = b"PAR1"
+
+
+class UnreadableFileError(OSError):
+    """A Parquet file a job reads is damaged (truncated, overwritten, not Parquet)."""
 
 
 def current_umask() -> int:
@@ -58,9 +75,84 @@ def write_parquet(df: pd.DataFrame, path: str | os.PathLike[str]) -> None:
         pq.write_table(table, tmp, compression="zstd", use_dictionary=True, write_statistics=True)
 
 
+def _producing_rule(path: Path) -> str | None:
+    """The rule Snakemake recorded as the writer of ``path`` (its ``.snakemake/metadata``), if any.
+
+    Best effort: the record is looked up in the current working directory, the
+    workflow's; ``None`` when there is none or it cannot be read.
+    """
+    name = base64.urlsafe_b64encode(os.fspath(path).encode()).decode()
+    record = Path(".snakemake", "metadata", name)
+    try:
+        rule = json.loads(record.read_text(encoding="utf-8")).get("rule")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return rule if isinstance(rule, str) else None
+
+
+def _unreadable(path: Path, error: Exception) -> UnreadableFileError:
+    reason = " ".join(str(error).split()).rstrip(".")
+    rule = _producing_rule(path)
+    force = f"snakemake --forcerun {rule}" if rule else f"snakemake --forcerun {path}"
+    return UnreadableFileError(
+        f"{path} is not a readable Parquet file ({reason}); rerun the job that writes it: "
+        f"{force} (or delete the file and run again)"
+    )
+
+
 def read_parquet(path: str | os.PathLike[str], columns: list[str] | None = None) -> pd.DataFrame:
-    """Read a Parquet file written by :func:`write_parquet`."""
-    return pq.read_table(path, columns=columns).to_pandas()
+    """Read a Parquet file written by :func:`write_parquet`.
+
+    A damaged file raises :class:`UnreadableFileError` naming it and the
+    ``--forcerun`` that rebuilds it; a missing one raises ``FileNotFoundError``.
+    """
+    path = Path(path)
+    try:
+        table = pq.read_table(path, columns=columns)
+    except FileNotFoundError:
+        raise
+    except (pa.ArrowInvalid, OSError) as error:
+        if is_readable_parquet(path):
+            raise  # a readable file: the error is another (a missing column, say)
+        raise _unreadable(path, error) from error
+    return table.to_pandas()
+
+
+def is_readable_parquet(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` starts and ends with Parquet's magic bytes and its footer parses."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4)
+            fh.seek(0, os.SEEK_END)
+            if fh.tell() < 12:
+                return False
+            fh.seek(-4, os.SEEK_END)
+            tail = fh.read(4)
+        if head != _MAGIC or tail != _MAGIC:
+            return False
+        pq.read_metadata(path)
+    except (pa.ArrowInvalid, OSError):
+        return False
+    return True
+
+
+def remove_unreadable_parquet(folder: str | os.PathLike[str]) -> list[Path]:
+    """Delete every ``*.parquet`` under ``folder`` that is not readable; return their paths.
+
+    Run at the start of the workflow: Snakemake then sees the files missing and
+    reruns the jobs that write them (a damaged intermediate would otherwise make
+    every later job fail with "Parquet magic bytes not found"). Temporary files
+    of writes in progress (``.name.*.tmp``) are not ``*.parquet`` and are left alone.
+    """
+    removed = []
+    root = Path(folder)
+    if not root.is_dir():
+        return removed
+    for path in sorted(root.rglob("*.parquet")):
+        if path.is_file() and not is_readable_parquet(path):
+            path.unlink()
+            removed.append(path)
+    return removed
 
 
 def write_text(text: str, path: str | os.PathLike[str]) -> None:

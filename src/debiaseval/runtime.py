@@ -1,4 +1,4 @@
-"""Job runtime helpers for the workflow's scripts: logging and thread limits."""
+"""Job runtime helpers for the workflow's scripts: logging, thread limits, one-line errors."""
 
 from __future__ import annotations
 
@@ -10,15 +10,36 @@ from collections.abc import Iterator
 
 from threadpoolctl import threadpool_limits
 
-__all__ = ["job"]
+from debiaseval.config import ConfigError
+from debiaseval.datasets.download import DatasetError
+from debiaseval.errors import EmptyTestSetError
+from debiaseval.io import UnreadableFileError
+
+__all__ = ["USER_ERRORS", "job", "one_line"]
+
+USER_ERRORS: tuple[type[Exception], ...] = (
+    ConfigError,
+    DatasetError,
+    EmptyTestSetError,
+    UnreadableFileError,
+)
+"""Errors the user fixes (config, data, files): one line on the console, no traceback."""
+
+
+def one_line(error: BaseException, log_path: str | os.PathLike[str]) -> str:
+    """``Name: message (traceback in <log>)``, the message's whitespace folded to one line."""
+    message = " ".join(str(error).split())
+    return f"{type(error).__name__}: {message} (traceback in {os.fspath(log_path)})"
 
 
 @contextlib.contextmanager
 def job(log_path: str | os.PathLike[str], threads: int = 1) -> Iterator[logging.Logger]:
     """Run a job body with logging to ``log_path`` and BLAS/OpenMP pools capped at ``threads``.
 
-    Warnings and tracebacks go to the log too, so a failed job explains itself
-    in ``logs/`` as well as on the console (the exception is re-raised).
+    Warnings and tracebacks go to the log. A user error (:data:`USER_ERRORS`)
+    prints one line on stderr naming the log and exits with status 1; any other
+    exception is re-raised with its traceback. Outputs are written atomically,
+    so a failed job leaves none behind.
     """
     handler = logging.FileHandler(log_path, mode="w", encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
@@ -27,9 +48,13 @@ def job(log_path: str | os.PathLike[str], threads: int = 1) -> Iterator[logging.
     root.setLevel(logging.INFO)
     logging.captureWarnings(True)
     logger = logging.getLogger("debiaseval")
+    user_error: BaseException | None = None
     try:
         with threadpool_limits(limits=threads):
             yield logger
+    except USER_ERRORS as error:
+        logger.exception("job failed")
+        user_error = error
     except BaseException:
         logger.exception("job failed")
         raise
@@ -37,3 +62,6 @@ def job(log_path: str | os.PathLike[str], threads: int = 1) -> Iterator[logging.
         root.removeHandler(handler)
         handler.close()
         sys.stderr.flush()
+    if user_error is not None:
+        print(one_line(user_error, log_path), file=sys.stderr, flush=True)
+        raise SystemExit(1)

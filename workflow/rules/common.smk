@@ -51,6 +51,13 @@ def mirror():
     return config["mirror"] or os.environ.get(MIRROR_ENV) or None
 
 
+def mirror_origin():
+    """Where the mirror was set, for error messages."""
+    if config["mirror"]:
+        return "config key `mirror`"
+    return f"${MIRROR_ENV}" if os.environ.get(MIRROR_ENV) else None
+
+
 def preprocess_input(wildcards):
     source = SOURCE_OF.get(wildcards.dataset, wildcards.dataset)
     if source not in SOURCES:

@@ -13,6 +13,7 @@ rule download:
         path=lambda w: config["sources"][w.dataset]["path"],
         url=lambda w: config["sources"][w.dataset]["url"],
         mirror=mirror(),
+        mirror_origin=mirror_origin(),
     conda:
         "../envs/debiaseval.yaml"
     log:

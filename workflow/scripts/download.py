@@ -13,5 +13,6 @@ with job(snakemake.log[0]) as log:
         mirror=Path(p.mirror) if p.mirror else None,
         path=Path(p.path) if p.path else None,
         url=p.url,
+        mirror_origin=p.mirror_origin,
     )
     log.info("dataset %s ready in %s", p.dataset, dest)

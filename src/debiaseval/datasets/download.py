@@ -32,6 +32,7 @@ __all__ = [
     "fetch_dataset",
     "safe_extract",
     "sha256_file",
+    "what_to_do",
 ]
 
 MIRROR_ENV = "DEBIASEVAL_MIRROR"
@@ -243,6 +244,15 @@ def _locate_root(extracted: Path, source: DatasetSource) -> Path:
     return extracted / source.archive_root
 
 
+def what_to_do(name: str) -> str:
+    """How a user supplies dataset ``name`` by hand: the mirror, ``sources.<name>.path`` or url."""
+    return (
+        f"put its files in <mirror>/{name}/ (mirror: the config key `mirror` or "
+        f"${MIRROR_ENV}), or set sources.{name}.path to a folder or archive holding them, "
+        f"or sources.{name}.url to another copy of the archive"
+    )
+
+
 def _user_folder(path: Path, source: DatasetSource, work: Path) -> Path:
     """Resolve a user-supplied ``path``: a folder with the files, or an archive."""
     if path.is_dir():
@@ -254,17 +264,27 @@ def _user_folder(path: Path, source: DatasetSource, work: Path) -> Path:
         extracted = work / "extracted"
         safe_extract(path, extracted)
         return _locate_root(extracted, source)
-    hint = f" {source.manual_instructions}" if source.manual_instructions else ""
-    raise DatasetError(f"{source.name}: path {path} does not exist.{hint}")
+    hint = f". {source.manual_instructions}" if source.manual_instructions else ""
+    raise DatasetError(
+        f"{source.name}: sources.{source.name}.path {path} does not exist; set it to a folder "
+        f"or archive holding the dataset's files, or unset it{hint}"
+    )
 
 
-def _mirror_folder(mirror: Path | None, name: str) -> Path | None:
+def _mirror_folder(mirror: Path | None, name: str, origin: str | None) -> Path | None:
+    """``<mirror>/<name>/`` if it exists; a mirror that does not exist is an error naming it."""
     if mirror is None:
         env = os.environ.get(MIRROR_ENV, "").strip()
-        mirror = Path(env) if env else None
-    if mirror is not None and (mirror / name).is_dir():
-        return mirror / name
-    return None
+        mirror, origin = (Path(env), f"${MIRROR_ENV}") if env else (None, None)
+    if mirror is None:
+        return None
+    if not mirror.is_dir():
+        named = f" ({origin})" if origin else ""
+        raise DatasetError(
+            f"{name}: the dataset mirror {mirror}{named} does not exist or is not a folder; "
+            "point it at the folder holding one subfolder per dataset, or unset it"
+        )
+    return mirror / name if (mirror / name).is_dir() else None
 
 
 def _download(source: DatasetSource, url: str | None, work: Path) -> Path:
@@ -272,9 +292,12 @@ def _download(source: DatasetSource, url: str | None, work: Path) -> Path:
     if url is None:
         raise DatasetError(f"{source.name}: no local copy found. {source.manual_instructions}")
     filename = PurePosixPath(urllib.parse.urlsplit(url).path).name or "archive"
-    archive = download_file(url, work / filename, sha256=source.archive_sha256)
-    extracted = work / "extracted"
-    safe_extract(archive, extracted)
+    try:
+        archive = download_file(url, work / filename, sha256=source.archive_sha256)
+        extracted = work / "extracted"
+        safe_extract(archive, extracted)
+    except DatasetError as error:
+        raise DatasetError(f"{source.name}: {error}; {what_to_do(source.name)}") from error
     return _locate_root(extracted, source)
 
 
@@ -299,7 +322,8 @@ def _copy_verified(source: DatasetSource, root: Path, out: Path) -> None:
             expected = " or ".join(accepted)
             raise DatasetError(
                 f"{source.name}: checksum mismatch for {rel} (from {src}): "
-                f"expected {expected}, got {got}"
+                f"expected {expected}, got {got}; replace it with the canonical file, or "
+                f"{what_to_do(source.name)}"
             )
 
 
@@ -317,13 +341,18 @@ def fetch_dataset(
     mirror: Path | None = None,
     path: Path | None = None,
     url: str | None = None,
+    mirror_origin: str | None = None,
 ) -> Path:
     """Materialise dataset ``name``'s canonical files in folder ``dest``, atomically.
 
     Source priority: ``path`` (folder or archive), ``mirror/<name>/`` (``mirror``
     defaults to ``$DEBIASEVAL_MIRROR``), then ``url or source.url`` (downloaded and
     extracted safely). Files are copied, never linked, and every listed file is
-    checked against its recorded SHA-256. On any error ``dest`` is left as it was.
+    checked against its recorded SHA-256. A ``path`` or mirror that does not exist
+    is an error (``mirror_origin`` says where the mirror was set, for the message);
+    a mirror without the dataset's subfolder falls through to the download. Every
+    failure is a one-line :class:`DatasetError` saying what to do; ``dest`` is then
+    left as it was.
     """
     source = _source(name)
     dest = Path(dest)
@@ -335,7 +364,7 @@ def fetch_dataset(
         if path is not None:
             root = _user_folder(Path(path), source, work)
         else:
-            root = _mirror_folder(None if mirror is None else Path(mirror), name)
+            root = _mirror_folder(None if mirror is None else Path(mirror), name, mirror_origin)
             if root is None:
                 root = _download(source, url, work)
         built = staging / "out"

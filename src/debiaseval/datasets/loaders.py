@@ -61,7 +61,9 @@ class RawDataset:
 
 
 def _fail(path: Path, line: int, message: str) -> DatasetError:
-    return DatasetError(f"{path}: line {line}: {message}")
+    return DatasetError(
+        f"{path}: line {line}: {message}; replace the file with the dataset's canonical one"
+    )
 
 
 def _show(value: object) -> str:

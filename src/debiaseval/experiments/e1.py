@@ -26,6 +26,7 @@ from debiaseval.aggregate import (
     with_empty_testsets,
 )
 from debiaseval.config import ConfigError, expand_grid
+from debiaseval.errors import EmptyTestSetError
 from debiaseval.interactions import rating_matrix
 from debiaseval.interventions import TestSetSpec, intervene, marginal_kl, sampling_weights
 from debiaseval.metrics import evaluate_topk, summarise, train_overlap_mask
@@ -60,10 +61,6 @@ DATASETS = ("synthetic", "coat", "yahoo-r3")
 
 OUTPUTS = ("summary.parquet", "kendall.parquet", "testsets.parquet", "summary.md", "kendall.md")
 """E1's aggregated files in ``results/e1/<dataset>/``."""
-
-
-class EmptyTestSetError(ValueError):
-    """An intervened test set has no pair, or no relevant pair, so its metrics would be missing."""
 
 
 def check_testset(
