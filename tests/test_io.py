@@ -1,9 +1,12 @@
-"""Atomic writes keep the umask's mode."""
+"""Atomic writes keep the umask's mode; unreadable Parquet files are named or removed."""
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import stat
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -40,3 +43,53 @@ def test_atomic_path_leaves_nothing_on_error(tmp_path):
         tmp.write_text("partial")
         raise RuntimeError("boom")
     assert list(tmp_path.iterdir()) == []
+
+
+def _table(path):
+    io.write_parquet(pd.DataFrame({"a": range(100)}), path)
+    return path
+
+
+def test_unreadable_parquet_is_named_with_the_forcerun_that_rebuilds_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    path = Path("results/e1/synthetic/seed0/split.parquet")
+    _table(path)
+    with open(path, "r+b") as fh:
+        fh.truncate(path.stat().st_size // 2)
+    with pytest.raises(io.UnreadableFileError) as error:
+        io.read_parquet(path)
+    message = str(error.value)
+    assert message.startswith(f"{path} is not a readable Parquet file (")
+    assert message.endswith(f"snakemake --forcerun {path} (or delete the file and run again)")
+    # Where Snakemake recorded the producing rule, the message names the rule.
+    record = Path(".snakemake/metadata") / base64.urlsafe_b64encode(str(path).encode()).decode()
+    record.parent.mkdir(parents=True)
+    record.write_text(json.dumps({"rule": "e1_split"}))
+    with pytest.raises(io.UnreadableFileError, match="snakemake --forcerun e1_split "):
+        io.read_parquet(path)
+
+
+def test_other_read_errors_are_not_reported_as_unreadable(tmp_path):
+    path = _table(tmp_path / "ok.parquet")
+    with pytest.raises(FileNotFoundError):
+        io.read_parquet(tmp_path / "missing.parquet")
+    with pytest.raises(Exception) as error:
+        io.read_parquet(path, columns=["nope"])
+    assert not isinstance(error.value, io.UnreadableFileError)
+
+
+def test_remove_unreadable_parquet_deletes_only_damaged_files(tmp_path):
+    good = _table(tmp_path / "a" / "good.parquet")
+    truncated = _table(tmp_path / "a" / "truncated.parquet")
+    truncated.write_bytes(truncated.read_bytes()[:-10])
+    headless = _table(tmp_path / "b" / "headless.parquet")
+    headless.write_bytes(b"XXXX" + headless.read_bytes()[4:])
+    empty = tmp_path / "b" / "empty.parquet"
+    empty.write_bytes(b"")
+    other = tmp_path / "b" / ".x.parquet.abc.tmp"
+    other.write_bytes(b"partial")
+    removed = io.remove_unreadable_parquet(tmp_path)
+    assert removed == [truncated, empty, headless]  # sorted by path
+    assert good.exists() and other.exists()
+    assert io.is_readable_parquet(good) and not truncated.exists()
+    assert io.remove_unreadable_parquet(tmp_path / "none") == []

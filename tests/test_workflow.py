@@ -377,6 +377,18 @@ def test_corrupt_mirror_fails_naming_the_file_and_leaves_nothing(tmp_path):
     assert not (workdir / "results/data/coat").exists()
 
 
+def test_truncated_intermediate_is_removed_and_rebuilt(tmp_path):
+    workdir = make_workdir(tmp_path / "truncated")
+    split = "results/e1/synthetic/seed0/split.parquet"
+    snakemake(workdir, "--cores", "1", split)
+    intact = (workdir / split).read_bytes()
+    (workdir / split).write_bytes(intact[: len(intact) // 2])
+    rerun = snakemake(workdir, "--cores", "1", split)
+    assert f"removed unreadable {split}: the job that writes it runs again" in rerun.stderr
+    assert "rule e1_split:" in rerun.stdout + rerun.stderr
+    assert (workdir / split).read_bytes() == intact
+
+
 def test_nonexistent_mirror_fails_with_one_line_naming_it(tmp_path):
     workdir = make_workdir(tmp_path / "nomirror")
     env = {**os.environ, "DEBIASEVAL_MIRROR": str(tmp_path / "nonexistent")}

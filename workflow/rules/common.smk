@@ -12,11 +12,19 @@ from debiaseval.datasets.build import SOURCE_OF
 from debiaseval.figures import figure_module
 from debiaseval.tuning import grid_chunks
 from debiaseval.report import finished_message
+from debiaseval.io import remove_unreadable_parquet
 
 try:
     config.update(validate_config(config))
 except ConfigError as error:
     sys.exit(str(error))  # one line naming the key, before any job is scheduled
+
+# A damaged Parquet under results/ (truncated by a full disk, say) is deleted before the DAG is
+# built (dry runs included: the file is garbage), so Snakemake reruns the job that writes it.
+# Only the main process does this, not the jobs a cluster executor starts.
+if workflow.is_main_process:
+    for path in remove_unreadable_parquet("results"):
+        print(f"removed unreadable {path}: the job that writes it runs again", file=sys.stderr)
 
 CODE = code_hash()
 DOWNLOADABLE = list(SOURCES)
