@@ -56,13 +56,16 @@ __all__ = [
     "aggregate",
     "check_config",
     "fit",
+    "fit_models",
     "ips_weights",
     "learning_data",
     "model_name",
     "prepare",
+    "read_learning_data",
     "run",
     "summarise",
     "summary_markdown",
+    "summary_title",
 ]
 
 DATASETS = ("synthetic", "ml-100k-semi", "coat", "yahoo-r3")
@@ -168,6 +171,26 @@ def learning_data(
         dataset, n_users, n_items, mnar=parts["mnar"], mar=parts["mar"],
         user_features=_features(users, "user"), item_features=_features(items, "item"),
     )  # fmt: skip
+
+
+def read_learning_data(
+    dataset: str, paths: Any, *, synthetic: Mapping[str, Any] | None = None
+) -> LearningData:
+    """:func:`learning_data` from Parquet files: ``paths`` maps ``interactions``,
+    ``user_index`` and ``item_index`` (all optional; a Snakemake input works) to files."""
+    from debiaseval.io import read_parquet
+
+    keys = set(paths.keys())
+    frames = [
+        read_parquet(paths[k]) if k in keys else None
+        for k in ("interactions", "user_index", "item_index")
+    ]
+    return learning_data(dataset, *frames, synthetic=synthetic)
+
+
+def summary_title(dataset: str) -> str:
+    """Title of the Markdown summary of ``dataset``."""
+    return f"E4 on {dataset}: MF-Naive vs MF-IPS (ICML16 Table 2)"
 
 
 def _column(model: str) -> str:
@@ -499,7 +522,7 @@ def run(
             errors.append(e)
             cvs.append(c)
     tables = aggregate(errors)
-    title = f"E4 on {data.name}: MF-Naive vs MF-IPS (ICML16 Table 2)"
+    title = summary_title(data.name)
     md = summary_markdown(tables["summary"], title=title, alpha=block["alpha_sweep"]["alpha"])
     return {
         **tables,
