@@ -11,6 +11,11 @@ under stable names::
     interactions, users, items = api.load_dataset("synthetic")
     out = api.run_e1("synthetic", {"seeds": 1})
     out["summary"].query("metric == 'recall'")
+
+E4 on a real dataset takes :func:`learning_data` of its frames::
+
+    interactions, users, items = api.load_dataset("coat")
+    out = api.run_e4(api.learning_data("coat", interactions, users, items), {"seeds": 2})
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ from debiaseval.datasets.build import SOURCE_OF, build_dataset
 from debiaseval.estimators import ips, naive, snips
 from debiaseval.experiments.e1 import run as run_e1
 from debiaseval.experiments.e3 import run as run_e3
+from debiaseval.experiments.e4 import learning_data
+from debiaseval.experiments.e4 import run as run_e4
 from debiaseval.experiments.e5 import run as run_e5
 from debiaseval.experiments.e6 import run as run_e6
 from debiaseval.interactions import rating_matrix
@@ -48,12 +55,14 @@ __all__ = [
     "evaluate_topk",
     "intervene",
     "ips",
+    "learning_data",
     "load_dataset",
     "make_recommender",
     "naive",
     "rating_matrix",
     "run_e1",
     "run_e3",
+    "run_e4",
     "run_e5",
     "run_e6",
     "run_rng",

@@ -1,0 +1,532 @@
+"""Experiment E4: debiased learning, MF-IPS vs MF-Naive ([ICML16] §6.3, §6.5).
+
+Schnabel et al., *Recommendations as treatments*, ICML 2016: biased rating MF
+(:class:`~debiaseval.recommenders.rating_mf.WeightedMF`, eq. 14) is trained on MNAR
+data with weights 1 (MF-Naive) or 1/P̂ (MF-IPS, normalised to mean 1 so that one L2
+grid means the same for both; λ multiplies the penalty of the *summed* weighted loss),
+tuned by k-fold cross-validation with the IPS-estimated validation error
+(:func:`~debiaseval.ips_cv.cv_select`, propensities scaled by (k−1)/k and 1/k), and
+scored on unbiased test data:
+
+- datasets with a full truth (``synthetic``, ``ml-100k-semi``, [ICML16] §6.2): for each
+  α of a grid, O ~ Bernoulli(P_α) is drawn (one set of uniforms for every α: common
+  random numbers), both models learn from it with the known P_α, and the test error is
+  taken over the **full** rating matrix (test MSE vs α, d = 20 in the paper);
+- ``coat`` (§6.4): MNAR ``train`` → MAR ``test``, with the dataset's provided
+  ``propensities.ascii`` and, separately, logistic-regression propensities fitted on
+  the user/item features (:func:`~debiaseval.propensities.logistic`);
+- ``yahoo-r3`` (§6.5): Naive-Bayes propensities whose P(Y = r) comes from a uniform
+  ``mar_fraction`` (5%) of the MAR part, reported on the other 95%.
+
+The model scored on MSE is trained on squared error, the one scored on MAE on absolute
+error ([ICML16] Table 2). MF-Naive and MF-IPS of one seed share their folds and their
+initialisation (the random streams do not depend on the propensity model), so the
+paired t-tests across seeds (:func:`summarise`) compare like with like.
+
+Steps: :func:`learning_data` (a dataset's parts) → :func:`prepare` (one seed: training
+pairs with every propensity model's P̂, test pairs) → :func:`fit` (one seed and
+propensity model: CV, refit, test error) → :func:`summarise` / :func:`summary_markdown`;
+:func:`run` does it all in-process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.stats import ttest_rel
+
+from debiaseval import propensities as prop
+from debiaseval.config import ConfigError, expand_grid
+from debiaseval.experiments.e3 import Truth, full_truth, synthetic_truth
+from debiaseval.ips_cv import LOSS_OF_METRIC, cv_select, pair_losses
+from debiaseval.recommenders.rating_mf import WeightedMF, normalise_weights
+from debiaseval.splits import run_rng
+
+__all__ = [
+    "AVAILABLE",
+    "DATASETS",
+    "ERROR_COLUMNS",
+    "OUTPUTS",
+    "PROPENSITY_MODELS",
+    "LearningData",
+    "aggregate",
+    "check_config",
+    "fit",
+    "fit_models",
+    "ips_weights",
+    "learning_data",
+    "model_name",
+    "prepare",
+    "read_learning_data",
+    "run",
+    "summarise",
+    "summary_markdown",
+    "summary_title",
+]
+
+DATASETS = ("synthetic", "ml-100k-semi", "coat", "yahoo-r3")
+"""Datasets E4 can run on: a full truth (α sweep) or an MNAR train and a MAR test part."""
+
+TRUTH_DATASETS = ("synthetic", "ml-100k-semi")
+"""Datasets with a full rating matrix and observation model: the α sweep, full-matrix test."""
+
+PROPENSITY_MODELS = ("known", "provided", "logistic", "naive_bayes")
+"""Propensity models of MF-IPS; ``none`` (MF-Naive) is always run."""
+
+AVAILABLE: dict[str, tuple[str, ...]] = {
+    "synthetic": ("known",),
+    "ml-100k-semi": ("known",),
+    "coat": ("provided", "logistic", "naive_bayes"),
+    "yahoo-r3": ("naive_bayes",),
+}
+"""The propensity models each dataset supports (what its files hold)."""
+
+OUTPUTS = ("errors.parquet", "summary.parquet", "summary.md")
+"""Aggregated outputs of E4 in ``results/e4/{dataset}/``."""
+
+ERROR_COLUMNS = (
+    "seed", "alpha", "model", "propensity", "metric", "value",
+    "factors", "l2", "cv_value", "n_train", "n_test",
+)  # fmt: skip
+"""Columns of the per-seed test errors (``errors.parquet``)."""
+
+
+def model_name(propensity: str) -> str:
+    """``MF-Naive`` for propensity model ``none``, else ``MF-IPS``."""
+    return "MF-Naive" if propensity == "none" else "MF-IPS"
+
+
+def ips_weights(propensities: np.ndarray) -> np.ndarray:
+    """MF-IPS training weights 1/P̂ normalised to mean 1 ([ICML16] eq. 14, SPEC §5)."""
+    p = prop.check_propensities(propensities)
+    return normalise_weights(1.0 / p, p.size)
+
+
+@dataclass(frozen=True)
+class LearningData:
+    """What E4 needs of a dataset: a full truth, or MNAR/MAR parts with side information."""
+
+    name: str
+    n_users: int
+    n_items: int
+    truth: Truth | None = None
+    """Full rating matrix and observation model (``synthetic``, ``ml-100k-semi``)."""
+    mnar: pd.DataFrame | None = None
+    """MNAR training pairs ``user``, ``item``, ``rating`` (+ provided ``propensity``)."""
+    mar: pd.DataFrame | None = None
+    """MAR pairs ``user``, ``item``, ``rating``: the test (and the Naive-Bayes sample)."""
+    user_features: np.ndarray | None = None
+    item_features: np.ndarray | None = None
+
+
+def _features(frame: pd.DataFrame | None, key: str) -> np.ndarray | None:
+    if frame is None:
+        return None
+    cols = [c for c in frame.columns if c not in (key, f"raw_{key}")]
+    if not cols:
+        return None
+    return frame.sort_values(key)[cols].to_numpy(np.float64)
+
+
+def learning_data(
+    dataset: str,
+    interactions: pd.DataFrame | None = None,
+    users: pd.DataFrame | None = None,
+    items: pd.DataFrame | None = None,
+    *,
+    synthetic: Mapping[str, Any] | None = None,
+) -> LearningData:
+    """The :class:`LearningData` of ``dataset`` from its canonical frames.
+
+    ``synthetic`` is generated from the config's ``synthetic`` block (the frames are not
+    needed); ``ml-100k-semi`` needs its interactions with the ``full`` part; ``coat`` and
+    ``yahoo-r3`` their ``mnar`` and ``mar`` parts (and Coat's users/items for features).
+    """
+    if dataset not in DATASETS:
+        raise ValueError(f"E4 cannot run on {dataset!r}; E4 datasets: {', '.join(DATASETS)}")
+    if dataset == "synthetic":
+        truth = synthetic_truth(synthetic or {})
+        return LearningData(dataset, *truth.ratings.shape, truth=truth)
+    if interactions is None:
+        raise ValueError(f"{dataset}: E4 needs the dataset's interactions")
+    if dataset in TRUTH_DATASETS:
+        truth = full_truth(interactions, dataset)
+        return LearningData(dataset, *truth.ratings.shape, truth=truth)
+    parts = {}
+    for part in ("mnar", "mar"):
+        rows = interactions[interactions["part"] == part]
+        if rows.empty:
+            raise ValueError(f"{dataset}: E4 needs a '{part}' part, found none")
+        cols = ["user", "item", "rating"]
+        if part == "mnar" and "propensity" in rows.columns and rows["propensity"].notna().all():
+            cols.append("propensity")
+        parts[part] = rows[cols].reset_index(drop=True)
+    n_users = int((interactions if users is None else users)["user"].max()) + 1
+    n_items = int((interactions if items is None else items)["item"].max()) + 1
+    return LearningData(
+        dataset, n_users, n_items, mnar=parts["mnar"], mar=parts["mar"],
+        user_features=_features(users, "user"), item_features=_features(items, "item"),
+    )  # fmt: skip
+
+
+def read_learning_data(
+    dataset: str, paths: Any, *, synthetic: Mapping[str, Any] | None = None
+) -> LearningData:
+    """:func:`learning_data` from Parquet files: ``paths`` maps ``interactions``,
+    ``user_index`` and ``item_index`` (all optional; a Snakemake input works) to files."""
+    from debiaseval.io import read_parquet
+
+    keys = set(paths.keys())
+    frames = [
+        read_parquet(paths[k]) if k in keys else None
+        for k in ("interactions", "user_index", "item_index")
+    ]
+    return learning_data(dataset, *frames, synthetic=synthetic)
+
+
+def summary_title(dataset: str) -> str:
+    """Title of the Markdown summary of ``dataset``."""
+    return f"E4 on {dataset}: MF-Naive vs MF-IPS (ICML16 Table 2)"
+
+
+def _column(model: str) -> str:
+    return f"propensity_{model}"
+
+
+def _pairs(users: np.ndarray, items: np.ndarray, ratings: np.ndarray, part: str,
+           alpha: float) -> pd.DataFrame:  # fmt: skip
+    return pd.DataFrame(
+        {
+            "alpha": np.full(users.size, alpha, dtype=np.float64),
+            "part": np.full(users.size, part, dtype=object),
+            "user": users.astype(np.int32),
+            "item": items.astype(np.int32),
+            "rating": ratings.astype(np.float32),
+        }
+    )
+
+
+def prepare(data: LearningData, block: Mapping[str, Any], seed: int) -> pd.DataFrame:
+    """One seed's pairs with every propensity model's P̂ of the training pairs.
+
+    Columns ``alpha`` (the bias strength the training pairs were drawn at; NaN for data
+    observed as is), ``part`` (``train``; ``test``, the MAR test; ``mar_sample``, the MAR
+    ratings that give P(Y = r) to Naive-Bayes), ``user``, ``item``, ``rating`` and one
+    ``propensity_<model>`` per model of ``block["propensities"][dataset]`` (NaN outside
+    ``train``). With a full truth the test is the full matrix and is not listed. The
+    random stream is ``run_rng(seed, dataset, "e4", "prepare")``.
+    """
+    models = list(block["propensities"][data.name])
+    clip = block["clip"]
+    rng = run_rng(seed, data.name, "e4", "prepare")
+    if data.truth is not None:
+        sweep = block["alpha_sweep"]
+        alphas = sorted({float(sweep["alpha"]), *map(float, sweep["alphas"])})
+        uniform = rng.random(data.truth.ratings.shape)
+        frames = []
+        for a in alphas:
+            p = prop.check_propensities(data.truth.propensities(a), f"propensities at alpha={a:g}")
+            u, i = np.nonzero(uniform < p)
+            frame = _pairs(u, i, data.truth.ratings[u, i], "train", a)
+            frame[_column("known")] = p[u, i]
+            frames.append(frame)
+        out = pd.concat(frames, ignore_index=True)
+    else:
+        assert data.mnar is not None and data.mar is not None
+        mnar, mar = data.mnar, data.mar
+        in_sample = np.zeros(len(mar), dtype=bool)
+        if "naive_bayes" in models:
+            n_sample = round(block["mar_fraction"] * len(mar))
+            if not 1 <= n_sample < len(mar):
+                raise ValueError(
+                    f"{data.name}: mar_fraction {block['mar_fraction']} of {len(mar)} MAR "
+                    "ratings leaves no Naive-Bayes sample or no test"
+                )
+            in_sample[rng.permutation(len(mar))[:n_sample]] = True
+        nan = float("nan")
+        sample = mar[in_sample]
+        train = _pairs(*(mnar[c].to_numpy() for c in ("user", "item", "rating")), "train", nan)
+        for model in models:
+            train[_column(model)] = _train_propensities(data, model, block, sample)
+        frames = [train]
+        for rows, part in ((mar[~in_sample], "test"), (sample, "mar_sample")):
+            cols = (rows[c].to_numpy() for c in ("user", "item", "rating"))
+            frames.append(_pairs(*cols, part, nan))
+        out = pd.concat(frames, ignore_index=True)
+    for model in models:
+        col = _column(model)
+        if col not in out.columns:
+            raise ValueError(f"{data.name} has no {model!r} propensities")
+        if clip is not None:
+            train = out["part"] == "train"
+            out.loc[train, col] = np.maximum(out.loc[train, col].to_numpy(), clip)
+    return out
+
+
+def _train_propensities(
+    data: LearningData, model: str, block: Mapping[str, Any], sample: pd.DataFrame
+) -> np.ndarray:
+    """P̂ of the MNAR training pairs under propensity ``model`` (observed data only)."""
+    mnar = data.mnar
+    assert mnar is not None
+    if model == "provided":
+        if "propensity" not in mnar.columns:
+            raise ValueError(f"{data.name} has no provided propensities")
+        return prop.check_propensities(mnar["propensity"], "provided propensities")
+    if model == "logistic":
+        if data.user_features is None or data.item_features is None:
+            raise ValueError(f"{data.name} has no user and item features for logistic propensities")
+        settings = block["logistic"]
+        table = prop.logistic(
+            mnar, data.user_features, data.item_features,
+            l2=settings["l2"], cross=settings["cross"],
+        )  # fmt: skip
+        return prop.lookup(table, mnar)
+    if model == "naive_bayes":
+        levels = np.unique(np.concatenate([mnar["rating"].to_numpy(), sample["rating"].to_numpy()]))
+        table = prop.naive_bayes(
+            mnar["rating"], sample["rating"], n_users=data.n_users, n_items=data.n_items,
+            levels=levels, smoothing=block["smoothing"],
+        )  # fmt: skip
+        return prop.lookup(table, mnar)
+    raise ValueError(f"{data.name} has no {model!r} propensities (it has: {AVAILABLE[data.name]})")
+
+
+def fit(
+    data: LearningData,
+    pairs: pd.DataFrame,
+    block: Mapping[str, Any],
+    seed: int,
+    propensity: str,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One seed of one model: CV-tuned MF-Naive (``propensity="none"``) or MF-IPS.
+
+    For each α in ``pairs`` and each metric: :func:`cv_select` over the grid (``grid``;
+    ``alpha_sweep.grid`` with a full truth) with ``n_folds`` folds, the model's loss
+    that of the metric; the chosen point refitted on every training pair; its test
+    error (the mean δ over the MAR test pairs, or over the full matrix). The random
+    stream ``run_rng(seed, dataset, "e4", "fit", metric, str(α))`` does not depend on
+    ``propensity``, so MF-Naive and MF-IPS share folds and initialisation.
+
+    Returns (errors: :data:`ERROR_COLUMNS`, cv: ``seed``, ``alpha``, ``model``,
+    ``propensity``, ``metric``, ``params``, ``fold``, ``value``, ``selected``).
+    """
+    if propensity != "none" and _column(propensity) not in pairs.columns:
+        raise ValueError(f"the pairs of {data.name} hold no {propensity!r} propensities")
+    truth = data.truth is not None
+    sweep = block["alpha_sweep"]
+    grid = expand_grid(sweep["grid"] if truth else block["grid"])
+    metrics = sweep["metrics"] if truth else block["metrics"]
+    params = dict(block["model"])
+    errors, tables = [], []
+    for alpha, rows in pairs.groupby("alpha", sort=True, dropna=False):
+        train = rows[rows["part"] == "train"]
+        u, i = train["user"].to_numpy(np.int64), train["item"].to_numpy(np.int64)
+        y = train["rating"].to_numpy(np.float64)
+        p = None if propensity == "none" else train[_column(propensity)].to_numpy(np.float64)
+        test = rows[rows["part"] == "test"]
+        for metric in metrics:
+            rng = run_rng(seed, data.name, "e4", "fit", metric, f"{float(alpha):g}")
+            best, table = cv_select(
+                u, i, y, p, n_users=data.n_users, n_items=data.n_items, grid=grid,
+                metric=metric, n_folds=block["n_folds"], model_params=params, rng=rng,
+            )  # fmt: skip
+            model = WeightedMF(**{**params, "loss": LOSS_OF_METRIC[metric], **best}).fit(
+                u, i, y, n_users=data.n_users, n_items=data.n_items,
+                weights=None if p is None else 1.0 / p, rng=rng,
+            )  # fmt: skip
+            if truth:
+                assert data.truth is not None
+                delta = pair_losses(metric, data.truth.ratings, model.predict_matrix())
+                n_test = delta.size
+            else:
+                tu, ti = test["user"].to_numpy(np.int64), test["item"].to_numpy(np.int64)
+                delta = pair_losses(metric, test["rating"].to_numpy(), model.predict(tu, ti))
+                n_test = delta.size
+            chosen = table[table["selected"]]
+            errors.append(
+                {
+                    "seed": seed, "alpha": float(alpha), "model": model_name(propensity),
+                    "propensity": propensity, "metric": metric, "value": float(delta.mean()),
+                    "factors": int(best["factors"]), "l2": float(best["l2"]),
+                    "cv_value": float(chosen["value"].mean()), "n_train": int(y.size),
+                    "n_test": int(n_test),
+                }
+            )  # fmt: skip
+            tables.append(table.assign(seed=seed, alpha=float(alpha), model=model_name(propensity),
+                                       propensity=propensity, metric=metric))  # fmt: skip
+    out = pd.DataFrame(errors, columns=list(ERROR_COLUMNS))
+    ints = {"factors": np.int64, "n_train": np.int64, "n_test": np.int64}
+    out = out.astype({"seed": np.int32, **ints})
+    cv = pd.concat(tables, ignore_index=True)
+    cv_cols = ["seed", "alpha", "model", "propensity", "metric", "params", "fold", "value"]
+    cv = cv[[*cv_cols, "selected"]].astype({"seed": np.int32, "fold": np.int64})
+    return out, cv
+
+
+def summarise(errors: pd.DataFrame) -> pd.DataFrame:
+    """Mean ± sd (ddof 1) of the test error over seeds, and a paired t-test against MF-Naive.
+
+    One row per ``model``, ``propensity``, ``metric``, ``alpha`` (in the errors' order,
+    MF-Naive first): ``mean``, ``sd``, ``n_seeds`` and ``p_value``, the two-sided paired
+    t-test (``scipy.stats.ttest_rel``) of the model's per-seed errors against MF-Naive's
+    on the same seeds (NaN for MF-Naive itself and with fewer than two common seeds).
+    """
+    keys = ["model", "propensity", "metric", "alpha"]
+    rows = errors.assign(_naive=errors["propensity"] != "none").sort_values("_naive", kind="stable")
+    out = rows.groupby(keys, sort=False, dropna=False)["value"].agg(
+        mean="mean", sd="std", n_seeds="size"
+    )
+    out = out.reset_index()
+    out["n_seeds"] = out["n_seeds"].astype(np.int64)
+    naive = errors[errors["propensity"] == "none"]
+    naive_values = {
+        (m, _alpha_key(a), int(s)): v
+        for m, a, s, v in naive[["metric", "alpha", "seed", "value"]].itertuples(index=False)
+    }
+    p_values = []
+    for _model, propensity, metric, alpha in out[keys].itertuples(index=False):
+        if propensity == "none":
+            p_values.append(np.nan)
+            continue
+        sel = errors[(errors["propensity"] == propensity) & (errors["metric"] == metric)]
+        sel = sel[_same_alpha(sel["alpha"], alpha)]
+        pairs = [
+            (v, naive_values[(metric, _alpha_key(alpha), int(s))])
+            for s, v in sel[["seed", "value"]].itertuples(index=False)
+            if (metric, _alpha_key(alpha), int(s)) in naive_values
+        ]
+        if len(pairs) < 2:
+            p_values.append(np.nan)
+            continue
+        a, b = np.array(pairs).T
+        p_values.append(np.nan if np.all(a == b) else float(ttest_rel(a, b).pvalue))
+    out["p_value"] = np.asarray(p_values, dtype=np.float64)
+    return out[["model", "propensity", "metric", "alpha", "mean", "sd", "n_seeds", "p_value"]]
+
+
+def _alpha_key(alpha: float) -> float | None:
+    return None if np.isnan(alpha) else float(alpha)
+
+
+def _same_alpha(values: pd.Series, alpha: float) -> np.ndarray:
+    v = values.to_numpy(np.float64)
+    return np.isnan(v) if np.isnan(alpha) else v == alpha
+
+
+def summary_markdown(summary: pd.DataFrame, *, title: str = "", alpha: float | None = None) -> str:
+    """Markdown table of the summary ([ICML16] Table 2 layout): models × (MSE, MAE).
+
+    With an α sweep only the rows at ``alpha`` are shown (all α are in the Parquet table).
+    Cells are ``mean ± sd``; the p-values are of the paired t-test against MF-Naive.
+    """
+    rows = summary
+    if alpha is not None and summary["alpha"].notna().any():
+        rows = summary[np.isclose(summary["alpha"], alpha)]
+    metrics = list(dict.fromkeys(rows["metric"]))
+    lines = [f"# {title}", ""] if title else []
+    head = "| model | propensity | " + " | ".join(f"{m.upper()} | p ({m.upper()})" for m in metrics)
+    lines += [head + " |", "|---|---|" + "---:|---:|" * len(metrics)]
+    for (model, propensity), block in rows.groupby(["model", "propensity"], sort=False):
+        cells = []
+        for metric in metrics:
+            cell = block[block["metric"] == metric]
+            if cell.empty:
+                cells += ["", ""]
+                continue
+            r = cell.iloc[0]
+            sd = "" if np.isnan(r["sd"]) else f" ± {r['sd']:.3f}"
+            cells.append(f"{r['mean']:.3f}{sd}")
+            cells.append("" if np.isnan(r["p_value"]) else f"{r['p_value']:.3g}")
+        lines.append(f"| {model} | {propensity} | " + " | ".join(cells) + " |")
+    n = int(rows["n_seeds"].max()) if len(rows) else 0
+    where = "" if alpha is None or rows["alpha"].isna().all() else f" at alpha = {alpha:g}"
+    lines += [
+        "",
+        f"Test error{where}, mean ± sd over {n} seed(s); p: paired t-test against MF-Naive "
+        "across seeds (scipy.stats.ttest_rel, two-sided).",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def aggregate(errors: Sequence[pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """Every seed's and model's errors (sorted by seed, propensity order kept) and the summary."""
+    table = pd.concat(list(errors), ignore_index=True)
+    table = table.sort_values(["seed"], kind="stable", ignore_index=True)
+    return {"errors": table, "summary": summarise(table)}
+
+
+def fit_models(block: Mapping[str, Any], dataset: str) -> list[str]:
+    """The models E4 fits on ``dataset``: ``none`` (MF-Naive) then its propensity models."""
+    return ["none", *block["propensities"][dataset]]
+
+
+def check_config(config: Mapping[str, Any]) -> None:
+    """Cross-field checks of the ``e4`` block (after schema validation); raise ``ConfigError``."""
+    block = config["e4"]
+    for position, name in enumerate(block["datasets"]):
+        if name not in DATASETS:
+            raise ConfigError(
+                f"config error at 'e4.datasets.{position}': E4 cannot run on {name!r} "
+                f"(E4 datasets: {', '.join(DATASETS)})"
+            )
+    for name, models in block["propensities"].items():
+        for position, model in enumerate(models):
+            if model not in AVAILABLE[name]:
+                raise ConfigError(
+                    f"config error at 'e4.propensities.{name}.{position}': {name} has no "
+                    f"{model!r} propensities (available: {', '.join(AVAILABLE[name])})"
+                )
+    sweep = block["alpha_sweep"]
+    if sweep["alpha"] not in sweep["alphas"]:
+        raise ConfigError(
+            f"config error at 'e4.alpha_sweep.alpha': {sweep['alpha']} is not in "
+            f"e4.alpha_sweep.alphas {sweep['alphas']}"
+        )
+
+
+def run(
+    data: LearningData | str,
+    config: Mapping[str, Any] | None = None,
+    *,
+    seeds: int | Sequence[int] | None = None,
+) -> dict[str, Any]:
+    """Run E4 in-process: the tables the workflow writes, for the same config and seeds.
+
+    ``data`` is a :class:`LearningData` (e.g. :func:`learning_data` of coat's frames) or
+    ``"synthetic"`` (generated from the config's ``synthetic`` block). ``config`` is a
+    workflow config; ``seeds`` a number of runs or a list of seed ids (default: the
+    ``e4`` block's). Returns ``errors``, ``summary``, ``summary_md``, ``cv`` and
+    ``propensities`` (every seed's pairs, with a ``seed`` column).
+    """
+    from debiaseval.config import validate_config
+
+    cfg = validate_config(dict(config or {}), "e4")
+    block = cfg["e4"]
+    if isinstance(data, str):
+        if data != "synthetic":
+            raise ValueError(f"run() generates only 'synthetic'; pass learning_data() for {data!r}")
+        data = learning_data("synthetic", synthetic=cfg["synthetic"])
+    n = block["seeds"] if seeds is None else seeds
+    ids = range(n) if isinstance(n, int) else list(n)
+    errors, cvs, pairs = [], [], []
+    for s in ids:
+        prepared = prepare(data, block, int(s))
+        pairs.append(prepared.assign(seed=np.int32(s)))
+        for model in fit_models(block, data.name):
+            e, c = fit(data, prepared, block, int(s), model)
+            errors.append(e)
+            cvs.append(c)
+    tables = aggregate(errors)
+    title = summary_title(data.name)
+    md = summary_markdown(tables["summary"], title=title, alpha=block["alpha_sweep"]["alpha"])
+    return {
+        **tables,
+        "summary_md": md,
+        "cv": pd.concat(cvs, ignore_index=True),
+        "propensities": pd.concat(pairs, ignore_index=True),
+    }

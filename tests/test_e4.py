@@ -1,0 +1,188 @@
+"""E4 ([ICML16] §6.3-6.5): MF-IPS vs MF-Naive, propensity models, paired t-tests, summaries."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from debiaseval.config import ConfigError, validate_config
+from debiaseval.datasets import build_interactions
+from debiaseval.datasets.synthetic import generate_synthetic
+from debiaseval.experiments import e4
+
+SMALL = {"n_users": 80, "n_items": 100, "density": 0.1, "n_mar": 10, "rank": 4, "seed": 0}
+FAST = {"grid": {"factors": [4], "l2": [3.0, 30.0]}, "n_folds": 2, "model": {"max_iter": 20}}
+
+
+@pytest.fixture(scope="module")
+def coat_like() -> e4.LearningData:
+    """Synthetic MNAR/MAR parts dressed as Coat: true propensities as the provided ones,
+    random binary user/item features (so every propensity model of Coat can run)."""
+    data = generate_synthetic(n_users=150, n_items=200, alpha=0.1, density=0.1, n_mar=20, seed=4)
+    interactions, users, items = build_interactions(data.to_raw())
+    rng = np.random.default_rng(0)
+    users = users.assign(**{f"u{j}": rng.integers(0, 2, len(users)) for j in range(3)})
+    items = items.assign(**{f"i{j}": rng.integers(0, 2, len(items)) for j in range(2)})
+    return e4.learning_data("coat", interactions, users, items)
+
+
+def _block(**extra) -> dict:
+    config = {"e4": {**FAST, **extra}}
+    return validate_config(config, "e4")["e4"]
+
+
+def test_ips_weights_are_inverse_propensities_with_mean_one() -> None:
+    w = e4.ips_weights(np.array([0.5, 0.25, 0.1]))  # 1/p = 2, 4, 10; mean 16/3
+    np.testing.assert_allclose(w, [0.375, 0.75, 1.875])
+    assert w.mean() == pytest.approx(1.0)
+    for bad in ([0.5, 0.0], [0.5, 1.5], [0.5, np.nan]):
+        with pytest.raises(ValueError, match=r"must lie in \(0, 1\]"):
+            e4.ips_weights(np.array(bad))
+
+
+def test_prepare_parts_and_propensity_models(coat_like) -> None:
+    block = _block(propensities={"coat": ["provided", "logistic", "naive_bayes"]})
+    pairs = e4.prepare(coat_like, block, seed=0)
+    parts = pairs["part"].value_counts()
+    n_mar = len(coat_like.mar)
+    assert parts["mar_sample"] == round(0.05 * n_mar)
+    assert parts["test"] == n_mar - parts["mar_sample"]
+    assert parts["train"] == len(coat_like.mnar)
+    train = pairs["part"] == "train"
+    for model in ("provided", "logistic", "naive_bayes"):
+        col = pairs[f"propensity_{model}"]
+        assert col[train].between(0, 1, inclusive="right").all(), model
+        assert col[~train].isna().all(), model
+    # provided = the true propensities; Naive Bayes is one value per rating level
+    np.testing.assert_allclose(
+        pairs.loc[train, "propensity_provided"], coat_like.mnar["propensity"], rtol=1e-6
+    )
+    nb = pairs[train].groupby("rating")["propensity_naive_bayes"].nunique()
+    assert (nb == 1).all()
+    # the MAR sample differs by seed; the same seed gives the same pairs
+    pd.testing.assert_frame_equal(pairs, e4.prepare(coat_like, block, seed=0))
+    other = e4.prepare(coat_like, block, seed=1)
+    assert not other[other["part"] == "test"]["user"].equals(pairs[pairs["part"] == "test"]["user"])
+    # without naive_bayes every MAR rating is in the test
+    plain = e4.prepare(coat_like, _block(), seed=0)
+    assert (plain["part"] == "test").sum() == n_mar
+
+
+def test_mf_ips_beats_mf_naive_on_the_mar_test_over_seeds(coat_like) -> None:
+    """Strong selection bias (alpha = 0.1), known propensities: lower MAR test MSE, every seed."""
+    block = _block(propensities={"coat": ["provided"]}, metrics=["mse"])
+    errors = []
+    for seed in range(3):
+        pairs = e4.prepare(coat_like, block, seed)
+        for model in ("none", "provided"):
+            errors.append(e4.fit(coat_like, pairs, block, seed, model)[0])
+    table = pd.concat(errors, ignore_index=True)
+    wide = table.pivot(index="seed", columns="model", values="value")
+    assert (wide["MF-IPS"] < wide["MF-Naive"]).all(), wide
+    summary = e4.summarise(table)
+    ips = summary[summary["model"] == "MF-IPS"].iloc[0]
+    assert ips["n_seeds"] == 3 and ips["p_value"] < 0.05
+
+
+def test_paired_t_test_on_hand_values() -> None:
+    # differences naive - ips = 0.2, 0.1, 0.2: mean 1/6, sd 1/sqrt(300), t = 5 with 2 df;
+    # two-sided p = 1 - t/sqrt(2 + t^2) = 1 - 5/sqrt(27) for the t distribution with 2 df
+    rows = []
+    for seed, (naive, ips) in enumerate([(1.0, 0.8), (1.2, 1.1), (1.1, 0.9)]):
+        for propensity, value in (("none", naive), ("known", ips)):
+            rows.append({"seed": seed, "alpha": np.nan, "model": e4.model_name(propensity),
+                         "propensity": propensity, "metric": "mse", "value": value})  # fmt: skip
+    summary = e4.summarise(pd.DataFrame(rows))
+    assert list(summary.columns) == [
+        "model", "propensity", "metric", "alpha", "mean", "sd", "n_seeds", "p_value"
+    ]  # fmt: skip
+    assert list(summary["model"]) == ["MF-Naive", "MF-IPS"]
+    ips = summary.iloc[1]
+    assert ips["mean"] == pytest.approx(2.8 / 3)
+    assert ips["sd"] == pytest.approx(np.std([0.8, 1.1, 0.9], ddof=1))
+    assert ips["p_value"] == pytest.approx(1 - 5 / np.sqrt(27))
+    assert np.isnan(summary.iloc[0]["p_value"])
+
+
+def test_run_alpha_sweep_summary_and_workflow_steps() -> None:
+    config = {"synthetic": SMALL, "e4": {**FAST, "alpha_sweep": {"alphas": [0.25, 1.0],
+              "grid": {"factors": [4], "l2": [3.0, 30.0]}}}}  # fmt: skip
+    out = e4.run("synthetic", config, seeds=2)
+    errors, summary = out["errors"], out["summary"]
+    assert list(errors.columns) == list(e4.ERROR_COLUMNS)
+    assert set(errors["alpha"]) == {0.25, 1.0} and set(errors["metric"]) == {"mse"}
+    assert set(errors["n_test"]) == {80 * 100}  # the full matrix
+    assert len(summary) == 2 * 2  # models x alphas
+    at = summary[summary["alpha"] == 0.25].set_index("model")["mean"]
+    assert at["MF-IPS"] < at["MF-Naive"]
+    # alpha = 1 is MCAR: uniform propensities, so MF-IPS is MF-Naive exactly
+    mcar = errors[errors["alpha"] == 1.0].pivot(index="seed", columns="model", values="value")
+    np.testing.assert_array_equal(mcar["MF-IPS"], mcar["MF-Naive"])
+    assert out["summary_md"].startswith("# E4 on synthetic")
+    assert "alpha = 0.25" in out["summary_md"]
+    assert out["cv"]["selected"].any()
+    # the same as the workflow's steps: prepare per seed, fit per model, aggregate
+    cfg = validate_config(config, "e4")
+    data = e4.learning_data("synthetic", synthetic=cfg["synthetic"])
+    parts = []
+    for seed in (0, 1):
+        pairs = e4.prepare(data, cfg["e4"], seed)
+        parts += [e4.fit(data, pairs, cfg["e4"], seed, m)[0] for m in ("none", "known")]
+    pd.testing.assert_frame_equal(e4.aggregate(parts)["summary"], summary)
+
+
+def test_figure_draws_bars_and_the_alpha_curve() -> None:
+    from debiaseval.figures import e4 as figures
+
+    summary = e4.summarise(
+        pd.DataFrame(
+            {
+                "seed": [0, 0, 1, 1] * 2,
+                "alpha": [0.25] * 4 + [1.0] * 4,
+                "model": ["MF-Naive", "MF-IPS"] * 4,
+                "propensity": ["none", "known"] * 4,
+                "metric": "mse",
+                "value": [2.0, 1.0, 2.2, 1.1, 0.7, 0.7, 0.72, 0.72],
+            }
+        )
+    )
+    fig = figures.draw("test_error", {"summary": summary}, "synthetic")
+    assert len(fig.axes) == 2  # bars at the table's alpha, MSE vs alpha
+    flat = summary[summary["alpha"] == 0.25].assign(alpha=np.nan)
+    assert len(figures.draw("test_error", {"summary": flat}, "coat").axes) == 1
+    with pytest.raises(ValueError, match="no figure"):
+        figures.draw("nope", {"summary": summary}, "coat")
+
+
+def test_config_checks() -> None:
+    with pytest.raises(ConfigError, match=r"'e4.datasets.0': E4 cannot run on 'ml-1m'"):
+        validate_config({"e4": {"datasets": ["ml-1m"]}})
+    with pytest.raises(ConfigError, match=r"'e4.propensities.coat.0'"):
+        validate_config({"e4": {"propensities": {"coat": ["known"]}}})
+    with pytest.raises(ConfigError, match=r"'e4.alpha_sweep.alpha': 0.5 is not in"):
+        validate_config({"e4": {"alpha_sweep": {"alpha": 0.5, "alphas": [0.25]}}})
+    with pytest.raises(ConfigError, match=r"'e4.metrics.0'"):
+        validate_config({"e4": {"metrics": ["rmse"]}})
+    # a config that does not run E4 is not checked for it
+    validate_config({"experiments": ["e3"], "e4": {"datasets": ["ml-1m"]}})
+    block = validate_config({"datasets": ["coat", "ml-1m", "synthetic"]})["e4"]
+    assert block["datasets"] == ["coat", "synthetic"]
+
+
+def test_learning_data_bad_input(coat_like) -> None:
+    with pytest.raises(ValueError, match="E4 cannot run on 'ml-1m'"):
+        e4.learning_data("ml-1m")
+    with pytest.raises(ValueError, match="needs the dataset's interactions"):
+        e4.learning_data("coat")
+    block = _block(propensities={"coat": ["provided"]})
+    pairs = e4.prepare(coat_like, block, 0)
+    with pytest.raises(ValueError, match="no 'logistic' propensities"):
+        e4.fit(coat_like, pairs, block, 0, "logistic")
+    mnar = coat_like.mnar.drop(columns="propensity")
+    n_users, n_items = coat_like.n_users, coat_like.n_items
+    bare = e4.LearningData("coat", n_users, n_items, mnar=mnar, mar=coat_like.mar)
+    with pytest.raises(ValueError, match="no provided propensities"):
+        e4.prepare(bare, block, 0)
+    with pytest.raises(ValueError, match="no user and item features"):
+        e4.prepare(bare, _block(propensities={"coat": ["logistic"]}), 0)

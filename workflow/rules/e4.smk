@@ -1,0 +1,107 @@
+# Experiment E4, debiased learning: MF-Naive vs MF-IPS ([ICML16] sections 6.3-6.5): every rule of
+# E4, in stage order. propensities (one seed: training pairs with every propensity model's P,
+# MAR test and Naive-Bayes sample, or the alpha sweep's draws of O) -> fit (one seed and model:
+# k-fold IPS cross-validation, refit, test error) -> aggregate (mean +- sd, paired t-tests).
+from debiaseval.experiments.e4 import fit_models as e4_fit_models
+
+
+E4 = config["e4"]
+E4_BLOCK = {k: v for k, v in E4.items() if k not in ("datasets", "seeds", "resources")}
+
+
+localrules:
+    e4_aggregate,
+
+
+def e4_data(wildcards):
+    """The canonical frames E4 reads (none for synthetic, which is regenerated)."""
+    if wildcards.dataset == "synthetic":
+        return {}
+    folder = f"results/data/{wildcards.dataset}"
+    # `items` is reserved in rule inputs: the index frames are user_index / item_index
+    return {
+        "interactions": f"{folder}/interactions.parquet",
+        "user_index": f"{folder}/users.parquet",
+        "item_index": f"{folder}/items.parquet",
+    }
+
+
+rule e4_propensities:
+    """One seed's training pairs with every propensity model's estimate, and the test pairs."""
+    input:
+        unpack(e4_data),
+    output:
+        pairs="results/e4/{dataset}/seed{seed}/propensities.parquet",
+    params:
+        dataset="{dataset}",
+        seed=lambda w: int(w.seed),
+        synthetic=lambda w: config["synthetic"] if w.dataset == "synthetic" else None,
+        block=E4_BLOCK,
+        code=CODE,
+    threads: E4["resources"]["threads"]
+    resources:
+        mem_mb=E4["resources"]["mem_mb"],
+        runtime=E4["resources"]["runtime"],
+    conda:
+        "../envs/debiaseval.yaml"
+    log:
+        "logs/e4/{dataset}/seed{seed}/propensities.log",
+    benchmark:
+        "benchmarks/e4/{dataset}/seed{seed}/propensities.tsv"
+    script:
+        "../scripts/e4_propensities.py"
+
+
+rule e4_fit:
+    """MF-Naive (propensity none) or MF-IPS: CV-tuned, refitted, scored on the test."""
+    input:
+        unpack(e4_data),
+        pairs="results/e4/{dataset}/seed{seed}/propensities.parquet",
+    output:
+        errors="results/e4/{dataset}/seed{seed}/{propensity}/errors.parquet",
+        cv="results/e4/{dataset}/seed{seed}/{propensity}/cv.parquet",
+    wildcard_constraints:
+        propensity="none|known|provided|logistic|naive_bayes",
+    params:
+        dataset="{dataset}",
+        seed=lambda w: int(w.seed),
+        propensity="{propensity}",
+        synthetic=lambda w: config["synthetic"] if w.dataset == "synthetic" else None,
+        block=E4_BLOCK,
+        code=CODE,
+    threads: E4["resources"]["threads"]
+    resources:
+        mem_mb=E4["resources"]["mem_mb"],
+        runtime=E4["resources"]["runtime"],
+    conda:
+        "../envs/debiaseval.yaml"
+    log:
+        "logs/e4/{dataset}/seed{seed}/{propensity}/fit.log",
+    benchmark:
+        "benchmarks/e4/{dataset}/seed{seed}/{propensity}/fit.tsv"
+    script:
+        "../scripts/e4_fit.py"
+
+
+rule e4_aggregate:
+    """Every seed's and model's test errors, mean +- sd over seeds, paired t-tests."""
+    input:
+        lambda w: [
+            f"results/e4/{w.dataset}/seed{seed}/{model}/errors.parquet"
+            for seed in experiment_seeds("e4")
+            for model in e4_fit_models(E4, w.dataset)
+        ],
+    output:
+        errors="results/e4/{dataset}/errors.parquet",
+        summary="results/e4/{dataset}/summary.parquet",
+        summary_md="results/e4/{dataset}/summary.md",
+    params:
+        dataset="{dataset}",
+        alpha=E4["alpha_sweep"]["alpha"],
+        code=CODE,
+    conda:
+        "../envs/debiaseval.yaml"
+    log:
+        "logs/e4/{dataset}/aggregate.log",
+    script:
+        "../scripts/e4_aggregate.py"

@@ -1,0 +1,14 @@
+"""Adapter: aggregate every seed's and model's E4 test errors into the summary."""
+
+from debiaseval.experiments import e4
+from debiaseval.io import read_parquet, write_parquet, write_text
+from debiaseval.runtime import job
+
+with job(snakemake.log[0]) as log:
+    p = snakemake.params
+    tables = e4.aggregate([read_parquet(path) for path in snakemake.input])
+    write_parquet(tables["errors"], snakemake.output.errors)
+    write_parquet(tables["summary"], snakemake.output.summary)
+    md = e4.summary_markdown(tables["summary"], title=e4.summary_title(p.dataset), alpha=p.alpha)
+    write_text(md, snakemake.output.summary_md)
+    log.info("aggregated %d error rows", len(tables["errors"]))
