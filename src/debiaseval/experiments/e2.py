@@ -256,7 +256,7 @@ def train_step(
 def elicit_step(
     split: pd.DataFrame,
     active: pd.DataFrame,
-    hidden: pd.DataFrame,
+    hidden: Mapping[str, pd.DataFrame],
     tuning_table: pd.DataFrame,
     strategy: str,
     *,
@@ -269,13 +269,14 @@ def elicit_step(
     seed: int,
     n_users: int,
     n_items: int,
-) -> pd.DataFrame:
-    """Rule ``e2_elicit``: the ratings ``strategy`` elicits from H for the active users.
+) -> dict[str, pd.DataFrame]:
+    """Rule ``e2_elicit``: per method, the ratings ``strategy`` elicits from its H.
 
     Asks ``n_asked`` items per active user among those without a known rating
-    (:func:`~debiaseval.elicitation.ask`) and keeps the asked pairs found in H
-    (:func:`~debiaseval.elicitation.elicit`). HP's MF is the selected one fitted on
-    K_before (the model of :func:`train_step`).
+    (:func:`~debiaseval.elicitation.ask`; what is asked depends on K_before only,
+    so it is asked once for every method) and keeps, per method, the asked pairs
+    found in that method's H (``hidden``: method → H; :func:`~debiaseval.elicitation.elicit`).
+    HP's MF is the selected one fitted on K_before (the model of :func:`train_step`).
     """
     known = split[split["part"] == "known"]
     ctx = ElicitationContext(
@@ -286,14 +287,14 @@ def elicit_step(
         ),
     )
     asked = ask(ctx, strategy, active["user"].to_numpy(), n=n_asked, batch_size=batch_size)
-    return elicit(asked, hidden)
+    return {method: elicit(asked, pool) for method, pool in hidden.items()}
 
 
 def evaluate_step(
     split: pd.DataFrame,
     active: pd.DataFrame,
-    test: pd.DataFrame,
-    elicited: pd.DataFrame,
+    test: Mapping[str, pd.DataFrame],
+    elicited: Mapping[str, pd.DataFrame],
     tuning_table: pd.DataFrame,
     recs_before: pd.DataFrame,
     *,
@@ -305,41 +306,51 @@ def evaluate_step(
     batch_size: int,
     dataset: str,
     seed: int,
-    method: str,
     strategy: str,
     n_users: int,
     n_items: int,
 ) -> pd.DataFrame:
-    """Rule ``e2_evaluate``: per-user metrics on T before and after elicitation.
+    """Rule ``e2_evaluate``: per-user metrics on T before and after one strategy's elicitation.
 
-    The selected MF is retrained on K_before ∪ elicited (same hyperparameters and
-    fit seed) and ranks the users with a relevant test pair; both rankings are
-    evaluated on T (:func:`~debiaseval.active_learning.metric_changes`). Columns
-    ``seed``, ``method``, ``strategy``, ``scope``, ``user``, ``metric``, ``k``,
-    ``before``, ``after``.
+    Per method (``test`` and ``elicited``: method → T, method → elicited ratings),
+    the selected MF is retrained on K_before ∪ elicited (same hyperparameters and
+    fit seed; one fit per distinct elicited set, so CLASSIC and INT_T share it)
+    and ranks the users with a relevant test pair; both rankings are evaluated on
+    T (:func:`~debiaseval.active_learning.metric_changes`). Columns ``seed``,
+    ``method``, ``strategy``, ``scope``, ``user``, ``metric``, ``k``, ``before``, ``after``.
     """
     known = split[split["part"] == "known"][["user", "item", "rating"]]
     params = selected_params(
         tuning_table, spec, tuning=tuning, positive_threshold=positive_threshold
     )
-    matrix = rating_matrix(pd.concat([known, elicited]), n_users, n_items)
-    model = LightFMRanker(**params).fit(matrix, seed=_fit_seed(seed, dataset))
-    users = np.unique(test.loc[test["rating"] > positive_threshold, "user"].to_numpy(np.int64))
-    after = top_k(model, matrix, max(ks), users=users, batch_size=batch_size)
-    changes = metric_changes(
-        recs_before,
-        after,
-        test,
-        active=active["user"].to_numpy(),
-        ks=ks,
-        metrics=metrics,
-        n_items=n_items,
-        positive_threshold=positive_threshold,
-    )
-    changes.insert(0, "strategy", strategy)
-    changes.insert(0, "method", method)
-    changes.insert(0, "seed", np.int32(seed))
-    return changes
+    fitted: list[tuple[pd.DataFrame, Any, Any]] = []
+    tables = []
+    for method, pairs in elicited.items():
+        reuse = [(m, x) for e, m, x in fitted if e.equals(pairs)]
+        if reuse:
+            model, matrix = reuse[0]
+        else:
+            matrix = rating_matrix(pd.concat([known, pairs]), n_users, n_items)
+            model = LightFMRanker(**params).fit(matrix, seed=_fit_seed(seed, dataset))
+            fitted.append((pairs, model, matrix))
+        t = test[method]
+        users = np.unique(t.loc[t["rating"] > positive_threshold, "user"].to_numpy(np.int64))
+        after = top_k(model, matrix, max(ks), users=users, batch_size=batch_size)
+        changes = metric_changes(
+            recs_before,
+            after,
+            t,
+            active=active["user"].to_numpy(),
+            ks=ks,
+            metrics=metrics,
+            n_items=n_items,
+            positive_threshold=positive_threshold,
+        )
+        changes.insert(0, "strategy", strategy)
+        changes.insert(0, "method", method)
+        changes.insert(0, "seed", np.int32(seed))
+        tables.append(changes)
+    return pd.concat(tables, ignore_index=True)
 
 
 def _ordered(frame: pd.DataFrame, orders: Mapping[str, Sequence[str]]) -> pd.DataFrame:
@@ -528,43 +539,45 @@ def run(
             split, block["mf"], ks=block["ks"], seed=seed, **settings, **common
         )
         tunings.append(table.assign(seed=seed))
-        for method, spec in block["methods"].items():
-            hidden, test = sample_step(
-                split, spec, rho=block["rho"], dataset=dataset, seed=seed, **sizes
+        drawn = {
+            method: sample_step(split, spec, rho=block["rho"], dataset=dataset, seed=seed, **sizes)
+            for method, spec in block["methods"].items()
+        }
+        hidden = {method: pools[0] for method, pools in drawn.items()}
+        test = {method: pools[1] for method, pools in drawn.items()}
+        for strategy in block["strategies"]:
+            got = elicit_step(
+                split,
+                active,
+                hidden,
+                table,
+                strategy,
+                spec=block["mf"],
+                n_asked=block["n_asked"],
+                seed=seed,
+                **settings,
+                **common,
             )
-            for strategy in block["strategies"]:
-                got = elicit_step(
+            for method, frame in got.items():
+                pairs.append(frame.assign(seed=seed, method=method, strategy=strategy))
+                counts.append((seed, method, strategy, len(frame), len(active)))
+            changes.append(
+                evaluate_step(
                     split,
                     active,
-                    hidden,
+                    test,
+                    got,
                     table,
-                    strategy,
+                    before,
                     spec=block["mf"],
-                    n_asked=block["n_asked"],
+                    ks=block["ks"],
+                    metrics=block["metrics"],
                     seed=seed,
+                    strategy=strategy,
                     **settings,
                     **common,
                 )
-                pairs.append(got.assign(seed=seed, method=method, strategy=strategy))
-                counts.append((seed, method, strategy, len(got), len(active)))
-                changes.append(
-                    evaluate_step(
-                        split,
-                        active,
-                        test,
-                        got,
-                        table,
-                        before,
-                        spec=block["mf"],
-                        ks=block["ks"],
-                        metrics=block["metrics"],
-                        seed=seed,
-                        method=method,
-                        strategy=strategy,
-                        **settings,
-                        **common,
-                    )
-                )
+            )
     block = {**block, "seeds": len(seed_ids)}
     out = aggregate_step(changes, counts_frame(counts), block, dataset=dataset)
     out["changes"] = pd.concat(changes, ignore_index=True)
