@@ -8,7 +8,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-__all__ = ["assign_parts", "run_rng", "split_e1"]
+__all__ = ["assign_parts", "filter_users", "run_rng", "split_e1", "split_e2"]
 
 
 def run_rng(seed: int, *labels: str) -> np.random.Generator:
@@ -56,4 +56,51 @@ def split_e1(
         frames.append(rows)
     out = pd.concat(frames, ignore_index=True)
     out["part"] = out["part"].astype(str)
+    return out
+
+
+def filter_users(
+    interactions: pd.DataFrame, *, min_ratings: int | None = None, max_ratings: int | None = None
+) -> pd.DataFrame:
+    """Rows of the users whose number of rows lies in [min_ratings, max_ratings] (None = open).
+
+    [FLAIRS20] §4 keeps the users with 100–500 ratings of ml-1m and LibraryThing.
+    User ids are kept (no re-indexing): dropped users simply have no rows.
+    """
+    counts = np.bincount(interactions["user"].to_numpy(np.int64))
+    users = interactions["user"].to_numpy(np.int64)
+    keep = np.ones(len(interactions), dtype=bool)
+    if min_ratings is not None:
+        keep &= counts[users] >= min_ratings
+    if max_ratings is not None:
+        keep &= counts[users] <= max_ratings
+    return interactions[keep].reset_index(drop=True)
+
+
+def split_e2(
+    interactions: pd.DataFrame,
+    *,
+    fractions: Mapping[str, float],
+    rng: np.random.Generator,
+    min_ratings: int | None = None,
+    max_ratings: int | None = None,
+) -> pd.DataFrame:
+    """Split the MNAR part into known / hidden_pool / test_pool ([FLAIRS20] §4; SPEC §3).
+
+    The MNAR rows (``part == "mnar"``; MAR parts are not used) of the users kept by
+    :func:`filter_users` are labelled uniformly at random in ``fractions``
+    (default study: known 60% = K_before, hidden_pool 20% = H_he, test_pool 20% = T_he).
+    """
+    rows = interactions[interactions["part"] == "mnar"]
+    if rows.empty:
+        raise ValueError("the interactions have no 'mnar' part, which E2 needs")
+    rows = filter_users(
+        rows.reset_index(drop=True), min_ratings=min_ratings, max_ratings=max_ratings
+    )
+    if rows.empty:
+        raise ValueError(
+            f"no user has between {min_ratings} and {max_ratings} MNAR ratings (E2's user filter)"
+        )
+    out = rows.copy()
+    out["part"] = assign_parts(len(out), fractions, rng).astype(str)
     return out

@@ -42,6 +42,8 @@ wildcard_constraints:
     chunk=r"\d+",
     recommender=_alternatives(config["e1"]["recommenders"]),
     testset=_alternatives(config["e1"]["testsets"]),
+    method=_alternatives(config["e2"]["methods"]),
+    strategy=_alternatives(config["e2"]["strategies"]),
 
 
 def experiment_datasets(name):

@@ -1,0 +1,592 @@
+"""Experiment E2: debiased offline evaluation of active learning ([FLAIRS20]; SPEC §7 E2).
+
+Carraro & Bridge, *Debiased offline evaluation of active learning in recommender
+systems*, FLAIRS-33 2020. Per seed, after the dataset's user filter, the MNAR
+part is split into K_before (``known``, 60%), H_he (``hidden_pool``, 20%) and
+T_he (``test_pool``, 20%); each evaluation method draws the hidden set H and
+the test set T from the pools (CLASSIC: both uniform; INT_T: T by WTD_H; INT_HT:
+both by WTD_H, posteriors of the pool sampled, [FLAIRS20] eqs. 5–6); an MF tuned
+on a validation part of K_before is trained on K_before; every strategy asks
+``n`` items of each active user and elicits those found in H; the MF is
+retrained on K_before ∪ elicited with the same hyperparameters, and both are
+evaluated on T. One step function per rule; :func:`run` chains them in-process.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from debiaseval.active_learning import (
+    SCOPES,
+    active_users,
+    change_summary,
+    metric_changes,
+    pairwise_wilcoxon,
+)
+from debiaseval.aggregate import markdown_table
+from debiaseval.config import ConfigError, expand_grid
+from debiaseval.elicitation import STRATEGIES, ElicitationContext, ask, elicit
+from debiaseval.interactions import rating_matrix
+from debiaseval.interventions import TestSetSpec, intervene, sampling_weights
+from debiaseval.ranking import top_k
+from debiaseval.recommenders import make_recommender
+from debiaseval.recommenders.mf import LightFMRanker
+from debiaseval.splits import assign_parts, run_rng, split_e2
+from debiaseval.tuning import EarlyStopping, recommender_params, select_point, tune_recommender
+
+__all__ = [
+    "DATASETS",
+    "OUTPUTS",
+    "aggregate_step",
+    "check_config",
+    "elicit_step",
+    "evaluate_step",
+    "run",
+    "sample_step",
+    "selected_params",
+    "split_step",
+    "train_step",
+]
+
+DATASETS = ("synthetic", "coat", "yahoo-r3", "ml-100k", "ml-1m")
+"""Datasets E2 can run on: their MNAR part (MAR parts are not used)."""
+
+OUTPUTS = ("elicited.parquet", "summary.parquet", "wilcoxon.parquet", "summary.md")
+"""E2's aggregated files in ``results/e2/<dataset>/``."""
+
+ROLES = ("hidden", "test")
+
+
+def _check_datasets(block: Mapping[str, Any]) -> None:
+    for position, name in enumerate(block["datasets"]):
+        if name not in DATASETS:
+            raise ConfigError(
+                f"config error at 'e2.datasets.{position}': E2 cannot run on {name!r} "
+                f"(E2 datasets: {', '.join(DATASETS)})"
+            )
+
+
+def _check_methods(block: Mapping[str, Any]) -> None:
+    for name, method in block["methods"].items():
+        for role in ROLES:
+            where = f"e2.methods.{name}.{role}"
+            try:
+                spec = TestSetSpec(name=f"{name}.{role}", **method[role])
+            except (TypeError, ValueError) as exc:
+                raise ConfigError(f"config error at '{where}': {exc}") from None
+            if spec.strategy in ("wtd", "kl") and spec.mar_posterior == "weights":
+                raise ConfigError(
+                    f"config error at '{where}': E2 has no MAR weights part; "
+                    "use mar_posterior: uniform (WTD_H)"
+                )
+
+
+def check_config(config: Mapping[str, Any]) -> None:
+    """Cross-field checks of the ``e2`` block (after schema validation); raise ``ConfigError``."""
+    block = config["e2"]
+    _check_datasets(block)
+    total = sum(block["split"].values())
+    if not math.isclose(total, 1.0, abs_tol=1e-9):
+        raise ConfigError(
+            f"config error at 'e2.split': fractions {block['split']} sum to {total:g}, expected 1"
+        )
+    for position, name in enumerate(block["strategies"]):
+        if name not in STRATEGIES:
+            raise ConfigError(
+                f"config error at 'e2.strategies.{position}': unknown strategy {name!r}; "
+                f"known: {', '.join(STRATEGIES)}"
+            )
+    spec = block["mf"]
+    if spec["algorithm"] != "mf":
+        raise ConfigError("config error at 'e2.mf.algorithm': E2's recommender is MF ('mf')")
+    for point in expand_grid(spec["grid"]):
+        try:
+            make_recommender("mf", **spec["params"], **point)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"config error at 'e2.mf': {exc}") from None
+    _check_methods(block)
+
+
+def _fit_seed(seed: int, dataset: str) -> int:
+    return int(run_rng(seed, dataset, "e2", "train").integers(2**31 - 1))
+
+
+def _early_stopping(tuning: Mapping[str, Any]) -> EarlyStopping | None:
+    stopping = tuning["early_stopping"]
+    return None if stopping is None else EarlyStopping(**stopping)
+
+
+def selected_params(
+    tuning_table: pd.DataFrame,
+    spec: Mapping[str, Any],
+    *,
+    tuning: Mapping[str, Any],
+    positive_threshold: float,
+) -> dict[str, Any]:
+    """The MF hyperparameters selected by E2's tuning (params, best point, epochs chosen)."""
+    best = select_point(tuning_table, "the E2 MF grid")
+    row = tuning_table.iloc[best]
+    out = {
+        **recommender_params("mf", spec["params"], positive_threshold),
+        **json.loads(row["params"]),
+    }
+    if tuning["early_stopping"] is not None:
+        out["epochs"] = int(row["epochs"])
+    return out
+
+
+# -- the workflow's steps, one function per rule; run() chains them in-process ------------------
+
+
+def split_step(
+    interactions: pd.DataFrame,
+    *,
+    fractions: Mapping[str, float],
+    user_filter: Mapping[str, int | None] | None,
+    active_fraction: float,
+    dataset: str,
+    seed: int,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Rule ``e2_split``: known/hidden_pool/test_pool ([FLAIRS20] §4) and the active users.
+
+    Active users: ``active_fraction`` of the users with a known rating, one draw per
+    seed, shared by every method and strategy.
+    """
+    limits = dict(user_filter or {})
+    split = split_e2(
+        interactions,
+        fractions=fractions,
+        rng=run_rng(seed, dataset, "e2", "split"),
+        min_ratings=limits.get("min_ratings"),
+        max_ratings=limits.get("max_ratings"),
+    )
+    active = active_users(
+        split[split["part"] == "known"],
+        rng=run_rng(seed, dataset, "e2", "active"),
+        fraction=active_fraction,
+    )
+    return split, pd.DataFrame({"user": active.astype(np.int32)})
+
+
+def sample_step(
+    split: pd.DataFrame,
+    method: Mapping[str, Mapping[str, Any]],
+    *,
+    rho: Mapping[str, float],
+    dataset: str,
+    seed: int,
+    n_users: int,
+    n_items: int,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Rule ``e2_sample``: a method's H from ``hidden_pool`` and T from ``test_pool``.
+
+    Each is a ρ-sample (``rho['hidden']``, ``rho['test']``) by the method's strategy
+    (SPEC §4; WTD_H with ``reference: space`` = posteriors of the pool sampled,
+    [FLAIRS20] eqs. 5–6). The random stream depends on the role and the spec only,
+    so methods with the same H spec (CLASSIC and INT_T) draw the same H.
+    """
+    known = split[split["part"] == "known"]
+    out = []
+    for role, pool in (("hidden", "hidden_pool"), ("test", "test_pool")):
+        space = split[split["part"] == pool].reset_index(drop=True)
+        spec = TestSetSpec(name=role, **method[role])
+        sizes = {"n_users": n_users, "n_items": n_items}
+        weights = sampling_weights(space, spec, train=known, **sizes)
+        key = json.dumps(dict(method[role]), sort_keys=True)
+        rng = run_rng(seed, dataset, "e2", role, key)
+        sample = intervene(space, spec, rho=rho[role], rng=rng, weights=weights, **sizes)
+        out.append(sample[["user", "item", "rating"]])
+    return out[0], out[1]
+
+
+def train_step(
+    split: pd.DataFrame,
+    spec: Mapping[str, Any],
+    *,
+    tuning: Mapping[str, Any],
+    ks: Sequence[int],
+    positive_threshold: float,
+    batch_size: int,
+    dataset: str,
+    seed: int,
+    n_users: int,
+    n_items: int,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Rule ``e2_train``: tune MF on a validation part of K_before; rank with it on K_before.
+
+    The validation part is ``tuning.validation`` of the known ratings; the grid
+    search is E1's (:func:`~debiaseval.tuning.tune_recommender`, early-stopped
+    epochs). Returns the tuning table (``selected`` marks the point) and the
+    top-max(ks) lists of every user from the selected MF fitted on all of K_before.
+    """
+    known = split[split["part"] == "known"].reset_index(drop=True)
+    parts = assign_parts(
+        len(known),
+        {"fit": 1.0 - tuning["validation"], "val": tuning["validation"]},
+        run_rng(seed, dataset, "e2", "validation"),
+    )
+    fit_seed = _fit_seed(seed, dataset)
+    _, table = tune_recommender(
+        known[parts == "fit"],
+        known[parts == "val"],
+        n_users=n_users,
+        n_items=n_items,
+        algorithm="mf",
+        params=spec["params"],
+        grid=spec["grid"],
+        metric=tuning["metric"],
+        k=tuning["k"],
+        positive_threshold=positive_threshold,
+        batch_size=batch_size,
+        seed=fit_seed,
+        early_stopping=_early_stopping(tuning),
+    )
+    params = selected_params(table, spec, tuning=tuning, positive_threshold=positive_threshold)
+    matrix = rating_matrix(known, n_users, n_items)
+    model = LightFMRanker(**params).fit(matrix, seed=fit_seed)
+    return table, top_k(model, matrix, max(ks), batch_size=batch_size)
+
+
+def elicit_step(
+    split: pd.DataFrame,
+    active: pd.DataFrame,
+    hidden: Mapping[str, pd.DataFrame],
+    tuning_table: pd.DataFrame,
+    strategy: str,
+    *,
+    spec: Mapping[str, Any],
+    tuning: Mapping[str, Any],
+    positive_threshold: float,
+    n_asked: int,
+    batch_size: int,
+    dataset: str,
+    seed: int,
+    n_users: int,
+    n_items: int,
+) -> dict[str, pd.DataFrame]:
+    """Rule ``e2_elicit``: per method, the ratings ``strategy`` elicits from its H.
+
+    Asks ``n_asked`` items per active user among those without a known rating
+    (:func:`~debiaseval.elicitation.ask`; what is asked depends on K_before only,
+    so it is asked once for every method) and keeps, per method, the asked pairs
+    found in that method's H (``hidden``: method → H; :func:`~debiaseval.elicitation.elicit`).
+    HP's MF is the selected one fitted on K_before (the model of :func:`train_step`).
+    """
+    known = split[split["part"] == "known"]
+    ctx = ElicitationContext(
+        rating_matrix(known, n_users, n_items),
+        seed=_fit_seed(seed, dataset),
+        mf_params=selected_params(
+            tuning_table, spec, tuning=tuning, positive_threshold=positive_threshold
+        ),
+    )
+    asked = ask(ctx, strategy, active["user"].to_numpy(), n=n_asked, batch_size=batch_size)
+    return {method: elicit(asked, pool) for method, pool in hidden.items()}
+
+
+def evaluate_step(
+    split: pd.DataFrame,
+    active: pd.DataFrame,
+    test: Mapping[str, pd.DataFrame],
+    elicited: Mapping[str, pd.DataFrame],
+    tuning_table: pd.DataFrame,
+    recs_before: pd.DataFrame,
+    *,
+    spec: Mapping[str, Any],
+    tuning: Mapping[str, Any],
+    ks: Sequence[int],
+    metrics: Sequence[str],
+    positive_threshold: float,
+    batch_size: int,
+    dataset: str,
+    seed: int,
+    strategy: str,
+    n_users: int,
+    n_items: int,
+) -> pd.DataFrame:
+    """Rule ``e2_evaluate``: per-user metrics on T before and after one strategy's elicitation.
+
+    Per method (``test`` and ``elicited``: method → T, method → elicited ratings),
+    the selected MF is retrained on K_before ∪ elicited (same hyperparameters and
+    fit seed; one fit per distinct elicited set, so CLASSIC and INT_T share it)
+    and ranks the users with a relevant test pair; both rankings are evaluated on
+    T (:func:`~debiaseval.active_learning.metric_changes`). Columns ``seed``,
+    ``method``, ``strategy``, ``scope``, ``user``, ``metric``, ``k``, ``before``, ``after``.
+    """
+    known = split[split["part"] == "known"][["user", "item", "rating"]]
+    params = selected_params(
+        tuning_table, spec, tuning=tuning, positive_threshold=positive_threshold
+    )
+    fitted: list[tuple[pd.DataFrame, Any, Any]] = []
+    tables = []
+    for method, pairs in elicited.items():
+        reuse = [(m, x) for e, m, x in fitted if e.equals(pairs)]
+        if reuse:
+            model, matrix = reuse[0]
+        else:
+            matrix = rating_matrix(pd.concat([known, pairs]), n_users, n_items)
+            model = LightFMRanker(**params).fit(matrix, seed=_fit_seed(seed, dataset))
+            fitted.append((pairs, model, matrix))
+        t = test[method]
+        users = np.unique(t.loc[t["rating"] > positive_threshold, "user"].to_numpy(np.int64))
+        after = top_k(model, matrix, max(ks), users=users, batch_size=batch_size)
+        changes = metric_changes(
+            recs_before,
+            after,
+            t,
+            active=active["user"].to_numpy(),
+            ks=ks,
+            metrics=metrics,
+            n_items=n_items,
+            positive_threshold=positive_threshold,
+        )
+        changes.insert(0, "strategy", strategy)
+        changes.insert(0, "method", method)
+        changes.insert(0, "seed", np.int32(seed))
+        tables.append(changes)
+    return pd.concat(tables, ignore_index=True)
+
+
+def _ordered(frame: pd.DataFrame, orders: Mapping[str, Sequence[str]]) -> pd.DataFrame:
+    keys = list(orders)
+    rank = {col: {v: i for i, v in enumerate(vals)} for col, vals in orders.items()}
+    out = frame.sort_values(
+        [*keys, *[c for c in ("k",) if c in frame]],
+        key=lambda c: c.map(rank[c.name]) if c.name in rank else c,
+        kind="stable",
+    )
+    return out.reset_index(drop=True)
+
+
+def elicited_table(counts: pd.DataFrame, orders: Mapping[str, Sequence[str]]) -> pd.DataFrame:
+    """Elicited ratings per active user: mean and sd (ddof 1) over seeds per method, strategy.
+
+    ``counts`` has ``seed``, ``method``, ``strategy``, ``n_elicited``, ``n_active``.
+    """
+    per_seed = counts.assign(value=counts["n_elicited"] / counts["n_active"])
+    out = (
+        per_seed.groupby(["method", "strategy"], sort=False)["value"]
+        .agg(mean="mean", sd=lambda v: v.std(ddof=1), n_seeds="count")
+        .reset_index()
+    )
+    out["n_seeds"] = out["n_seeds"].astype(np.int64)
+    return _ordered(out, orders)
+
+
+def summary_table(changes: pd.DataFrame, orders: Mapping[str, Sequence[str]]) -> pd.DataFrame:
+    """Per method, strategy, scope, metric, k: seed means of before and after, and of the
+    per-seed % change 100·(after − before)/before, with its sd (ddof 1) and ``n_seeds``."""
+    per_seed = change_summary(changes, keys=["seed", "method", "strategy"])
+    out = (
+        per_seed.groupby(["method", "strategy", "scope", "metric", "k"], sort=False)
+        .agg(
+            before=("before", "mean"),
+            after=("after", "mean"),
+            pct_change=("pct_change", "mean"),
+            sd=("pct_change", lambda v: v.std(ddof=1)),
+            n_seeds=("seed", "count"),
+        )
+        .reset_index()
+    )
+    out["n_seeds"] = out["n_seeds"].astype(np.int64)
+    metrics = list(dict.fromkeys([*orders.get("metric", []), *out["metric"]]))
+    keys = {"method": orders["method"], "strategy": orders["strategy"], "scope": list(SCOPES)}
+    return _ordered(out, {**keys, "metric": metrics})
+
+
+def _mean_sd(mean: float, sd: float, digits: int = 2, sign: bool = False) -> str:
+    text = f"{mean:+.{digits}f}" if sign else f"{mean:.{digits}f}"
+    return text if np.isnan(sd) else f"{text} ± {sd:.{digits}f}"
+
+
+def summary_markdown(
+    elicited: pd.DataFrame,
+    summary: pd.DataFrame,
+    wilcoxon: pd.DataFrame,
+    *,
+    dataset: str,
+    about: Sequence[str] = (),
+) -> str:
+    """E2's results for people: elicited ratings, % changes per scope and metric, Wilcoxon."""
+    methods = list(dict.fromkeys(elicited["method"]))
+    strategies = list(dict.fromkeys(elicited["strategy"]))
+    parts = [
+        f"# E2 on {dataset}: debiased offline evaluation of active learning\n\n"
+        "Strategies ask each active user about n items; the elicited ratings are those found "
+        "in the hidden set H. CLASSIC draws H and T uniformly from their pools, INT_T draws T "
+        "by WTD_H, INT_HT both ([FLAIRS20]). Cells are means ± sd over seeds.\n\n"
+    ]
+    parts += [f"- {line}\n" for line in about]
+    table = elicited.assign(
+        cell=[_mean_sd(m, s) for m, s in zip(elicited["mean"], elicited["sd"], strict=True)]
+    ).pivot(index="strategy", columns="method", values="cell")
+    parts.append(
+        "\n## Elicited ratings per active user\n\n"
+        + markdown_table(table.reindex(index=strategies, columns=methods).reset_index())
+    )
+    for (metric, k), block in summary.groupby(["metric", "k"], sort=False):
+        for scope in SCOPES:
+            rows = block[block["scope"] == scope]
+            cells = rows.assign(
+                cell=[
+                    _mean_sd(m, s, 1, sign=True)
+                    for m, s in zip(rows["pct_change"], rows["sd"], strict=True)
+                ]
+            ).pivot(index="strategy", columns="method", values="cell")
+            title = "active users (user-centric)" if scope == "user" else "all users (system-wide)"
+            parts.append(
+                f"\n## {metric}@{k}: % change after elicitation, {title}\n\n"
+                + markdown_table(cells.reindex(index=strategies, columns=methods).reset_index())
+            )
+    significant = wilcoxon[wilcoxon["significant"]]
+    parts.append(
+        "\n## Wilcoxon signed-rank tests with p < 0.05\n\n"
+        "Two-sided, between strategies, on the per-user changes pooled over seeds "
+        "(all tests in `wilcoxon.parquet`).\n\n"
+        + (markdown_table(significant) if len(significant) else "None.\n")
+    )
+    return "".join(parts)
+
+
+def aggregate_step(
+    changes: Sequence[pd.DataFrame],
+    counts: pd.DataFrame,
+    block: Mapping[str, Any],
+    *,
+    dataset: str,
+) -> dict[str, Any]:
+    """Rule ``e2_aggregate``: the tables of ``OUTPUTS`` (Markdown as text, by file stem).
+
+    ``changes``: the per-user tables of :func:`evaluate_step`; ``counts``: ``seed``,
+    ``method``, ``strategy``, ``n_elicited``, ``n_active`` of every elicitation.
+    """
+    orders = {"method": list(block["methods"]), "strategy": list(block["strategies"])}
+    per_user = pd.concat(changes, ignore_index=True)
+    elicited = elicited_table(counts, orders)
+    summary = summary_table(per_user, {**orders, "metric": list(block["metrics"])})
+    wilcoxon = pairwise_wilcoxon(per_user, block["strategies"], alpha=block["alpha"])
+    about = [
+        f"{block['seeds']} seed(s); split {block['split']}; user filter "
+        f"{block['user_filter'].get(dataset) or 'none'}; active users: "
+        f"{block['active_fraction']:.3g} of those with a known rating; n = {block['n_asked']} "
+        f"items asked; rho {block['rho']}.",
+    ]
+    return {
+        "elicited": elicited,
+        "summary": summary,
+        "wilcoxon": wilcoxon,
+        "summary_md": summary_markdown(elicited, summary, wilcoxon, dataset=dataset, about=about),
+    }
+
+
+def run(
+    data: str | pd.DataFrame,
+    config: Mapping[str, Any] | None = None,
+    *,
+    seeds: int | Sequence[int] | None = None,
+    dataset: str | None = None,
+) -> dict[str, Any]:
+    """Run E2 in-process: the workflow's tables for the same config and seeds.
+
+    ``data``: a dataset name (loaded like the workflow, see
+    :func:`debiaseval.api.load_dataset`) or a canonical interactions frame with an
+    ``mnar`` part, named ``dataset`` (default "data"; the name seeds the random
+    streams). Returns ``elicited``, ``summary``, ``wilcoxon`` (as written to
+    ``results/e2/<dataset>/``), ``summary_md``, and per seed ``changes`` (per user),
+    ``tuning`` and ``elicited_pairs``.
+    """
+    from debiaseval.config import validate_config
+
+    block = validate_config(dict(config or {}), "e2")["e2"]
+    if isinstance(data, str):
+        from debiaseval.api import load_dataset
+
+        dataset = dataset or data
+        interactions, users, items = load_dataset(data, config=config)
+        n_users, n_items = len(users), len(items)
+    else:
+        dataset = dataset or "data"
+        interactions = data
+        n_users = int(interactions["user"].max()) + 1
+        n_items = int(interactions["item"].max()) + 1
+    if seeds is None:
+        seeds = block["seeds"]
+    seed_ids = list(range(seeds)) if isinstance(seeds, int) else list(seeds)
+    sizes = {"n_users": n_users, "n_items": n_items}
+    common = {"dataset": dataset, **sizes}
+    settings = {
+        "tuning": block["tuning"],
+        "positive_threshold": block["positive_threshold"],
+        "batch_size": block["batch_size"],
+    }
+    changes, counts, tunings, pairs = [], [], [], []
+    for seed in seed_ids:
+        split, active = split_step(
+            interactions,
+            fractions=block["split"],
+            user_filter=block["user_filter"].get(dataset),
+            active_fraction=block["active_fraction"],
+            dataset=dataset,
+            seed=seed,
+        )
+        table, before = train_step(
+            split, block["mf"], ks=block["ks"], seed=seed, **settings, **common
+        )
+        tunings.append(table.assign(seed=seed))
+        drawn = {
+            method: sample_step(split, spec, rho=block["rho"], dataset=dataset, seed=seed, **sizes)
+            for method, spec in block["methods"].items()
+        }
+        hidden = {method: pools[0] for method, pools in drawn.items()}
+        test = {method: pools[1] for method, pools in drawn.items()}
+        for strategy in block["strategies"]:
+            got = elicit_step(
+                split,
+                active,
+                hidden,
+                table,
+                strategy,
+                spec=block["mf"],
+                n_asked=block["n_asked"],
+                seed=seed,
+                **settings,
+                **common,
+            )
+            for method, frame in got.items():
+                pairs.append(frame.assign(seed=seed, method=method, strategy=strategy))
+                counts.append((seed, method, strategy, len(frame), len(active)))
+            changes.append(
+                evaluate_step(
+                    split,
+                    active,
+                    test,
+                    got,
+                    table,
+                    before,
+                    spec=block["mf"],
+                    ks=block["ks"],
+                    metrics=block["metrics"],
+                    seed=seed,
+                    strategy=strategy,
+                    **settings,
+                    **common,
+                )
+            )
+    block = {**block, "seeds": len(seed_ids)}
+    out = aggregate_step(changes, counts_frame(counts), block, dataset=dataset)
+    out["changes"] = pd.concat(changes, ignore_index=True)
+    out["tuning"] = pd.concat(tunings, ignore_index=True)
+    out["elicited_pairs"] = pd.concat(pairs, ignore_index=True)
+    return out
+
+
+def counts_frame(rows: Sequence[tuple[int, str, str, int, int]]) -> pd.DataFrame:
+    """(seed, method, strategy, n_elicited, n_active) tuples as the ``counts`` of aggregation."""
+    frame = pd.DataFrame(rows, columns=["seed", "method", "strategy", "n_elicited", "n_active"])
+    return frame.astype({"seed": np.int64, "n_elicited": np.int64, "n_active": np.int64})

@@ -1,0 +1,79 @@
+"""Figures of experiment E2 ([FLAIRS20]): elicited ratings and Recall@k change per strategy."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from debiaseval.figures.e1 import _grouped_bars
+
+__all__ = ["FIGURES", "TABLES", "draw"]
+
+TABLES = ("elicited", "summary", "wilcoxon")
+
+FIGURES = {
+    "elicited": (
+        "Ratings elicited per active user by each strategy under each evaluation method "
+        "(mean over seeds, whiskers one standard deviation). CLASSIC and INT_T share the hidden "
+        "set H, so they elicit the same ratings; INT_HT draws H by WTD_H, which removes much of "
+        "the popularity bias that popular-item strategies profit from ([FLAIRS20])."
+    ),
+    "recall_change": (
+        "Percentage change of Recall@k on the test set T after retraining on K_before plus the "
+        "elicited ratings, per strategy and method; left: the active users (user-centric), "
+        "right: every user with a relevant test pair (system-wide). Mean over seeds, whiskers "
+        "one standard deviation."
+    ),
+}
+
+
+def _recall_k(summary: pd.DataFrame) -> int:
+    ks = sorted(summary.loc[summary["metric"] == "recall", "k"].unique())
+    if not ks:
+        raise ValueError("the E2 summary has no recall rows")
+    return 10 if 10 in ks else int(ks[0])
+
+
+def _order(frame: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
+    rows = list(dict.fromkeys(frame["strategy"]))
+    cols = list(dict.fromkeys(frame["method"]))
+    return table.reindex(index=rows, columns=cols)
+
+
+def _elicited(elicited: pd.DataFrame, dataset: str) -> Figure:
+    means = _order(elicited, elicited.pivot(index="strategy", columns="method", values="mean"))
+    errors = _order(elicited, elicited.pivot(index="strategy", columns="method", values="sd"))
+    fig = Figure(figsize=(8, 4.2), layout="constrained")
+    ax = fig.add_subplot()
+    _grouped_bars(ax, means, errors, "elicited ratings per active user")
+    ax.set_title(f"E2 on {dataset}: ratings elicited per active user")
+    return fig
+
+
+def _recall_change(summary: pd.DataFrame, dataset: str) -> Figure:
+    k = _recall_k(summary)
+    rows = summary[(summary["metric"] == "recall") & (summary["k"] == k)]
+    fig = Figure(figsize=(11, 4.2), layout="constrained")
+    for position, (scope, title) in enumerate(
+        (("user", "active users (user-centric)"), ("system", "all users (system-wide)")), 1
+    ):
+        block = rows[rows["scope"] == scope]
+        ax = fig.add_subplot(1, 2, position)
+        values = _order(block, block.pivot(index="strategy", columns="method", values="pct_change"))
+        errors = _order(block, block.pivot(index="strategy", columns="method", values="sd"))
+        _grouped_bars(ax, values, errors, f"% change of Recall@{k}")
+        ax.axhline(0.0, color="black", linewidth=0.8)
+        ax.set_title(title)
+    fig.suptitle(f"E2 on {dataset}: Recall@{k} after elicitation vs before")
+    return fig
+
+
+def draw(name: str, tables: Mapping[str, pd.DataFrame], dataset: str) -> Figure:
+    """Figure ``name`` of :data:`FIGURES` from E2's aggregated tables."""
+    if name == "elicited":
+        return _elicited(tables["elicited"], dataset)
+    if name == "recall_change":
+        return _recall_change(tables["summary"], dataset)
+    raise ValueError(f"E2 has no figure {name!r}; known: {', '.join(FIGURES)}")

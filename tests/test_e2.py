@@ -1,0 +1,287 @@
+"""E2 ([FLAIRS20]): split, active users, H/T sampling, metric changes, Wilcoxon, a tiny run."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import wilcoxon
+
+from debiaseval.active_learning import (
+    active_users,
+    change_summary,
+    metric_changes,
+    pairwise_wilcoxon,
+)
+from debiaseval.config import ConfigError, validate_config
+from debiaseval.datasets.preprocess import build_interactions
+from debiaseval.datasets.synthetic import generate_synthetic
+from debiaseval.experiments import e2
+from debiaseval.splits import filter_users, run_rng, split_e2
+
+FRACTIONS = {"known": 0.6, "hidden_pool": 0.2, "test_pool": 0.2}
+TINY = {
+    "synthetic": {"n_users": 80, "n_items": 90, "density": 0.12, "n_mar": 5, "rank": 4, "seed": 1},
+    "e2": {
+        "seeds": 2,
+        "n_asked": 10,
+        "mf": {"algorithm": "mf", "grid": {"factors": [8]}},
+        "tuning": {"early_stopping": {"max_epochs": 10, "eval_every": 5}},
+    },
+}
+
+
+def _interactions() -> pd.DataFrame:
+    interactions, _, _ = build_interactions(
+        generate_synthetic(n_users=150, n_items=120, density=0.12, n_mar=5, seed=2).to_raw()
+    )
+    return interactions
+
+
+def _keys(frame: pd.DataFrame) -> set[tuple[int, int]]:
+    return set(zip(frame["user"].tolist(), frame["item"].tolist(), strict=True))
+
+
+def _gini(items: np.ndarray, n_items: int) -> float:
+    counts = np.sort(np.bincount(items, minlength=n_items)).astype(float)
+    cum = np.cumsum(counts)
+    return float((n_items + 1 - 2 * np.sum(cum) / cum[-1]) / n_items)
+
+
+def test_split_proportions_and_mnar_only():
+    interactions = _interactions()
+    split = split_e2(interactions, fractions=FRACTIONS, rng=run_rng(0, "t"))
+    mnar = interactions[interactions["part"] == "mnar"]
+    assert len(split) == len(mnar)
+    sizes = split["part"].value_counts()
+    for part, fraction in FRACTIONS.items():
+        assert abs(sizes[part] - fraction * len(mnar)) < 1
+    assert _keys(split) == _keys(mnar)  # MAR rows are not used
+
+
+def test_user_filter_keeps_the_counts_in_range():
+    frame = pd.DataFrame({"user": [0] * 3 + [1] * 5 + [2] * 8, "item": range(16), "rating": 4.0})
+    kept = filter_users(frame, min_ratings=4, max_ratings=6)
+    assert set(kept["user"]) == {1}
+    assert len(filter_users(frame, min_ratings=None, max_ratings=None)) == 16
+    with pytest.raises(ValueError, match="user filter"):
+        split_e2(
+            frame.assign(part="mnar"), fractions=FRACTIONS, rng=run_rng(0, "t"), min_ratings=99
+        )
+
+
+def test_active_users_are_a_third_fixed_per_seed():
+    interactions = _interactions()
+    kwargs = {"fractions": FRACTIONS, "user_filter": None, "active_fraction": 1 / 3}
+    split, active = e2.split_step(interactions, dataset="d", seed=0, **kwargs)
+    known_users = np.unique(split.loc[split["part"] == "known", "user"])
+    users = active["user"].to_numpy()
+    assert len(users) == round(len(known_users) / 3)
+    assert set(users) <= set(known_users) and np.all(np.diff(users) > 0)
+    _, again = e2.split_step(interactions, dataset="d", seed=0, **kwargs)
+    _, other = e2.split_step(interactions, dataset="d", seed=1, **kwargs)
+    pd.testing.assert_frame_equal(active, again)
+    assert not active.equals(other)
+    with pytest.raises(ValueError):
+        active_users(split, rng=np.random.default_rng(0), fraction=0)
+
+
+def test_sampling_shares_h_and_wtd_h_flattens_the_item_marginal():
+    interactions = _interactions()
+    n_users, n_items = interactions["user"].max() + 1, interactions["item"].max() + 1
+    methods = validate_config({}, "e2")["e2"]["methods"]
+    split, _ = e2.split_step(
+        interactions,
+        fractions=FRACTIONS,
+        user_filter=None,
+        active_fraction=1 / 3,
+        dataset="d",
+        seed=0,
+    )
+    drawn = {
+        name: e2.sample_step(
+            split,
+            spec,
+            rho={"hidden": 0.5, "test": 0.5},
+            dataset="d",
+            seed=0,
+            n_users=n_users,
+            n_items=n_items,
+        )
+        for name, spec in methods.items()
+    }
+    pools = {part: split[split["part"] == part] for part in FRACTIONS}
+    for hidden, test in drawn.values():
+        assert _keys(hidden) <= _keys(pools["hidden_pool"])
+        assert _keys(test) <= _keys(pools["test_pool"])
+        assert len(hidden) == round(0.5 * len(pools["hidden_pool"]))
+        assert not _keys(test) & (_keys(pools["known"]) | _keys(hidden))  # T never reaches K, H
+    pd.testing.assert_frame_equal(drawn["CLASSIC"][0], drawn["INT_T"][0])  # shared H
+    assert not drawn["CLASSIC"][1].equals(drawn["INT_T"][1])
+    classic = _gini(drawn["CLASSIC"][0]["item"].to_numpy(), n_items)
+    intervened = _gini(drawn["INT_HT"][0]["item"].to_numpy(), n_items)
+    assert intervened < classic
+    assert _gini(drawn["INT_T"][1]["item"].to_numpy(), n_items) < _gini(
+        drawn["CLASSIC"][1]["item"].to_numpy(), n_items
+    )
+
+
+def test_metric_changes_by_hand():
+    # users 0, 1 have relevant test pairs; user 2 only an irrelevant one; user 0 is active
+    test = pd.DataFrame(
+        {"user": [0, 0, 1, 2], "item": [1, 2, 3, 4], "rating": [5.0, 4.0, 5.0, 2.0]}
+    )
+    before = pd.DataFrame({"user": [0, 0, 1, 1], "item": [1, 5, 6, 7], "rank": [1, 2, 1, 2]})
+    after = pd.DataFrame({"user": [0, 0, 1, 1], "item": [1, 2, 7, 3], "rank": [1, 2, 1, 2]})
+    out = metric_changes(
+        before,
+        after,
+        test,
+        active=np.array([0, 2]),
+        ks=[2],
+        metrics=["recall", "precision"],
+        n_items=10,
+        positive_threshold=3.0,
+    )
+    got = out.set_index(["scope", "metric", "user"])[["before", "after"]]
+    assert got.loc[("user", "recall", 0)].tolist() == [0.5, 1.0]
+    assert got.loc[("system", "recall", 1)].tolist() == [0.0, 1.0]
+    assert got.loc[("system", "precision", 0)].tolist() == [0.5, 1.0]
+    assert set(out.loc[out["scope"] == "user", "user"]) == {0}
+    summary = change_summary(out).set_index(["scope", "metric"])
+    assert summary.loc[("system", "recall"), "before"] == 0.25
+    assert summary.loc[("system", "recall"), "pct_change"] == pytest.approx(300.0)
+    assert summary.loc[("user", "precision"), "pct_change"] == pytest.approx(100.0)
+    assert summary.loc[("system", "recall"), "n_users"] == 2
+
+
+def test_wilcoxon_matches_scipy_by_hand():
+    rng = np.random.default_rng(0)
+    users = np.arange(30)
+    rows = []
+    for strategy, shift in (("A", 0.0), ("B", 0.3), ("C", 0.0)):
+        after = rng.normal(shift, 1.0, users.size)
+        if strategy == "C":
+            after = rows[0]["after"].to_numpy()  # identical to A: every difference 0
+        rows.append(
+            pd.DataFrame(
+                {
+                    "method": "M",
+                    "scope": "user",
+                    "metric": "recall",
+                    "k": 10,
+                    "seed": 0,
+                    "user": users,
+                    "strategy": strategy,
+                    "before": 0.0,
+                    "after": after,
+                }
+            )
+        )
+    out = pairwise_wilcoxon(pd.concat(rows), ["A", "B", "C"]).set_index(
+        ["strategy_a", "strategy_b"]
+    )
+    expected = wilcoxon(rows[0]["after"], rows[1]["after"], alternative="two-sided")
+    assert out.loc[("A", "B"), "statistic"] == pytest.approx(expected.statistic)
+    assert out.loc[("A", "B"), "p_value"] == pytest.approx(expected.pvalue)
+    assert out.loc[("A", "B"), "n_users"] == 30
+    assert out.loc[("A", "C"), "p_value"] == 1.0 and not out.loc[("A", "C"), "significant"]
+    assert list(out.index) == [("A", "B"), ("A", "C"), ("B", "C")]
+
+
+@pytest.fixture(scope="module")
+def tiny_run():
+    return e2.run("synthetic", TINY)
+
+
+def test_elicited_pairs_are_in_h_unknown_and_at_most_n(tiny_run):
+    from debiaseval.api import load_dataset
+
+    interactions, users, items = load_dataset("synthetic", config=TINY)
+    block = validate_config(TINY, "e2")["e2"]
+    pairs = tiny_run["elicited_pairs"]
+    for seed in (0, 1):
+        split, active = e2.split_step(
+            interactions,
+            fractions=block["split"],
+            user_filter=None,
+            active_fraction=block["active_fraction"],
+            dataset="synthetic",
+            seed=seed,
+        )
+        known = _keys(split[split["part"] == "known"])
+        for method, spec in block["methods"].items():
+            hidden, _ = e2.sample_step(
+                split,
+                spec,
+                rho=block["rho"],
+                dataset="synthetic",
+                seed=seed,
+                n_users=len(users),
+                n_items=len(items),
+            )
+            got = pairs[(pairs["seed"] == seed) & (pairs["method"] == method)]
+            assert _keys(got) <= _keys(hidden) and not _keys(got) & known
+            assert set(got["user"]) <= set(active["user"])
+            assert got.groupby(["strategy", "user"]).size().max() <= block["n_asked"]
+    same = [
+        pairs[pairs["method"] == m].drop(columns="method").reset_index(drop=True)
+        for m in ("CLASSIC", "INT_T")
+    ]
+    pd.testing.assert_frame_equal(*same)  # CLASSIC and INT_T elicit the same ratings
+
+
+def test_tiny_run_tables(tiny_run):
+    elicited, summary, tests = tiny_run["elicited"], tiny_run["summary"], tiny_run["wilcoxon"]
+    assert list(elicited.columns) == ["method", "strategy", "mean", "sd", "n_seeds"]
+    assert len(elicited) == 3 * 6 and (elicited["n_seeds"] == 2).all()
+    assert list(summary.columns) == [
+        "method",
+        "strategy",
+        "scope",
+        "metric",
+        "k",
+        "before",
+        "after",
+        "pct_change",
+        "sd",
+        "n_seeds",
+    ]
+    assert set(summary["scope"]) == {"user", "system"}
+    assert list(dict.fromkeys(summary["metric"])) == ["recall", "precision", "ndcg"]
+    assert list(tests.columns)[:9] == [
+        "method",
+        "scope",
+        "metric",
+        "k",
+        "strategy_a",
+        "strategy_b",
+        "statistic",
+        "p_value",
+        "n_users",
+    ]
+    assert len(tests) == 3 * 2 * 3 * 15 and tests["p_value"].between(0, 1).all()
+    # the same active users in every method and strategy
+    changes = tiny_run["changes"]
+    user_scope = changes[changes["scope"] == "user"]
+    active_per_run = user_scope.groupby(["seed", "method", "strategy"])["user"].apply(frozenset)
+    for (seed, method), block in active_per_run.groupby(level=[0, 1]):
+        assert block.nunique() == 1, (seed, method)
+    assert tiny_run["summary_md"].startswith("# E2 on synthetic")
+
+
+@pytest.mark.parametrize(
+    ("block", "key"),
+    [
+        ({"datasets": ["kuairec"]}, "'e2.datasets.0'"),
+        ({"strategies": ["RND", "ORACLE"]}, "'e2.strategies.1'"),
+        ({"split": {"known": 0.5}}, "'e2.split'"),
+        (
+            {"methods": {"X": {"hidden": {"strategy": "wtd"}, "test": {"strategy": "reg"}}}},
+            "'e2.methods.X.hidden'",
+        ),
+    ],
+)
+def test_bad_e2_config_names_the_key(block, key):
+    with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+        validate_config({"e2": block}, "e2")

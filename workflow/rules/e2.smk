@@ -1,0 +1,212 @@
+# Experiment E2, debiased offline evaluation of active learning ([FLAIRS20]): every rule of E2, in
+# stage order. split (known/hidden_pool/test_pool, active users) -> sample (H and T of a method)
+# -> train (tune MF on validation held out of K_before; rank on K_before) -> elicit (one strategy,
+# asked once, intersected with every method's H) -> evaluate (one strategy: retrain on K_before +
+# elicited per method; before/after on T) -> aggregate.
+
+E2 = config["e2"]
+E2_RUNS = [
+    (seed, method, strategy)
+    for seed in experiment_seeds("e2")
+    for strategy in E2["strategies"]
+    for method in E2["methods"]
+]  # the order of debiaseval.experiments.e2.run
+
+
+localrules:
+    e2_aggregate,
+
+
+rule e2_split:
+    """Filtered MNAR -> known 60% / hidden_pool 20% / test_pool 20%; the active users."""
+    input:
+        interactions="results/data/{dataset}/interactions.parquet",
+    output:
+        split="results/e2/{dataset}/seed{seed}/split.parquet",
+        active="results/e2/{dataset}/seed{seed}/active.parquet",
+    params:
+        dataset="{dataset}",
+        seed=lambda w: int(w.seed),
+        fractions=E2["split"],
+        user_filter=lambda w: E2["user_filter"].get(w.dataset),
+        active_fraction=E2["active_fraction"],
+        code=CODE,
+    conda:
+        "../envs/debiaseval.yaml"
+    log:
+        "logs/e2/{dataset}/seed{seed}/split.log",
+    script:
+        "../scripts/e2_split.py"
+
+
+rule e2_sample:
+    """A method's hidden set H and test set T, rho-samples of their pools (SPEC section 4)."""
+    input:
+        split="results/e2/{dataset}/seed{seed}/split.parquet",
+        user_index="results/data/{dataset}/users.parquet",
+        item_index="results/data/{dataset}/items.parquet",
+    output:
+        hidden="results/e2/{dataset}/seed{seed}/{method}/hidden.parquet",
+        test="results/e2/{dataset}/seed{seed}/{method}/test.parquet",
+    params:
+        dataset="{dataset}",
+        seed=lambda w: int(w.seed),
+        method=lambda w: E2["methods"][w.method],
+        rho=E2["rho"],
+        code=CODE,
+    conda:
+        "../envs/debiaseval.yaml"
+    log:
+        "logs/e2/{dataset}/seed{seed}/{method}/sample.log",
+    script:
+        "../scripts/e2_sample.py"
+
+
+rule e2_train:
+    """Tune MF on validation held out of K_before (E1's tuning); its top-k lists on K_before."""
+    input:
+        split="results/e2/{dataset}/seed{seed}/split.parquet",
+        user_index="results/data/{dataset}/users.parquet",
+        item_index="results/data/{dataset}/items.parquet",
+    output:
+        tuning="results/e2/{dataset}/seed{seed}/tuning.parquet",
+        recs="results/e2/{dataset}/seed{seed}/recs_before.parquet",
+    params:
+        dataset="{dataset}",
+        seed=lambda w: int(w.seed),
+        mf=E2["mf"],
+        tuning=E2["tuning"],
+        ks=E2["ks"],
+        positive_threshold=E2["positive_threshold"],
+        batch_size=E2["batch_size"],
+        code=CODE,
+    threads: E2["resources"]["threads"]
+    resources:
+        mem_mb=E2["resources"]["mem_mb"],
+        runtime=E2["resources"]["runtime"],
+    conda:
+        "../envs/debiaseval.yaml"
+    log:
+        "logs/e2/{dataset}/seed{seed}/train.log",
+    benchmark:
+        "benchmarks/e2/{dataset}/seed{seed}/train.tsv"
+    script:
+        "../scripts/e2_train.py"
+
+
+rule e2_elicit:
+    """The ratings one strategy elicits from each method's H for the active users ([FLAIRS20] 3)."""
+    input:
+        split="results/e2/{dataset}/seed{seed}/split.parquet",
+        active="results/e2/{dataset}/seed{seed}/active.parquet",
+        hidden=expand(
+            "results/e2/{{dataset}}/seed{{seed}}/{method}/hidden.parquet", method=E2["methods"]
+        ),
+        tuning="results/e2/{dataset}/seed{seed}/tuning.parquet",
+        user_index="results/data/{dataset}/users.parquet",
+        item_index="results/data/{dataset}/items.parquet",
+    output:
+        expand(
+            "results/e2/{{dataset}}/seed{{seed}}/{method}/elicited/{{strategy}}.parquet",
+            method=E2["methods"],
+        ),
+    params:
+        dataset="{dataset}",
+        seed=lambda w: int(w.seed),
+        strategy="{strategy}",
+        methods=list(E2["methods"]),
+        mf=E2["mf"],
+        tuning=E2["tuning"],
+        positive_threshold=E2["positive_threshold"],
+        n_asked=E2["n_asked"],
+        batch_size=E2["batch_size"],
+        code=CODE,
+    threads: E2["resources"]["threads"]
+    resources:
+        mem_mb=E2["resources"]["mem_mb"],
+        runtime=E2["resources"]["runtime"],
+    conda:
+        "../envs/debiaseval.yaml"
+    log:
+        "logs/e2/{dataset}/seed{seed}/elicit/{strategy}.log",
+    benchmark:
+        "benchmarks/e2/{dataset}/seed{seed}/elicit/{strategy}.tsv"
+    script:
+        "../scripts/e2_elicit.py"
+
+
+rule e2_evaluate:
+    """Retrain MF on K_before + elicited (per method); per-user metrics on T before and after."""
+    input:
+        split="results/e2/{dataset}/seed{seed}/split.parquet",
+        active="results/e2/{dataset}/seed{seed}/active.parquet",
+        test=expand(
+            "results/e2/{{dataset}}/seed{{seed}}/{method}/test.parquet", method=E2["methods"]
+        ),
+        elicited=expand(
+            "results/e2/{{dataset}}/seed{{seed}}/{method}/elicited/{{strategy}}.parquet",
+            method=E2["methods"],
+        ),
+        tuning="results/e2/{dataset}/seed{seed}/tuning.parquet",
+        recs="results/e2/{dataset}/seed{seed}/recs_before.parquet",
+        user_index="results/data/{dataset}/users.parquet",
+        item_index="results/data/{dataset}/items.parquet",
+    output:
+        "results/e2/{dataset}/seed{seed}/changes/{strategy}.parquet",
+    params:
+        dataset="{dataset}",
+        seed=lambda w: int(w.seed),
+        strategy="{strategy}",
+        methods=list(E2["methods"]),
+        mf=E2["mf"],
+        tuning=E2["tuning"],
+        ks=E2["ks"],
+        metrics=E2["metrics"],
+        positive_threshold=E2["positive_threshold"],
+        batch_size=E2["batch_size"],
+        code=CODE,
+    threads: E2["resources"]["threads"]
+    resources:
+        mem_mb=E2["resources"]["mem_mb"],
+        runtime=E2["resources"]["runtime"],
+    conda:
+        "../envs/debiaseval.yaml"
+    log:
+        "logs/e2/{dataset}/seed{seed}/evaluate/{strategy}.log",
+    benchmark:
+        "benchmarks/e2/{dataset}/seed{seed}/evaluate/{strategy}.tsv"
+    script:
+        "../scripts/e2_evaluate.py"
+
+
+rule e2_aggregate:
+    """Elicited ratings per active user, % changes, pairwise Wilcoxon tests; Markdown."""
+    input:
+        changes=expand(
+            "results/e2/{{dataset}}/seed{seed}/changes/{strategy}.parquet",
+            seed=experiment_seeds("e2"),
+            strategy=E2["strategies"],
+        ),
+        elicited=[
+            f"results/e2/{{dataset}}/seed{s}/{m}/elicited/{x}.parquet" for s, m, x in E2_RUNS
+        ],
+        active=expand(
+            "results/e2/{{dataset}}/seed{seed}/active.parquet", seed=experiment_seeds("e2")
+        ),
+    output:
+        elicited="results/e2/{dataset}/elicited.parquet",
+        summary="results/e2/{dataset}/summary.parquet",
+        wilcoxon="results/e2/{dataset}/wilcoxon.parquet",
+        summary_md="results/e2/{dataset}/summary.md",
+    params:
+        dataset="{dataset}",
+        runs=E2_RUNS,
+        seeds=list(experiment_seeds("e2")),
+        e2={k: v for k, v in E2.items() if k != "resources"},
+        code=CODE,
+    conda:
+        "../envs/debiaseval.yaml"
+    log:
+        "logs/e2/{dataset}/aggregate.log",
+    script:
+        "../scripts/e2_aggregate.py"

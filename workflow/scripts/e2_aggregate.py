@@ -1,0 +1,27 @@
+"""Adapter: aggregate E2's seeds: elicited ratings, % changes, Wilcoxon tests (+ Markdown)."""
+
+from debiaseval.experiments.e2 import aggregate_step, counts_frame
+from debiaseval.io import read_parquet, write_parquet, write_text
+from debiaseval.runtime import job
+
+with job(snakemake.log[0]) as log:
+    p = snakemake.params
+    n_active = dict(
+        zip(p.seeds, (len(read_parquet(f)) for f in snakemake.input.active), strict=True)
+    )
+    counts = counts_frame(
+        [
+            (seed, method, strategy, len(read_parquet(path)), n_active[seed])
+            for (seed, method, strategy), path in zip(p.runs, snakemake.input.elicited, strict=True)
+        ]
+    )
+    tables = aggregate_step(
+        [read_parquet(path) for path in snakemake.input.changes],
+        counts,
+        {**p.e2, "seeds": len(p.seeds)},
+        dataset=p.dataset,
+    )
+    for stem in ("elicited", "summary", "wilcoxon"):
+        write_parquet(tables[stem], snakemake.output[stem])
+    write_text(tables["summary_md"], snakemake.output.summary_md)
+    log.info("%d summary rows, %d Wilcoxon tests", len(tables["summary"]), len(tables["wilcoxon"]))

@@ -1,0 +1,23 @@
+"""Adapter: tune E2's MF on validation held out of K_before; its top-k lists on K_before."""
+
+from debiaseval.experiments.e2 import train_step
+from debiaseval.io import read_parquet, write_parquet
+from debiaseval.runtime import job
+
+with job(snakemake.log[0], snakemake.threads) as log:
+    p = snakemake.params
+    tuning, recs = train_step(
+        read_parquet(snakemake.input.split),
+        p.mf,
+        tuning=p.tuning,
+        ks=p.ks,
+        positive_threshold=p.positive_threshold,
+        batch_size=p.batch_size,
+        dataset=p.dataset,
+        seed=p.seed,
+        n_users=len(read_parquet(snakemake.input.user_index, columns=["user"])),
+        n_items=len(read_parquet(snakemake.input.item_index, columns=["item"])),
+    )
+    log.info("MF tuning:\n%s", tuning.to_string())
+    write_parquet(tuning, snakemake.output.tuning)
+    write_parquet(recs, snakemake.output.recs)
