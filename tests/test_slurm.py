@@ -3,8 +3,9 @@
 tests/slurm/e2e.sh installs Debian's slurm-wlm and munge if needed, starts munged, slurmctld
 and slurmd in a temporary folder, runs a small E1 study with `--profile profiles/slurm` and
 with `--cores 8`, checks that every non-local job went through sbatch and that the results are
-byte-identical, and stops the daemons. It needs root and apt-get (or SLURM already installed);
-elsewhere this test skips, saying why.
+byte-identical, and stops the daemons. It changes the system, so it runs only when
+DEBIASEVAL_TEST_SLURM=1 (which .ci/run sets); it needs root and apt-get (or SLURM already
+installed); elsewhere this test skips, saying why.
 """
 
 from __future__ import annotations
@@ -24,6 +25,11 @@ SKIPPED = 77  # the script's exit status when the machine cannot run the test cl
 # Seconds. The script bounds its own steps (apt-get 600 s each, each workflow run 300 s, plus
 # the cleanup); this is the last resort.
 TIMEOUT = 1800
+OPT_IN = "DEBIASEVAL_TEST_SLURM"
+OPT_IN_REASON = (
+    f"set {OPT_IN}=1 to run the real SLURM test "
+    "(as root it apt-installs slurm-wlm and munge and starts their daemons)"
+)
 
 pytestmark = pytest.mark.slow
 
@@ -40,6 +46,8 @@ def _stop(proc: subprocess.Popen) -> str:
 
 
 def test_workflow_on_slurm_cluster_matches_local_run():
+    if os.environ.get(OPT_IN) != "1":
+        pytest.skip(OPT_IN_REASON)
     if not sys.platform.startswith("linux"):
         pytest.skip(f"the SLURM test cluster needs Linux, this is {sys.platform}")
     if os.geteuid() != 0:
@@ -72,3 +80,12 @@ def test_workflow_on_slurm_cluster_matches_local_run():
     assert summary, output
     assert "no process of the test left running" in output, output
     print(output)
+
+
+def test_slurm_test_is_opt_in(monkeypatch):
+    """Without the opt-in the real test skips at once, changing nothing; CI opts in."""
+    monkeypatch.delenv(OPT_IN, raising=False)
+    with pytest.raises(pytest.skip.Exception) as skipped:
+        test_workflow_on_slurm_cluster_matches_local_run()
+    assert skipped.value.msg == OPT_IN_REASON
+    assert f"export {OPT_IN}=1" in (ROOT / ".ci" / "run").read_text().splitlines()

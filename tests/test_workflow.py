@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -21,11 +23,12 @@ pytestmark = pytest.mark.slow
 
 
 def make_workdir(path: Path) -> Path:
-    """A copy of the workflow (Snakefile, rules, scripts, configs) in ``path``."""
+    """A copy of the workflow (Snakefile, rules, scripts, configs, profiles) in ``path``."""
     path.mkdir(parents=True, exist_ok=True)
     shutil.copy(ROOT / "Snakefile", path / "Snakefile")
     shutil.copytree(ROOT / "workflow", path / "workflow")
     shutil.copytree(ROOT / "config", path / "config")
+    shutil.copytree(ROOT / "profiles", path / "profiles")
     shutil.copy(TINY, path / "tiny.yaml")
     return path
 
@@ -438,6 +441,39 @@ def test_corrupt_mirror_fails_naming_the_file_and_leaves_nothing(tmp_path):
     assert "Traceback" not in result.stderr
     assert not (workdir / "resources/raw/coat").exists()
     assert not (workdir / "results/data/coat").exists()
+
+
+def _interrupt_snakemake_during_a_job(workdir: Path, target: str) -> None:
+    """Start Snakemake on ``target`` and send it SIGINT (Ctrl-C) once a job has started.
+
+    Snakemake lets the running job finish writing its outputs but leaves them
+    marked incomplete: what a rerun finds after Ctrl-C.
+    """
+    process = subprocess.Popen(
+        [sys.executable, "-m", "snakemake", "--configfile", "tiny.yaml", "--cores", "1", target],
+        cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    marks = workdir / ".snakemake" / "incomplete"
+    deadline = time.monotonic() + 300
+    while not (marks.is_dir() and any(marks.iterdir())):
+        assert process.poll() is None and time.monotonic() < deadline, "no job started"
+        time.sleep(0.02)
+    process.send_signal(signal.SIGINT)
+    assert process.wait(timeout=300) != 0
+    assert (workdir / "results/data/synthetic/interactions.parquet").exists()
+
+
+def test_default_profile_resumes_after_an_interruption(tmp_path):
+    """profiles/default (rerun-incomplete) is picked up: the rerun simply resumes."""
+    workdir = make_workdir(tmp_path / "resume")
+    target = "results/e1/synthetic/seed0/split.parquet"
+    _interrupt_snakemake_during_a_job(workdir, target)
+    without = snakemake(workdir, "--workflow-profile", "none", "-n", target, check=False)
+    assert without.returncode != 0
+    assert "IncompleteFilesException" in without.stdout + without.stderr
+    rerun = snakemake(workdir, "--cores", "1", target)
+    assert "workflow specific profile profiles/default" in rerun.stdout + rerun.stderr
+    assert (workdir / target).exists()
 
 
 def test_truncated_intermediate_is_removed_and_rebuilt(tmp_path):

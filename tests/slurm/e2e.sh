@@ -287,7 +287,7 @@ say "cluster up: slurmctld $CTLD_PID, slurmd $SLURMD_PID, munged $MUNGED_PID; no
 make_workdir() {
     mkdir -p "$1"
     cp "$ROOT/Snakefile" "$1/"
-    cp -r "$ROOT/workflow" "$ROOT/config" "$1/"
+    cp -r "$ROOT/workflow" "$ROOT/config" "$ROOT/profiles" "$1/"
     cp "$CLUSTER_CONFIG" "$1/cluster.yaml"
 }
 make_workdir "$TMP/work/local"
