@@ -322,6 +322,72 @@ def test_e4_outputs_and_api_parity(two_runs, tmp_path):
     assert out["summary_md"] == (folder / "summary.md").read_text()
 
 
+E2 = Path("results/e2/synthetic")
+
+
+def test_e2_outputs(two_runs):
+    workdir = two_runs[0]
+    folder = workdir / E2
+    elicited = pd.read_parquet(folder / "elicited.parquet")
+    assert list(elicited.columns) == ["method", "strategy", "mean", "sd", "n_seeds"]
+    assert list(elicited["method"].unique()) == ["CLASSIC", "INT_T", "INT_HT"]
+    assert list(elicited["strategy"].unique()) == ["RND", "POP", "HP"]
+    assert (elicited["n_seeds"] == 2).all() and (elicited["mean"] >= 0).all()
+    summary = pd.read_parquet(folder / "summary.parquet")
+    assert list(summary.columns) == [
+        "method", "strategy", "scope", "metric", "k", "before", "after", "pct_change", "sd",
+        "n_seeds",
+    ]  # fmt: skip
+    assert len(summary) == 3 * 3 * 2 * 3 and set(summary["scope"]) == {"user", "system"}
+    assert summary[["before", "after"]].stack().between(0, 1).all()
+    wilcoxon = pd.read_parquet(folder / "wilcoxon.parquet")
+    assert list(wilcoxon.columns)[:9] == [
+        "method", "scope", "metric", "k", "strategy_a", "strategy_b", "statistic", "p_value",
+        "n_users",
+    ]  # fmt: skip
+    assert len(wilcoxon) == 3 * 2 * 3 * 3 and wilcoxon["p_value"].between(0, 1).all()
+    assert (folder / "summary.md").read_text().startswith("# E2 on synthetic")
+    for seed in (0, 1):
+        active = set(pd.read_parquet(folder / f"seed{seed}/active.parquet")["user"])
+        split = pd.read_parquet(folder / f"seed{seed}/split.parquet")
+        known = split[split["part"] == "known"]
+        known = set(zip(known["user"], known["item"], strict=True))
+        for method in ("CLASSIC", "INT_T", "INT_HT"):
+            hidden = pd.read_parquet(folder / f"seed{seed}/{method}/hidden.parquet")
+            hidden = set(zip(hidden["user"], hidden["item"], strict=True))
+            for strategy in ("RND", "POP", "HP"):
+                pairs = pd.read_parquet(folder / f"seed{seed}/{method}/elicited/{strategy}.parquet")
+                keys = set(zip(pairs["user"], pairs["item"], strict=True))
+                assert keys <= hidden and not keys & known and set(pairs["user"]) <= active
+                assert pairs.groupby("user").size().max() <= 10
+        changes = pd.read_parquet(folder / f"seed{seed}/changes/HP.parquet")
+        assert set(changes.loc[changes["scope"] == "user", "user"]) <= active
+    for figure in ("elicited", "recall_change"):
+        assert (folder / f"figures/{figure}.svg").read_text().lstrip().startswith("<?xml")
+    assert (folder / "tables/wilcoxon.html").exists()
+    assert (workdir / "logs/e2/synthetic/seed0/elicit/HP.log").exists()
+    assert (workdir / "benchmarks/e2/synthetic/seed1/evaluate/POP.tsv").exists()
+    assert "E2 on synthetic: results/e2/synthetic/summary.md" in (workdir / "run.out").read_text()
+
+
+def test_e2_api_gives_the_workflow_bytes(two_runs, tmp_path):
+    import yaml
+
+    from debiaseval.api import run_e2
+    from debiaseval.io import write_parquet
+
+    out = run_e2("synthetic", yaml.safe_load(TINY.read_text()))
+    for stem in ("elicited", "summary", "wilcoxon"):
+        write_parquet(out[stem], tmp_path / f"{stem}.parquet")
+        written = two_runs[0] / E2 / f"{stem}.parquet"
+        assert (tmp_path / f"{stem}.parquet").read_bytes() == written.read_bytes(), stem
+    assert out["summary_md"] == (two_runs[0] / E2 / "summary.md").read_text()
+    pairs = out["elicited_pairs"]
+    one = pairs[(pairs["seed"] == 1) & (pairs["method"] == "INT_HT") & (pairs["strategy"] == "HP")]
+    written = pd.read_parquet(two_runs[0] / E2 / "seed1/INT_HT/elicited/HP.parquet")
+    pd.testing.assert_frame_equal(one[["user", "item", "rating"]].reset_index(drop=True), written)
+
+
 def test_e1_api_gives_the_workflow_bytes(two_runs, tmp_path):
     import yaml
 

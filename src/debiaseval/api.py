@@ -2,7 +2,7 @@
 
 For notebooks and scripts. ``run_eN`` runs experiment N in-process and returns
 the tables the workflow writes to ``results/eN/<dataset>/`` (for the same config
-and seeds, the same values; for E1 byte-identical Parquet when written with
+and seeds, the same values; for E1 and E2 byte-identical Parquet when written with
 :func:`debiaseval.io.write_parquet`). The building blocks are re-exported
 under stable names::
 
@@ -30,8 +30,11 @@ import pandas as pd
 from debiaseval.config import validate_config
 from debiaseval.datasets import MIRROR_ENV, fetch_dataset
 from debiaseval.datasets.build import SOURCE_OF, build_dataset
+from debiaseval.elicitation import STRATEGIES as ELICITATION_STRATEGIES
+from debiaseval.elicitation import ElicitationContext, ask, elicit
 from debiaseval.estimators import ips, naive, snips
 from debiaseval.experiments.e1 import run as run_e1
+from debiaseval.experiments.e2 import run as run_e2
 from debiaseval.experiments.e3 import run as run_e3
 from debiaseval.experiments.e4 import learning_data
 from debiaseval.experiments.e4 import run as run_e4
@@ -42,16 +45,20 @@ from debiaseval.interventions import TestSetSpec, intervene, sampling_weights
 from debiaseval.metrics import TOPK_METRICS, evaluate_topk, summarise
 from debiaseval.ranking import top_k
 from debiaseval.recommenders import RECOMMENDERS, Recommender, make_recommender
-from debiaseval.splits import assign_parts, run_rng, split_e1
+from debiaseval.splits import assign_parts, run_rng, split_e1, split_e2
 from debiaseval.tuning import EarlyStopping, tune_recommender
 
 __all__ = [
+    "ELICITATION_STRATEGIES",
     "RECOMMENDERS",
     "TOPK_METRICS",
     "EarlyStopping",
+    "ElicitationContext",
     "Recommender",
     "TestSetSpec",
+    "ask",
     "assign_parts",
+    "elicit",
     "evaluate_topk",
     "intervene",
     "ips",
@@ -61,6 +68,7 @@ __all__ = [
     "naive",
     "rating_matrix",
     "run_e1",
+    "run_e2",
     "run_e3",
     "run_e4",
     "run_e5",
@@ -69,6 +77,7 @@ __all__ = [
     "sampling_weights",
     "snips",
     "split_e1",
+    "split_e2",
     "summarise",
     "top_k",
     "tune_recommender",
