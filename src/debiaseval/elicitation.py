@@ -39,7 +39,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from debiaseval.metrics import train_overlap_mask
-from debiaseval.ranking import top_k
+from debiaseval.ranking import empty_recommendations, top_k
 from debiaseval.recommenders.mf import LightFMRanker
 
 __all__ = [
@@ -204,8 +204,6 @@ def ask(
         raise ValueError(f"unknown strategy {strategy!r}; known: {', '.join(STRATEGIES)}")
     users = np.unique(np.asarray(users, dtype=np.int64))
     if users.size == 0:
-        from debiaseval.ranking import empty_recommendations
-
         return empty_recommendations()
     return top_k(
         _Scorer(ctx, STRATEGIES[strategy]),  # type: ignore[arg-type]
