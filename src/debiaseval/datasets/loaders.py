@@ -9,6 +9,7 @@ the 1-based line number and what was expected. The rating files are required; si
 
 from __future__ import annotations
 
+import ast
 import csv
 import io
 from collections.abc import Callable
@@ -24,6 +25,7 @@ __all__ = [
     "LOADERS",
     "RawDataset",
     "load_coat",
+    "load_librarything",
     "load_ml_1m",
     "load_ml_100k",
     "load_raw",
@@ -445,6 +447,115 @@ def load_ml_1m(folder: Path) -> RawDataset:
     )
 
 
+# --------------------------------------------------------------------------- LibraryThing
+
+LIBRARYTHING_FILE = "reviews.txt"
+LIBRARYTHING_STARS = np.arange(1, 11) / 2.0  # 0.5, 1.0, ..., 5.0
+_PY_STRING = r"""[uU]?(?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")"""
+_LT_RECORD = r"^(?:reviews\[\(.*\)\] = )?(\{.*\})$"
+_LT_COMMENT = rf"'comment': {_PY_STRING}"
+
+
+def _lt_field(body: pd.Series, key: str, value: str) -> tuple[pd.Series, np.ndarray]:
+    """The raw text of ``key``'s value in every dict ``body`` (NaN if absent); its count."""
+    pattern = rf"(?:\{{|, )'{key}': ({value})(?=, '|\}}$)"
+    return body.str.extract(pattern, expand=False), body.str.count(rf"[{{ ]'{key}': ").to_numpy()
+
+
+def _is_half_star(x: np.ndarray) -> np.ndarray:
+    return np.isin(x, LIBRARYTHING_STARS)
+
+
+def _lt_strings(values: pd.Series) -> pd.Series:
+    """Decode Python string literals; only those with escapes go through ``ast``."""
+    plain = values.str.replace(r"^[uU]", "", regex=True).str[1:-1]
+    escaped = values.str.contains("\\", regex=False).to_numpy()
+    if escaped.any():
+        plain[escaped] = [ast.literal_eval(v) for v in values[escaped]]
+    return plain
+
+
+def load_librarything(folder: Path) -> RawDataset:
+    """LibraryThing reviews (Zhao, McAuley & King, CIKM 2015): ``reviews.txt``, MNAR only.
+
+    Each line is one review as a Python dict literal, either ``reviews[(work, user)] =
+    {...}`` (the original ``reviews.txt``, whose first line is a header) or a bare ``{...}``
+    (``reviews.json`` of the 2016 re-release); the keys used are ``'work'`` and ``'user'``
+    (strings), ``'stars'`` (0.5-step rating in [0.5, 5]) and ``'unixtime'``. Lines without
+    ``'stars'`` (or with ``None``) are reviews without a rating and are skipped. The comment
+    text is removed before the fields are read, so it cannot fake one. Users and works are
+    coded 0.. in sorted name order; ``users``/``items`` keep the names (``username``, ``work``).
+    ``timestamp`` (``unixtime``) is kept when every rated line has one.
+    """
+    path = Path(folder) / LIBRARYTHING_FILE
+    lines = _read_lines(path, "LibraryThing reviews, one Python dict literal per line")
+    body = lines.str.extract(_LT_RECORD, expand=False)
+    blank = lines.str.strip().eq("").to_numpy()
+    skip = blank.copy()
+    skip[0] |= pd.isna(body.iat[0])  # the original file's header line
+    bad = np.flatnonzero(pd.isna(body).to_numpy() & ~skip)
+    if bad.size:
+        i = int(bad[0])
+        raise _fail(
+            path,
+            i + 1,
+            f"expected a review dict {{...}} or reviews[(...)] = {{...}}, "
+            f"got {_show(lines.iat[i])}",
+        )
+    rows = np.flatnonzero(~skip)
+    body = body.iloc[rows].str.replace(_LT_COMMENT, "'comment': ''", n=1, regex=True)
+    fields = {
+        "work": _lt_field(body, "work", _PY_STRING),
+        "user": _lt_field(body, "user", _PY_STRING),
+        "stars": _lt_field(body, "stars", r"[^,{}]+"),
+        "unixtime": _lt_field(body, "unixtime", r"-?\d+"),
+    }
+    for key, (values, counts) in fields.items():
+        unreadable = values.isna().to_numpy() & (
+            counts > 0 if key in ("stars", "unixtime") else True
+        )
+        bad = (counts > 1) | unreadable
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            what = "at most once" if counts[i] > 1 else "with a readable value"
+            raise _fail(path, int(rows[i]) + 1, f"expected the key {key!r} {what}")
+    stars = fields["stars"][0].str.strip()
+    rated = (stars.notna() & stars.ne("None")).to_numpy()
+    keep = rows[rated]
+    rating = _numbers(stars[rated], keep, path, "a rating in 0.5..5 by 0.5", _is_half_star)
+    users = _lt_strings(fields["user"][0][rated])
+    works = _lt_strings(fields["work"][0][rated])
+    user_names, user_codes = np.unique(users.to_numpy(dtype=str), return_inverse=True)
+    work_names, work_codes = np.unique(works.to_numpy(dtype=str), return_inverse=True)
+    mnar = pd.DataFrame(
+        {
+            "user": user_codes.astype(np.int64),
+            "item": work_codes.astype(np.int64),
+            "rating": rating,
+        }
+    )
+    times = fields["unixtime"][0][rated]
+    if times.notna().all():
+        mnar["timestamp"] = times.astype(np.int64).to_numpy()
+    dup = mnar.duplicated(["user", "item"]).to_numpy()
+    if dup.any():
+        i = int(np.flatnonzero(dup)[0])
+        same = (mnar["user"] == mnar["user"].iat[i]) & (mnar["item"] == mnar["item"].iat[i])
+        first = int(keep[int(np.flatnonzero(same.to_numpy())[0])])
+        raise _fail(
+            path,
+            int(keep[i]) + 1,
+            f"duplicate review of work {works.iat[i]!r} by user {users.iat[i]!r} first seen on "
+            f"line {first + 1}; expected each (work, user) once",
+        )
+    return RawDataset(
+        mnar=mnar,
+        users=pd.DataFrame({"user": np.arange(len(user_names)), "username": user_names}),
+        items=pd.DataFrame({"item": np.arange(len(work_names)), "work": work_names}),
+        name="librarything",
+    )
+
+
 # --------------------------------------------------------------------------- dispatch
 
 LOADERS: dict[str, Callable[[Path], RawDataset]] = {
@@ -452,6 +563,7 @@ LOADERS: dict[str, Callable[[Path], RawDataset]] = {
     "yahoo-r3": load_yahoo_r3,
     "ml-100k": load_ml_100k,
     "ml-1m": load_ml_1m,
+    "librarything": load_librarything,
 }
 
 

@@ -71,4 +71,4 @@ def load_sources(text: str | None = None) -> dict[str, DatasetSource]:
 
 
 SOURCES: dict[str, DatasetSource] = load_sources()
-"""Every real dataset by name: coat, yahoo-r3, ml-100k, ml-1m."""
+"""Every real dataset by name: coat, yahoo-r3, ml-100k, ml-1m, librarything."""

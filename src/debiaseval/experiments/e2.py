@@ -54,7 +54,7 @@ __all__ = [
     "train_step",
 ]
 
-DATASETS = ("synthetic", "coat", "yahoo-r3", "ml-100k", "ml-1m")
+DATASETS = ("synthetic", "coat", "yahoo-r3", "ml-100k", "ml-1m", "librarything")
 """Datasets E2 can run on: their MNAR part (MAR parts are not used)."""
 
 OUTPUTS = ("elicited.parquet", "summary.parquet", "wilcoxon.parquet", "summary.md")
