@@ -99,7 +99,7 @@ def _write_toy(folder: Path, files: dict[str, bytes] = TOY_FILES) -> Path:
 
 
 def test_registry_lists_the_four_real_datasets() -> None:
-    assert set(SOURCES) >= {"coat", "yahoo-r3", "ml-100k", "ml-1m"}
+    assert set(SOURCES) >= {"coat", "yahoo-r3", "ml-100k", "ml-1m", "librarything"}
     hexdigest = re.compile(r"^[0-9a-f]{64}$")
     for source in SOURCES.values():
         assert source.files and source.licence and source.citation

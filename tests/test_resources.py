@@ -29,7 +29,7 @@ def test_registry_is_package_data():
 
 
 def test_registry_order_and_values():
-    assert list(SOURCES) == ["coat", "yahoo-r3", "ml-100k", "ml-1m"]
+    assert list(SOURCES) == ["coat", "yahoo-r3", "ml-100k", "ml-1m", "librarything"]
     assert SOURCES["ml-1m"].licence == SOURCES["ml-100k"].licence  # shared YAML anchor
     assert SOURCES["yahoo-r3"].archive_root == ""
     assert "\n" not in (SOURCES["yahoo-r3"].manual_instructions or "")
