@@ -451,8 +451,8 @@ def load_ml_1m(folder: Path) -> RawDataset:
 
 LIBRARYTHING_FILE = "reviews.txt"
 LIBRARYTHING_STARS = np.arange(1, 11) / 2.0  # 0.5, 1.0, ..., 5.0
-_PY_STRING = r"""[uU]?(?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")"""
-_LT_RECORD = r"^(?:reviews\[\(.*\)\] = )?(\{.*\})$"
+_PY_STRING = r"""[uU]?(?:'[^'\\]*(?:\\.[^'\\]*)*'|"[^"\\]*(?:\\.[^"\\]*)*")"""
+_LT_RECORD = rf"^(?:reviews\[\({_PY_STRING}, {_PY_STRING}\)\] = )?(\{{.*\}})$"
 _LT_COMMENT = rf"'comment': {_PY_STRING}"
 
 
@@ -489,7 +489,9 @@ def load_librarything(folder: Path) -> RawDataset:
     """
     path = Path(folder) / LIBRARYTHING_FILE
     lines = _read_lines(path, "LibraryThing reviews, one Python dict literal per line")
-    body = lines.str.extract(_LT_RECORD, expand=False)
+    # the comment (free text, the only long field) goes first: nothing in it can pass for a key
+    body = lines.str.replace(_LT_COMMENT, "'comment': ''", n=1, regex=True)
+    body = body.str.extract(_LT_RECORD, expand=False)
     blank = lines.str.strip().eq("").to_numpy()
     skip = blank.copy()
     skip[0] |= pd.isna(body.iat[0])  # the original file's header line
@@ -503,7 +505,7 @@ def load_librarything(folder: Path) -> RawDataset:
             f"got {_show(lines.iat[i])}",
         )
     rows = np.flatnonzero(~skip)
-    body = body.iloc[rows].str.replace(_LT_COMMENT, "'comment': ''", n=1, regex=True)
+    body = body.iloc[rows]
     fields = {
         "work": _lt_field(body, "work", _PY_STRING),
         "user": _lt_field(body, "user", _PY_STRING),
