@@ -13,23 +13,23 @@ localrules:
     e4_aggregate,
 
 
-def e4_data(wildcards):
-    """The canonical frames E4 reads (none for synthetic, which is regenerated)."""
-    if wildcards.dataset == "synthetic":
-        return {}
-    folder = f"results/data/{wildcards.dataset}"
-    # `items` is reserved in rule inputs: the index frames are user_index / item_index
-    return {
-        "interactions": f"{folder}/interactions.parquet",
-        "user_index": f"{folder}/users.parquet",
-        "item_index": f"{folder}/items.parquet",
+# The canonical frames E4 reads (none for synthetic, which is regenerated); `items` is reserved
+# in rule inputs, so the index frames are user_index / item_index.
+E4_DATA = lambda w: (
+    {}
+    if w.dataset == "synthetic"
+    else {
+        "interactions": f"results/data/{w.dataset}/interactions.parquet",
+        "user_index": f"results/data/{w.dataset}/users.parquet",
+        "item_index": f"results/data/{w.dataset}/items.parquet",
     }
+)
 
 
 rule e4_propensities:
     """One seed's training pairs with every propensity model's estimate, and the test pairs."""
     input:
-        unpack(e4_data),
+        unpack(E4_DATA),
     output:
         pairs="results/e4/{dataset}/seed{seed}/propensities.parquet",
     params:
@@ -55,7 +55,7 @@ rule e4_propensities:
 rule e4_fit:
     """MF-Naive (propensity none) or MF-IPS: CV-tuned, refitted, scored on the test."""
     input:
-        unpack(e4_data),
+        unpack(E4_DATA),
         pairs="results/e4/{dataset}/seed{seed}/propensities.parquet",
     output:
         errors="results/e4/{dataset}/seed{seed}/{propensity}/errors.parquet",
