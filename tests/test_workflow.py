@@ -509,11 +509,13 @@ def test_corrupt_mirror_fails_naming_the_file_and_leaves_nothing(tmp_path):
     assert not (workdir / "results/data/coat").exists()
 
 
-def _interrupt_snakemake_during_a_job(workdir: Path, target: str) -> None:
-    """Start Snakemake on ``target`` and send it SIGINT (Ctrl-C) once a job has started.
+def _interrupt_snakemake_during_a_job(workdir: Path, target: str, after: str) -> None:
+    """Start Snakemake on ``target`` and send it SIGINT (Ctrl-C) while its last job runs.
 
-    Snakemake lets the running job finish writing its outputs but leaves them
-    marked incomplete: what a rerun finds after Ctrl-C.
+    The signal goes once ``after`` exists and a job not yet running then is
+    marked running: the job that writes ``target`` (an MF fit of a few seconds,
+    so the signal lands while it runs, not between jobs). Snakemake stops and
+    leaves the job's outputs marked incomplete: what a rerun finds after Ctrl-C.
     """
     process = subprocess.Popen(
         [sys.executable, "-m", "snakemake", "--configfile", "tiny.yaml", "--cores", "1", target],
@@ -521,19 +523,27 @@ def _interrupt_snakemake_during_a_job(workdir: Path, target: str) -> None:
     )  # fmt: skip
     marks = workdir / ".snakemake" / "incomplete"
     deadline = time.monotonic() + 300
-    while not (marks.is_dir() and any(marks.iterdir())):
-        assert process.poll() is None and time.monotonic() < deadline, "no job started"
+
+    def running() -> set[Path]:
+        return set(marks.rglob("*")) if marks.is_dir() else set()
+
+    while not (workdir / after).exists():
+        assert process.poll() is None and time.monotonic() < deadline, f"{after} never written"
+        time.sleep(0.02)
+    earlier = running()
+    while not running() - earlier:
+        assert process.poll() is None and time.monotonic() < deadline, "no later job started"
         time.sleep(0.02)
     process.send_signal(signal.SIGINT)
     assert process.wait(timeout=300) != 0
-    assert (workdir / "results/data/synthetic/interactions.parquet").exists()
 
 
 def test_default_profile_resumes_after_an_interruption(tmp_path):
     """profiles/default (rerun-incomplete) is picked up: the rerun simply resumes."""
     workdir = make_workdir(tmp_path / "resume")
-    target = "results/e1/synthetic/seed0/split.parquet"
-    _interrupt_snakemake_during_a_job(workdir, target)
+    target = "results/e1/synthetic/seed0/tuning/MF/chunk0.parquet"
+    split = "results/e1/synthetic/seed0/split.parquet"
+    _interrupt_snakemake_during_a_job(workdir, target, after=split)
     without = snakemake(workdir, "--workflow-profile", "none", "-n", target, check=False)
     assert without.returncode != 0
     assert "IncompleteFilesException" in without.stdout + without.stderr
