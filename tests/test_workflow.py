@@ -520,6 +520,8 @@ def _interrupt_snakemake_during_a_job(workdir: Path, target: str, after: str) ->
     process = subprocess.Popen(
         [sys.executable, "-m", "snakemake", "--configfile", "tiny.yaml", "--cores", "1", target],
         cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        # a shell's background job inherits SIGINT ignored; Ctrl-C in a terminal is not
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
     marks = workdir / ".snakemake" / "incomplete"
     deadline = time.monotonic() + 300
