@@ -27,6 +27,7 @@ from debiaseval.aggregate import (
 )
 from debiaseval.config import ConfigError, expand_grid
 from debiaseval.errors import EmptyTestSetError
+from debiaseval.experiments import run_data
 from debiaseval.interactions import rating_matrix
 from debiaseval.interventions import TestSetSpec, intervene, marginal_kl, sampling_weights
 from debiaseval.metrics import evaluate_topk, summarise, train_overlap_mask
@@ -522,20 +523,9 @@ def run(
     from debiaseval.config import validate_config
 
     block = validate_config(dict(config or {}), "e1")["e1"]
-    if isinstance(data, str):
-        from debiaseval.api import load_dataset
-
-        dataset = dataset or data
-        interactions, users, items = load_dataset(data, config=config)
-        n_users, n_items = len(users), len(items)
-    else:
-        dataset = dataset or "data"
-        interactions = data
-        n_users = int(interactions["user"].max()) + 1
-        n_items = int(interactions["item"].max()) + 1
-    if seeds is None:
-        seeds = block["seeds"]
-    seed_ids = list(range(seeds)) if isinstance(seeds, int) else list(seeds)
+    dataset, interactions, n_users, n_items, seed_ids = run_data(
+        data, config, dataset, seeds, block["seeds"]
+    )
     sizes = {"dataset": dataset, "n_users": n_users, "n_items": n_items}
     metrics, diagnostics, tunings = [], [], []
     for seed in seed_ids:

@@ -32,6 +32,7 @@ from debiaseval.active_learning import (
 from debiaseval.aggregate import markdown_table
 from debiaseval.config import ConfigError, expand_grid
 from debiaseval.elicitation import STRATEGIES, ElicitationContext, ask, elicit
+from debiaseval.experiments import run_data
 from debiaseval.interactions import rating_matrix
 from debiaseval.interventions import TestSetSpec, intervene, sampling_weights
 from debiaseval.ranking import top_k
@@ -504,20 +505,9 @@ def run(
     from debiaseval.config import validate_config
 
     block = validate_config(dict(config or {}), "e2")["e2"]
-    if isinstance(data, str):
-        from debiaseval.api import load_dataset
-
-        dataset = dataset or data
-        interactions, users, items = load_dataset(data, config=config)
-        n_users, n_items = len(users), len(items)
-    else:
-        dataset = dataset or "data"
-        interactions = data
-        n_users = int(interactions["user"].max()) + 1
-        n_items = int(interactions["item"].max()) + 1
-    if seeds is None:
-        seeds = block["seeds"]
-    seed_ids = list(range(seeds)) if isinstance(seeds, int) else list(seeds)
+    dataset, interactions, n_users, n_items, seed_ids = run_data(
+        data, config, dataset, seeds, block["seeds"]
+    )
     sizes = {"n_users": n_users, "n_items": n_items}
     common = {"dataset": dataset, **sizes}
     settings = {
