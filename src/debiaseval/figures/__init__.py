@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pandas as pd
 
 from debiaseval.io import atomic_path
@@ -23,7 +24,36 @@ from debiaseval.io import atomic_path
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["figure_module", "render", "save_figure"]
+__all__ = ["figure_module", "grouped_bars", "recall_k", "render", "save_figure"]
+
+
+def recall_k(summary: pd.DataFrame, experiment: str) -> int:
+    """The k of the Recall the figures show: 10 when the summary has it, else its smallest."""
+    ks = sorted(summary.loc[summary["metric"] == "recall", "k"].unique())
+    if not ks:
+        raise ValueError(f"the {experiment} summary has no recall rows")
+    return 10 if 10 in ks else int(ks[0])
+
+
+def grouped_bars(ax, table: pd.DataFrame, errors: pd.DataFrame | None, ylabel: str) -> None:
+    """Bars of ``table`` (rows = groups on the x axis, columns = bars within a group)."""
+    n_rows, n_cols = table.shape
+    width = 0.8 / max(n_cols, 1)
+    x = np.arange(n_rows)
+    for j, column in enumerate(table.columns):
+        yerr = None if errors is None else errors[column].fillna(0.0).to_numpy()
+        ax.bar(
+            x + (j - (n_cols - 1) / 2) * width,
+            table[column].to_numpy(),
+            width,
+            yerr=yerr,
+            capsize=2,
+            label=str(column),
+        )
+    ax.set_xticks(x, [str(i) for i in table.index], rotation=20, ha="right")
+    ax.set_ylabel(ylabel)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize="small", ncols=min(n_cols, 6))
 
 
 def figure_module(experiment: str) -> ModuleType:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+
+from debiaseval.figures import grouped_bars, recall_k
 
 __all__ = ["FIGURES", "TABLES", "draw"]
 
@@ -34,36 +35,8 @@ FIGURES = {
 }
 
 
-def _recall_k(summary: pd.DataFrame) -> int:
-    ks = sorted(summary.loc[summary["metric"] == "recall", "k"].unique())
-    if not ks:
-        raise ValueError("the E1 summary has no recall rows")
-    return 10 if 10 in ks else int(ks[0])
-
-
-def _grouped_bars(ax, table: pd.DataFrame, errors: pd.DataFrame | None, ylabel: str) -> None:
-    """Bars of ``table`` (rows = groups on the x axis, columns = bars within a group)."""
-    n_rows, n_cols = table.shape
-    width = 0.8 / max(n_cols, 1)
-    x = np.arange(n_rows)
-    for j, column in enumerate(table.columns):
-        yerr = None if errors is None else errors[column].fillna(0.0).to_numpy()
-        ax.bar(
-            x + (j - (n_cols - 1) / 2) * width,
-            table[column].to_numpy(),
-            width,
-            yerr=yerr,
-            capsize=2,
-            label=str(column),
-        )
-    ax.set_xticks(x, [str(i) for i in table.index], rotation=20, ha="right")
-    ax.set_ylabel(ylabel)
-    ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize="small", ncols=min(n_cols, 6))
-
-
 def _recall(summary: pd.DataFrame, dataset: str, pct: bool) -> Figure:
-    k = _recall_k(summary)
+    k = recall_k(summary, "E1")
     rows = summary[(summary["metric"] == "recall") & (summary["k"] == k)]
     order = list(dict.fromkeys(rows["testset"]))
     value = "pct_diff_vs_gt" if pct else "mean"
@@ -76,7 +49,7 @@ def _recall(summary: pd.DataFrame, dataset: str, pct: bool) -> Figure:
     fig = Figure(figsize=(8, 4.2), layout="constrained")
     ax = fig.add_subplot()
     label = f"% difference of Recall@{k} from gt" if pct else f"Recall@{k}"
-    _grouped_bars(ax, table, errors, label)
+    grouped_bars(ax, table, errors, label)
     if pct:
         ax.axhline(0.0, color="black", linewidth=0.8)
     ax.set_title(f"E1 on {dataset}: {label}")
@@ -84,14 +57,14 @@ def _recall(summary: pd.DataFrame, dataset: str, pct: bool) -> Figure:
 
 
 def _kendall(kendall: pd.DataFrame, summary: pd.DataFrame, dataset: str) -> Figure:
-    k = _recall_k(summary)
+    k = recall_k(summary, "E1")
     rows = kendall[(kendall["metric"] == "recall") & (kendall["k"] == k)]
     table = rows.pivot(index="testset", columns="with_mf", values="tau")
     table = table.reindex(list(dict.fromkeys(rows["testset"])))
     table.columns = ["with MF" if c else "without MF" for c in table.columns]
     fig = Figure(figsize=(6.5, 3.8), layout="constrained")
     ax = fig.add_subplot()
-    _grouped_bars(ax, table, None, f"Kendall tau-b vs gt (Recall@{k})")
+    grouped_bars(ax, table, None, f"Kendall tau-b vs gt (Recall@{k})")
     ax.set_ylim(-1.05, 1.05)
     ax.axhline(0.0, color="black", linewidth=0.8)
     ax.set_title(f"E1 on {dataset}: agreement of the recommender ranking with gt")
@@ -103,7 +76,7 @@ def _testsets(diagnostics: pd.DataFrame, dataset: str) -> Figure:
     means.columns = ["users", "items"]
     fig = Figure(figsize=(6.5, 3.8), layout="constrained")
     ax = fig.add_subplot()
-    _grouped_bars(ax, means, None, "KL divergence from the gt marginal")
+    grouped_bars(ax, means, None, "KL divergence from the gt marginal")
     ax.set_title(f"E1 on {dataset}: distance of each test set from MAR")
     return fig
 

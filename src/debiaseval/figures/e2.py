@@ -7,7 +7,7 @@ from collections.abc import Mapping
 import pandas as pd
 from matplotlib.figure import Figure
 
-from debiaseval.figures.e1 import _grouped_bars
+from debiaseval.figures import grouped_bars, recall_k
 
 __all__ = ["FIGURES", "TABLES", "draw"]
 
@@ -29,13 +29,6 @@ FIGURES = {
 }
 
 
-def _recall_k(summary: pd.DataFrame) -> int:
-    ks = sorted(summary.loc[summary["metric"] == "recall", "k"].unique())
-    if not ks:
-        raise ValueError("the E2 summary has no recall rows")
-    return 10 if 10 in ks else int(ks[0])
-
-
 def _order(frame: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
     rows = list(dict.fromkeys(frame["strategy"]))
     cols = list(dict.fromkeys(frame["method"]))
@@ -47,13 +40,13 @@ def _elicited(elicited: pd.DataFrame, dataset: str) -> Figure:
     errors = _order(elicited, elicited.pivot(index="strategy", columns="method", values="sd"))
     fig = Figure(figsize=(8, 4.2), layout="constrained")
     ax = fig.add_subplot()
-    _grouped_bars(ax, means, errors, "elicited ratings per active user")
+    grouped_bars(ax, means, errors, "elicited ratings per active user")
     ax.set_title(f"E2 on {dataset}: ratings elicited per active user")
     return fig
 
 
 def _recall_change(summary: pd.DataFrame, dataset: str) -> Figure:
-    k = _recall_k(summary)
+    k = recall_k(summary, "E2")
     rows = summary[(summary["metric"] == "recall") & (summary["k"] == k)]
     fig = Figure(figsize=(11, 4.2), layout="constrained")
     for position, (scope, title) in enumerate(
@@ -63,7 +56,7 @@ def _recall_change(summary: pd.DataFrame, dataset: str) -> Figure:
         ax = fig.add_subplot(1, 2, position)
         values = _order(block, block.pivot(index="strategy", columns="method", values="pct_change"))
         errors = _order(block, block.pivot(index="strategy", columns="method", values="sd"))
-        _grouped_bars(ax, values, errors, f"% change of Recall@{k}")
+        grouped_bars(ax, values, errors, f"% change of Recall@{k}")
         ax.axhline(0.0, color="black", linewidth=0.8)
         ax.set_title(title)
     fig.suptitle(f"E2 on {dataset}: Recall@{k} after elicitation vs before")
