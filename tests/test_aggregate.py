@@ -4,7 +4,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from debiaseval.aggregate import kendall_table, markdown_table, summary_markdown, summary_table
+from debiaseval.evaluation.aggregate import (
+    kendall_table,
+    markdown_table,
+    summary_markdown,
+    summary_table,
+)
 
 
 def _per_seed():

@@ -8,9 +8,9 @@ import pytest
 import scipy.sparse as sp
 
 from debiaseval.benchmark import main, reference_topk_metrics
-from debiaseval.interactions import rating_matrix
-from debiaseval.metrics import evaluate_topk, summarise
-from debiaseval.ranking import top_k
+from debiaseval.data.interactions import rating_matrix
+from debiaseval.evaluation.metrics import evaluate_topk, summarise
+from debiaseval.evaluation.ranking import top_k
 from debiaseval.recommenders import make_recommender
 
 

@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from debiaseval.datasets.campaigns import simulate_campaigns
-from debiaseval.datasets.synthetic import generate_synthetic
-from debiaseval.snapshots import count_cuts, date_cuts, snapshot_masks
+from debiaseval.data.campaigns import simulate_campaigns
+from debiaseval.data.snapshots import count_cuts, date_cuts, snapshot_masks
+from debiaseval.data.synthetic import generate_synthetic
 
 
 def test_without_boost_observation_rates_match_the_propensities() -> None:

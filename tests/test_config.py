@@ -2,7 +2,7 @@
 
 import pytest
 
-from debiaseval.config import (
+from debiaseval.workflow.config import (
     ConfigError,
     coerce_strings,
     expand_grid,

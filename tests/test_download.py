@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from debiaseval.datasets import (
+from debiaseval.data import (
     MIRROR_ENV,
     SOURCES,
     DatasetError,

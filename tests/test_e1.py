@@ -4,8 +4,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from debiaseval.datasets.preprocess import build_interactions
-from debiaseval.datasets.synthetic import generate_synthetic
+from debiaseval.data.interactions import rating_matrix
+from debiaseval.data.preprocess import build_interactions
+from debiaseval.data.splits import run_rng, split_e1
+from debiaseval.data.synthetic import generate_synthetic
+from debiaseval.evaluation.ranking import top_k
 from debiaseval.experiments.e1 import (
     EmptyTestSetError,
     check_testset,
@@ -15,10 +18,7 @@ from debiaseval.experiments.e1 import (
     short_list_warnings,
 )
 from debiaseval.experiments.e1 import testset_step as draw_testset
-from debiaseval.interactions import rating_matrix
-from debiaseval.ranking import top_k
 from debiaseval.recommenders import make_recommender
-from debiaseval.splits import run_rng, split_e1
 
 
 def _split():

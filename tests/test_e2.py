@@ -7,17 +7,17 @@ import pandas as pd
 import pytest
 from scipy.stats import wilcoxon
 
-from debiaseval.active_learning import (
+from debiaseval.active_learning.evaluation import (
     active_users,
     change_summary,
     metric_changes,
     pairwise_wilcoxon,
 )
-from debiaseval.config import ConfigError, validate_config
-from debiaseval.datasets.preprocess import build_interactions
-from debiaseval.datasets.synthetic import generate_synthetic
+from debiaseval.data.preprocess import build_interactions
+from debiaseval.data.splits import filter_users, run_rng, split_e2
+from debiaseval.data.synthetic import generate_synthetic
 from debiaseval.experiments import e2
-from debiaseval.splits import filter_users, run_rng, split_e2
+from debiaseval.workflow.config import ConfigError, validate_config
 
 FRACTIONS = {"known": 0.6, "hidden_pool": 0.2, "test_pool": 0.2}
 TINY = {

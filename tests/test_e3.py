@@ -4,9 +4,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from debiaseval.data.splits import run_rng
+from debiaseval.evaluation.prediction_matrices import PREDICTION_MATRICES, prediction_matrix
 from debiaseval.experiments import e3
-from debiaseval.prediction_matrices import PREDICTION_MATRICES, prediction_matrix
-from debiaseval.splits import run_rng
 
 SMALL = {"n_users": 80, "n_items": 60, "density": 0.1, "alpha": 0.25, "n_mar": 5, "seed": 3}
 
@@ -174,7 +174,7 @@ def test_figures_draw_every_panel():
 
 
 def test_run_api_and_config_checks():
-    from debiaseval.config import ConfigError
+    from debiaseval.workflow.config import ConfigError
 
     config = {
         "synthetic": SMALL,
@@ -184,7 +184,7 @@ def test_run_api_and_config_checks():
     assert set(out) == {"draws", "naive_bayes", "estimates", "rmse_vs_alpha", "rmse_vs_mar"}
     assert set(out["estimates"]["n_draws"]) == {6}
     # the same as the workflow's steps: simulate_seed per seed, then aggregate
-    from debiaseval.config import validate_config
+    from debiaseval.workflow.config import validate_config
 
     block = validate_config(config)["e3"]
     truth = e3.synthetic_truth(validate_config(config)["synthetic"])
@@ -206,7 +206,7 @@ def test_run_api_and_config_checks():
 
 
 def test_full_truth_from_a_full_part():
-    from debiaseval.datasets.semisynthetic import (
+    from debiaseval.data.semisynthetic import (
         SemiSynthetic,
         observation_propensities,
         semisynthetic_frames,

@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from debiaseval.config import ConfigError, validate_config
-from debiaseval.datasets import build_interactions
-from debiaseval.datasets.synthetic import generate_synthetic
+from debiaseval.data import build_interactions
+from debiaseval.data.synthetic import generate_synthetic
 from debiaseval.experiments import e4
+from debiaseval.workflow.config import ConfigError, validate_config
 
 SMALL = {"n_users": 80, "n_items": 100, "density": 0.1, "n_mar": 10, "rank": 4, "seed": 0}
 FAST = {"grid": {"factors": [4], "l2": [3.0, 30.0]}, "n_folds": 2, "model": {"max_iter": 20}}

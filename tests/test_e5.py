@@ -8,7 +8,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from debiaseval.config import ConfigError
 from debiaseval.experiments.e5 import (
     agreement_markdown,
     agreement_table,
@@ -21,6 +20,7 @@ from debiaseval.experiments.e5 import (
     run,
     settings,
 )
+from debiaseval.workflow.config import ConfigError
 
 FAST_MF = {"factors": 8, "epochs": 3}
 CONFIG = {

@@ -139,8 +139,8 @@ def test_time_log_of_a_real_dataset_and_sampled_users() -> None:
 
 
 def test_run_api_matches_run_seed_and_the_figure_draws() -> None:
-    from debiaseval.config import validate_config
     from debiaseval.figures import figure_module
+    from debiaseval.workflow.config import validate_config
 
     config = {
         "synthetic": {"n_users": 80, "n_items": 50, "density": 0.1, "seed": 0},
@@ -172,7 +172,7 @@ def test_run_api_matches_run_seed_and_the_figure_draws() -> None:
     ],
 )
 def test_config_errors_name_the_key(block: dict, match: str) -> None:
-    from debiaseval.config import ConfigError, validate_config
+    from debiaseval.workflow.config import ConfigError, validate_config
 
     with pytest.raises(ConfigError, match=match) as err:
         validate_config({"e6": block})

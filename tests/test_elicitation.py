@@ -6,9 +6,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from debiaseval.elicitation import STRATEGIES, ElicitationContext, ask, elicit, uniform_hash
-from debiaseval.interactions import rating_matrix
-from debiaseval.ranking import top_k_indices
+from debiaseval.active_learning.elicitation import (
+    STRATEGIES,
+    ElicitationContext,
+    ask,
+    elicit,
+    uniform_hash,
+)
+from debiaseval.data.interactions import rating_matrix
+from debiaseval.evaluation.ranking import top_k_indices
 from debiaseval.recommenders.mf import LightFMRanker
 
 # 4 users x 6 items; item 0 rated by 3 users, item 1 by 2, item 2 by 1, items 3-5 by nobody

@@ -4,9 +4,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from debiaseval.datasets.synthetic import generate_synthetic
-from debiaseval.estimators import estimate, evaluate, ips, naive, snips
-from debiaseval.losses import loss_matrix
+from debiaseval.data.synthetic import generate_synthetic
+from debiaseval.evaluation.estimators import estimate, evaluate, ips, naive, snips
+from debiaseval.evaluation.losses import loss_matrix
 
 
 def test_batched_estimates_match_the_scalar_ones():

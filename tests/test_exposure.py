@@ -6,13 +6,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from debiaseval.exposure import (
+from debiaseval.data.exposure import (
     attribute_weights,
     item_popularity,
     popularity_weights,
     simulate_exposure,
 )
-from debiaseval.sampling import exact_inclusion_probabilities
+from debiaseval.debiasing.sampling import exact_inclusion_probabilities
 
 
 def _full(n_users: int, n_items: int, rng: np.random.Generator) -> pd.DataFrame:

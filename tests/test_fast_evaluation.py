@@ -6,14 +6,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from debiaseval import metrics
+from debiaseval.evaluation import metrics
+from debiaseval.evaluation.metrics import hit_matrix, train_overlap_mask
+from debiaseval.evaluation.ranking import top_k_indices
 from debiaseval.experiments.e1 import (
     evaluate_on_testsets,
     evaluate_recommenders,
     train_overlap_masks,
 )
-from debiaseval.metrics import hit_matrix, train_overlap_mask
-from debiaseval.ranking import top_k_indices
 
 
 @pytest.fixture(params=["table", "sorted"])

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from debiaseval.interventions import (
+from debiaseval.debiasing.interventions import (
     DEFAULT_TESTSETS,
     VARIANT_TESTSETS,
     TestSetSpec,
@@ -18,7 +18,7 @@ from debiaseval.interventions import (
     skew_weights,
     wtd_weights,
 )
-from debiaseval.sampling import weighted_sample_without_replacement
+from debiaseval.debiasing.sampling import weighted_sample_without_replacement
 
 N_USERS, N_ITEMS = 300, 200
 SEEDS = (0, 1, 2)

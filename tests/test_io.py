@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from debiaseval import io
+from debiaseval.workflow import io
 
 
 @pytest.fixture

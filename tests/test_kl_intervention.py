@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from debiaseval.interventions import (
+from debiaseval.debiasing.interventions import (
     TestSetSpec,
     intervene,
     kl_pair_weights,

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from debiaseval.kl_weights import (
+from debiaseval.debiasing.kl_weights import (
     active_items,
     fit_kl_weight_path,
     fit_kl_weights,

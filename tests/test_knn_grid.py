@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
-from debiaseval.ranking import top_k
+from debiaseval.evaluation.ranking import top_k
 from debiaseval.recommenders import (
     ItemKNN,
     NotFittedError,

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from debiaseval.datasets.download import DatasetError
-from debiaseval.datasets.kuairec import (
+from debiaseval.data.download import DatasetError
+from debiaseval.data.kuairec import (
     KUAIREC_POSITIVE_THRESHOLD,
     KUAIREC_SOURCE,
     fully_exposed_frame,

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from debiaseval.kl_weights import item_marginal, pair_weights
-from debiaseval.leave_one_out import (
+from debiaseval.debiasing.kl_weights import item_marginal, pair_weights
+from debiaseval.evaluation.leave_one_out import (
     constant_hits,
     cosine_cf_hits,
     cosine_cf_scores,

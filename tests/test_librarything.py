@@ -15,8 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from debiaseval.config import validate_config
-from debiaseval.datasets import (
+from debiaseval.data import (
     MIRROR_ENV,
     SOURCES,
     DatasetError,
@@ -26,6 +25,7 @@ from debiaseval.datasets import (
     load_raw,
 )
 from debiaseval.experiments import e2
+from debiaseval.workflow.config import validate_config
 
 FIXTURE = Path(__file__).parent / "data" / "librarything"
 

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from debiaseval.datasets import (
+from debiaseval.data import (
     LOADERS,
     DatasetError,
     RawDataset,

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from debiaseval.losses import loss_matrix, pair_losses, parse_metric
+from debiaseval.evaluation.losses import loss_matrix, pair_losses, parse_metric
 
 Y = np.array([[5.0, 1.0, 3.0, 4.0], [2.0, 2.0, 5.0, 1.0]])
 P = np.array([[4.0, 4.0, 1.0, 2.0], [1.5, 3.0, 0.2, 3.0]])

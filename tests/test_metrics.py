@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from debiaseval.metrics import (
+from debiaseval.evaluation.metrics import (
     TOPK_METRICS,
     accuracy,
     evaluate_topk,

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from debiaseval.datasets import DatasetError, RawDataset, build_interactions, filter_users_by_count
+from debiaseval.data import DatasetError, RawDataset, build_interactions, filter_users_by_count
 
 
 def _frame(rows: list[tuple[int, int, float]]) -> pd.DataFrame:

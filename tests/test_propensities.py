@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 from scipy.special import expit, logit
 
-from debiaseval import propensities as prop
-from debiaseval.datasets.synthetic import generate_synthetic
+from debiaseval.data.synthetic import generate_synthetic
+from debiaseval.debiasing import propensities as prop
 
 
 def test_naive_bayes_hand_computed():

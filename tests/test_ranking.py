@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
-from debiaseval.ranking import top_k, top_k_indices
+from debiaseval.evaluation.ranking import top_k, top_k_indices
 from debiaseval.recommenders import ItemKNN, PosPop, Recommender
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from debiaseval.datasets.synthetic import generate_synthetic
-from debiaseval.ips_cv import cv_select, fold_labels, pair_losses
+from debiaseval.data.synthetic import generate_synthetic
+from debiaseval.recommenders.ips_cv import cv_select, fold_labels, pair_losses
 from debiaseval.recommenders.rating_mf import WeightedMF, normalise_weights
 
 

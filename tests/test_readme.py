@@ -41,7 +41,7 @@ def test_readme_config_overrides_validate():
     from snakemake.cli import parse_config
     from snakemake.utils import update_config
 
-    from debiaseval.config import validate_config
+    from debiaseval.workflow.config import validate_config
 
     readme = (ROOT / "README.md").read_text()
     commands = [line for line in readme.splitlines() if "snakemake" in line and "--config" in line]

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from debiaseval.datasets import MIRROR_ENV, build_interactions, fetch_dataset, load_raw
+from debiaseval.data import MIRROR_ENV, build_interactions, fetch_dataset, load_raw
 
 pytestmark = pytest.mark.realdata
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits
 
-from debiaseval import propensities as prop
-from debiaseval.datasets import MIRROR_ENV, fetch_dataset, load_raw
+from debiaseval.data import MIRROR_ENV, fetch_dataset, load_raw
+from debiaseval.debiasing import propensities as prop
 
 pytestmark = [pytest.mark.realdata, pytest.mark.slow]
 

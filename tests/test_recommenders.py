@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from debiaseval.ranking import top_k
+from debiaseval.evaluation.ranking import top_k
 from debiaseval.recommenders import (
     RECOMMENDERS,
     AvgRating,
@@ -297,7 +297,7 @@ def test_mf_epoch_steps_equal_a_fit_of_as_many_epochs() -> None:
 
 
 def test_mf_health_flags_collapse_and_divergence() -> None:
-    from debiaseval.datasets.synthetic import generate_synthetic
+    from debiaseval.data.synthetic import generate_synthetic
 
     data = generate_synthetic(n_users=200, n_items=300, density=0.05, n_mar=2, seed=0)
     mnar = data.mnar_frame()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from debiaseval.datasets.registry import REGISTRY_FILE, SOURCES, load_sources
+from debiaseval.data.registry import REGISTRY_FILE, SOURCES, load_sources
 
 ROOT = Path(__file__).resolve().parents[1]
 

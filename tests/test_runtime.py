@@ -6,12 +6,12 @@ import logging
 
 import pytest
 
-from debiaseval.config import ConfigError
-from debiaseval.datasets import DatasetError
-from debiaseval.errors import EmptyTestSetError
+from debiaseval.data import DatasetError
 from debiaseval.experiments import e1
-from debiaseval.io import UnreadableFileError
-from debiaseval.runtime import USER_ERRORS, job
+from debiaseval.workflow.config import ConfigError
+from debiaseval.workflow.errors import EmptyTestSetError
+from debiaseval.workflow.io import UnreadableFileError
+from debiaseval.workflow.runtime import USER_ERRORS, job
 
 
 def test_user_errors_are_the_documented_ones():

@@ -7,7 +7,10 @@ import itertools
 import numpy as np
 import pytest
 
-from debiaseval.sampling import exact_inclusion_probabilities, weighted_sample_without_replacement
+from debiaseval.debiasing.sampling import (
+    exact_inclusion_probabilities,
+    weighted_sample_without_replacement,
+)
 
 
 def _brute_force_inclusion(weights: np.ndarray, size: int) -> np.ndarray:

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from debiaseval.datasets import MIRROR_ENV, load_ml_100k
-from debiaseval.datasets.semisynthetic import (
+from debiaseval.data import MIRROR_ENV, load_ml_100k
+from debiaseval.data.semisynthetic import (
     ICML16_MARGINAL,
     build_ml_100k_semi,
     draw_observed,

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from debiaseval.splits import assign_parts, run_rng, split_e1
+from debiaseval.data.splits import assign_parts, run_rng, split_e1
 
 
 def test_assign_parts_sizes_add_up():

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from debiaseval.datasets.synthetic import generate_synthetic, observation_scale
+from debiaseval.data.synthetic import generate_synthetic, observation_scale
 
 
 def test_marginal_and_density():

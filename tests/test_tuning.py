@@ -6,13 +6,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from debiaseval.datasets.preprocess import build_interactions
-from debiaseval.datasets.synthetic import generate_synthetic
-from debiaseval.interactions import rating_matrix
-from debiaseval.ranking import top_k
+from debiaseval.data.interactions import rating_matrix
+from debiaseval.data.preprocess import build_interactions
+from debiaseval.data.splits import run_rng, split_e1
+from debiaseval.data.synthetic import generate_synthetic
+from debiaseval.evaluation.ranking import top_k
 from debiaseval.recommenders import RECOMMENDERS, Recommender, make_recommender
-from debiaseval.splits import run_rng, split_e1
-from debiaseval.tuning import (
+from debiaseval.recommenders.tuning import (
     EarlyStopping,
     grid_chunks,
     merge_chunks,

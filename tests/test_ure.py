@@ -7,9 +7,8 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
-from debiaseval.ranking import top_k_indices
-from debiaseval.recommenders import make_recommender
-from debiaseval.ure import (
+from debiaseval.evaluation.ranking import top_k_indices
+from debiaseval.evaluation.ure import (
     in_top_k,
     kth_largest,
     mean_recall,
@@ -18,6 +17,7 @@ from debiaseval.ure import (
     true_recall_at_k,
     ure_at_k,
 )
+from debiaseval.recommenders import make_recommender
 
 NINF = -np.inf
 # user 0: items 1, 2, 3 tie at 0.5; item 5 is a training item (-inf).

@@ -288,7 +288,7 @@ def test_e4_outputs_and_api_parity(two_runs, tmp_path):
 
     from debiaseval.api import run_e4
     from debiaseval.experiments import e4
-    from debiaseval.io import write_parquet
+    from debiaseval.workflow.io import write_parquet
 
     workdir, _ = two_runs
     folder = workdir / "results" / "e4" / "synthetic"
@@ -374,7 +374,7 @@ def test_e2_api_gives_the_workflow_bytes(two_runs, tmp_path):
     import yaml
 
     from debiaseval.api import run_e2
-    from debiaseval.io import write_parquet
+    from debiaseval.workflow.io import write_parquet
 
     out = run_e2("synthetic", yaml.safe_load(TINY.read_text()))
     for stem in ("elicited", "summary", "wilcoxon"):
@@ -392,7 +392,7 @@ def test_e1_api_gives_the_workflow_bytes(two_runs, tmp_path):
     import yaml
 
     from debiaseval.api import run_e1
-    from debiaseval.io import write_parquet
+    from debiaseval.workflow.io import write_parquet
 
     out = run_e1("synthetic", yaml.safe_load(TINY.read_text()))
     for stem in ("summary", "kendall", "testsets"):
@@ -486,7 +486,7 @@ def test_e4_on_coat_from_the_mirror(tmp_path):
 
 def test_corrupt_mirror_fails_naming_the_file_and_leaves_nothing(tmp_path):
     workdir = make_workdir(tmp_path / "corrupt")
-    from debiaseval.datasets import SOURCES
+    from debiaseval.data import SOURCES
 
     mirror = tmp_path / "mirror" / "coat"
     for name in SOURCES["coat"].files:  # every canonical file present, none intact

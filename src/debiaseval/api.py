@@ -3,7 +3,7 @@
 For notebooks and scripts. ``run_eN`` runs experiment N in-process and returns
 the tables the workflow writes to ``results/eN/<dataset>/`` (for the same config
 and seeds, the same values; for E1 and E2 byte-identical Parquet when written with
-:func:`debiaseval.io.write_parquet`). The building blocks are re-exported
+:func:`debiaseval.workflow.io.write_parquet`). The building blocks are re-exported
 under stable names::
 
     from debiaseval import api
@@ -27,12 +27,16 @@ from typing import Any
 
 import pandas as pd
 
-from debiaseval.config import validate_config
-from debiaseval.datasets import MIRROR_ENV, fetch_dataset
-from debiaseval.datasets.build import SOURCE_OF, build_dataset
-from debiaseval.elicitation import STRATEGIES as ELICITATION_STRATEGIES
-from debiaseval.elicitation import ElicitationContext, ask, elicit
-from debiaseval.estimators import ips, naive, snips
+from debiaseval.active_learning.elicitation import STRATEGIES as ELICITATION_STRATEGIES
+from debiaseval.active_learning.elicitation import ElicitationContext, ask, elicit
+from debiaseval.data import MIRROR_ENV, fetch_dataset
+from debiaseval.data.build import SOURCE_OF, build_dataset
+from debiaseval.data.interactions import rating_matrix
+from debiaseval.data.splits import assign_parts, run_rng, split_e1, split_e2
+from debiaseval.debiasing.interventions import TestSetSpec, intervene, sampling_weights
+from debiaseval.evaluation.estimators import ips, naive, snips
+from debiaseval.evaluation.metrics import TOPK_METRICS, evaluate_topk, summarise
+from debiaseval.evaluation.ranking import top_k
 from debiaseval.experiments.e1 import run as run_e1
 from debiaseval.experiments.e2 import run as run_e2
 from debiaseval.experiments.e3 import run as run_e3
@@ -40,13 +44,9 @@ from debiaseval.experiments.e4 import learning_data
 from debiaseval.experiments.e4 import run as run_e4
 from debiaseval.experiments.e5 import run as run_e5
 from debiaseval.experiments.e6 import run as run_e6
-from debiaseval.interactions import rating_matrix
-from debiaseval.interventions import TestSetSpec, intervene, sampling_weights
-from debiaseval.metrics import TOPK_METRICS, evaluate_topk, summarise
-from debiaseval.ranking import top_k
 from debiaseval.recommenders import RECOMMENDERS, Recommender, make_recommender
-from debiaseval.splits import assign_parts, run_rng, split_e1, split_e2
-from debiaseval.tuning import EarlyStopping, tune_recommender
+from debiaseval.recommenders.tuning import EarlyStopping, tune_recommender
+from debiaseval.workflow.config import validate_config
 
 __all__ = [
     "ELICITATION_STRATEGIES",

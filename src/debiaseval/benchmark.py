@@ -41,17 +41,17 @@ import pandas as pd
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
-from debiaseval.datasets.preprocess import build_interactions
-from debiaseval.datasets.synthetic import generate_synthetic
+from debiaseval.data.interactions import rating_matrix
+from debiaseval.data.preprocess import build_interactions
+from debiaseval.data.splits import run_rng, split_e1
+from debiaseval.data.synthetic import generate_synthetic
+from debiaseval.debiasing.interventions import DEFAULT_TESTSETS, intervene
+from debiaseval.debiasing.sampling import weighted_sample_without_replacement
+from debiaseval.evaluation.metrics import evaluate_topk, summarise, train_overlap_mask
+from debiaseval.evaluation.ranking import top_k
 from debiaseval.experiments.e1 import evaluate_on_testsets, evaluate_recommenders
-from debiaseval.interactions import rating_matrix
-from debiaseval.interventions import DEFAULT_TESTSETS, intervene
-from debiaseval.io import write_parquet
-from debiaseval.metrics import evaluate_topk, summarise, train_overlap_mask
-from debiaseval.ranking import top_k
 from debiaseval.recommenders import LightFMRanker, Recommender, fit_grid, make_recommender
-from debiaseval.sampling import weighted_sample_without_replacement
-from debiaseval.splits import run_rng, split_e1
+from debiaseval.workflow.io import write_parquet
 
 __all__ = ["main", "reference_topk_metrics"]
 
@@ -386,8 +386,8 @@ def _ratios(args: argparse.Namespace, rows: dict[str, float]) -> None:
 _JOB = """
 import json, sys
 from debiaseval.experiments.e1 import evaluate_on_testsets, evaluate_recommenders
-from debiaseval.io import read_parquet, write_parquet
-from debiaseval.runtime import job
+from debiaseval.workflow.io import read_parquet, write_parquet
+from debiaseval.workflow.runtime import job
 
 root, names = sys.argv[1], sys.argv[2:]
 with job(f"{root}/{names[0]}.log", 1):
@@ -406,8 +406,8 @@ with job(f"{root}/{names[0]}.log", 1):
 """
 
 _IMPORTS = (
-    "import debiaseval.experiments.e1, debiaseval.io, debiaseval.runtime, "
-    "debiaseval.interventions, debiaseval.recommenders"
+    "import debiaseval.experiments.e1, debiaseval.workflow.io, debiaseval.workflow.runtime, "
+    "debiaseval.debiasing.interventions, debiaseval.recommenders"
 )
 
 

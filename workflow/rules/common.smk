@@ -6,13 +6,13 @@ import re
 import sys
 
 from debiaseval import code_hash
-from debiaseval.config import ConfigError, validate_config
-from debiaseval.datasets import DATASET_NAMES, MIRROR_ENV, SOURCES
-from debiaseval.datasets.build import SOURCE_OF
+from debiaseval.workflow.config import ConfigError, validate_config
+from debiaseval.data import DATASET_NAMES, MIRROR_ENV, SOURCES
+from debiaseval.data.build import SOURCE_OF
 from debiaseval.figures import figure_module
-from debiaseval.tuning import grid_chunks
-from debiaseval.report import finished_message
-from debiaseval.io import remove_unreadable_parquet
+from debiaseval.recommenders.tuning import grid_chunks
+from debiaseval.workflow.report import finished_message
+from debiaseval.workflow.io import remove_unreadable_parquet
 
 try:
     config.update(validate_config(config))

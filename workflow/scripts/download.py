@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
-from debiaseval.datasets.download import fetch_dataset
-from debiaseval.runtime import job
+from debiaseval.data.download import fetch_dataset
+from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0]) as log:
     p = snakemake.params

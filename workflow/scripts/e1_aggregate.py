@@ -1,8 +1,8 @@
 """Adapter: aggregate per-seed metrics and test-set diagnostics (Parquet + Markdown)."""
 
 from debiaseval.experiments.e1 import aggregate_step
-from debiaseval.io import read_parquet, write_parquet, write_text
-from debiaseval.runtime import job
+from debiaseval.workflow.io import read_parquet, write_parquet, write_text
+from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0]) as log:
     p = snakemake.params

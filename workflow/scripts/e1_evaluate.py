@@ -1,8 +1,8 @@
 """Adapter: metrics of every recommender of one seed on gt and every intervened test set."""
 
 from debiaseval.experiments.e1 import evaluate_step
-from debiaseval.io import read_parquet, write_parquet
-from debiaseval.runtime import job
+from debiaseval.workflow.io import read_parquet, write_parquet
+from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0], snakemake.threads) as log:
     p = snakemake.params

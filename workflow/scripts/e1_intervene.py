@@ -1,8 +1,8 @@
 """Adapter: draw one intervened test set from the held-out part, with its diagnostics."""
 
 from debiaseval.experiments.e1 import testset_step
-from debiaseval.io import read_parquet, write_parquet
-from debiaseval.runtime import job
+from debiaseval.workflow.io import read_parquet, write_parquet
+from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0]) as log:
     p = snakemake.params

@@ -2,9 +2,9 @@
 
 import shutil
 
-from debiaseval.io import atomic_path, read_parquet, write_parquet
-from debiaseval.runtime import job
-from debiaseval.tuning import merge_chunks
+from debiaseval.recommenders.tuning import merge_chunks
+from debiaseval.workflow.io import atomic_path, read_parquet, write_parquet
+from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0]) as log:
     p = snakemake.params

@@ -1,8 +1,8 @@
 """Adapter: E1 split of the interactions into train/heldout/weights/val/gt."""
 
 from debiaseval.experiments.e1 import split_step
-from debiaseval.io import read_parquet, write_parquet
-from debiaseval.runtime import job
+from debiaseval.workflow.io import read_parquet, write_parquet
+from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0]) as log:
     p = snakemake.params

@@ -1,8 +1,8 @@
 """Adapter: tune one chunk of a recommender's grid on MAR val; write its rows and best lists."""
 
 from debiaseval.experiments.e1 import tune_step
-from debiaseval.io import read_parquet, write_parquet
-from debiaseval.runtime import job
+from debiaseval.workflow.io import read_parquet, write_parquet
+from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0], snakemake.threads) as log:
     p = snakemake.params

@@ -1,8 +1,8 @@
 """Adapter: aggregate E2's seeds: elicited ratings, % changes, Wilcoxon tests (+ Markdown)."""
 
 from debiaseval.experiments.e2 import aggregate_step, counts_frame
-from debiaseval.io import read_parquet, write_parquet, write_text
-from debiaseval.runtime import job
+from debiaseval.workflow.io import read_parquet, write_parquet, write_text
+from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0]) as log:
     p = snakemake.params

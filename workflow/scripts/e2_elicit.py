@@ -1,8 +1,8 @@
 """Adapter: the ratings one strategy elicits from each method's H for the active users."""
 
 from debiaseval.experiments.e2 import elicit_step
-from debiaseval.io import read_parquet, write_parquet
-from debiaseval.runtime import job
+from debiaseval.workflow.io import read_parquet, write_parquet
+from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0], snakemake.threads) as log:
     p = snakemake.params

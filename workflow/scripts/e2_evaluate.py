@@ -1,8 +1,8 @@
 """Adapter: retrain MF on K_before + elicited per method; per-user metrics on T before/after."""
 
 from debiaseval.experiments.e2 import evaluate_step
-from debiaseval.io import read_parquet, write_parquet
-from debiaseval.runtime import job
+from debiaseval.workflow.io import read_parquet, write_parquet
+from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0], snakemake.threads) as log:
     p = snakemake.params

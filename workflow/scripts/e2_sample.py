@@ -1,8 +1,8 @@
 """Adapter: one E2 method's hidden set H and test set T, drawn from their pools."""
 
 from debiaseval.experiments.e2 import sample_step
-from debiaseval.io import read_parquet, write_parquet
-from debiaseval.runtime import job
+from debiaseval.workflow.io import read_parquet, write_parquet
+from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0]) as log:
     p = snakemake.params

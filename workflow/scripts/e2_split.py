@@ -1,8 +1,8 @@
 """Adapter: E2 split of the MNAR part into known/hidden_pool/test_pool, and the active users."""
 
 from debiaseval.experiments.e2 import split_step
-from debiaseval.io import read_parquet, write_parquet
-from debiaseval.runtime import job
+from debiaseval.workflow.io import read_parquet, write_parquet
+from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0]) as log:
     p = snakemake.params

@@ -3,8 +3,8 @@
 import pandas as pd
 
 from debiaseval.experiments import e3
-from debiaseval.io import read_parquet, write_parquet, write_text
-from debiaseval.runtime import job
+from debiaseval.workflow.io import read_parquet, write_parquet, write_text
+from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0]) as log:
     p = snakemake.params

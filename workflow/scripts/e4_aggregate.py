@@ -1,8 +1,8 @@
 """Adapter: aggregate every seed's and model's E4 test errors into the summary."""
 
 from debiaseval.experiments import e4
-from debiaseval.io import read_parquet, write_parquet, write_text
-from debiaseval.runtime import job
+from debiaseval.workflow.io import read_parquet, write_parquet, write_text
+from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0]) as log:
     p = snakemake.params

@@ -8,8 +8,8 @@ from debiaseval.experiments.e5 import (
     estimates_markdown,
     estimates_table,
 )
-from debiaseval.io import read_parquet, write_parquet, write_text
-from debiaseval.runtime import job
+from debiaseval.workflow.io import read_parquet, write_parquet, write_text
+from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0]) as log:
     p = snakemake.params

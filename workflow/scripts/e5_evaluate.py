@@ -3,8 +3,8 @@
 import numpy as np
 
 from debiaseval.experiments.e5 import evaluate_models, fit_seed
-from debiaseval.io import read_parquet, write_parquet
-from debiaseval.runtime import job
+from debiaseval.workflow.io import read_parquet, write_parquet
+from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0], snakemake.threads) as log:
     p = snakemake.params

@@ -1,9 +1,9 @@
 """Adapter: E5 exposure of one seed (simulated on full data; MNAR/MAR otherwise)."""
 
+from debiaseval.data.splits import run_rng
 from debiaseval.experiments.e5 import FULLY_EXPOSED, expose, observed_data
-from debiaseval.io import read_parquet, write_parquet
-from debiaseval.runtime import job
-from debiaseval.splits import run_rng
+from debiaseval.workflow.io import read_parquet, write_parquet
+from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0]) as log:
     p = snakemake.params

@@ -3,10 +3,10 @@
 import numpy as np
 import pandas as pd
 
-from debiaseval.datasets.kuairec import fully_exposed_frame, load_kuairec
+from debiaseval.data.kuairec import fully_exposed_frame, load_kuairec
 from debiaseval.experiments.e5 import full_data
-from debiaseval.io import write_parquet
-from debiaseval.runtime import job
+from debiaseval.workflow.io import write_parquet
+from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0]) as log:
     p = snakemake.params

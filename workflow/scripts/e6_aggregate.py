@@ -1,8 +1,8 @@
 """Adapter: stack the seeds' E6 tables and write the score-vs-t table in Markdown."""
 
 from debiaseval.experiments.e6 import TABLES, aggregate, markdown
-from debiaseval.io import read_parquet, write_parquet, write_text
-from debiaseval.runtime import job
+from debiaseval.workflow.io import read_parquet, write_parquet, write_text
+from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0]) as log:
     p = snakemake.params

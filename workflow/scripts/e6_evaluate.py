@@ -1,8 +1,8 @@
 """Adapter: one run of E6 on one dataset (snapshots, KL weights, leave-one-out scores)."""
 
 from debiaseval.experiments.e6 import run_seed
-from debiaseval.io import read_parquet, write_parquet
-from debiaseval.runtime import job
+from debiaseval.workflow.io import read_parquet, write_parquet
+from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0], snakemake.threads) as log:
     p = snakemake.params

@@ -1,8 +1,8 @@
 """Adapter: draw one report figure of one experiment from its aggregated tables."""
 
 from debiaseval.figures import render
-from debiaseval.io import read_parquet
-from debiaseval.runtime import job
+from debiaseval.workflow.io import read_parquet
+from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0]) as log:
     p = snakemake.params

@@ -1,8 +1,8 @@
 """Adapter: raw dataset files (or the synthetic generator) -> canonical Parquet."""
 
-from debiaseval.datasets.build import build_dataset
-from debiaseval.io import write_parquet
-from debiaseval.runtime import job
+from debiaseval.data.build import build_dataset
+from debiaseval.workflow.io import write_parquet
+from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0], snakemake.threads) as log:
     p = snakemake.params

@@ -1,8 +1,8 @@
 """Adapter: render one aggregated Parquet table as a standalone HTML page for the report."""
 
-from debiaseval.io import read_parquet, write_text
-from debiaseval.report import html_table
-from debiaseval.runtime import job
+from debiaseval.workflow.io import read_parquet, write_text
+from debiaseval.workflow.report import html_table
+from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0]) as log:
     frame = read_parquet(snakemake.input[0])

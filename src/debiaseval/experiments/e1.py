@@ -16,7 +16,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from debiaseval.aggregate import (
+from debiaseval.data.interactions import rating_matrix
+from debiaseval.data.splits import run_rng, split_e1
+from debiaseval.debiasing.interventions import TestSetSpec, intervene, marginal_kl, sampling_weights
+from debiaseval.evaluation.aggregate import (
     GROUND_TRUTH,
     kendall_table,
     markdown_table,
@@ -25,16 +28,13 @@ from debiaseval.aggregate import (
     testsets_table,
     with_empty_testsets,
 )
-from debiaseval.config import ConfigError, expand_grid
-from debiaseval.errors import EmptyTestSetError
+from debiaseval.evaluation.metrics import evaluate_topk, summarise, train_overlap_mask
+from debiaseval.evaluation.ranking import empty_recommendations
 from debiaseval.experiments import run_data
-from debiaseval.interactions import rating_matrix
-from debiaseval.interventions import TestSetSpec, intervene, marginal_kl, sampling_weights
-from debiaseval.metrics import evaluate_topk, summarise, train_overlap_mask
-from debiaseval.ranking import empty_recommendations
 from debiaseval.recommenders import make_recommender
-from debiaseval.splits import run_rng, split_e1
-from debiaseval.tuning import EarlyStopping, grid_chunks, merge_chunks, tune_points
+from debiaseval.recommenders.tuning import EarlyStopping, grid_chunks, merge_chunks, tune_points
+from debiaseval.workflow.config import ConfigError, expand_grid
+from debiaseval.workflow.errors import EmptyTestSetError
 
 __all__ = [
     "DATASETS",
@@ -300,7 +300,7 @@ def testset_diagnostics(
     from the MAR weights part: such pairs are drawn only once every
     positive-weight pair is taken); ``kl_users`` and ``kl_items``, the KL
     divergence of the sample's user and item marginals from those of the MAR
-    ``gt`` part (:func:`~debiaseval.interventions.marginal_kl`, Laplace-smoothed).
+    ``gt`` part (:func:`~debiaseval.debiasing.interventions.marginal_kl`, Laplace-smoothed).
     """
     return pd.DataFrame(
         {
@@ -520,7 +520,7 @@ def run(
     Markdown texts ``summary_md`` and ``kendall_md``, and per-seed ``metrics``
     and ``tuning`` (with ``seed`` and ``recommender`` columns).
     """
-    from debiaseval.config import validate_config
+    from debiaseval.workflow.config import validate_config
 
     block = validate_config(dict(config or {}), "e1")["e1"]
     dataset, interactions, n_users, n_items, seed_ids = run_data(

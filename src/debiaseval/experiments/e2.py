@@ -22,24 +22,29 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from debiaseval.active_learning import (
+from debiaseval.active_learning.elicitation import STRATEGIES, ElicitationContext, ask, elicit
+from debiaseval.active_learning.evaluation import (
     SCOPES,
     active_users,
     change_summary,
     metric_changes,
     pairwise_wilcoxon,
 )
-from debiaseval.aggregate import markdown_table
-from debiaseval.config import ConfigError, expand_grid
-from debiaseval.elicitation import STRATEGIES, ElicitationContext, ask, elicit
+from debiaseval.data.interactions import rating_matrix
+from debiaseval.data.splits import assign_parts, run_rng, split_e2
+from debiaseval.debiasing.interventions import TestSetSpec, intervene, sampling_weights
+from debiaseval.evaluation.aggregate import markdown_table
+from debiaseval.evaluation.ranking import top_k
 from debiaseval.experiments import run_data
-from debiaseval.interactions import rating_matrix
-from debiaseval.interventions import TestSetSpec, intervene, sampling_weights
-from debiaseval.ranking import top_k
 from debiaseval.recommenders import make_recommender
 from debiaseval.recommenders.mf import LightFMRanker
-from debiaseval.splits import assign_parts, run_rng, split_e2
-from debiaseval.tuning import EarlyStopping, recommender_params, select_point, tune_recommender
+from debiaseval.recommenders.tuning import (
+    EarlyStopping,
+    recommender_params,
+    select_point,
+    tune_recommender,
+)
+from debiaseval.workflow.config import ConfigError, expand_grid
 
 __all__ = [
     "DATASETS",
@@ -222,7 +227,7 @@ def train_step(
     """Rule ``e2_train``: tune MF on a validation part of K_before; rank with it on K_before.
 
     The validation part is ``tuning.validation`` of the known ratings; the grid
-    search is E1's (:func:`~debiaseval.tuning.tune_recommender`, early-stopped
+    search is E1's (:func:`~debiaseval.recommenders.tuning.tune_recommender`, early-stopped
     epochs). Returns the tuning table (``selected`` marks the point) and the
     top-max(ks) lists of every user from the selected MF fitted on all of K_before.
     """
@@ -274,9 +279,10 @@ def elicit_step(
     """Rule ``e2_elicit``: per method, the ratings ``strategy`` elicits from its H.
 
     Asks ``n_asked`` items per active user among those without a known rating
-    (:func:`~debiaseval.elicitation.ask`; what is asked depends on K_before only,
+    (:func:`~debiaseval.active_learning.elicitation.ask`; what is asked depends on K_before only,
     so it is asked once for every method) and keeps, per method, the asked pairs
-    found in that method's H (``hidden``: method → H; :func:`~debiaseval.elicitation.elicit`).
+    found in that method's H (``hidden``: method → H;
+    :func:`~debiaseval.active_learning.elicitation.elicit`).
     HP's MF is the selected one fitted on K_before (the model of :func:`train_step`).
     """
     known = split[split["part"] == "known"]
@@ -317,7 +323,7 @@ def evaluate_step(
     the selected MF is retrained on K_before ∪ elicited (same hyperparameters and
     fit seed; one fit per distinct elicited set, so CLASSIC and INT_T share it)
     and ranks the users with a relevant test pair; both rankings are evaluated on
-    T (:func:`~debiaseval.active_learning.metric_changes`). Columns ``seed``,
+    T (:func:`~debiaseval.active_learning.evaluation.metric_changes`). Columns ``seed``,
     ``method``, ``strategy``, ``scope``, ``user``, ``metric``, ``k``, ``before``, ``after``.
     """
     known = split[split["part"] == "known"][["user", "item", "rating"]]
@@ -502,7 +508,7 @@ def run(
     ``results/e2/<dataset>/``), ``summary_md``, and per seed ``changes`` (per user),
     ``tuning`` and ``elicited_pairs``.
     """
-    from debiaseval.config import validate_config
+    from debiaseval.workflow.config import validate_config
 
     block = validate_config(dict(config or {}), "e2")["e2"]
     dataset, interactions, n_users, n_items, seed_ids = run_data(

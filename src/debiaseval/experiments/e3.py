@@ -3,12 +3,12 @@
 Schnabel et al., *Recommendations as treatments*, ICML 2016, §3.4 and §6.2–6.4:
 on a dataset whose full rating matrix Y is known (``synthetic``, or
 ``ml-100k-semi``), the five prediction matrices of
-:mod:`debiaseval.prediction_matrices` have exactly known MAE and DCG@k
-(:mod:`debiaseval.losses`). Observation patterns O ~ Bernoulli(P_α) are drawn
+:mod:`debiaseval.evaluation.prediction_matrices` have exactly known MAE and DCG@k
+(:mod:`debiaseval.evaluation.losses`). Observation patterns O ~ Bernoulli(P_α) are drawn
 from the dataset's own observation model at bias strength α, and every
-estimator of :mod:`debiaseval.estimators` is computed from the observed pairs
+estimator of :mod:`debiaseval.evaluation.estimators` is computed from the observed pairs
 with the known propensities P_α, or with Naive-Bayes propensities
-(:func:`debiaseval.propensities.naive_bayes`) whose P(Y = r) comes from a MAR
+(:func:`debiaseval.debiasing.propensities.naive_bayes`) whose P(Y = r) comes from a MAR
 sample of a given size. One draw's uniforms U serve every α (O_α = U < P_α:
 common random numbers), and the Naive-Bayes runs reuse the draw's O at the
 table's α, so the comparisons across α and MAR sizes are paired.
@@ -27,14 +27,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from debiaseval.config import ConfigError
-from debiaseval.datasets.semisynthetic import full_matrices, observation_propensities
-from debiaseval.datasets.synthetic import generate_synthetic
-from debiaseval.estimators import ESTIMATORS, estimate
-from debiaseval.losses import loss_matrix, parse_metric
-from debiaseval.prediction_matrices import PREDICTION_MATRICES, prediction_matrix
-from debiaseval.propensities import check_propensities, naive_bayes
-from debiaseval.splits import run_rng
+from debiaseval.data.semisynthetic import full_matrices, observation_propensities
+from debiaseval.data.splits import run_rng
+from debiaseval.data.synthetic import generate_synthetic
+from debiaseval.debiasing.propensities import check_propensities, naive_bayes
+from debiaseval.evaluation.estimators import ESTIMATORS, estimate
+from debiaseval.evaluation.losses import loss_matrix, parse_metric
+from debiaseval.evaluation.prediction_matrices import PREDICTION_MATRICES, prediction_matrix
+from debiaseval.workflow.config import ConfigError
 
 __all__ = [
     "DATASETS",
@@ -450,7 +450,7 @@ def run(
     Returns ``draws`` and ``naive_bayes`` (every seed's, concatenated: the
     per-seed files), ``estimates``, ``rmse_vs_alpha`` and ``rmse_vs_mar``.
     """
-    from debiaseval.config import validate_config
+    from debiaseval.workflow.config import validate_config
 
     cfg = validate_config(dict(config or {}), "e3")
     block = cfg["e3"]

@@ -5,7 +5,7 @@ Schnabel et al., *Recommendations as treatments*, ICML 2016: biased rating MF
 data with weights 1 (MF-Naive) or 1/P̂ (MF-IPS, normalised to mean 1 so that one L2
 grid means the same for both; λ multiplies the penalty of the *summed* weighted loss),
 tuned by k-fold cross-validation with the IPS-estimated validation error
-(:func:`~debiaseval.ips_cv.cv_select`, propensities scaled by (k−1)/k and 1/k), and
+(:func:`~debiaseval.recommenders.ips_cv.cv_select`, propensities scaled by (k−1)/k and 1/k), and
 scored on unbiased test data:
 
 - datasets with a full truth (``synthetic``, ``ml-100k-semi``, [ICML16] §6.2): for each
@@ -14,7 +14,7 @@ scored on unbiased test data:
   taken over the **full** rating matrix (test MSE vs α, d = 20 in the paper);
 - ``coat`` (§6.4): MNAR ``train`` → MAR ``test``, with the dataset's provided
   ``propensities.ascii`` and, separately, logistic-regression propensities fitted on
-  the user/item features (:func:`~debiaseval.propensities.logistic`);
+  the user/item features (:func:`~debiaseval.debiasing.propensities.logistic`);
 - ``yahoo-r3`` (§6.5): Naive-Bayes propensities whose P(Y = r) comes from a uniform
   ``mar_fraction`` (5%) of the MAR part, reported on the other 95%.
 
@@ -39,12 +39,12 @@ import numpy as np
 import pandas as pd
 from scipy.stats import ttest_rel
 
-from debiaseval import propensities as prop
-from debiaseval.config import ConfigError, expand_grid
+from debiaseval.data.splits import run_rng
+from debiaseval.debiasing import propensities as prop
 from debiaseval.experiments.e3 import Truth, full_truth, synthetic_truth
-from debiaseval.ips_cv import LOSS_OF_METRIC, cv_select, pair_losses
+from debiaseval.recommenders.ips_cv import LOSS_OF_METRIC, cv_select, pair_losses
 from debiaseval.recommenders.rating_mf import WeightedMF, normalise_weights
-from debiaseval.splits import run_rng
+from debiaseval.workflow.config import ConfigError, expand_grid
 
 __all__ = [
     "AVAILABLE",
@@ -178,7 +178,7 @@ def read_learning_data(
 ) -> LearningData:
     """:func:`learning_data` from Parquet files: ``paths`` maps ``interactions``,
     ``user_index`` and ``item_index`` (all optional; a Snakemake input works) to files."""
-    from debiaseval.io import read_parquet
+    from debiaseval.workflow.io import read_parquet
 
     keys = set(paths.keys())
     frames = [
@@ -503,7 +503,7 @@ def run(
     ``e4`` block's). Returns ``errors``, ``summary``, ``summary_md``, ``cv`` and
     ``propensities`` (every seed's pairs, with a ``seed`` column).
     """
-    from debiaseval.config import validate_config
+    from debiaseval.workflow.config import validate_config
 
     cfg = validate_config(dict(config or {}), "e4")
     block = cfg["e4"]

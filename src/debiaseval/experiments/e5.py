@@ -4,10 +4,10 @@
 recommendation* (arXiv 2409.04810). On a fully exposed dataset (KuaiRec's small
 matrix or ``synthetic``'s full matrix) a biased training set is drawn by
 simulated exposure and a randomly exposed set R of n items per user from the
-rest (:mod:`debiaseval.exposure`); every model (recommender × hyperparameters)
-is trained on the biased set and scored three ways (:mod:`debiaseval.ure`):
+rest (:mod:`debiaseval.data.exposure`); every model (recommender × hyperparameters)
+is trained on the biased set and scored three ways (:mod:`debiaseval.evaluation.ure`):
 true Recall@K on the full data, traditional Recall@K ranking only R, and URE@K.
-Their agreement with the truth across models (:mod:`debiaseval.agreement`) says
+Their agreement with the truth across models (:mod:`debiaseval.evaluation.agreement`) says
 which estimate selects models correctly. On a dataset with MNAR and MAR parts
 and no full data (yahoo-r3) the models train on MNAR, R is the MAR part, and
 the traditional ranking of models is compared with URE's.
@@ -26,20 +26,20 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from debiaseval.aggregate import markdown_table
-from debiaseval.agreement import agreement
-from debiaseval.config import ConfigError, expand_grid, validate_config
-from debiaseval.datasets.synthetic import generate_synthetic
-from debiaseval.exposure import (
+from debiaseval.data.exposure import (
     attribute_weights,
     item_popularity,
     popularity_weights,
     simulate_exposure,
 )
-from debiaseval.interactions import rating_matrix
+from debiaseval.data.interactions import rating_matrix
+from debiaseval.data.splits import run_rng
+from debiaseval.data.synthetic import generate_synthetic
+from debiaseval.evaluation.aggregate import markdown_table
+from debiaseval.evaluation.agreement import agreement
+from debiaseval.evaluation.ure import mean_recall, recall_estimates
 from debiaseval.recommenders import RECOMMENDERS, make_recommender
-from debiaseval.splits import run_rng
-from debiaseval.ure import mean_recall, recall_estimates
+from debiaseval.workflow.config import ConfigError, expand_grid, validate_config
 
 __all__ = [
     "DATASETS",
@@ -78,7 +78,7 @@ _DATASET_THRESHOLD = {"kuairec": 2.0}  # watch_ratio > 2 [URE24]; ratings 1..5 e
 def settings(block: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The ``e5`` config block validated, with the schema's defaults filled in.
 
-    Raises :class:`debiaseval.config.ConfigError` naming the first bad key.
+    Raises :class:`debiaseval.workflow.config.ConfigError` naming the first bad key.
     """
     return validate_config({"e5": dict(block or {})}, "e5")["e5"]
 
@@ -167,7 +167,8 @@ def expose(
     rng: np.random.Generator,
     items: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
-    """Simulated exposure of fully exposed data (:func:`debiaseval.exposure.simulate_exposure`).
+    """Simulated exposure of fully exposed data
+    (:func:`debiaseval.data.exposure.simulate_exposure`).
 
     Returns user, item, rating, part ∈ {train, exposed, unexposed}, every pair of ``full``.
     """
@@ -335,7 +336,7 @@ def run(
 
     ``data``: fully exposed pairs (user, item, rating; ``part`` absent or
     ``full``), e.g. :func:`full_data` or
-    :func:`debiaseval.datasets.kuairec.fully_exposed_frame`, or an MNAR/MAR
+    :func:`debiaseval.data.kuairec.fully_exposed_frame`, or an MNAR/MAR
     interactions frame (``part`` ∈ mnar, mar) without truth. ``config``: the
     ``e5`` block (defaults filled in); ``seeds`` overrides its seeds (default
     1 when both are null). ``dataset`` names the random streams, so the same

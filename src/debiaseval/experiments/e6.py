@@ -7,11 +7,11 @@ evaluation of a recommendation algorithm* (2015). Steps:
 1. :func:`time_log`: a time-stamped log and its snapshot cuts t0 < t1 < … —
    the MNAR part of a real dataset cut by counts or dates, or the ``synthetic``
    truth observed period by period under recommendation campaigns
-   (:mod:`debiaseval.datasets.campaigns`);
+   (:mod:`debiaseval.data.campaigns`);
 2. :func:`evaluate_over_time`: at every t, the profiles of the users with at
    least ``min_profile`` items, KL item weights fitted to the t0 marginal for
-   every p (:mod:`debiaseval.kl_weights`), and the exact leave-one-out score of
-   every recommender, unweighted and weighted (:mod:`debiaseval.leave_one_out`).
+   every p (:mod:`debiaseval.debiasing.kl_weights`), and the exact leave-one-out score of
+   every recommender, unweighted and weighted (:mod:`debiaseval.evaluation.leave_one_out`).
 
 The boosted set B is the campaign's items on ``synthetic``; on real data, the
 ``n_boosted`` items whose marginal grows most from t0 to the last snapshot.
@@ -27,20 +27,25 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from debiaseval.config import ConfigError, validate_config
-from debiaseval.datasets.campaigns import simulate_campaigns
-from debiaseval.datasets.synthetic import generate_synthetic
-from debiaseval.kl_weights import fit_kl_weight_path, item_marginal, kl_objective, pair_weights
-from debiaseval.kl_weights import profile_matrix as _profile_matrix
-from debiaseval.leave_one_out import (
+from debiaseval.data.campaigns import simulate_campaigns
+from debiaseval.data.snapshots import count_cuts, date_cuts, snapshot_masks
+from debiaseval.data.splits import run_rng
+from debiaseval.data.synthetic import generate_synthetic
+from debiaseval.debiasing.kl_weights import (
+    fit_kl_weight_path,
+    item_marginal,
+    kl_objective,
+    pair_weights,
+)
+from debiaseval.debiasing.kl_weights import profile_matrix as _profile_matrix
+from debiaseval.evaluation.leave_one_out import (
     constant_hits,
     cosine_cf_hits,
     loo_interval,
     naive_cf_hits,
     user_hit_rates,
 )
-from debiaseval.snapshots import count_cuts, date_cuts, snapshot_masks
-from debiaseval.splits import run_rng
+from debiaseval.workflow.config import ConfigError, validate_config
 
 __all__ = [
     "DATASETS",

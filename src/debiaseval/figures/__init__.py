@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from debiaseval.io import atomic_path
+from debiaseval.workflow.io import atomic_path
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

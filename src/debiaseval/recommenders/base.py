@@ -5,7 +5,7 @@ and nothing else; :meth:`Recommender.fit` learns from an n_users × n_items CSR
 matrix of training ratings and returns ``self``; learned state ends in ``_``;
 :meth:`Recommender.score` gives a dense float64 score for every item of the
 requested users (higher = better). Top-N lists over the candidate set are made
-by :func:`debiaseval.ranking.top_k`.
+by :func:`debiaseval.evaluation.ranking.top_k`.
 """
 
 from __future__ import annotations

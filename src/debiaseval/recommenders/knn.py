@@ -20,7 +20,7 @@ from typing import Self
 import numpy as np
 import scipy.sparse as sp
 
-from debiaseval.ranking import top_k_indices
+from debiaseval.evaluation.ranking import top_k_indices
 from debiaseval.recommenders.base import NotFittedError, Recommender, check_int
 
 __all__ = ["ItemKNN", "KNNRecommender", "UserKNN"]

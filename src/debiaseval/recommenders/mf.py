@@ -8,7 +8,7 @@ It is not the λ of an ALS objective: [SAC20]'s grid {0.001, ..., 0.6} collapses
 LightFM's embeddings to zero or makes them diverge from about 0.006 on, so the
 useful range is about {0, 1e-6, ..., 1e-3} (SPEC §5). The number of epochs can
 be chosen on validation data by :meth:`LightFMRanker.iter_epochs` (early
-stopping, see :mod:`debiaseval.tuning`). LightFM with ``num_threads > 1`` runs
+stopping, see :mod:`debiaseval.recommenders.tuning`). LightFM with ``num_threads > 1`` runs
 lock-free parallel SGD (Hogwild), whose result depends on thread timing: only
 the default ``num_threads=1`` is deterministic given the seed.
 """
@@ -136,7 +136,7 @@ class LightFMRanker(Recommender):
         After each yield the model is fitted (``score`` works) as if ``fit`` had
         been called with that many epochs: LightFM's ``fit_partial`` continues
         the same random stream, so the states are identical. Early stopping
-        (:func:`debiaseval.tuning.tune_points`) evaluates between steps.
+        (:func:`debiaseval.recommenders.tuning.tune_points`) evaluates between steps.
         """
         check_int("step", step)
         self.validate_params()

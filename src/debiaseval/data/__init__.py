@@ -1,6 +1,6 @@
 """Real datasets: where they come from, how they are fetched, parsed and preprocessed (SPEC §2)."""
 
-from debiaseval.datasets.download import (
+from debiaseval.data.download import (
     MIRROR_ENV,
     DatasetError,
     download_file,
@@ -8,7 +8,7 @@ from debiaseval.datasets.download import (
     safe_extract,
     sha256_file,
 )
-from debiaseval.datasets.loaders import (
+from debiaseval.data.loaders import (
     LOADERS,
     RawDataset,
     load_coat,
@@ -18,8 +18,8 @@ from debiaseval.datasets.loaders import (
     load_raw,
     load_yahoo_r3,
 )
-from debiaseval.datasets.preprocess import PARTS, build_interactions, filter_users_by_count
-from debiaseval.datasets.registry import SOURCES, DatasetSource
+from debiaseval.data.preprocess import PARTS, build_interactions, filter_users_by_count
+from debiaseval.data.registry import SOURCES, DatasetSource
 
 GENERATED: tuple[str, ...] = ("synthetic", "ml-100k-semi")
 """Datasets the workflow generates itself (``ml-100k-semi`` from ML-100K's files, SPEC 2.2)."""

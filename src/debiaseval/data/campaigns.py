@@ -5,7 +5,7 @@ evaluation bias in recommendation systems* (Benelearn 2014): a live system's own
 recommendations raise the observation rate of the items it pushes, so the item
 marginal of the logs drifts and offline scores drift with it.
 
-The simulation keeps the truth of :func:`~debiaseval.datasets.synthetic.generate_synthetic`
+The simulation keeps the truth of :func:`~debiaseval.data.synthetic.generate_synthetic`
 (ratings and propensities P(u, i), unchanged) and spreads observations over
 periods 0..T−1: a pair not yet observed is observed in period t with hazard
 h = 1 − (1 − P)^(1/T), so that without campaigns it is observed by the end with
@@ -47,7 +47,7 @@ def simulate_campaigns(
     """Observe the pairs of a full truth period by period, boosting items after t0.
 
     ``ratings`` and ``propensities`` are the n_users × n_items truth of a
-    :class:`~debiaseval.datasets.synthetic.SyntheticData`; ``n_boosted`` items
+    :class:`~debiaseval.data.synthetic.SyntheticData`; ``n_boosted`` items
     are drawn uniformly without replacement from ``rng``, then one uniform per
     pair and period decides the observations (module docstring). Rows are
     sorted by period, user, item.

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from debiaseval.datasets.download import DatasetError
-from debiaseval.datasets.loaders import RawDataset
+from debiaseval.data.download import DatasetError
+from debiaseval.data.loaders import RawDataset
 
 __all__ = ["PARTS", "build_interactions", "filter_users_by_count"]
 

@@ -186,7 +186,7 @@ def _one_line(error: jsonschema.ValidationError) -> str:
 
 
 def _check_dataset_names(where: str, names: Iterable[str]) -> None:
-    from debiaseval.datasets import DATASET_NAMES
+    from debiaseval.data import DATASET_NAMES
 
     for position, name in enumerate(names):
         if name not in DATASET_NAMES:

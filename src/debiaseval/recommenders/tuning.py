@@ -24,11 +24,11 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from debiaseval.config import expand_grid
-from debiaseval.interactions import rating_matrix
-from debiaseval.metrics import evaluate_topk, summarise
-from debiaseval.ranking import top_k
+from debiaseval.data.interactions import rating_matrix
+from debiaseval.evaluation.metrics import evaluate_topk, summarise
+from debiaseval.evaluation.ranking import top_k
 from debiaseval.recommenders import RECOMMENDERS, Recommender, fit_grid, make_recommender
+from debiaseval.workflow.config import expand_grid
 
 __all__ = [
     "OK",

@@ -5,7 +5,7 @@ bias in recommendation systems* (Benelearn 2014), §3–5; SPEC §4.2, §7 E6.
 
 The protocol draws a user u uniformly, then a held-out item i of the profile I_u
 (uniformly, or with P(i|u,ω) = ω_i / Σ_{j∈I_u} ω_j under item weights, see
-:mod:`debiaseval.kl_weights`), recomputes the recommender on the data without
+:mod:`debiaseval.debiasing.kl_weights`), recomputes the recommender on the data without
 (u, i), and scores a hit when i is in the user's top k (k = 5). Its score is the
 probability of a hit,
 
@@ -22,7 +22,7 @@ which this module computes exactly, over every user and every profile item
   whole table costs O(n_items · nnz) without refitting anything.
 
 CF candidates are the items outside I_u \\ {i}; ranks break ties by the smaller
-item id (as :func:`debiaseval.ranking.top_k_indices`). Users with an empty
+item id (as :func:`debiaseval.evaluation.ranking.top_k_indices`). Users with an empty
 profile are not in U.
 """
 
@@ -231,7 +231,7 @@ def user_hit_rates(hits: sp.csr_matrix, weights: sp.csr_matrix) -> np.ndarray:
     """Per-user expected hit Σ_{i∈I_u} P(i|u,ω) hit(u, i) of the users with a profile.
 
     ``weights`` holds P(i|u,ω) on the same structure as ``hits``
-    (:func:`debiaseval.kl_weights.pair_weights`, rows of the evaluated users);
+    (:func:`debiaseval.debiasing.kl_weights.pair_weights`, rows of the evaluated users);
     the protocol's score is the mean of the returned values.
     """
     if hits.shape != weights.shape or hits.nnz != weights.nnz:

@@ -24,8 +24,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from debiaseval.datasets.download import DatasetError
-from debiaseval.datasets.registry import DatasetSource
+from debiaseval.data.download import DatasetError
+from debiaseval.data.registry import DatasetSource
 
 __all__ = [
     "KUAIREC_ARCHIVE_BYTES",
@@ -77,7 +77,7 @@ KUAIREC_SOURCE = DatasetSource(
         "fully-observed dataset and insights for evaluating recommender systems. CIKM 2022."
     ),
 )
-"""The registry entry of KuaiRec (the form of :data:`debiaseval.datasets.registry.SOURCES`)."""
+"""The registry entry of KuaiRec (the form of :data:`debiaseval.data.registry.SOURCES`)."""
 
 _NUMERIC = ("user_id", "video_id", "timestamp", "watch_ratio")
 

@@ -3,7 +3,7 @@
 A dataset folder is materialised from, in order: a user-supplied ``path`` (folder or
 archive), a local ``mirror`` (or ``$DEBIASEVAL_MIRROR``) holding ``<mirror>/<name>/``,
 or the canonical archive downloaded over HTTPS. Every file listed in
-:data:`debiaseval.datasets.registry.SOURCES` is copied and checked against its recorded
+:data:`debiaseval.data.registry.SOURCES` is copied and checked against its recorded
 SHA-256 before the folder is renamed into place.
 """
 
@@ -22,8 +22,8 @@ import urllib.request
 import zipfile
 from pathlib import Path, PurePosixPath
 
-from debiaseval.datasets.registry import SOURCES, DatasetSource
-from debiaseval.io import atomic_path
+from debiaseval.data.registry import SOURCES, DatasetSource
+from debiaseval.workflow.io import atomic_path
 
 __all__ = [
     "MIRROR_ENV",

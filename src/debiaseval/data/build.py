@@ -12,8 +12,8 @@ from typing import Any
 
 import pandas as pd
 
-from debiaseval.datasets.loaders import load_raw
-from debiaseval.datasets.preprocess import build_interactions
+from debiaseval.data.loaders import load_raw
+from debiaseval.data.preprocess import build_interactions
 
 __all__ = ["SOURCE_OF", "build_dataset"]
 
@@ -36,13 +36,13 @@ def build_dataset(
     any other dataset is read from its canonical files in ``raw``.
     """
     if name == "synthetic":
-        from debiaseval.datasets.synthetic import generate_synthetic
+        from debiaseval.data.synthetic import generate_synthetic
 
         return (*build_interactions(generate_synthetic(**(synthetic or {})).to_raw()), None)
     if raw is None:
         raise ValueError(f"dataset {name!r} needs the folder of its raw files")
     if name in SOURCE_OF:
-        from debiaseval.datasets.semisynthetic import build_ml_100k_semi
+        from debiaseval.data.semisynthetic import build_ml_100k_semi
 
         return build_ml_100k_semi(load_raw(SOURCE_OF[name], Path(raw)), **(semisynthetic or {}))
     return (*build_interactions(load_raw(name, Path(raw))), None)

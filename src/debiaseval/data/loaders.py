@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from debiaseval.datasets.download import DatasetError
+from debiaseval.data.download import DatasetError
 
 __all__ = [
     "LOADERS",

@@ -4,7 +4,7 @@ SPEC §7 E5. From a fully exposed dataset (every user's value of every available
 item is known: KuaiRec's small matrix, or ``synthetic``'s full matrix), each
 user u is *exposed*, as a logging recommender would, to a training set drawn
 without replacement by successive sampling with item weights w_i (the
-Efraimidis–Spirakis keys of :mod:`debiaseval.sampling`, one draw per user):
+Efraimidis–Spirakis keys of :mod:`debiaseval.debiasing.sampling`, one draw per user):
 
 - ``by="popularity"``: w_i = max(pop_i, 1)^γ, pop_i = # positive pairs of i in
   the full data (the logging system shows what is liked in general);
@@ -119,7 +119,7 @@ def simulate_exposure(
     (:func:`popularity_weights`, :func:`attribute_weights`). Per user, the
     training set is a successive weighted sample without replacement of
     round(``train_fraction`` · #pairs) items (keys log(E)/… as in
-    :func:`debiaseval.sampling.weighted_sample_without_replacement`), and the
+    :func:`debiaseval.debiasing.sampling.weighted_sample_without_replacement`), and the
     exposed set a uniform sample of ``n_exposed`` of the remaining items.
     Vectorised over blocks of users (a row sort each). Returns ``full`` with a
     categorical ``part`` column, in the input's row order.

@@ -4,7 +4,7 @@
 prediction matrix Ŷ is R(Ŷ) = 1/(U·I) Σ_{u,i} δ_{u,i}(Y, Ŷ), with
 
 - ``mae``: |Y − Ŷ|;  ``mse``: (Y − Ŷ)²;  ``accuracy``: 1{round(Ŷ) = Y}
-  (rounding half up, as :func:`debiaseval.metrics.accuracy`);
+  (rounding half up, as :func:`debiaseval.evaluation.metrics.accuracy`);
 - ``dcg@k``: I · g(Y) · 1{rank ≤ k} / log2(1 + rank);
 - ``precision@k``: I · g(Y) · 1{rank ≤ k} / k,
 
@@ -27,7 +27,7 @@ from typing import Protocol
 
 import numpy as np
 
-from debiaseval.ranking import top_k_indices
+from debiaseval.evaluation.ranking import top_k_indices
 
 __all__ = [
     "LOSSES",

@@ -10,10 +10,10 @@ from collections.abc import Iterator
 
 from threadpoolctl import threadpool_limits
 
-from debiaseval.config import ConfigError
-from debiaseval.datasets.download import DatasetError
-from debiaseval.errors import EmptyTestSetError
-from debiaseval.io import UnreadableFileError
+from debiaseval.data.download import DatasetError
+from debiaseval.workflow.config import ConfigError
+from debiaseval.workflow.errors import EmptyTestSetError
+from debiaseval.workflow.io import UnreadableFileError
 
 __all__ = ["USER_ERRORS", "job", "one_line"]
 

@@ -23,12 +23,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from debiaseval.datasets.loaders import RawDataset
-from debiaseval.datasets.preprocess import build_interactions
-from debiaseval.datasets.synthetic import observation_scale
-from debiaseval.metrics import accuracy
+from debiaseval.data.loaders import RawDataset
+from debiaseval.data.preprocess import build_interactions
+from debiaseval.data.splits import run_rng
+from debiaseval.data.synthetic import observation_scale
+from debiaseval.evaluation.metrics import accuracy
 from debiaseval.recommenders.rating_mf import WeightedMF
-from debiaseval.splits import run_rng
 
 __all__ = [
     "ICML16_MARGINAL",

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from debiaseval.kl_weights import fit_kl_weights, pair_weights, profile_matrix
-from debiaseval.sampling import weighted_sample_without_replacement
+from debiaseval.debiasing.kl_weights import fit_kl_weights, pair_weights, profile_matrix
+from debiaseval.debiasing.sampling import weighted_sample_without_replacement
 
 __all__ = [
     "DEFAULT_TESTSETS",
@@ -111,7 +111,7 @@ def wtd_weights(
       present user/item gets exactly the paper's weight.
     - A user or item absent from the MAR set has P_mar = 0, hence weight 0 (its
       pairs are drawn only after every positive-weight pair, see
-      :func:`~debiaseval.sampling.weighted_sample_without_replacement`), unless
+      :func:`~debiaseval.debiasing.sampling.weighted_sample_without_replacement`), unless
       ``smoothing`` > 0: additive smoothing of the MAR posteriors only (the
       reference posteriors are never smoothed; WTD_H ignores it).
     """
@@ -173,7 +173,7 @@ def kl_pair_weights(
     """Per-pair KL weights ω_i / Σ_{j∈I_u} ω_j ([MYT14]; SPEC §4 table and §4.2).
 
     I_u = u's items in the space; ω minimises KL(P_ref ‖ P(·|ω)) of the space's
-    classic-protocol marginal (:func:`debiaseval.kl_weights.fit_kl_weights`) with
+    classic-protocol marginal (:func:`debiaseval.debiasing.kl_weights.fit_kl_weights`) with
     P_ref the item posteriors of ``mar_items`` (the MAR weights part), or the
     uniform 1/n_items when None; ``active_items`` = p (None = every item). Each
     user's pairs sum to 1, so users weigh uniformly.

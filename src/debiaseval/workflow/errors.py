@@ -1,6 +1,6 @@
 """Errors a user fixes by changing the config or the data (one-line messages).
 
-Kept in a module with no heavy imports so that :mod:`debiaseval.runtime` can
+Kept in a module with no heavy imports so that :mod:`debiaseval.workflow.runtime` can
 recognise them in every job.
 """
 

@@ -16,7 +16,7 @@ candidates (every item u has no training interaction with).
   that short list's top K: it answers a different question and is 1 for K ≥ |R_u|.
 
 **Ties.** ``ties="rank"`` (default) orders candidates by score descending and
-breaks ties by the smaller item id, exactly as :func:`debiaseval.ranking.top_k`
+breaks ties by the smaller item id, exactly as :func:`debiaseval.evaluation.ranking.top_k`
 does, so that exactly K candidates pass the threshold and URE@K estimates the
 true Recall@K of the lists the project ranks (the threshold is the (K+1)-th
 candidate of that order). ``ties="strict"`` is the formula read literally: an
@@ -189,7 +189,7 @@ def true_recall_at_k(
 
     ``rows``/``cols``: every positive candidate P_u of the user (fully exposed
     truth minus training pairs). The top K is that of
-    :func:`debiaseval.ranking.top_k` (ties by the smaller item id); the same
+    :func:`debiaseval.evaluation.ranking.top_k` (ties by the smaller item id); the same
     kernel as :func:`ure_at_k` applied to P_u instead of R_u⁺.
     """
     return ure_at_k(scores, rows, cols, ks, ties="rank")

@@ -7,9 +7,9 @@ R(Ŷ) = 1/(U·I) Σ_{u,i} δ_{u,i}.
 
 :func:`estimate` computes all three at once, vectorised over several loss
 vectors; :func:`evaluate` goes from observed pairs, their propensities (an
-array or a propensity table of :mod:`debiaseval.propensities`) and a
+array or a propensity table of :mod:`debiaseval.debiasing.propensities`) and a
 prediction matrix or a model's scores to the estimates of a metric of
-:mod:`debiaseval.losses` (``mae``, ``mse``, ``accuracy``, ``dcg@k``,
+:mod:`debiaseval.evaluation.losses` (``mae``, ``mse``, ``accuracy``, ``dcg@k``,
 ``precision@k``).
 """
 
@@ -20,8 +20,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from debiaseval.losses import Scorer, pair_losses
-from debiaseval.propensities import lookup
+from debiaseval.debiasing.propensities import lookup
+from debiaseval.evaluation.losses import Scorer, pair_losses
 
 __all__ = ["ESTIMATORS", "estimate", "evaluate", "ips", "naive", "snips"]
 
@@ -120,7 +120,7 @@ def evaluate(
     the observed pairs, each pair once); ``propensity`` is one value per pair or
     a propensity table to look them up in; ``prediction`` is the n_users ×
     n_items matrix Ŷ or a fitted model with ``score(users)``. ``metric`` and the
-    ranking options are those of :func:`debiaseval.losses.pair_losses`.
+    ranking options are those of :func:`debiaseval.evaluation.losses.pair_losses`.
     """
     for col in ("user", "item", "rating"):
         if col not in pairs.columns:

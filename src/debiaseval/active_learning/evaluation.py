@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import wilcoxon
 
-from debiaseval.metrics import evaluate_topk
+from debiaseval.evaluation.metrics import evaluate_topk
 
 __all__ = [
     "SCOPES",

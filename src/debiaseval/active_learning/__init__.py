@@ -1,0 +1,1 @@
+"""Active learning: elicitation strategies and the offline evaluation of what they elicit."""

@@ -1,0 +1,2 @@
+"""Debiasing: weighted sampling, intervened test sets, propensity models and KL-optimised
+item weights."""
