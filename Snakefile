@@ -33,5 +33,9 @@ rule all:
         "results/config.html",
 
 
+onstart:
+    check_data()
+
+
 onsuccess:
     print(run_message())

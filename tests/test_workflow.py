@@ -16,6 +16,8 @@ import pandas as pd
 import pytest
 import yaml
 
+from debiaseval.data import SOURCES
+
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "configs" / "tiny.yaml"
 TARGET = "results/e1/synthetic/summary.parquet"
@@ -302,6 +304,66 @@ def test_a_targeted_summary_refreshes_its_figures_and_tables_and_names_only_them
     # nothing of E1 is stale: the default target has no E1 job left to run
     rest = snakemake(workdir, "-n", "--cores", "1", configfiles=("tiny.yaml", "rho.yaml")).stdout
     assert "rule e1_" not in rest, rest
+
+
+def _run_without_mirror(workdir: Path, *args: str, mirror: Path | None = None):
+    env = {k: v for k, v in os.environ.items() if k != "DEBIASEVAL_MIRROR"}
+    if mirror is not None:
+        env["DEBIASEVAL_MIRROR"] = str(mirror)
+    return subprocess.run(
+        [sys.executable, "-m", "snakemake", "--configfile", "missing.yaml", "--cores", "1", *args],
+        cwd=workdir, capture_output=True, text=True, timeout=600, env=env,
+    )  # fmt: skip
+
+
+def test_manual_only_datasets_without_a_copy_stop_the_run_before_any_job(tmp_path):
+    """A run naming Yahoo! R3 and LibraryThing (which nothing can download) with no copy of
+    them stops before its first job, with one message naming both, where to put them and the
+    --config that drops them."""
+    workdir = make_workdir(tmp_path / "missing")
+    (workdir / "missing.yaml").write_text(
+        "datasets: [synthetic, yahoo-r3]\nexperiments: [e1, e2]\ne2: {datasets: [librarything]}\n"
+    )
+    result = _run_without_mirror(workdir)
+    assert result.returncode != 0
+    output = result.stdout + result.stderr
+    start = output.index("debiaseval: 2 datasets of this run cannot be downloaded")
+    lines = output[start:].splitlines()
+    assert lines[1].startswith("  yahoo-r3: Yahoo! R3 cannot be downloaded automatically")
+    assert lines[2].startswith("  librarything: LibraryThing is not downloaded automatically")
+    assert lines[3] == (
+        "Or run without them: snakemake ... --config 'datasets=[synthetic]' 'experiments=[e1]'"
+    )
+    assert output.count("cannot be downloaded and no local copy") == 1  # one message
+    assert not (workdir / "results").exists() and not (workdir / "logs").exists()  # no job ran
+    # the command it gives runs (dry) without them
+    dropped = _run_without_mirror(
+        workdir, "-n", "--config", "datasets=[synthetic]", "experiments=[e1]"
+    )
+    assert dropped.returncode == 0, dropped.stderr
+    assert "download" not in dropped.stdout.split("Job stats:")[1].split("total")[0]
+
+
+def test_a_mirror_copy_lets_the_run_fetch_the_manual_dataset(tmp_path):
+    """With <mirror>/yahoo-r3/ present the start check passes and the download rule reads the
+    mirror: its files are verified (here a damaged copy fails on its checksum, in the
+    download job, not in the start check); with the real mirror the files arrive."""
+    workdir = make_workdir(tmp_path / "mirrored")
+    (workdir / "missing.yaml").write_text("datasets: [yahoo-r3]\nexperiments: [e1]\n")
+    fake = tmp_path / "mirror" / "yahoo-r3"
+    fake.mkdir(parents=True)
+    for name in SOURCES["yahoo-r3"].files:
+        (fake / name).write_text("1\t1\t5\n")
+    result = _run_without_mirror(workdir, "resources/raw/yahoo-r3", mirror=fake.parent)
+    assert result.returncode != 0
+    assert "cannot be downloaded and no local copy" not in result.stdout + result.stderr
+    assert "yahoo-r3: checksum mismatch" in result.stderr
+    real = Path(os.environ.get("DEBIASEVAL_MIRROR", "/nonexistent"))
+    if not (real / "yahoo-r3").is_dir():
+        pytest.skip("DEBIASEVAL_MIRROR holds no yahoo-r3: only the damaged copy was tried")
+    result = _run_without_mirror(workdir, "resources/raw/yahoo-r3", mirror=real)
+    assert result.returncode == 0, result.stderr
+    assert (workdir / "resources/raw/yahoo-r3/ydata-ymusic-rating-study-v1_0-train.txt").exists()
 
 
 def test_e6_outputs(two_runs):

@@ -11,6 +11,7 @@ from debiaseval.data import DATASET_NAMES, MIRROR_ENV, SOURCES
 from debiaseval.data.build import SOURCE_OF
 from debiaseval.figures import figure_module
 from debiaseval.recommenders.tuning import grid_chunks
+from debiaseval.workflow.data_check import missing_data_message, unobtainable
 from debiaseval.workflow.io import remove_unreadable_parquet
 from debiaseval.workflow.report import finished_message
 
@@ -126,6 +127,18 @@ def run_jobs():
     """The jobs this invocation runs, from Snakemake's DAG (for the onstart and onsuccess
     handlers, which Snakemake calls once the DAG is built)."""
     return list(workflow.dag.needrun_jobs(exclude_finished=False))
+
+
+def check_data():
+    """Stop before the first job, with one message, if the run needs datasets that cannot be
+    downloaded and have no local copy (resources/raw, the mirror, sources.<name>.path)."""
+    fetched = {job.wildcards.dataset for job in run_jobs() if job.rule.name == "download"}
+    needed = [name for name in SOURCES if name in fetched]  # in the registry's order
+    missing = unobtainable(
+        needed, raw_root="resources/raw", mirror=mirror(), sources=config["sources"]
+    )
+    if missing:
+        sys.exit(missing_data_message(config, missing))
 
 
 def run_message():
