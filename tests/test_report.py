@@ -77,7 +77,7 @@ def _kendall(taus: list[float]) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def test_a_zero_tau_is_drawn_and_labelled_and_a_missing_one_marked():
-    kendall, summary = _kendall([0.0, 0.5, np.nan, 1.0, -0.5, 0.0])
+    kendall, summary = _kendall([0.0, 0.5, np.nan, 1.0, -0.5, 2e-17])  # a rounding zero too
     fig = e1_figures.draw("kendall", {"kendall": kendall, "summary": summary}, "toy")
     ax = fig.axes[0]
     labels = [t.get_text() for t in ax.texts]

@@ -71,12 +71,16 @@ def grouped_bars(
         positions = x + (j - (n_cols - 1) / 2) * width
         bars = ax.bar(positions, values, width, yerr=yerr, capsize=2, label=str(column))
         colour = bars.patches[0].get_facecolor() if bars.patches else None
+        zero = np.abs(values) < 1e-12  # a zero up to rounding (NaN compares False)
         if value_labels is not None:
-            shown = [value_labels.format(v) if np.isfinite(v) and v != 0 else "" for v in values]
+            shown = [
+                value_labels.format(v) if np.isfinite(v) and not z else ""
+                for v, z in zip(values, zero, strict=True)
+            ]
             ax.bar_label(bars, shown, padding=2, fontsize="x-small")
-        for position, value in zip(positions, values, strict=True):
-            if value == 0 or not np.isfinite(value):
-                _mark_baseline(ax, position, width, colour, "0" if value == 0 else "n/a")
+        for position, value, is_zero in zip(positions, values, zero, strict=True):
+            if is_zero or not np.isfinite(value):
+                _mark_baseline(ax, position, width, colour, "0" if is_zero else "n/a")
     ax.set_xlim(-0.5, n_rows - 0.5)  # every group in view, even one of missing values only
     ax.set_xticks(x, [str(i) for i in table.index], rotation=20, ha="right")
     ax.set_ylabel(ylabel)
