@@ -1,8 +1,10 @@
 """Real datasets: where they come from, how they are fetched, parsed and preprocessed (SPEC §2)."""
 
 from debiaseval.data.download import (
+    DATA_ENV,
     MIRROR_ENV,
     DatasetError,
+    cache_folder,
     download_file,
     fetch_dataset,
     safe_extract,
@@ -29,6 +31,7 @@ DATASET_NAMES: tuple[str, ...] = (*GENERATED, *SOURCES)
 
 __all__ = [
     "DATASET_NAMES",
+    "DATA_ENV",
     "GENERATED",
     "LOADERS",
     "MIRROR_ENV",
@@ -38,6 +41,7 @@ __all__ = [
     "DatasetSource",
     "RawDataset",
     "build_interactions",
+    "cache_folder",
     "download_file",
     "fetch_dataset",
     "filter_users_by_count",

@@ -8,6 +8,7 @@ steps, which the workflow's ``eN_*`` rules call one at a time.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -24,19 +25,45 @@ class RunData(NamedTuple):
     seed_ids: list[int]
 
 
+def unsupported(experiment: str, dataset: str) -> str | None:
+    """Why ``experiment`` cannot run on ``dataset`` (one sentence), or ``None`` if it can.
+
+    From the experiment module's ``DATASETS`` (those it can run on) and ``NEEDS``
+    (what the others lack, e.g. "a MAR part"), so the config check and the Python
+    API say the same thing.
+    """
+    module = importlib.import_module(f"debiaseval.experiments.{experiment}")
+    supported = getattr(module, "DATASETS", None)
+    if supported is None or dataset in supported:
+        return None
+    label, needs = experiment.upper(), getattr(module, "NEEDS", None)
+    if needs:
+        reason = f"{label} needs {needs}, which {dataset!r} lacks"
+    else:
+        reason = f"{label} cannot run on {dataset!r}"
+    return f"{reason} ({label} datasets: {', '.join(supported)})"
+
+
 def run_data(
     data: str | pd.DataFrame,
     config: Mapping[str, Any] | None,
     dataset: str | None,
     seeds: int | Sequence[int] | None,
     configured_seeds: int,
+    *,
+    experiment: str,
 ) -> RunData:
     """Resolve a ``run``'s arguments: a dataset name is loaded as the workflow loads it
-    (:func:`debiaseval.api.load_dataset`), a frame is sized from its largest ids and named
-    ``dataset`` (default "data"); ``seeds`` (a count or the ids) defaults to the config's."""
+    (:func:`debiaseval.api.load_dataset`), once ``experiment`` is known to run on it (a
+    one-line ``ValueError`` otherwise, before anything is loaded); a frame is sized from its
+    largest ids and named ``dataset`` (default "data"); ``seeds`` (a count or the ids)
+    defaults to the config's."""
     if isinstance(data, str):
         from debiaseval.api import load_dataset
 
+        reason = unsupported(experiment, data)
+        if reason is not None:
+            raise ValueError(reason)
         interactions, users, items = load_dataset(data, config=config)
         n_users, n_items = len(users), len(items)
         name = dataset or data

@@ -21,16 +21,15 @@ from debiaseval.data.splits import run_rng, split_e1
 from debiaseval.debiasing.interventions import TestSetSpec, intervene, marginal_kl, sampling_weights
 from debiaseval.evaluation.aggregate import (
     GROUND_TRUTH,
+    kendall_markdown,
     kendall_table,
-    markdown_table,
     summary_markdown,
     summary_table,
     testsets_table,
-    with_empty_testsets,
 )
 from debiaseval.evaluation.metrics import evaluate_topk, summarise, train_overlap_mask
 from debiaseval.evaluation.ranking import empty_recommendations
-from debiaseval.experiments import run_data
+from debiaseval.experiments import run_data, unsupported
 from debiaseval.recommenders import make_recommender
 from debiaseval.recommenders.tuning import EarlyStopping, grid_chunks, merge_chunks, tune_points
 from debiaseval.workflow.config import ConfigError, expand_grid
@@ -59,6 +58,9 @@ __all__ = [
 
 DATASETS = ("synthetic", "coat", "yahoo-r3")
 """Datasets with both a MAR and an MNAR part, which E1 needs."""
+
+NEEDS = "a MAR part"
+"""What the datasets E1 cannot run on lack."""
 
 OUTPUTS = ("summary.parquet", "kendall.parquet", "testsets.parquet", "summary.md", "kendall.md")
 """E1's aggregated files in ``results/e1/<dataset>/``."""
@@ -134,11 +136,8 @@ def _check_fractions(block: Mapping[str, Any]) -> None:
 
 def _check_datasets(block: Mapping[str, Any]) -> None:
     for position, name in enumerate(block["datasets"]):
-        if name not in DATASETS:
-            raise ConfigError(
-                f"config error at 'e1.datasets.{position}': E1 needs a MAR part, which {name!r} "
-                f"lacks (E1 datasets: {', '.join(DATASETS)})"
-            )
+        if (reason := unsupported("e1", name)) is not None:
+            raise ConfigError(f"config error at 'e1.datasets.{position}': {reason}")
 
 
 def _check_recommenders(block: Mapping[str, Any]) -> None:
@@ -493,10 +492,7 @@ def aggregate_step(
         "summary_md": summary_markdown(
             summary, dataset, diagnostics=checks, about=about, testsets=names
         ),
-        "kendall_md": f"# E1 on {dataset}: Kendall's tau-b of the recommender ranking vs gt\n\n"
-        "From the seed means; 1 = the test set ranks the recommenders as the MAR ground truth "
-        "does (higher is better). `n_recommenders` counts those ranked.\n\n"
-        + markdown_table(with_empty_testsets(kendall, names[1:])),
+        "kendall_md": kendall_markdown(kendall, dataset, names[1:]),
     }
 
 
@@ -524,7 +520,7 @@ def run(
 
     block = validate_config(dict(config or {}), "e1")["e1"]
     dataset, interactions, n_users, n_items, seed_ids = run_data(
-        data, config, dataset, seeds, block["seeds"]
+        data, config, dataset, seeds, block["seeds"], experiment="e1"
     )
     sizes = {"dataset": dataset, "n_users": n_users, "n_items": n_items}
     metrics, diagnostics, tunings = [], [], []

@@ -35,7 +35,7 @@ from debiaseval.data.splits import assign_parts, run_rng, split_e2
 from debiaseval.debiasing.interventions import TestSetSpec, intervene, sampling_weights
 from debiaseval.evaluation.aggregate import markdown_table
 from debiaseval.evaluation.ranking import top_k
-from debiaseval.experiments import run_data
+from debiaseval.experiments import run_data, unsupported
 from debiaseval.recommenders import make_recommender
 from debiaseval.recommenders.mf import LightFMRanker
 from debiaseval.recommenders.tuning import (
@@ -71,11 +71,8 @@ ROLES = ("hidden", "test")
 
 def _check_datasets(block: Mapping[str, Any]) -> None:
     for position, name in enumerate(block["datasets"]):
-        if name not in DATASETS:
-            raise ConfigError(
-                f"config error at 'e2.datasets.{position}': E2 cannot run on {name!r} "
-                f"(E2 datasets: {', '.join(DATASETS)})"
-            )
+        if (reason := unsupported("e2", name)) is not None:
+            raise ConfigError(f"config error at 'e2.datasets.{position}': {reason}")
 
 
 def _check_methods(block: Mapping[str, Any]) -> None:
@@ -512,7 +509,7 @@ def run(
 
     block = validate_config(dict(config or {}), "e2")["e2"]
     dataset, interactions, n_users, n_items, seed_ids = run_data(
-        data, config, dataset, seeds, block["seeds"]
+        data, config, dataset, seeds, block["seeds"], experiment="e2"
     )
     sizes = {"n_users": n_users, "n_items": n_items}
     common = {"dataset": dataset, **sizes}
