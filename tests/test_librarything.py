@@ -239,8 +239,10 @@ def test_e2_runs_on_a_librarything_file(tmp_path, monkeypatch):
             "tuning": {"early_stopping": None},
         },
     }
+    monkeypatch.setenv("DEBIASEVAL_DATA", str(tmp_path / "cache"))
     out = e2.run("librarything", config)
-    assert (tmp_path / "resources" / "raw" / "librarything" / "reviews.txt").is_file()
+    assert (tmp_path / "cache" / "librarything" / "reviews.txt").is_file()
+    assert not (tmp_path / "resources").exists()
     elicited = out["elicited"]
     assert set(elicited["strategy"]) == {"RND", "POP"} and (elicited["n_seeds"] == 1).all()
     assert set(out["summary"]["method"]) == {"CLASSIC", "INT_T", "INT_HT"}
