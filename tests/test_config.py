@@ -125,3 +125,10 @@ def test_coerce_strings_parses_whole_blocks_and_leaves_garbage_to_validation():
     assert coerced == {"e1": {"rho": 0.25, "seeds": 2}, "datasets": ["coat"]}
     with pytest.raises(ConfigError, match=r"at 'e1.rho': 'abc' is not of type 'number'"):
         validate_config({"e1": {"rho": "abc"}})
+
+
+def test_the_shared_recommender_keys_have_descriptions_and_defaults():
+    schema = load_schema()
+    for key, sub in schema["$defs"]["recommender"]["properties"].items():
+        assert "description" in sub, key
+        assert key == "algorithm" or "default" in sub, key

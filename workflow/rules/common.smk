@@ -10,6 +10,7 @@ from debiaseval.workflow.config import ConfigError, validate_config
 from debiaseval.data import DATASET_NAMES, MIRROR_ENV, SOURCES
 from debiaseval.data.build import SOURCE_OF
 from debiaseval.figures import figure_module
+from debiaseval.recommenders.specs import spec_source_hash
 from debiaseval.recommenders.tuning import grid_chunks
 from debiaseval.workflow.data_check import missing_data_message, unobtainable
 from debiaseval.workflow.io import remove_unreadable_parquet
@@ -27,7 +28,7 @@ if workflow.is_main_process:
     for path in remove_unreadable_parquet("results"):
         print(f"removed unreadable {path}: the job that writes it runs again", file=sys.stderr)
 
-CODE = code_hash()
+CODE = code_hash()  # the package's code; a plugin recommender's is spec_source_hash(spec)
 DOWNLOADABLE = list(SOURCES)
 EXPERIMENTS = config["experiments"]
 

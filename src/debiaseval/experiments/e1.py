@@ -30,9 +30,11 @@ from debiaseval.evaluation.aggregate import (
 from debiaseval.evaluation.metrics import evaluate_topk, summarise, train_overlap_mask
 from debiaseval.evaluation.ranking import empty_recommendations
 from debiaseval.experiments import run_data, unsupported
-from debiaseval.recommenders import make_recommender
+from debiaseval.recommenders.base import trains_by_epochs
+from debiaseval.recommenders.registry import EXTERNAL, resolve_recommender
+from debiaseval.recommenders.specs import check_recommender_spec
 from debiaseval.recommenders.tuning import EarlyStopping, grid_chunks, merge_chunks, tune_points
-from debiaseval.workflow.config import ConfigError, expand_grid
+from debiaseval.workflow.config import ConfigError
 from debiaseval.workflow.errors import EmptyTestSetError
 
 __all__ = [
@@ -142,23 +144,17 @@ def _check_datasets(block: Mapping[str, Any]) -> None:
 
 def _check_recommenders(block: Mapping[str, Any]) -> None:
     for name, spec in block["recommenders"].items():
-        where = f"e1.recommenders.{name}"
-        overlap = set(spec["params"]) & set(spec["grid"])
-        if overlap:
-            raise ConfigError(
-                f"config error at '{where}': {sorted(overlap)} in both params and grid"
-            )
-        for point in expand_grid(spec["grid"]):
-            try:
-                make_recommender(spec["algorithm"], **spec["params"], **point)
-            except (TypeError, ValueError) as exc:
-                raise ConfigError(f"config error at '{where}': {exc}") from None
+        check_recommender_spec(spec, f"e1.recommenders.{name}")
 
 
 def _check_epochs(block: Mapping[str, Any]) -> None:
     if block["tuning"]["early_stopping"] is None:
         return
     for name, spec in block["recommenders"].items():
+        if spec["algorithm"] == EXTERNAL or not trains_by_epochs(
+            resolve_recommender(spec["algorithm"])
+        ):
+            continue
         if "epochs" in spec["params"] or "epochs" in spec["grid"]:
             raise ConfigError(
                 f"config error at 'e1.recommenders.{name}': epochs are chosen by early stopping "

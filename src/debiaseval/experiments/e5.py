@@ -38,7 +38,9 @@ from debiaseval.data.synthetic import generate_synthetic
 from debiaseval.evaluation.aggregate import markdown_table
 from debiaseval.evaluation.agreement import agreement
 from debiaseval.evaluation.ure import mean_recall, recall_estimates
-from debiaseval.recommenders import RECOMMENDERS, make_recommender
+from debiaseval.recommenders.registry import make_recommender
+from debiaseval.recommenders.specs import check_recommender_spec
+from debiaseval.recommenders.tuning import recommender_params
 from debiaseval.workflow.config import ConfigError, expand_grid, validate_config
 
 __all__ = [
@@ -93,22 +95,7 @@ def check_config(config: Mapping[str, Any]) -> None:
                 f"which {dataset!r} lacks (E5 datasets: {', '.join(DATASETS)})"
             )
     for name, spec in e5["models"].items():
-        where = f"e5.models.{name}"
-        if spec["algorithm"] not in RECOMMENDERS:
-            raise ConfigError(
-                f"config error at '{where}.algorithm': unknown recommender "
-                f"{spec['algorithm']!r}; known: {', '.join(RECOMMENDERS)}"
-            )
-        overlap = set(spec.get("params", {})) & set(spec.get("grid", {}))
-        if overlap:
-            raise ConfigError(
-                f"config error at '{where}': {sorted(overlap)} in both params and grid"
-            )
-        for point in expand_grid(spec.get("grid", {})):
-            try:
-                make_recommender(spec["algorithm"], **spec.get("params", {}), **point)
-            except (TypeError, ValueError) as exc:
-                raise ConfigError(f"config error at '{where}': {exc}") from None
+        check_recommender_spec(spec, f"e5.models.{name}")
     exposure = e5["exposure"]
     if exposure["by"] == "attribute" and not exposure["attribute"]:
         raise ConfigError(
@@ -225,13 +212,10 @@ def evaluate_models(
     train = rating_matrix(labelled[part == "train"], n_users, n_items)
     exposed = labelled[part == "exposed"]
     truth = labelled if (part == "unexposed").any() else None
-    takes_threshold = "positive_threshold" in RECOMMENDERS[algorithm]._param_names()
     frames = []
     for point in expand_grid(grid):
         shown = {**params, **point}
-        fitted = dict(shown)
-        if takes_threshold:
-            fitted.setdefault("positive_threshold", positive_threshold)
+        fitted = recommender_params(algorithm, shown, positive_threshold)
         recommender = make_recommender(algorithm, **fitted).fit(train, seed=seed)
         per_user = recall_estimates(
             recommender,
