@@ -48,6 +48,7 @@ __all__ = [
     "evaluate_recommenders",
     "evaluate_step",
     "kendall_excluded",
+    "kendall_groups",
     "run",
     "run_metadata",
     "short_list_warnings",
@@ -163,12 +164,20 @@ def _check_epochs(block: Mapping[str, Any]) -> None:
 
 
 def _check_kendall(block: Mapping[str, Any]) -> None:
+    names = ", ".join(block["recommenders"])
     for position, name in enumerate(block["kendall_exclude"] or []):
         if name not in block["recommenders"]:
             raise ConfigError(
                 f"config error at 'e1.kendall_exclude.{position}': {name!r} is not a recommender "
-                f"of e1.recommenders ({', '.join(block['recommenders'])})"
+                f"of e1.recommenders ({names})"
             )
+    for group, members in (block["kendall_groups"] or {}).items():
+        for position, name in enumerate(members):
+            if name not in block["recommenders"]:
+                raise ConfigError(
+                    f"config error at 'e1.kendall_groups.{group}.{position}': {name!r} is not a "
+                    f"recommender of e1.recommenders ({names})"
+                )
 
 
 def kendall_excluded(block: Mapping[str, Any]) -> list[str]:
@@ -176,6 +185,13 @@ def kendall_excluded(block: Mapping[str, Any]) -> list[str]:
     if block["kendall_exclude"] is not None:
         return list(block["kendall_exclude"])
     return [n for n, spec in block["recommenders"].items() if spec["algorithm"] == "random"]
+
+
+def kendall_groups(block: Mapping[str, Any]) -> dict[str, list[str]]:
+    """The groups of Kendall's "with/without": ``kendall_groups``, or {MF: the mf recommenders}."""
+    if block["kendall_groups"] is not None:
+        return {group: list(members) for group, members in block["kendall_groups"].items()}
+    return {"MF": [n for n, spec in block["recommenders"].items() if spec["algorithm"] == "mf"]}
 
 
 def check_config(config: Mapping[str, Any]) -> None:
@@ -476,8 +492,7 @@ def aggregate_step(
 ) -> dict[str, Any]:
     """Rule ``e1_aggregate``: the tables of ``OUTPUTS`` (Markdown ones as text, by file stem)."""
     summary = summary_table(pd.concat(metrics).reset_index(drop=True))
-    mf = [n for n, spec in block["recommenders"].items() if spec["algorithm"] == "mf"]
-    kendall = kendall_table(summary, mf, kendall_excluded(block))
+    kendall = kendall_table(summary, kendall_groups(block), kendall_excluded(block))
     checks = testsets_table(pd.concat(diagnostics))
     about = run_metadata(interactions, block)
     names = [GROUND_TRUTH, *block["testsets"]]
