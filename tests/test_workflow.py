@@ -426,10 +426,10 @@ def test_e5_outputs(two_runs):
 def test_e5_api_gives_the_workflow_values(two_runs):
     import yaml
 
-    from debiaseval.experiments.e5 import full_data, run
+    from debiaseval import api
 
     config = yaml.safe_load(TINY.read_text())
-    out = run(full_data(config["synthetic"]), config["e5"], seeds=2, dataset="synthetic")
+    out = api.run_e5("synthetic", config, seeds=2)
     written = pd.read_parquet(two_runs[0] / E5 / "estimates.parquet")
     pd.testing.assert_frame_equal(out["estimates"], written, check_dtype=False)
 

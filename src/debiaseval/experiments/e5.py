@@ -38,6 +38,7 @@ from debiaseval.data.synthetic import generate_synthetic
 from debiaseval.evaluation.aggregate import markdown_table
 from debiaseval.evaluation.agreement import agreement
 from debiaseval.evaluation.ure import mean_recall, recall_estimates
+from debiaseval.experiments import Data, Frames, input_frames, seed_ids
 from debiaseval.recommenders.registry import make_recommender
 from debiaseval.recommenders.specs import check_recommender_spec
 from debiaseval.recommenders.tuning import recommender_params
@@ -309,31 +310,43 @@ def agreement_markdown(agreement_frame: pd.DataFrame, dataset: str) -> str:
 
 
 def run(
-    data: pd.DataFrame,
+    data: Data,
     config: Mapping[str, Any] | None = None,
     *,
-    seeds: int | None = None,
-    dataset: str = "synthetic",
-    items: pd.DataFrame | None = None,
+    seeds: int | Sequence[int] | None = None,
+    dataset: str | None = None,
 ) -> dict[str, pd.DataFrame]:
     """Run E5 in-process; returns ``estimates``, ``agreement`` and the per-seed rows.
 
-    ``data``: fully exposed pairs (user, item, rating; ``part`` absent or
-    ``full``), e.g. :func:`full_data` or
-    :func:`debiaseval.data.kuairec.fully_exposed_frame`, or an MNAR/MAR
-    interactions frame (``part`` ∈ mnar, mar) without truth. ``config``: the
-    ``e5`` block (defaults filled in); ``seeds`` overrides its seeds (default
-    1 when both are null). ``dataset`` names the random streams, so the same
-    config, dataset and seed give the workflow's values.
+    ``data``: a dataset name (``synthetic``: its full matrix from the config's
+    ``synthetic`` block, as the workflow's ``e5_full``; an MNAR/MAR dataset loaded like the
+    workflow does), or in-memory frames named ``dataset`` (default "data"): fully exposed
+    pairs (user, item, rating; ``part`` absent or ``full``), e.g. :func:`full_data` or
+    :func:`debiaseval.data.kuairec.fully_exposed_frame`, or an MNAR/MAR interactions
+    frame (``part`` ∈ mnar, mar) without truth; give ``(interactions, users, items)``
+    for exposure by an item attribute. ``config``: a workflow config (the ``e5`` block
+    and the rest, validated with defaults); ``seeds``: a count or the seed ids (default
+    the ``e5`` block's). The name seeds the random streams, so the same config, dataset
+    and seed give the workflow's values.
     """
-    cfg = settings(config)
-    n_seeds = int(seeds or cfg["seeds"] or 1)
+    full = validate_config(dict(config or {}), "e5")
+    cfg = full["e5"]
+    if isinstance(data, str) and data in FULLY_EXPOSED:
+        if data != "synthetic":
+            raise ValueError(f"pass the fully exposed frames of {data!r} (fully_exposed_frame)")
+        pairs = full_data(full["synthetic"])
+        items = pd.DataFrame({"item": np.arange(int(pairs["item"].max()) + 1, dtype=np.int32)})
+        frames = Frames(dataset or data, pairs, None, items)
+    else:
+        frames = input_frames(data, config, dataset, experiment="e5")
+    dataset, data, items = frames.dataset, frames.interactions, frames.items
     threshold = positive_threshold_of(dataset, cfg["positive_threshold"])
+    # sized from the pairs, as the workflow's e5_evaluate sizes them
     n_users = int(data["user"].max()) + 1
     n_items = int(data["item"].max()) + 1
     fully_exposed = "part" not in data.columns or set(data["part"].unique()) <= {"full"}
     rows = []
-    for seed in range(n_seeds):
+    for seed in seed_ids(seeds, cfg["seeds"]):
         if fully_exposed:
             labelled = expose(
                 data,
