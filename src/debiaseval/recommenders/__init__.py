@@ -1,9 +1,9 @@
 """Recommenders and their single registry.
 
-Every recommender follows :class:`Recommender` (scikit-learn's estimator
-contract, written down in docs/own-recommender.md); :data:`RECOMMENDERS` maps the
-built-in names to the classes, :func:`resolve_recommender` resolves any name a
-config may give (built-in, entry point, registered at run time, or
+Every recommender follows :class:`Recommender` (scikit-learn's estimator contract,
+written down in the README, "Evaluate your own recommender"); :data:`RECOMMENDERS`
+maps the built-in names to the classes, :func:`resolve_recommender` resolves any
+name a config may give (built-in, entry point, registered at run time, or
 ``"package.module:Class"``), :func:`make_recommender` builds one from a name and
 hyperparameters, :func:`fit_grid` fits the points of a hyperparameter grid,
 sharing one fit between the k values of a k-NN grid, and
