@@ -320,3 +320,33 @@ def test_precomputed_lists_keys_are_checked_across_fields(spec, where, message):
     ok = {"algorithm": "external", "recs": "lists/{dataset}/seed{seed}.parquet"}
     block = validate_config({"e1": {"recommenders": {"L": ok}}})["e1"]["recommenders"]["L"]
     assert (block["ids"], block["on_train_items"]) == ("raw", "error")
+
+
+def test_plugin_paths_come_after_the_installed_packages_and_reach_job_processes(plugins, tmp_path):
+    """A plugin folder never shadows an installed module, and a child process (a Snakemake
+    script job, which sees only its script's folder) imports the plugin through the variable."""
+    import importlib.machinery
+    import os
+    import subprocess
+
+    plugins("mymodels", MY_POP)
+    plugins("yaml", "raise ImportError('the plugin folder shadowed an installed module')\n")
+    validate_config({"plugin_paths": [str(plugins.folder)]})
+    assert sys.path[-1] == str(plugins.folder.resolve())
+    assert os.environ[PLUGIN_PATHS_ENV].split(os.pathsep)[-1] == str(plugins.folder.resolve())
+    # the installed PyYAML is what `import yaml` finds, not the plugin folder's yaml.py
+    found = importlib.machinery.PathFinder.find_spec("yaml", sys.path)
+    assert Path(found.origin).parent.name == "yaml"  # the package, not plugins/yaml.py
+    code = "from debiaseval.recommenders import resolve_recommender; "
+    code += "print(resolve_recommender('mymodels:MyPop'))"
+    elsewhere = tmp_path / "job"
+    elsewhere.mkdir()
+    job = subprocess.run(
+        [sys.executable, "-c", code], cwd=elsewhere, capture_output=True, text=True, check=True
+    )
+    assert "mymodels.MyPop" in job.stdout
+    env = {k: v for k, v in os.environ.items() if k != PLUGIN_PATHS_ENV}
+    alone = subprocess.run(
+        [sys.executable, "-c", code], cwd=elsewhere, capture_output=True, text=True, env=env
+    )
+    assert alone.returncode != 0 and "No module named 'mymodels'" in alone.stderr

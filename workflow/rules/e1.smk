@@ -80,7 +80,7 @@ rule e1_train:
         positive_threshold=E1["positive_threshold"],
         batch_size=E1["batch_size"],
         code=CODE,
-        plugin=lambda w: spec_source_hash(E1["recommenders"][w.recommender]),
+        plugin=lambda w: plugin_hash(E1["recommenders"][w.recommender]["algorithm"]),
     threads: resources_of("train")["threads"]
     resources:
         mem_mb=resources_of("train")["mem_mb"],
@@ -114,7 +114,7 @@ rule e1_select:
         seed=lambda w: int(w.seed),
         recommender="{recommender}",
         code=CODE,
-        plugin=lambda w: spec_source_hash(E1["recommenders"][w.recommender]),
+        plugin=lambda w: plugin_hash(E1["recommenders"][w.recommender]["algorithm"]),
     conda:
         "../envs/debiaseval.yaml"
     log:

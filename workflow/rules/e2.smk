@@ -80,7 +80,7 @@ rule e2_train:
         positive_threshold=E2["positive_threshold"],
         batch_size=E2["batch_size"],
         code=CODE,
-        plugin=spec_source_hash(E2["mf"]),
+        plugin=plugin_hash(E2["mf"]["algorithm"]),
     threads: E2["resources"]["threads"]
     resources:
         mem_mb=E2["resources"]["mem_mb"],
@@ -122,7 +122,7 @@ rule e2_elicit:
         n_asked=E2["n_asked"],
         batch_size=E2["batch_size"],
         code=CODE,
-        plugin=spec_source_hash(E2["mf"]),
+        plugin=plugin_hash(E2["mf"]["algorithm"]),
     threads: E2["resources"]["threads"]
     resources:
         mem_mb=E2["resources"]["mem_mb"],
@@ -167,7 +167,7 @@ rule e2_evaluate:
         positive_threshold=E2["positive_threshold"],
         batch_size=E2["batch_size"],
         code=CODE,
-        plugin=spec_source_hash(E2["mf"]),
+        plugin=plugin_hash(E2["mf"]["algorithm"]),
     threads: E2["resources"]["threads"]
     resources:
         mem_mb=E2["resources"]["mem_mb"],

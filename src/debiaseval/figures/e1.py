@@ -66,8 +66,10 @@ def _kendall(kendall: pd.DataFrame, summary: pd.DataFrame, dataset: str) -> Figu
     k = recall_k(summary, "E1")
     rows = kendall[(kendall["metric"] == "recall") & (kendall["k"] == k)]
     order = list(dict.fromkeys(rows["testset"]))
+    variants = kendall_variants(rows)
+    variants = variants[1:] + variants[:1]  # "without" each group, then every recommender
     table = pd.DataFrame(
-        {label: part.set_index("testset")["tau"] for label, part in kendall_variants(rows)}
+        {label: part.set_index("testset")["tau"] for label, part in variants}
     ).reindex(order)
     fig = Figure(figsize=(6.5, 3.8), layout="constrained")
     ax = fig.add_subplot()

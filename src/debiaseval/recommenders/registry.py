@@ -50,6 +50,7 @@ __all__ = [
     "add_plugin_paths",
     "check_recommender_class",
     "fit_grid",
+    "known_names",
     "make_recommender",
     "plugin_source_hash",
     "register_recommender",
@@ -241,7 +242,10 @@ def plugin_source_hash(algorithm: str) -> str:
         module = getattr(klass, "__module__", "")
         if module == "builtins" or module.split(".")[0] in ("debiaseval", "abc"):
             continue
-        source = inspect.getsourcefile(klass)
+        try:
+            source = inspect.getsourcefile(klass)
+        except TypeError:  # defined in an interactive session: no file (API use only)
+            source = None
         if source is not None and source not in files:
             files.append(source)
     if not files:

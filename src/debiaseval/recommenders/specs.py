@@ -1,5 +1,5 @@
-"""A config's recommender entry (``e1.recommenders.<Name>``, ``e5.models.<Name>``, ``e2.mf``):
-its cross-field check, run before any job, and the fingerprint of its plugin's source.
+"""A config's recommender entry (``e1.recommenders.<Name>``, ``e5.models.<Name>``, ``e2.mf``)
+and its cross-field check, run before any job.
 
 An entry is ``{algorithm, params, grid}``, or ``{algorithm: external, recs, ids,
 on_train_items}`` for precomputed lists. The check resolves the algorithm (importing a
@@ -17,12 +17,11 @@ from debiaseval.recommenders.base import Recommender
 from debiaseval.recommenders.registry import (
     EXTERNAL,
     make_recommender,
-    plugin_source_hash,
     resolve_recommender,
 )
 from debiaseval.workflow.config import ConfigError, expand_grid
 
-__all__ = ["EXTERNAL_DEFAULTS", "check_recommender_spec", "spec_source_hash"]
+__all__ = ["EXTERNAL_DEFAULTS", "check_recommender_spec"]
 
 EXTERNAL_DEFAULTS = {"recs": None, "ids": "raw", "on_train_items": "error"}
 """The keys that only precomputed lists (algorithm ``external``) take, with their defaults."""
@@ -71,10 +70,3 @@ def check_recommender_spec(spec: Mapping[str, Any], where: str) -> type[Recommen
             message = " ".join(str(exc).split())
             raise ConfigError(f"config error at '{where}': {message}") from None
     return cls
-
-
-def spec_source_hash(spec: Mapping[str, Any]) -> str:
-    """The source hash of the entry's plugin, empty for built-ins and external lists, for the
-    ``params`` of the workflow's jobs that use it
-    (:func:`~debiaseval.recommenders.registry.plugin_source_hash`)."""
-    return plugin_source_hash(spec["algorithm"])
