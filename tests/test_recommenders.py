@@ -365,3 +365,20 @@ def test_mf_health_flags_collapse_and_divergence() -> None:
     assert model.health() == "diverged: non-finite embeddings"
     model.item_embeddings_[0, 0] = 1e6
     assert model.health().startswith("diverged: |embedding|")
+
+
+class _NoInit(Recommender):
+    """No __init__ of its own: a recommender without hyperparameters."""
+
+    name = "no_init"
+
+    def _fit(self, train, seed):
+        self.counts_ = np.bincount(train.indices, minlength=self.n_items_).astype(np.float64)
+
+    def _score(self, users):
+        return np.tile(self.counts_, (users.size, 1))
+
+
+def test_a_class_without_init_has_no_hyperparameters() -> None:
+    assert _NoInit().get_params() == {}
+    check_recommender(_NoInit)

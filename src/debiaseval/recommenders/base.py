@@ -105,6 +105,8 @@ class Recommender(ABC):
     # -- hyperparameters -------------------------------------------------
     @classmethod
     def _param_names(cls) -> list[str]:
+        if cls.__init__ is object.__init__:  # no __init__ of its own: no hyperparameters
+            return []
         sig = inspect.signature(cls.__init__)
         return [
             p.name

@@ -97,7 +97,10 @@ def check_recommender_class(cls: object, what: str | None = None) -> type[Recomm
     if inspect.isabstract(cls):
         missing = ", ".join(sorted(getattr(cls, "__abstractmethods__", ())))
         raise ContractError(f"{label} does not implement {missing}")
-    parameters = list(inspect.signature(cls.__init__).parameters.values())[1:]
+    init = cls.__init__
+    parameters = (
+        [] if init is object.__init__ else list(inspect.signature(init).parameters.values())[1:]
+    )
     for p in parameters:
         if p.kind is inspect.Parameter.VAR_KEYWORD:
             continue
