@@ -5,7 +5,9 @@ import pandas as pd
 import pytest
 
 from debiaseval.evaluation.aggregate import (
+    kendall_markdown,
     kendall_table,
+    kendall_variants,
     markdown_table,
     summary_markdown,
     summary_table,
@@ -46,13 +48,44 @@ def test_summary_table_hand_computed():
 
 
 def test_kendall_with_and_without_mf():
-    kendall = kendall_table(summary_table(_per_seed()), ["MF"]).set_index("with_mf")
+    kendall = kendall_table(summary_table(_per_seed()), {"MF": ["MF"]}).set_index("with_group")
+    assert (kendall["group"] == "MF").all()
     # gt means: A .2, B .2, MF .6 ; REG means: A .5, B .1, MF .3
     # with MF: pairs (A,B) tie on gt, (A,MF) discordant, (B,MF) concordant -> tau_b = 0
     assert kendall.loc[True, "tau"] == pytest.approx(0.0)
     assert kendall.loc[True, "n_recommenders"] == 3
     assert kendall.loc[False, "n_recommenders"] == 2
     assert np.isnan(kendall.loc[False, "tau"])  # A and B tie on gt: tau-b undefined
+    # a plain list is the group MF
+    pd.testing.assert_frame_equal(
+        kendall_table(summary_table(_per_seed()), ["MF"]).set_index("with_group"), kendall
+    )
+
+
+def test_kendall_groups_from_the_config():
+    summary = summary_table(_per_seed())
+    kendall = kendall_table(summary, {"MF": ["MF"], "AB": ["A", "B"], "NONE": []})
+    assert list(dict.fromkeys(kendall["group"])) == ["MF", "AB", "NONE"]
+    rows = kendall.set_index(["group", "with_group"])
+    # every group's "with" rows rank all three recommenders: tau_b 0 as above
+    for group in ("MF", "AB", "NONE"):
+        assert rows.loc[(group, True), "tau"] == pytest.approx(0.0)
+    # without A and B only MF is left: undefined; without nobody: all three
+    assert rows.loc[("AB", False), "n_recommenders"] == 1
+    assert np.isnan(rows.loc[("AB", False), "tau"])
+    assert rows.loc[("NONE", False), "n_recommenders"] == 3
+    labels = [label for label, _ in kendall_variants(kendall)]
+    assert labels == ["with MF, AB, NONE", "without MF", "without AB", "without NONE"]
+    md = kendall_markdown(kendall, "toy", ["REG"])
+    header = next(line for line in md.splitlines() if line.startswith("| testset"))
+    assert header == (
+        "| testset | tau with MF, AB, NONE (n = 3) | p with MF, AB, NONE | tau without MF (n = 2) "
+        "| p without MF | tau without AB (n = 1) | p without AB | tau without NONE (n = 3) "
+        "| p without NONE |"
+    )
+    # the default single group keeps the paper's labels
+    single = kendall_markdown(kendall_table(summary, {"MF": ["MF"]}), "toy", ["REG"])
+    assert "| testset | tau with MF (n = 3) | p with MF | tau without MF (n = 2) |" in single
 
 
 def test_markdown():

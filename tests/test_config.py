@@ -125,3 +125,33 @@ def test_coerce_strings_parses_whole_blocks_and_leaves_garbage_to_validation():
     assert coerced == {"e1": {"rho": 0.25, "seeds": 2}, "datasets": ["coat"]}
     with pytest.raises(ConfigError, match=r"at 'e1.rho': 'abc' is not of type 'number'"):
         validate_config({"e1": {"rho": "abc"}})
+
+
+def test_the_shared_recommender_keys_have_descriptions_and_defaults():
+    schema = load_schema()
+    for key, sub in schema["$defs"]["recommender"]["properties"].items():
+        assert "description" in sub, key
+        assert key == "algorithm" or "default" in sub, key
+
+
+@pytest.mark.parametrize(
+    ("e1", "key"),
+    [
+        ({"kendall_groups": {"MF": ["Nope"]}}, "'e1.kendall_groups.MF.0'"),
+        ({"kendall_groups": {"2x": []}}, "'e1.kendall_groups'"),
+        ({"kendall_groups": {}}, "'e1.kendall_groups'"),
+    ],
+)
+def test_bad_kendall_groups_name_the_key(e1, key):
+    with pytest.raises(ConfigError) as info:
+        validate_config({"e1": e1})
+    assert key in str(info.value) and "\n" not in str(info.value)
+
+
+def test_kendall_groups_default_to_the_mf_recommenders():
+    from debiaseval.experiments.e1 import kendall_groups
+
+    block = validate_config({})["e1"]
+    assert block["kendall_groups"] is None and kendall_groups(block) == {"MF": ["MF"]}
+    mine = {"MF": ["MF"], "NEIGHBOURS": ["UserKNN", "ItemKNN"]}
+    assert kendall_groups(validate_config({"e1": {"kendall_groups": mine}})["e1"]) == mine

@@ -47,7 +47,7 @@ def test_full_data_is_every_pair(full):
 
 
 def test_run_tables_and_determinism(full):
-    out = run(full, CONFIG, seeds=2)
+    out = run(full, {"e5": CONFIG}, seeds=2)
     est, agr = out["estimates"], out["agreement"]
     assert list(est.columns[:6]) == [
         "model", "params", "k", "true_recall", "traditional_recall", "ure",
@@ -64,7 +64,7 @@ def test_run_tables_and_determinism(full):
     trad = agr[agr["estimator"] == "traditional"]["mean_bias"]
     ure = agr[agr["estimator"] == "ure"]["mean_bias"]
     assert (trad > 0.2).all() and (ure.abs() < 0.1).all()
-    again = run(full, CONFIG, seeds=2)
+    again = run(full, {"e5": CONFIG}, seeds=2)
     pd.testing.assert_frame_equal(est, again["estimates"])
     assert "## K = 3" in estimates_markdown(est, "synthetic")
     assert "kendall_tau" in agreement_markdown(agr, "synthetic")
@@ -78,7 +78,7 @@ def test_without_truth_compares_traditional_with_ure(full):
     labelled = observed_data(data)
     assert set(labelled["part"]) == {"train", "exposed"} and len(labelled) == len(data)
     config = {**CONFIG, "models": {k: CONFIG["models"][k] for k in ("random", "pospop")}}
-    out = run(data.sample(frac=1.0, random_state=rng.integers(99)), config, seeds=1)
+    out = run(data.sample(frac=1.0, random_state=rng.integers(99)), {"e5": config}, seeds=1)
     assert out["estimates"]["true_recall"].isna().all()
     agr = out["agreement"]
     assert set(agr["estimator"]) == {"traditional"} and set(agr["reference"]) == {"ure"}

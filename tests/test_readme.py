@@ -54,3 +54,79 @@ def test_readme_config_overrides_validate():
         validated = validate_config(config)
         if "rho" in overrides.get("e1", {}):
             assert validated["e1"]["rho"] == 0.4
+
+
+def _own_recommender_blocks() -> dict[str, list[str]]:
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Evaluate your own recommender", 1)[1].split("\n## ", 1)[0]
+    blocks: dict[str, list[str]] = {}
+    for language, code in re.findall(r"```(\w+)\n(.*?)```", section, re.S):
+        blocks.setdefault(language, []).append(code)
+    return blocks
+
+
+def test_own_recommender_example_runs_as_written(tmp_path, monkeypatch):
+    """The section's plugin file, config and Python example, executed as written: the file
+    goes where the section puts it (next to the config, the working directory)."""
+    import sys
+
+    import yaml
+
+    from debiaseval.recommenders.registry import PLUGIN_PATHS_ENV
+    from debiaseval.workflow.config import validate_config
+
+    blocks = _own_recommender_blocks()
+    module, usage = blocks["python"]
+    assert module.startswith("# mymodels.py") and len(module.splitlines()) <= 25
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.delenv(PLUGIN_PATHS_ENV, raising=False)
+    monkeypatch.delitem(sys.modules, "mymodels", raising=False)
+    (tmp_path / "mymodels.py").write_text(module)
+    sys.path.insert(0, str(tmp_path))  # a script's own folder, as `python script.py` has it
+    config = validate_config(yaml.safe_load(blocks["yaml"][0]))
+    assert config["e1"]["recommenders"]["SVD"]["algorithm"] == "mymodels:PureSVD"
+    namespace: dict = {}
+    exec(compile(usage, "README.md", "exec"), namespace)
+    recall = namespace["recall"]
+    assert set(recall["recommender"]) == {"PosPop", "ItemKNN", "SVD"}
+    assert recall.loc[recall["recommender"] == "SVD", "mean"].gt(0).all()
+    kendall = namespace["out"]["kendall"]
+    assert set(kendall["group"]) == {"MF"}
+    assert kendall.loc[~kendall["with_group"], "n_recommenders"].max() == 2  # without SVD
+    sys.modules.pop("mymodels", None)
+
+
+def test_own_recommender_errors_are_the_ones_shown(tmp_path, monkeypatch):
+    """Each error line the section quotes is what the config check says for that mistake."""
+    import sys
+
+    from debiaseval.recommenders.registry import PLUGIN_PATHS_ENV
+    from debiaseval.workflow.config import ConfigError, validate_config
+
+    module = _own_recommender_blocks()["python"][0]
+    shown = _own_recommender_blocks()["text"][0].strip().splitlines()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.delenv(PLUGIN_PATHS_ENV, raising=False)
+    cases = [
+        (None, {"ALS": {"algorithm": "mymodels:ImplicitALS"}}),
+        (
+            module.replace("self, *, factors", "self, factors"),
+            {"SVD": {"algorithm": "mymodels:PureSVD"}},
+        ),
+        (module, {"SVD": {"algorithm": "mymodels:PureSVD", "params": {"rank": 8}}}),
+    ]
+    got = []
+    for source, recommenders in cases:
+        sys.modules.pop("mymodels", None)
+        path = tmp_path / "mymodels.py"
+        path.unlink(missing_ok=True)
+        if source is not None:
+            path.write_text(source)
+        try:
+            validate_config({"e1": {"recommenders": recommenders}})
+        except ConfigError as error:
+            got.append(str(error))
+    sys.modules.pop("mymodels", None)
+    assert got == shown

@@ -12,13 +12,14 @@ from debiaseval.evaluation.ranking import top_k
 from debiaseval.recommenders import (
     RECOMMENDERS,
     AvgRating,
+    ContractError,
     ItemKNN,
     LightFMRanker,
-    NotFittedError,
     PosPop,
     Random,
     Recommender,
     UserKNN,
+    check_recommender,
     make_recommender,
 )
 
@@ -47,39 +48,91 @@ def test_contract(name: str, train: sp.csr_matrix) -> None:
     cls = RECOMMENDERS[name]
     assert cls.name == name and issubclass(cls, Recommender)
     params = FAST_PARAMS.get(name, {})
-    model = make_recommender(name, **params)
-    assert isinstance(model, cls)
-    # __init__ only stores the hyperparameters, under their own names
-    assert vars(model) == model.get_params()
-    assert type(model)(**model.get_params()).get_params() == model.get_params()
-    with pytest.raises(NotFittedError):
-        model.score(np.arange(3))
-
-    before = train.copy()
-    assert model.fit(train, seed=3) is model
-    assert (train != before).nnz == 0  # the caller's matrix is untouched
-    learned = set(vars(model)) - set(model.get_params())
-    assert learned and all(a.endswith("_") for a in learned)
-    assert model.get_params() == make_recommender(name, **params).get_params()
-
-    users = np.arange(train.shape[0])
-    scores = model.score(users)
-    assert scores.shape == train.shape and scores.dtype == np.float64
-    assert np.all(np.isfinite(scores))
-    # batch and order independence: any subset scores like the full rows
-    subset = np.array([5, 0, 17, 5])
-    np.testing.assert_array_equal(model.score(subset), scores[subset])
-    assert model.score(np.array([], dtype=np.int64)).shape == (0, train.shape[1])
-    # deterministic for a seed, with a fresh instance
-    again = make_recommender(name, **params).fit(train, seed=3).score(users)
-    np.testing.assert_array_equal(again, scores)
+    check_recommender(cls, params, train=train)
+    assert isinstance(make_recommender(name, **params), cls)
     # a fitted model survives pickling (workflow caches)
-    np.testing.assert_array_equal(pickle.loads(pickle.dumps(model)).score(users), scores)
-    # the returned array belongs to the caller
-    scores[:] = 0
-    np.testing.assert_array_equal(model.score(users), again)
-    with pytest.raises(ValueError):
-        model.score(np.array([train.shape[0]]))
+    model = make_recommender(name, **params).fit(train, seed=3)
+    users = np.arange(train.shape[0])
+    np.testing.assert_array_equal(
+        pickle.loads(pickle.dumps(model)).score(users), model.score(users)
+    )
+
+
+class _Counter(Recommender):
+    """A valid recommender whose behaviour each test below breaks in one way."""
+
+    name = "counter"
+
+    def __init__(self, *, shift: float = 0.0) -> None:
+        self.shift = shift
+
+    def _fit(self, train, seed):
+        self.counts_ = np.bincount(train.indices, minlength=self.n_items_).astype(np.float64)
+
+    def _score(self, users):
+        return np.tile(self.counts_ + self.shift, (users.size, 1))
+
+
+def test_check_recommender_passes_a_valid_class() -> None:
+    check_recommender(_Counter, {"shift": 1.0})
+
+
+class _Keeps(_Counter):
+    def _fit(self, train, seed):
+        super()._fit(train, seed)
+        self.cache = 1  # learned state without a trailing underscore
+
+
+class _Shared(_Counter):
+    def _fit(self, train, seed):
+        super()._fit(train, seed)
+        self.table_ = np.tile(self.counts_, (self.n_users_, 1))
+
+    def _score(self, users):
+        if users.size == self.n_users_ and np.array_equal(users, np.arange(self.n_users_)):
+            return self.table_  # the caller's array is the model's own
+        return self.table_[users]
+
+
+class _Unseeded(_Counter):
+    def _fit(self, train, seed):
+        super()._fit(train, seed)
+        self.counts_ = self.counts_ + np.random.default_rng().random(self.n_items_)
+
+
+class _Stores(_Counter):
+    def __init__(self, *, shift: float = 0.0) -> None:
+        self.shift = shift
+        self.extra = []
+
+
+class _Stepped(_Counter):
+    def __init__(self, *, shift: float = 0.0, epochs: int = 3) -> None:
+        self.shift = shift
+        self.epochs = epochs
+
+    def _fit(self, train, seed):
+        super()._fit(train, seed)
+        self.counts_ = self.counts_ * self.epochs
+
+    def _fit_partial(self, train, epochs):
+        self.counts_ = self.counts_ + 2 * epochs  # not what more epochs of _fit give
+
+
+@pytest.mark.parametrize(
+    ("cls", "message"),
+    [
+        (_Keeps, "learned attributes must end in '_': cache"),
+        (_Shared, "returns an array it keeps"),
+        (_Unseeded, "fitted with the same seed differs"),
+        (_Stores, "stores more than its parameters"),
+        (_Stepped, "fit_partial"),
+    ],
+)
+def test_check_recommender_names_the_broken_rule(cls, message: str) -> None:
+    with pytest.raises(ContractError, match=message) as err:
+        check_recommender(cls)
+    assert "\n" not in str(err.value) and str(err.value).startswith(cls.__qualname__)
 
 
 def test_make_recommender_errors() -> None:
@@ -312,3 +365,20 @@ def test_mf_health_flags_collapse_and_divergence() -> None:
     assert model.health() == "diverged: non-finite embeddings"
     model.item_embeddings_[0, 0] = 1e6
     assert model.health().startswith("diverged: |embedding|")
+
+
+class _NoInit(Recommender):
+    """No __init__ of its own: a recommender without hyperparameters."""
+
+    name = "no_init"
+
+    def _fit(self, train, seed):
+        self.counts_ = np.bincount(train.indices, minlength=self.n_items_).astype(np.float64)
+
+    def _score(self, users):
+        return np.tile(self.counts_, (users.size, 1))
+
+
+def test_a_class_without_init_has_no_hyperparameters() -> None:
+    assert _NoInit().get_params() == {}
+    check_recommender(_NoInit)

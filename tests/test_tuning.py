@@ -82,7 +82,8 @@ def test_no_usable_point_is_an_error_naming_every_reason():
 
 
 class PeakingRanker(Recommender):
-    """Ranks every val-relevant item first up to ``peak`` epochs, last after (a test double)."""
+    """Ranks every val-relevant item first up to ``peak`` epochs, last after (a test double,
+    trained by epochs: an ``epochs`` hyperparameter and ``_fit_partial``)."""
 
     name = "peaking"
 
@@ -92,16 +93,13 @@ class PeakingRanker(Recommender):
         self.good = good
 
     def _fit(self, train, seed):
-        self.epochs_ = self.epochs
+        self.trained_ = self.epochs
 
-    def iter_epochs(self, train, *, seed=0, step=1):
-        self.n_users_, self.n_items_ = train.shape
-        for done in range(step, self.epochs + 1, step):
-            self.epochs_ = done
-            yield done
+    def _fit_partial(self, train, epochs):
+        self.trained_ += epochs
 
     def _score(self, users):
-        sign = 1.0 if self.epochs_ <= self.peak else -1.0
+        sign = 1.0 if self.trained_ <= self.peak else -1.0
         return sign * self.good[users].astype(np.float64)
 
 
@@ -140,7 +138,7 @@ def test_early_stopping_stops_after_patience_and_returns_the_peak(parts, monkeyp
         name = "ramp"
 
         def _score(self, users):
-            level = self.epochs_ if self.epochs_ <= self.peak else 2 * self.peak - self.epochs_
+            level = self.trained_ if self.trained_ <= self.peak else 2 * self.peak - self.trained_
             cut = np.quantile(good[good > 0], 1.0 - level / 60.0)
             return (self.good[users] >= cut).astype(np.float64) * (self.good[users] > 0)
 

@@ -91,13 +91,14 @@ def test_outputs(two_runs):
     assert (summary["n_seeds"] == 2).all()
     assert summary["mean"].between(0, 1).all()
     kendall = pd.read_parquet(workdir / "results/e1/synthetic/kendall.parquet")
-    assert set(kendall["with_mf"]) == {True, False}
+    # the default group is MF: the recommenders whose algorithm is mf
+    assert set(kendall["group"]) == {"MF"} and set(kendall["with_group"]) == {True, False}
     assert kendall["tau"].dropna().between(-1, 1).all()
     assert (workdir / "results/e1/synthetic/summary.md").read_text().startswith("# E1 on synthetic")
     assert (workdir / "logs/e1/synthetic/aggregate.log").exists()
     assert (workdir / "benchmarks/e1/synthetic/seed0/train/MF/chunk0.tsv").exists()
     # tau over the recommenders but Random (e1.kendall_exclude defaults to the random ones)
-    counts = kendall.groupby("with_mf")["n_recommenders"].max()
+    counts = kendall.groupby("with_group")["n_recommenders"].max()
     assert counts[True] == 3 and counts[False] == 2
     diagnostics = pd.read_parquet(workdir / "results/e1/synthetic/testsets.parquet")
     assert len(diagnostics) == 2 * 5 and set(diagnostics["seed"]) == {0, 1}
@@ -425,10 +426,10 @@ def test_e5_outputs(two_runs):
 def test_e5_api_gives_the_workflow_values(two_runs):
     import yaml
 
-    from debiaseval.experiments.e5 import full_data, run
+    from debiaseval import api
 
     config = yaml.safe_load(TINY.read_text())
-    out = run(full_data(config["synthetic"]), config["e5"], seeds=2, dataset="synthetic")
+    out = api.run_e5("synthetic", config, seeds=2)
     written = pd.read_parquet(two_runs[0] / E5 / "estimates.parquet")
     pd.testing.assert_frame_equal(out["estimates"], written, check_dtype=False)
 

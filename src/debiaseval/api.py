@@ -1,27 +1,26 @@
 """The Python API: every experiment and its building blocks, without Snakemake.
 
-For notebooks and scripts. ``run_eN`` runs experiment N in-process and returns
+For notebooks and scripts. :func:`run` runs any experiment in-process and returns
 the tables the workflow writes to ``results/eN/<dataset>/`` (for the same config
 and seeds, the same values; for E1 and E2 byte-identical Parquet when written with
-:func:`debiaseval.workflow.io.write_parquet`). The building blocks are re-exported
-under stable names::
+:func:`debiaseval.workflow.io.write_parquet`); ``run_e1`` ... ``run_e6`` are its
+aliases, with the same arguments. :func:`register_recommender` makes a class of
+one's own usable by its name in the configs given to :func:`run`. The building
+blocks are re-exported under stable names::
 
     from debiaseval import api
 
     interactions, users, items = api.load_dataset("synthetic")
-    out = api.run_e1("synthetic", {"seeds": 1})
+    out = api.run("e1", "synthetic", {"seeds": 1})
     out["summary"].query("metric == 'recall'")
-
-E4 on a real dataset takes :func:`learning_data` of its frames::
-
-    interactions, users, items = api.load_dataset("coat")
-    out = api.run_e4(api.learning_data("coat", interactions, users, items), {"seeds": 2})
+    estimates = api.run_e5("coat", {"e5": {"ks": [10]}}, seeds=2)["estimates"]
 """
 
 from __future__ import annotations
 
+import importlib
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,16 +36,18 @@ from debiaseval.debiasing.interventions import TestSetSpec, intervene, sampling_
 from debiaseval.evaluation.estimators import ips, naive, snips
 from debiaseval.evaluation.metrics import TOPK_METRICS, evaluate_topk, summarise
 from debiaseval.evaluation.ranking import top_k
-from debiaseval.experiments.e1 import run as run_e1
-from debiaseval.experiments.e2 import run as run_e2
-from debiaseval.experiments.e3 import run as run_e3
+from debiaseval.experiments import Data
 from debiaseval.experiments.e4 import learning_data
-from debiaseval.experiments.e4 import run as run_e4
-from debiaseval.experiments.e5 import run as run_e5
-from debiaseval.experiments.e6 import run as run_e6
-from debiaseval.recommenders import RECOMMENDERS, Recommender, make_recommender
+from debiaseval.recommenders import (
+    RECOMMENDERS,
+    Recommender,
+    check_recommender,
+    make_recommender,
+    register_recommender,
+    resolve_recommender,
+)
 from debiaseval.recommenders.tuning import EarlyStopping, tune_recommender
-from debiaseval.workflow.config import validate_config
+from debiaseval.workflow.config import experiment_names, validate_config
 
 __all__ = [
     "ELICITATION_STRATEGIES",
@@ -58,6 +59,7 @@ __all__ = [
     "TestSetSpec",
     "ask",
     "assign_parts",
+    "check_recommender",
     "elicit",
     "evaluate_topk",
     "intervene",
@@ -67,6 +69,9 @@ __all__ = [
     "make_recommender",
     "naive",
     "rating_matrix",
+    "register_recommender",
+    "resolve_recommender",
+    "run",
     "run_e1",
     "run_e2",
     "run_e3",
@@ -123,3 +128,58 @@ def load_dataset(
         name, folder, synthetic=full["synthetic"], semisynthetic=full.get("semisynthetic")
     )
     return interactions, users, items
+
+
+def run(
+    experiment: str,
+    data: Data | Any,
+    config: Mapping[str, Any] | None = None,
+    *,
+    seeds: int | Sequence[int] | None = None,
+    dataset: str | None = None,
+) -> dict[str, Any]:
+    """Run ``experiment`` (``"e1"`` ... ``"e6"``) in-process: the tables the workflow writes.
+
+    The same arguments for every experiment:
+
+    - ``data``: a dataset name (loaded and prepared as the workflow does, once the
+      experiment is known to run on it), or in-memory data: an interactions frame, or
+      ``(interactions, users, items)`` as :func:`load_dataset` returns them (E3 and E4
+      also take their prepared ``Truth`` / ``LearningData``);
+    - ``config``: the whole workflow config, e.g. ``{"e5": {"ks": [10]}, "seeds": 2}``
+      (validated, defaults filled; plugin recommenders imported and checked);
+    - ``seeds``: a number of runs n (seeds 0..n-1) or the seed ids; default the
+      experiment block's ``seeds``;
+    - ``dataset``: the name of in-memory data (default "data"); it seeds the random
+      streams, so give the workflow's name to reproduce its files.
+
+    Returns the experiment's tables by name (E1: ``summary``, ``kendall``, ...).
+    """
+    names = experiment_names()
+    if experiment not in names:
+        raise ValueError(f"unknown experiment {experiment!r}; known: {', '.join(names)}")
+    module = importlib.import_module(f"debiaseval.experiments.{experiment}")
+    return module.run(data, config, seeds=seeds, dataset=dataset)
+
+
+def _alias(experiment: str) -> Callable[..., dict[str, Any]]:
+    def run_experiment(
+        data: Data | Any,
+        config: Mapping[str, Any] | None = None,
+        *,
+        seeds: int | Sequence[int] | None = None,
+        dataset: str | None = None,
+    ) -> dict[str, Any]:
+        return run(experiment, data, config, seeds=seeds, dataset=dataset)
+
+    run_experiment.__name__ = run_experiment.__qualname__ = f"run_{experiment}"
+    run_experiment.__doc__ = f"``run({experiment!r}, ...)``: see :func:`run`."
+    return run_experiment
+
+
+run_e1 = _alias("e1")
+run_e2 = _alias("e2")
+run_e3 = _alias("e3")
+run_e4 = _alias("e4")
+run_e5 = _alias("e5")
+run_e6 = _alias("e6")

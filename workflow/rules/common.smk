@@ -1,5 +1,6 @@
 # Validated config, the names the rules' wildcards may take, and target helpers.
 # Logic lives in src/debiaseval; this file only wires the config into rules.
+import functools
 import importlib
 import os
 import re
@@ -10,6 +11,7 @@ from debiaseval.workflow.config import ConfigError, validate_config
 from debiaseval.data import DATASET_NAMES, MIRROR_ENV, SOURCES
 from debiaseval.data.build import SOURCE_OF
 from debiaseval.figures import figure_module
+from debiaseval.recommenders.registry import plugin_source_hash
 from debiaseval.recommenders.tuning import grid_chunks
 from debiaseval.workflow.data_check import missing_data_message, unobtainable
 from debiaseval.workflow.io import remove_unreadable_parquet
@@ -28,6 +30,9 @@ if workflow.is_main_process:
         print(f"removed unreadable {path}: the job that writes it runs again", file=sys.stderr)
 
 CODE = code_hash()
+# A plugin recommender's source hash (empty for the package's own), in the params of the jobs
+# that use it, so that editing the plugin reruns them; one file read per algorithm and run.
+plugin_hash = functools.cache(plugin_source_hash)
 DOWNLOADABLE = list(SOURCES)
 EXPERIMENTS = config["experiments"]
 

@@ -80,6 +80,7 @@ rule e1_train:
         positive_threshold=E1["positive_threshold"],
         batch_size=E1["batch_size"],
         code=CODE,
+        plugin=lambda w: plugin_hash(E1["recommenders"][w.recommender]["algorithm"]),
     threads: resources_of("train")["threads"]
     resources:
         mem_mb=resources_of("train")["mem_mb"],
@@ -113,6 +114,7 @@ rule e1_select:
         seed=lambda w: int(w.seed),
         recommender="{recommender}",
         code=CODE,
+        plugin=lambda w: plugin_hash(E1["recommenders"][w.recommender]["algorithm"]),
     conda:
         "../envs/debiaseval.yaml"
     log:

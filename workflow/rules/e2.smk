@@ -80,6 +80,7 @@ rule e2_train:
         positive_threshold=E2["positive_threshold"],
         batch_size=E2["batch_size"],
         code=CODE,
+        plugin=plugin_hash(E2["mf"]["algorithm"]),
     threads: E2["resources"]["threads"]
     resources:
         mem_mb=E2["resources"]["mem_mb"],
@@ -121,6 +122,7 @@ rule e2_elicit:
         n_asked=E2["n_asked"],
         batch_size=E2["batch_size"],
         code=CODE,
+        plugin=plugin_hash(E2["mf"]["algorithm"]),
     threads: E2["resources"]["threads"]
     resources:
         mem_mb=E2["resources"]["mem_mb"],
@@ -165,6 +167,7 @@ rule e2_evaluate:
         positive_threshold=E2["positive_threshold"],
         batch_size=E2["batch_size"],
         code=CODE,
+        plugin=plugin_hash(E2["mf"]["algorithm"]),
     threads: E2["resources"]["threads"]
     resources:
         mem_mb=E2["resources"]["mem_mb"],

@@ -80,6 +80,7 @@ rule e5_evaluate:
         ties=E5["ties"],
         batch_size=E5["batch_size"],
         code=CODE,
+        plugin=lambda w: plugin_hash(E5["models"][w.model]["algorithm"]),
     threads: E5["resources"]["threads"]
     resources:
         mem_mb=E5["resources"]["mem_mb"],

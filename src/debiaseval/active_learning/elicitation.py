@@ -40,7 +40,8 @@ import scipy.sparse as sp
 
 from debiaseval.evaluation.metrics import train_overlap_mask
 from debiaseval.evaluation.ranking import empty_recommendations, top_k
-from debiaseval.recommenders.mf import LightFMRanker
+from debiaseval.recommenders.base import Recommender
+from debiaseval.recommenders.registry import make_recommender
 
 __all__ = [
     "STRATEGIES",
@@ -72,14 +73,17 @@ def uniform_hash(seed: int, users: np.ndarray, items: np.ndarray) -> np.ndarray:
 class ElicitationContext:
     """What a strategy may look at: the known ratings K_before, never H or T.
 
-    ``known``: n_users × n_items CSR matrix of the known ratings. ``mf_params``:
-    LightFM hyperparameters of HP's and BIN's models (the ones E2's tuning
-    selected); ``seed``: their fit seed and RND's stream.
+    ``known``: n_users × n_items CSR matrix of the known ratings. ``algorithm``
+    and ``mf_params``: the recommender of HP and BIN and its hyperparameters (those
+    E2's tuning selected; the LightFM MF by default, any name of
+    :func:`~debiaseval.recommenders.resolve_recommender`); ``seed``: their fit seed
+    and RND's stream.
     """
 
     known: sp.csr_matrix
     seed: int = 0
     mf_params: Mapping[str, Any] = field(default_factory=dict)
+    algorithm: str = "mf"
 
     @property
     def n_items(self) -> int:
@@ -92,15 +96,16 @@ class ElicitationContext:
         return np.bincount(self.known.indices, minlength=self.n_items).astype(np.float64)
 
     @cached_property
-    def mf(self) -> LightFMRanker:
-        """The MF of HP: LightFM with ``mf_params`` fitted on K_before."""
-        return LightFMRanker(**self.mf_params).fit(self.known, seed=self.seed)
+    def mf(self) -> Recommender:
+        """The model of HP: ``algorithm`` with ``mf_params`` fitted on K_before."""
+        return make_recommender(self.algorithm, **self.mf_params).fit(self.known, seed=self.seed)
 
     @cached_property
-    def binary(self) -> LightFMRanker:
-        """The model of BIN: the same MF trained on every known pair as a positive."""
+    def binary(self) -> Recommender:
+        """The model of BIN: the same model trained on every known pair as a positive
+        (``positives_only=False``, a hyperparameter BIN needs of the model)."""
         params = {**self.mf_params, "positives_only": False}
-        return LightFMRanker(**params).fit(self.known, seed=self.seed)
+        return make_recommender(self.algorithm, **params).fit(self.known, seed=self.seed)
 
     def _rows(self, row: np.ndarray, users: np.ndarray) -> np.ndarray:
         return np.tile(row, (len(users), 1))

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 from scipy.stats import kendalltau
 
 __all__ = [
+    "KENDALL_COLUMNS",
     "kendall_markdown",
     "kendall_table",
+    "kendall_variants",
     "markdown_table",
     "summary_markdown",
     "summary_table",
@@ -55,47 +57,81 @@ def _testset_order(names: Iterable[str]) -> list[str]:
     )
 
 
+KENDALL_COLUMNS = [
+    "testset", "metric", "k", "group", "with_group", "tau", "p_value", "n_recommenders",
+]  # fmt: skip
+"""Columns of E1's Kendall table (``kendall.parquet``)."""
+
+
 def kendall_table(
-    summary: pd.DataFrame, mf_recommenders: Sequence[str], excluded: Sequence[str] = ()
+    summary: pd.DataFrame,
+    groups: Mapping[str, Sequence[str]] | Sequence[str],
+    excluded: Sequence[str] = (),
 ) -> pd.DataFrame:
     """Kendall's tau-b between the recommender ranking on ``gt`` and on each test set.
 
-    Computed per (metric, k) from the seed-averaged means, once over all
-    recommenders but ``excluded`` (``with_mf`` True) and once also without the
-    matrix-factorisation ones (``with_mf`` False), as in [SAC20] Tables 3–4,
-    which rank PosPop, AvgRating, UserKNN, ItemKNN and MF: sanity baselines
-    such as Random, last on both sides, would inflate tau, so they are excluded.
-    ``n_recommenders`` counts the recommenders ranked.
+    Computed per (metric, k) from the seed-averaged means over all recommenders but
+    ``excluded``, and, for every group of ``groups`` (group name -> recommenders,
+    ``e1.kendall_groups``; a plain list is the group "MF"), once with the group
+    (``with_group`` True: every recommender ranked) and once without its members
+    (``with_group`` False), as [SAC20] Tables 3–4 do with and without matrix
+    factorisation, ranking PosPop, AvgRating, UserKNN, ItemKNN and MF: sanity
+    baselines such as Random, last on both sides, would inflate tau, so they are
+    excluded. ``n_recommenders`` counts the recommenders ranked.
     """
+    if not isinstance(groups, Mapping):
+        groups = {"MF": list(groups)}
     rows = []
     kept = summary[~summary["recommender"].isin(list(excluded))]
     for (metric, k), block in kept.groupby(["metric", "k"], sort=True):
         table = block.pivot(index="recommender", columns="testset", values="mean")
         if GROUND_TRUTH not in table:
             continue
-        for with_mf in (True, False):
-            sub = table if with_mf else table.drop(index=list(mf_recommenders), errors="ignore")
-            for testset in [t for t in _testset_order(block["testset"]) if t != GROUND_TRUTH]:
-                pair = sub[[GROUND_TRUTH, testset]].dropna()
-                if len(pair) >= 2:
-                    result = kendalltau(pair[GROUND_TRUTH], pair[testset], variant="b")
-                    tau, p = float(result.statistic), float(result.pvalue)
-                else:
-                    tau = p = np.nan
-                rows.append(
-                    {
-                        "testset": testset,
-                        "metric": metric,
-                        "k": k,
-                        "with_mf": with_mf,
-                        "tau": tau,
-                        "p_value": p,
-                        "n_recommenders": np.int64(len(pair)),
-                    }
-                )
-    return pd.DataFrame(
-        rows, columns=["testset", "metric", "k", "with_mf", "tau", "p_value", "n_recommenders"]
-    )
+        for group, members in groups.items():
+            for with_group in (True, False):
+                sub = table if with_group else table.drop(index=list(members), errors="ignore")
+                for testset in [t for t in _testset_order(block["testset"]) if t != GROUND_TRUTH]:
+                    pair = sub[[GROUND_TRUTH, testset]].dropna()
+                    if len(pair) >= 2:
+                        result = kendalltau(pair[GROUND_TRUTH], pair[testset], variant="b")
+                        tau, p = float(result.statistic), float(result.pvalue)
+                    else:
+                        tau = p = np.nan
+                    rows.append(
+                        {
+                            "testset": testset,
+                            "metric": metric,
+                            "k": k,
+                            "group": group,
+                            "with_group": with_group,
+                            "tau": tau,
+                            "p_value": p,
+                            "n_recommenders": np.int64(len(pair)),
+                        }
+                    )
+    return pd.DataFrame(rows, columns=KENDALL_COLUMNS)
+
+
+def kendall_variants(kendall: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """The ranked sets of a Kendall table, labelled for people, each with its rows.
+
+    First "with G1, G2, ..." (every recommender ranked: the ``with_group`` rows of the
+    first group, which all groups share), then "without G" for each group; with the
+    single default group MF, "with MF" and "without MF".
+    """
+    groups = list(dict.fromkeys(kendall["group"]))
+    if not groups:
+        return []
+    out = [
+        (
+            f"with {', '.join(groups)}",
+            kendall[(kendall["group"] == groups[0]) & kendall["with_group"].astype(bool)],
+        )
+    ]
+    for group in groups:
+        rows = kendall[(kendall["group"] == group) & ~kendall["with_group"].astype(bool)]
+        out.append((f"without {group}", rows))
+    return out
 
 
 def _cell(value: object) -> str:
@@ -127,18 +163,21 @@ def with_empty_testsets(kendall: pd.DataFrame, testsets: Sequence[str]) -> pd.Da
     missing = [t for t in testsets if t not in set(kendall["testset"])]
     if not missing or kendall.empty:
         return kendall
-    keys = kendall[["metric", "k", "with_mf"]].drop_duplicates()
+    keys = kendall[["metric", "k", "group", "with_group"]].drop_duplicates()
     rows = [
-        {"testset": t, "metric": m, "k": k, "with_mf": w, "tau": EMPTY, "p_value": EMPTY}
+        {"testset": t, "metric": m, "k": k, "group": g, "with_group": w, "tau": EMPTY,
+         "p_value": EMPTY}
         for t in missing
-        for m, k, w in keys.itertuples(index=False)
-    ]
+        for m, k, g, w in keys.itertuples(index=False)
+    ]  # fmt: skip
     out = pd.concat([kendall.astype({"tau": object, "p_value": object}), pd.DataFrame(rows)])
     order = {name: i for i, name in enumerate(testsets)}
+    groups = {name: i for i, name in enumerate(dict.fromkeys(kendall["group"]))}
+    ranks = {"testset": order, "group": groups}
     out = out.sort_values(
-        ["metric", "k", "with_mf", "testset"],
-        key=lambda c: c.map(order) if c.name == "testset" else c,
-        ascending=[True, True, False, True],
+        ["metric", "k", "group", "with_group", "testset"],
+        key=lambda c: c.map(ranks[c.name]) if c.name in ranks else c,
+        ascending=[True, True, True, False, True],
         kind="stable",
     )
     out["n_recommenders"] = out["n_recommenders"].fillna(0).astype(np.int64)
@@ -147,9 +186,10 @@ def with_empty_testsets(kendall: pd.DataFrame, testsets: Sequence[str]) -> pd.Da
 
 def kendall_markdown(kendall: pd.DataFrame, dataset: str, testsets: Sequence[str] = ()) -> str:
     """E1's Kendall table for people, pivoted like the summary: one table per (metric, k) of
-    test sets × (tau, p) with and without MF. The number of recommenders ranked heads each
-    column pair (a column of its own where it differs between test sets); a test set of
-    ``testsets`` with no value shows ``empty``."""
+    test sets × (tau, p) with every recommender and without each group of ``e1.kendall_groups``
+    (:func:`kendall_variants`). The number of recommenders ranked heads each column pair (a
+    column of its own where it differs between test sets); a test set of ``testsets`` with no
+    value shows ``empty``."""
     parts = [
         f"# E1 on {dataset}: Kendall's tau-b of the recommender ranking vs gt\n\n"
         "From the seed means; 1 = the test set ranks the recommenders as the MAR ground truth "
@@ -159,8 +199,8 @@ def kendall_markdown(kendall: pd.DataFrame, dataset: str, testsets: Sequence[str
     for (metric, k), block in full.groupby(["metric", "k"], sort=True):
         order = list(dict.fromkeys([*testsets, *block["testset"]]))
         table = pd.DataFrame(index=[t for t in order if t in set(block["testset"])])
-        for with_mf, label in ((True, "with MF"), (False, "without MF")):
-            part = block[block["with_mf"] == with_mf].set_index("testset")
+        for label, rows in kendall_variants(block):
+            part = rows.set_index("testset")
             if part.empty:
                 continue
             counts = part.loc[part["n_recommenders"] > 0, "n_recommenders"].unique()

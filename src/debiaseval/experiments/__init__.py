@@ -44,20 +44,46 @@ def unsupported(experiment: str, dataset: str) -> str | None:
     return f"{reason} ({label} datasets: {', '.join(supported)})"
 
 
-def run_data(
-    data: str | pd.DataFrame,
-    config: Mapping[str, Any] | None,
-    dataset: str | None,
-    seeds: int | Sequence[int] | None,
-    configured_seeds: int,
-    *,
-    experiment: str,
-) -> RunData:
-    """Resolve a ``run``'s arguments: a dataset name is loaded as the workflow loads it
-    (:func:`debiaseval.api.load_dataset`), once ``experiment`` is known to run on it (a
-    one-line ``ValueError`` otherwise, before anything is loaded); a frame is sized from its
-    largest ids and named ``dataset`` (default "data"); ``seeds`` (a count or the ids)
-    defaults to the config's."""
+Data = str | pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]
+"""What every experiment's ``run`` takes: a dataset name, or its canonical frames (an
+interactions frame, or ``(interactions, users, items)`` as :func:`debiaseval.api.load_dataset`
+returns them); E3 and E4 also take their prepared data (``Truth``, ``LearningData``)."""
+
+
+class Frames(NamedTuple):
+    """A ``run``'s data as canonical frames, named (users/items None when not given)."""
+
+    dataset: str
+    interactions: pd.DataFrame
+    users: pd.DataFrame | None
+    items: pd.DataFrame | None
+
+    @property
+    def n_users(self) -> int:
+        """Users: the users table's length, else the largest user id + 1."""
+        if self.users is not None:
+            return len(self.users)
+        return int(self.interactions["user"].max()) + 1
+
+    @property
+    def n_items(self) -> int:
+        """Items: the items table's length, else the largest item id + 1."""
+        if self.items is not None:
+            return len(self.items)
+        return int(self.interactions["item"].max()) + 1
+
+
+def input_frames(
+    data: Data, config: Mapping[str, Any] | None, dataset: str | None, *, experiment: str
+) -> Frames:
+    """A ``run``'s ``data`` as :class:`Frames`, the same way for every experiment.
+
+    A dataset name is loaded as the workflow loads it (:func:`debiaseval.api.load_dataset`
+    with ``config``), once ``experiment`` is known to run on it (a one-line ``ValueError``
+    otherwise, before anything is loaded); in-memory frames are named ``dataset``
+    (default "data"; the name seeds the random streams, so use the workflow's name to
+    reproduce its files).
+    """
     if isinstance(data, str):
         from debiaseval.api import load_dataset
 
@@ -65,14 +91,45 @@ def run_data(
         if reason is not None:
             raise ValueError(reason)
         interactions, users, items = load_dataset(data, config=config)
-        n_users, n_items = len(users), len(items)
-        name = dataset or data
-    else:
-        interactions = data
-        n_users = int(interactions["user"].max()) + 1
-        n_items = int(interactions["item"].max()) + 1
-        name = dataset or "data"
+        return Frames(dataset or data, interactions, users, items)
+    name = dataset or "data"
+    if isinstance(data, pd.DataFrame):
+        return Frames(name, data, None, None)
+    if (
+        isinstance(data, tuple)
+        and len(data) == 3
+        and all(isinstance(f, pd.DataFrame) for f in data)
+    ):
+        return Frames(name, *data)
+    raise TypeError(
+        f"{experiment.upper()} data must be a dataset name, an interactions frame or "
+        f"(interactions, users, items), got {type(data).__name__}"
+    )
+
+
+def seed_ids(seeds: int | Sequence[int] | None, configured: int) -> list[int]:
+    """The seeds of a run: a count n (seeds 0..n-1) or explicit ids; default ``configured``."""
     if seeds is None:
-        seeds = configured_seeds
-    seed_ids = list(range(seeds)) if isinstance(seeds, int) else list(seeds)
-    return RunData(name, interactions, n_users, n_items, seed_ids)
+        seeds = configured
+    return list(range(seeds)) if isinstance(seeds, int) else [int(s) for s in seeds]
+
+
+def run_data(
+    data: Data,
+    config: Mapping[str, Any] | None,
+    dataset: str | None,
+    seeds: int | Sequence[int] | None,
+    configured_seeds: int,
+    *,
+    experiment: str,
+) -> RunData:
+    """Resolve a ``run``'s arguments (:func:`input_frames`, :func:`seed_ids`): the data's
+    name, interactions and sizes, and the seeds."""
+    frames = input_frames(data, config, dataset, experiment=experiment)
+    return RunData(
+        frames.dataset,
+        frames.interactions,
+        frames.n_users,
+        frames.n_items,
+        seed_ids(seeds, configured_seeds),
+    )

@@ -30,9 +30,11 @@ from debiaseval.evaluation.aggregate import (
 from debiaseval.evaluation.metrics import evaluate_topk, summarise, train_overlap_mask
 from debiaseval.evaluation.ranking import empty_recommendations
 from debiaseval.experiments import run_data, unsupported
-from debiaseval.recommenders import make_recommender
+from debiaseval.recommenders.base import trains_by_epochs
+from debiaseval.recommenders.registry import EXTERNAL, resolve_recommender
+from debiaseval.recommenders.specs import check_recommender_spec
 from debiaseval.recommenders.tuning import EarlyStopping, grid_chunks, merge_chunks, tune_points
-from debiaseval.workflow.config import ConfigError, expand_grid
+from debiaseval.workflow.config import ConfigError
 from debiaseval.workflow.errors import EmptyTestSetError
 
 __all__ = [
@@ -46,6 +48,7 @@ __all__ = [
     "evaluate_recommenders",
     "evaluate_step",
     "kendall_excluded",
+    "kendall_groups",
     "run",
     "run_metadata",
     "short_list_warnings",
@@ -142,23 +145,17 @@ def _check_datasets(block: Mapping[str, Any]) -> None:
 
 def _check_recommenders(block: Mapping[str, Any]) -> None:
     for name, spec in block["recommenders"].items():
-        where = f"e1.recommenders.{name}"
-        overlap = set(spec["params"]) & set(spec["grid"])
-        if overlap:
-            raise ConfigError(
-                f"config error at '{where}': {sorted(overlap)} in both params and grid"
-            )
-        for point in expand_grid(spec["grid"]):
-            try:
-                make_recommender(spec["algorithm"], **spec["params"], **point)
-            except (TypeError, ValueError) as exc:
-                raise ConfigError(f"config error at '{where}': {exc}") from None
+        check_recommender_spec(spec, f"e1.recommenders.{name}")
 
 
 def _check_epochs(block: Mapping[str, Any]) -> None:
     if block["tuning"]["early_stopping"] is None:
         return
     for name, spec in block["recommenders"].items():
+        if spec["algorithm"] == EXTERNAL or not trains_by_epochs(
+            resolve_recommender(spec["algorithm"])
+        ):
+            continue
         if "epochs" in spec["params"] or "epochs" in spec["grid"]:
             raise ConfigError(
                 f"config error at 'e1.recommenders.{name}': epochs are chosen by early stopping "
@@ -167,12 +164,20 @@ def _check_epochs(block: Mapping[str, Any]) -> None:
 
 
 def _check_kendall(block: Mapping[str, Any]) -> None:
+    names = ", ".join(block["recommenders"])
     for position, name in enumerate(block["kendall_exclude"] or []):
         if name not in block["recommenders"]:
             raise ConfigError(
                 f"config error at 'e1.kendall_exclude.{position}': {name!r} is not a recommender "
-                f"of e1.recommenders ({', '.join(block['recommenders'])})"
+                f"of e1.recommenders ({names})"
             )
+    for group, members in (block["kendall_groups"] or {}).items():
+        for position, name in enumerate(members):
+            if name not in block["recommenders"]:
+                raise ConfigError(
+                    f"config error at 'e1.kendall_groups.{group}.{position}': {name!r} is not a "
+                    f"recommender of e1.recommenders ({names})"
+                )
 
 
 def kendall_excluded(block: Mapping[str, Any]) -> list[str]:
@@ -180,6 +185,13 @@ def kendall_excluded(block: Mapping[str, Any]) -> list[str]:
     if block["kendall_exclude"] is not None:
         return list(block["kendall_exclude"])
     return [n for n, spec in block["recommenders"].items() if spec["algorithm"] == "random"]
+
+
+def kendall_groups(block: Mapping[str, Any]) -> dict[str, list[str]]:
+    """The groups of Kendall's "with/without": ``kendall_groups``, or {MF: the mf recommenders}."""
+    if block["kendall_groups"] is not None:
+        return {group: list(members) for group, members in block["kendall_groups"].items()}
+    return {"MF": [n for n, spec in block["recommenders"].items() if spec["algorithm"] == "mf"]}
 
 
 def check_config(config: Mapping[str, Any]) -> None:
@@ -480,8 +492,7 @@ def aggregate_step(
 ) -> dict[str, Any]:
     """Rule ``e1_aggregate``: the tables of ``OUTPUTS`` (Markdown ones as text, by file stem)."""
     summary = summary_table(pd.concat(metrics).reset_index(drop=True))
-    mf = [n for n, spec in block["recommenders"].items() if spec["algorithm"] == "mf"]
-    kendall = kendall_table(summary, mf, kendall_excluded(block))
+    kendall = kendall_table(summary, kendall_groups(block), kendall_excluded(block))
     checks = testsets_table(pd.concat(diagnostics))
     about = run_metadata(interactions, block)
     names = [GROUND_TRUTH, *block["testsets"]]

@@ -36,15 +36,16 @@ from debiaseval.debiasing.interventions import TestSetSpec, intervene, sampling_
 from debiaseval.evaluation.aggregate import markdown_table
 from debiaseval.evaluation.ranking import top_k
 from debiaseval.experiments import run_data, unsupported
-from debiaseval.recommenders import make_recommender
-from debiaseval.recommenders.mf import LightFMRanker
+from debiaseval.recommenders.base import trains_by_epochs
+from debiaseval.recommenders.registry import EXTERNAL, make_recommender, resolve_recommender
+from debiaseval.recommenders.specs import check_recommender_spec
 from debiaseval.recommenders.tuning import (
     EarlyStopping,
     recommender_params,
     select_point,
     tune_recommender,
 )
-from debiaseval.workflow.config import ConfigError, expand_grid
+from debiaseval.workflow.config import ConfigError
 
 __all__ = [
     "DATASETS",
@@ -105,15 +106,26 @@ def check_config(config: Mapping[str, Any]) -> None:
                 f"config error at 'e2.strategies.{position}': unknown strategy {name!r}; "
                 f"known: {', '.join(STRATEGIES)}"
             )
-    spec = block["mf"]
-    if spec["algorithm"] != "mf":
-        raise ConfigError("config error at 'e2.mf.algorithm': E2's recommender is MF ('mf')")
-    for point in expand_grid(spec["grid"]):
-        try:
-            make_recommender("mf", **spec["params"], **point)
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(f"config error at 'e2.mf': {exc}") from None
+    _check_recommender(block)
     _check_methods(block)
+
+
+def _check_recommender(block: Mapping[str, Any]) -> None:
+    """E2's model (``e2.mf``): any recommender that can be retrained after elicitation, with a
+    ``positives_only`` hyperparameter when BIN (trained on every known pair) is asked for."""
+    spec = block["mf"]
+    if spec["algorithm"] == EXTERNAL:
+        raise ConfigError(
+            "config error at 'e2.mf.algorithm': E2 retrains its model on the elicited ratings, "
+            "which precomputed lists (external) cannot do"
+        )
+    cls = check_recommender_spec(spec, "e2.mf")
+    if "BIN" in block["strategies"] and "positives_only" not in cls._param_names():
+        raise ConfigError(
+            f"config error at 'e2.strategies.{block['strategies'].index('BIN')}': BIN trains "
+            f"e2.mf on every known pair as a positive, which needs a positives_only "
+            f"hyperparameter that {spec['algorithm']!r} lacks"
+        )
 
 
 def _fit_seed(seed: int, dataset: str) -> int:
@@ -132,14 +144,16 @@ def selected_params(
     tuning: Mapping[str, Any],
     positive_threshold: float,
 ) -> dict[str, Any]:
-    """The MF hyperparameters selected by E2's tuning (params, best point, epochs chosen)."""
+    """The hyperparameters of E2's model selected by its tuning (params, best point, epochs
+    chosen by early stopping for a model trained by epochs)."""
     best = select_point(tuning_table, "the E2 MF grid")
     row = tuning_table.iloc[best]
     out = {
-        **recommender_params("mf", spec["params"], positive_threshold),
+        **recommender_params(spec["algorithm"], spec["params"], positive_threshold),
         **json.loads(row["params"]),
     }
-    if tuning["early_stopping"] is not None:
+    by_epochs = trains_by_epochs(resolve_recommender(spec["algorithm"]))
+    if tuning["early_stopping"] is not None and by_epochs:
         out["epochs"] = int(row["epochs"])
     return out
 
@@ -240,7 +254,7 @@ def train_step(
         known[parts == "val"],
         n_users=n_users,
         n_items=n_items,
-        algorithm="mf",
+        algorithm=spec["algorithm"],
         params=spec["params"],
         grid=spec["grid"],
         metric=tuning["metric"],
@@ -252,7 +266,7 @@ def train_step(
     )
     params = selected_params(table, spec, tuning=tuning, positive_threshold=positive_threshold)
     matrix = rating_matrix(known, n_users, n_items)
-    model = LightFMRanker(**params).fit(matrix, seed=fit_seed)
+    model = make_recommender(spec["algorithm"], **params).fit(matrix, seed=fit_seed)
     return table, top_k(model, matrix, max(ks), batch_size=batch_size)
 
 
@@ -289,6 +303,7 @@ def elicit_step(
         mf_params=selected_params(
             tuning_table, spec, tuning=tuning, positive_threshold=positive_threshold
         ),
+        algorithm=spec["algorithm"],
     )
     asked = ask(ctx, strategy, active["user"].to_numpy(), n=n_asked, batch_size=batch_size)
     return {method: elicit(asked, pool) for method, pool in hidden.items()}
@@ -335,7 +350,9 @@ def evaluate_step(
             model, matrix = reuse[0]
         else:
             matrix = rating_matrix(pd.concat([known, pairs]), n_users, n_items)
-            model = LightFMRanker(**params).fit(matrix, seed=_fit_seed(seed, dataset))
+            model = make_recommender(spec["algorithm"], **params).fit(
+                matrix, seed=_fit_seed(seed, dataset)
+            )
             fitted.append((pairs, model, matrix))
         t = test[method]
         users = np.unique(t.loc[t["rating"] > positive_threshold, "user"].to_numpy(np.int64))

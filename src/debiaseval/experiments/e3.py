@@ -34,6 +34,7 @@ from debiaseval.debiasing.propensities import check_propensities, naive_bayes
 from debiaseval.evaluation.estimators import ESTIMATORS, estimate
 from debiaseval.evaluation.losses import loss_matrix, parse_metric
 from debiaseval.evaluation.prediction_matrices import PREDICTION_MATRICES, prediction_matrix
+from debiaseval.experiments import Data, input_frames, seed_ids
 from debiaseval.workflow.config import ConfigError
 
 __all__ = [
@@ -436,16 +437,18 @@ def check_config(config: Mapping[str, Any]) -> None:
 
 
 def run(
-    data: Truth | str,
+    data: Truth | Data,
     config: Mapping[str, Any] | None = None,
     *,
     seeds: int | Sequence[int] | None = None,
+    dataset: str | None = None,
 ) -> dict[str, pd.DataFrame]:
     """Run E3 in-process: the tables the workflow writes, for the same config and seeds.
 
-    ``data`` is a :class:`Truth` (e.g. :func:`full_truth` of ``ml-100k-semi``'s
-    interactions) or ``"synthetic"`` (generated from the config's ``synthetic``
-    block). ``config`` is a workflow config (validated, defaults filled);
+    ``data``: a dataset name (``synthetic`` generated from the config's ``synthetic``
+    block, ``ml-100k-semi`` loaded like the workflow does), the canonical frames of a
+    dataset with a ``full`` part (:func:`full_truth`, named ``dataset``) or a
+    :class:`Truth`. ``config`` is a workflow config (validated, defaults filled);
     ``seeds`` a number of runs or a list of seed ids (default: the ``e3`` block's).
     Returns ``draws`` and ``naive_bayes`` (every seed's, concatenated: the
     per-seed files), ``estimates``, ``rmse_vs_alpha`` and ``rmse_vs_mar``.
@@ -454,12 +457,14 @@ def run(
 
     cfg = validate_config(dict(config or {}), "e3")
     block = cfg["e3"]
-    truth = synthetic_truth(cfg["synthetic"]) if isinstance(data, str) else data
-    if isinstance(data, str) and data != "synthetic":
-        raise ValueError(f"run() generates only 'synthetic'; pass a Truth for {data!r}")
-    n = block["seeds"] if seeds is None else seeds
-    ids = range(n) if isinstance(n, int) else list(n)
-    runs = [simulate_seed(truth, block, int(s)) for s in ids]
+    if isinstance(data, Truth):
+        truth = data
+    elif isinstance(data, str) and data == "synthetic":
+        truth = synthetic_truth(cfg["synthetic"])
+    else:
+        frames = input_frames(data, config, dataset, experiment="e3")
+        truth = full_truth(frames.interactions, frames.dataset)
+    runs = [simulate_seed(truth, block, s) for s in seed_ids(seeds, block["seeds"])]
     draws = pd.concat([d for d, _ in runs], ignore_index=True)
     naive_bayes = pd.concat([nb for _, nb in runs], ignore_index=True)
     return {"draws": draws, "naive_bayes": naive_bayes, **aggregate(draws, block)}

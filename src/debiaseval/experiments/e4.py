@@ -41,6 +41,7 @@ from scipy.stats import ttest_rel
 
 from debiaseval.data.splits import run_rng
 from debiaseval.debiasing import propensities as prop
+from debiaseval.experiments import Data, input_frames, seed_ids
 from debiaseval.experiments.e3 import Truth, full_truth, synthetic_truth
 from debiaseval.recommenders.ips_cv import LOSS_OF_METRIC, cv_select, pair_losses
 from debiaseval.recommenders.rating_mf import WeightedMF, normalise_weights
@@ -490,29 +491,32 @@ def check_config(config: Mapping[str, Any]) -> None:
 
 
 def run(
-    data: LearningData | str,
+    data: LearningData | Data,
     config: Mapping[str, Any] | None = None,
     *,
     seeds: int | Sequence[int] | None = None,
+    dataset: str | None = None,
 ) -> dict[str, Any]:
     """Run E4 in-process: the tables the workflow writes, for the same config and seeds.
 
-    ``data`` is a :class:`LearningData` (e.g. :func:`learning_data` of coat's frames) or
-    ``"synthetic"`` (generated from the config's ``synthetic`` block). ``config`` is a
-    workflow config; ``seeds`` a number of runs or a list of seed ids (default: the
-    ``e4`` block's). Returns ``errors``, ``summary``, ``summary_md``, ``cv`` and
-    ``propensities`` (every seed's pairs, with a ``seed`` column).
+    ``data``: a dataset name (``synthetic`` generated from the config's ``synthetic``
+    block, the others loaded like the workflow does), a dataset's canonical frames
+    named ``dataset`` (an E4 dataset's name: :func:`learning_data` reads them as it
+    reads that dataset's), or a :class:`LearningData`. ``config`` is a workflow config;
+    ``seeds`` a number of runs or a list of seed ids (default: the ``e4`` block's).
+    Returns ``errors``, ``summary``, ``summary_md``, ``cv`` and ``propensities``
+    (every seed's pairs, with a ``seed`` column).
     """
     from debiaseval.workflow.config import validate_config
 
     cfg = validate_config(dict(config or {}), "e4")
     block = cfg["e4"]
-    if isinstance(data, str):
-        if data != "synthetic":
-            raise ValueError(f"run() generates only 'synthetic'; pass learning_data() for {data!r}")
+    if isinstance(data, str) and data == "synthetic":
         data = learning_data("synthetic", synthetic=cfg["synthetic"])
-    n = block["seeds"] if seeds is None else seeds
-    ids = range(n) if isinstance(n, int) else list(n)
+    elif not isinstance(data, LearningData):
+        frames = input_frames(data, config, dataset, experiment="e4")
+        data = learning_data(frames.dataset, frames.interactions, frames.users, frames.items)
+    ids = seed_ids(seeds, block["seeds"])
     errors, cvs, pairs = [], [], []
     for s in ids:
         prepared = prepare(data, block, int(s))

@@ -38,7 +38,10 @@ from debiaseval.data.synthetic import generate_synthetic
 from debiaseval.evaluation.aggregate import markdown_table
 from debiaseval.evaluation.agreement import agreement
 from debiaseval.evaluation.ure import mean_recall, recall_estimates
-from debiaseval.recommenders import RECOMMENDERS, make_recommender
+from debiaseval.experiments import Data, Frames, input_frames, seed_ids
+from debiaseval.recommenders.registry import make_recommender
+from debiaseval.recommenders.specs import check_recommender_spec
+from debiaseval.recommenders.tuning import recommender_params
 from debiaseval.workflow.config import ConfigError, expand_grid, validate_config
 
 __all__ = [
@@ -93,22 +96,7 @@ def check_config(config: Mapping[str, Any]) -> None:
                 f"which {dataset!r} lacks (E5 datasets: {', '.join(DATASETS)})"
             )
     for name, spec in e5["models"].items():
-        where = f"e5.models.{name}"
-        if spec["algorithm"] not in RECOMMENDERS:
-            raise ConfigError(
-                f"config error at '{where}.algorithm': unknown recommender "
-                f"{spec['algorithm']!r}; known: {', '.join(RECOMMENDERS)}"
-            )
-        overlap = set(spec.get("params", {})) & set(spec.get("grid", {}))
-        if overlap:
-            raise ConfigError(
-                f"config error at '{where}': {sorted(overlap)} in both params and grid"
-            )
-        for point in expand_grid(spec.get("grid", {})):
-            try:
-                make_recommender(spec["algorithm"], **spec.get("params", {}), **point)
-            except (TypeError, ValueError) as exc:
-                raise ConfigError(f"config error at '{where}': {exc}") from None
+        check_recommender_spec(spec, f"e5.models.{name}")
     exposure = e5["exposure"]
     if exposure["by"] == "attribute" and not exposure["attribute"]:
         raise ConfigError(
@@ -225,13 +213,10 @@ def evaluate_models(
     train = rating_matrix(labelled[part == "train"], n_users, n_items)
     exposed = labelled[part == "exposed"]
     truth = labelled if (part == "unexposed").any() else None
-    takes_threshold = "positive_threshold" in RECOMMENDERS[algorithm]._param_names()
     frames = []
     for point in expand_grid(grid):
         shown = {**params, **point}
-        fitted = dict(shown)
-        if takes_threshold:
-            fitted.setdefault("positive_threshold", positive_threshold)
+        fitted = recommender_params(algorithm, shown, positive_threshold)
         recommender = make_recommender(algorithm, **fitted).fit(train, seed=seed)
         per_user = recall_estimates(
             recommender,
@@ -325,31 +310,43 @@ def agreement_markdown(agreement_frame: pd.DataFrame, dataset: str) -> str:
 
 
 def run(
-    data: pd.DataFrame,
+    data: Data,
     config: Mapping[str, Any] | None = None,
     *,
-    seeds: int | None = None,
-    dataset: str = "synthetic",
-    items: pd.DataFrame | None = None,
+    seeds: int | Sequence[int] | None = None,
+    dataset: str | None = None,
 ) -> dict[str, pd.DataFrame]:
     """Run E5 in-process; returns ``estimates``, ``agreement`` and the per-seed rows.
 
-    ``data``: fully exposed pairs (user, item, rating; ``part`` absent or
-    ``full``), e.g. :func:`full_data` or
-    :func:`debiaseval.data.kuairec.fully_exposed_frame`, or an MNAR/MAR
-    interactions frame (``part`` ∈ mnar, mar) without truth. ``config``: the
-    ``e5`` block (defaults filled in); ``seeds`` overrides its seeds (default
-    1 when both are null). ``dataset`` names the random streams, so the same
-    config, dataset and seed give the workflow's values.
+    ``data``: a dataset name (``synthetic``: its full matrix from the config's
+    ``synthetic`` block, as the workflow's ``e5_full``; an MNAR/MAR dataset loaded like the
+    workflow does), or in-memory frames named ``dataset`` (default "data"): fully exposed
+    pairs (user, item, rating; ``part`` absent or ``full``), e.g. :func:`full_data` or
+    :func:`debiaseval.data.kuairec.fully_exposed_frame`, or an MNAR/MAR interactions
+    frame (``part`` ∈ mnar, mar) without truth; give ``(interactions, users, items)``
+    for exposure by an item attribute. ``config``: a workflow config (the ``e5`` block
+    and the rest, validated with defaults); ``seeds``: a count or the seed ids (default
+    the ``e5`` block's). The name seeds the random streams, so the same config, dataset
+    and seed give the workflow's values.
     """
-    cfg = settings(config)
-    n_seeds = int(seeds or cfg["seeds"] or 1)
+    full = validate_config(dict(config or {}), "e5")
+    cfg = full["e5"]
+    if isinstance(data, str) and data in FULLY_EXPOSED:
+        if data != "synthetic":
+            raise ValueError(f"pass the fully exposed frames of {data!r} (fully_exposed_frame)")
+        pairs = full_data(full["synthetic"])
+        items = pd.DataFrame({"item": np.arange(int(pairs["item"].max()) + 1, dtype=np.int32)})
+        frames = Frames(dataset or data, pairs, None, items)
+    else:
+        frames = input_frames(data, config, dataset, experiment="e5")
+    dataset, data, items = frames.dataset, frames.interactions, frames.items
     threshold = positive_threshold_of(dataset, cfg["positive_threshold"])
+    # sized from the pairs, as the workflow's e5_evaluate sizes them
     n_users = int(data["user"].max()) + 1
     n_items = int(data["item"].max()) + 1
     fully_exposed = "part" not in data.columns or set(data["part"].unique()) <= {"full"}
     rows = []
-    for seed in range(n_seeds):
+    for seed in seed_ids(seeds, cfg["seeds"]):
         if fully_exposed:
             labelled = expose(
                 data,

@@ -45,6 +45,7 @@ from debiaseval.evaluation.leave_one_out import (
     naive_cf_hits,
     user_hit_rates,
 )
+from debiaseval.experiments import Data, input_frames, seed_ids
 from debiaseval.workflow.config import ConfigError, validate_config
 
 __all__ = [
@@ -406,7 +407,7 @@ def aggregate(runs: Sequence[Mapping[str, pd.DataFrame]]) -> dict[str, pd.DataFr
 
 
 def run(
-    data: str | pd.DataFrame,
+    data: Data,
     config: Mapping[str, Any] | None = None,
     *,
     seeds: int | Sequence[int] | None = None,
@@ -414,29 +415,26 @@ def run(
 ) -> dict[str, pd.DataFrame]:
     """Run E6 in-process; the same tables as the workflow's ``results/e6/<dataset>/*.parquet``.
 
-    ``data``: "synthetic" (the campaign simulation from the config's ``synthetic``
-    block) or a time-stamped interactions frame (``user``, ``item``, ``timestamp``,
-    optional ``part``; contiguous 0-based ids), named ``dataset`` (default "data";
-    the name seeds the random streams, so use the workflow's name to reproduce it).
-    ``config`` is a (partial) config, validated with defaults; ``seeds`` a count
-    (seeds 0..n−1) or explicit seeds, default the ``e6.seeds`` of the config.
+    ``data``: a dataset name ("synthetic": the campaign simulation from the config's
+    ``synthetic`` block; a time-stamped dataset loaded like the workflow does) or a
+    time-stamped interactions frame (``user``, ``item``, ``timestamp``, optional
+    ``part``; contiguous 0-based ids), or ``(interactions, users, items)``, named
+    ``dataset`` (default "data"; the name seeds the random streams, so use the
+    workflow's name to reproduce it). ``config`` is a (partial) config, validated with
+    defaults; ``seeds`` a count (seeds 0..n−1) or explicit seeds, default the
+    ``e6.seeds`` of the config.
     """
     full = validate_config(dict(config or {}), "e6")
     block = full["e6"]
-    if seeds is None:
-        seeds = block["seeds"]
-    seed_list = list(range(seeds)) if isinstance(seeds, int) else [int(s) for s in seeds]
-    if isinstance(data, str):
-        if data != "synthetic":
-            raise ValueError(f"data must be 'synthetic' or an interactions frame, got {data!r}")
+    seed_list = seed_ids(seeds, block["seeds"])
+    if isinstance(data, str) and data == "synthetic":
         runs = [run_seed("synthetic", s, block, synthetic=full["synthetic"]) for s in seed_list]
     else:
-        name = dataset or "data"
-        n_users = int(data["user"].max()) + 1
-        n_items = int(data["item"].max()) + 1
+        frames = input_frames(data, config, dataset, experiment="e6")
         runs = [
-            run_seed(name, s, block, synthetic=full["synthetic"], interactions=data,
-                     n_users=n_users, n_items=n_items)
+            run_seed(frames.dataset, s, block, synthetic=full["synthetic"],
+                     interactions=frames.interactions, n_users=frames.n_users,
+                     n_items=frames.n_items)
             for s in seed_list
         ]  # fmt: skip
     return aggregate(runs)

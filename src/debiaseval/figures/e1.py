@@ -7,6 +7,7 @@ from collections.abc import Mapping
 import pandas as pd
 from matplotlib.figure import Figure
 
+from debiaseval.evaluation.aggregate import kendall_variants
 from debiaseval.figures import grouped_bars, legend_outside, recall_k
 
 __all__ = ["FIGURES", "TABLES", "TITLE", "draw"]
@@ -27,8 +28,9 @@ FIGURES = {
     ),
     "kendall": (
         "Kendall's tau-b between the ranking of the recommenders on gt and on each test set "
-        "(seed means; the sanity baselines listed in e1.kendall_exclude are left out), with and "
-        "without matrix factorisation. 1 means the test set ranks the recommenders as gt does; "
+        "(seed means; the sanity baselines listed in e1.kendall_exclude are left out), with "
+        "every recommender and without each group of e1.kendall_groups (by default the matrix "
+        "factorisation models, MF). 1 means the test set ranks the recommenders as gt does; "
         "a tau of 0 is drawn as a thick line on the baseline, an undefined one is marked n/a."
     ),
     "testsets": (
@@ -63,9 +65,12 @@ def _recall(summary: pd.DataFrame, dataset: str, pct: bool) -> Figure:
 def _kendall(kendall: pd.DataFrame, summary: pd.DataFrame, dataset: str) -> Figure:
     k = recall_k(summary, "E1")
     rows = kendall[(kendall["metric"] == "recall") & (kendall["k"] == k)]
-    table = rows.pivot(index="testset", columns="with_mf", values="tau")
-    table = table.reindex(list(dict.fromkeys(rows["testset"])))
-    table.columns = ["with MF" if c else "without MF" for c in table.columns]
+    order = list(dict.fromkeys(rows["testset"]))
+    variants = kendall_variants(rows)
+    variants = variants[1:] + variants[:1]  # "without" each group, then every recommender
+    table = pd.DataFrame(
+        {label: part.set_index("testset")["tau"] for label, part in variants}
+    ).reindex(order)
     fig = Figure(figsize=(6.5, 3.8), layout="constrained")
     ax = fig.add_subplot()
     grouped_bars(ax, table, None, f"Kendall tau-b vs gt (Recall@{k})", value_labels="{:.2f}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
 from typing import Any, ClassVar, Self
 
 import numpy as np
@@ -24,6 +25,7 @@ __all__ = [
     "check_real",
     "check_train",
     "positive_mask",
+    "trains_by_epochs",
 ]
 
 
@@ -74,6 +76,17 @@ def positive_mask(train: sp.csr_matrix, threshold: float) -> sp.csr_matrix:
     return pos
 
 
+def trains_by_epochs(cls: type) -> bool:
+    """Whether recommender class ``cls`` trains by epochs: it has an ``epochs`` hyperparameter
+    and implements ``_fit_partial`` (then tuning chooses its epochs by early stopping)."""
+    return (
+        isinstance(cls, type)
+        and issubclass(cls, Recommender)
+        and "epochs" in cls._param_names()
+        and callable(getattr(cls, "_fit_partial", None))
+    )
+
+
 class Recommender(ABC):
     """Base class of every recommender of SPEC §5.
 
@@ -81,6 +94,10 @@ class Recommender(ABC):
     stores unchanged under the same attribute names (validation happens in
     ``fit``, through :meth:`validate_params`), set the class attribute
     :attr:`name` (the registry key), and implement :meth:`_fit` and :meth:`_score`.
+    A model trained by epochs also has an ``epochs`` hyperparameter and implements
+    ``_fit_partial(train, epochs)``, which trains that many more epochs of the fitted
+    model (see :meth:`fit_partial`); tuning then chooses its epochs by early stopping.
+    The contract is written down in the README, "Evaluate your own recommender".
     """
 
     name: ClassVar[str]
@@ -88,6 +105,8 @@ class Recommender(ABC):
     # -- hyperparameters -------------------------------------------------
     @classmethod
     def _param_names(cls) -> list[str]:
+        if cls.__init__ is object.__init__:  # no __init__ of its own: no hyperparameters
+            return []
         sig = inspect.signature(cls.__init__)
         return [
             p.name
@@ -121,19 +140,80 @@ class Recommender(ABC):
         return f"{type(self).__name__}({args})"
 
     # -- learning and scoring --------------------------------------------
-    def fit(self, train: sp.spmatrix | sp.sparray, *, seed: int = 0) -> Self:
-        """Learn from ``train`` (n_users × n_items ratings, absent = unobserved); return ``self``.
-
-        ``seed`` (a non-negative int) makes every random choice reproducible.
-        """
+    def _prepare(self, train: sp.spmatrix | sp.sparray, seed: int) -> sp.csr_matrix:
+        """Validate ``seed``, the hyperparameters and ``train``; set ``n_users_``, ``n_items_``,
+        ``seed_``; return the validated CSR training matrix."""
         if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
             raise ValueError(f"seed must be a non-negative int, got {seed!r}")
         self.validate_params()
         x = check_train(train)
         self.n_users_, self.n_items_ = x.shape
         self.seed_ = int(seed)
+        return x
+
+    def fit(self, train: sp.spmatrix | sp.sparray, *, seed: int = 0) -> Self:
+        """Learn from ``train`` (n_users × n_items ratings, absent = unobserved); return ``self``.
+
+        ``seed`` (a non-negative int) makes every random choice reproducible.
+        A model trained by epochs records the epochs trained in ``epochs_``.
+        """
+        x = self._prepare(train, seed)
         self._fit(x, int(seed))
+        if trains_by_epochs(type(self)):
+            self.epochs_ = int(self.epochs)
         return self
+
+    def fit_partial(self, train: sp.spmatrix | sp.sparray, *, epochs: int) -> Self:
+        """Train a fitted model trained by epochs ``epochs`` more epochs on the same ``train``.
+
+        ``fit`` with ``epochs = a`` then ``fit_partial(train, epochs=b)`` gives the model
+        that ``fit`` with ``epochs = a + b`` gives (the same random stream continues).
+        Raises ``TypeError`` for a model not trained by epochs (:func:`trains_by_epochs`).
+        """
+        if not trains_by_epochs(type(self)):
+            raise TypeError(f"{type(self).__name__} does not train by epochs (no _fit_partial)")
+        if not hasattr(self, "n_items_"):
+            raise NotFittedError(f"{type(self).__name__} is not fitted; call fit() first")
+        n = check_int("epochs", epochs)
+        x = check_train(train)
+        if x.shape != (self.n_users_, self.n_items_):
+            raise ValueError(
+                f"train has shape {x.shape}, the model was fitted on "
+                f"{(self.n_users_, self.n_items_)}"
+            )
+        self._fit_partial(x, n)
+        self.epochs_ = int(getattr(self, "epochs_", 0)) + n
+        return self
+
+    def iter_epochs(
+        self, train: sp.spmatrix | sp.sparray, *, seed: int = 0, step: int = 1
+    ) -> Iterator[int]:
+        """Train ``epochs`` epochs, ``step`` at a time, yielding the epochs done so far.
+
+        After each yield the model is fitted (``score`` works) as if ``fit`` had been
+        called with that many epochs: the first step is ``_fit`` with ``epochs = step``,
+        the next ones ``_fit_partial``. Early stopping
+        (:func:`debiaseval.recommenders.tuning.tune_points`) evaluates between steps.
+        """
+        if not trains_by_epochs(type(self)):
+            raise TypeError(f"{type(self).__name__} does not train by epochs (no _fit_partial)")
+        step = check_int("step", step)
+        x = self._prepare(train, seed)
+        total = check_int("epochs", self.epochs)
+        done = min(step, total)
+        self.epochs = done
+        try:
+            self._fit(x, int(seed))
+        finally:
+            self.epochs = total
+        self.epochs_ = done
+        yield done
+        while done < total:
+            n = min(step, total - done)
+            self._fit_partial(x, n)
+            done += n
+            self.epochs_ = done
+            yield done
 
     def score(self, users: np.ndarray) -> np.ndarray:
         """Scores of every item for ``users``: a new float64 array (len(users), n_items).

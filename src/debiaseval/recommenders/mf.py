@@ -15,18 +15,10 @@ the default ``num_threads=1`` is deterministic given the seed.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import numpy as np
 import scipy.sparse as sp
 
-from debiaseval.recommenders.base import (
-    Recommender,
-    check_int,
-    check_real,
-    check_train,
-    positive_mask,
-)
+from debiaseval.recommenders.base import Recommender, check_int, check_real, positive_mask
 
 __all__ = ["LightFMRanker"]
 
@@ -91,12 +83,10 @@ class LightFMRanker(Recommender):
             )
         return sp.coo_matrix(implicit, dtype=np.float32)
 
-    def _epochs(self, train: sp.csr_matrix, seed: int, step: int) -> Iterator[int]:
+    def _fit(self, train: sp.csr_matrix, seed: int) -> None:
         from lightfm import LightFM  # compiled extension: import only when training
 
-        interactions = self._interactions(train)
-        weights = self._sample_weight(train, interactions)
-        model = LightFM(
+        self.lightfm_ = LightFM(
             no_components=int(self.factors),
             loss=self.loss,
             learning_rate=float(self.learning_rate),
@@ -105,45 +95,22 @@ class LightFMRanker(Recommender):
             max_sampled=int(self.max_sampled),
             random_state=np.random.RandomState(seed),
         )
-        done = 0
-        while done < int(self.epochs):
-            n = min(step, int(self.epochs) - done)
-            if done == 0:
-                model.fit(
-                    interactions, sample_weight=weights, epochs=n, num_threads=int(self.num_threads)
-                )
-            else:
-                model.fit_partial(
-                    interactions, sample_weight=weights, epochs=n, num_threads=int(self.num_threads)
-                )
-            done += n
-            self.user_embeddings_ = model.user_embeddings.astype(np.float64)
-            self.item_embeddings_ = model.item_embeddings.astype(np.float64)
-            self.user_biases_ = model.user_biases.astype(np.float64)
-            self.item_biases_ = model.item_biases.astype(np.float64)
-            self.epochs_ = done
-            yield done
+        self._fit_partial(train, int(self.epochs))
 
-    def _fit(self, train: sp.csr_matrix, seed: int) -> None:
-        for _ in self._epochs(train, seed, step=int(self.epochs)):
-            pass
-
-    def iter_epochs(
-        self, train: sp.spmatrix | sp.sparray, *, seed: int = 0, step: int = 1
-    ) -> Iterator[int]:
-        """Train ``epochs`` epochs, ``step`` at a time, yielding the epochs done so far.
-
-        After each yield the model is fitted (``score`` works) as if ``fit`` had
-        been called with that many epochs: LightFM's ``fit_partial`` continues
-        the same random stream, so the states are identical. Early stopping
-        (:func:`debiaseval.recommenders.tuning.tune_points`) evaluates between steps.
-        """
-        check_int("step", step)
-        self.validate_params()
-        x = check_train(train)
-        self.n_users_, self.n_items_ = x.shape
-        self.seed_ = int(seed)
-        yield from self._epochs(x, int(seed), step=int(step))
+    def _fit_partial(self, train: sp.csr_matrix, epochs: int) -> None:
+        """Train ``epochs`` more epochs: LightFM's ``fit`` first, then its ``fit_partial``,
+        which continues the same random stream, so the states equal one longer ``fit``."""
+        interactions = self._interactions(train)
+        weights = self._sample_weight(train, interactions)
+        model = self.lightfm_
+        train_more = model.fit if model.item_embeddings is None else model.fit_partial
+        train_more(
+            interactions, sample_weight=weights, epochs=epochs, num_threads=int(self.num_threads)
+        )
+        self.user_embeddings_ = model.user_embeddings.astype(np.float64)
+        self.item_embeddings_ = model.item_embeddings.astype(np.float64)
+        self.user_biases_ = model.user_biases.astype(np.float64)
+        self.item_biases_ = model.item_biases.astype(np.float64)
 
     def health(self, *, divergence_limit: float = 1e4) -> str | None:
         """None for a usable model, else why not: ``diverged: ...`` or ``collapsed: ...``.

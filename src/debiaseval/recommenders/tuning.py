@@ -5,11 +5,12 @@
 K_before. A grid is searched in chunks (:func:`grid_chunks`), so that the
 workflow can run the chunks of one recommender side by side, on the cores of
 one machine or on a cluster's nodes; :func:`select_point` then picks the best
-point over all chunks. For models trained by epochs (LightFM), the number of
-epochs is chosen by early stopping on the same validation metric
-(:class:`EarlyStopping`). A point whose model is degenerate (LightFM's
-``health``: diverged or collapsed embeddings) is recorded with the reason and
-never selected.
+point over all chunks. The epochs of a model trained by epochs (an ``epochs``
+hyperparameter and ``_fit_partial``: LightFM, or a plugin;
+:func:`~debiaseval.recommenders.base.trains_by_epochs`) are chosen by early
+stopping on the same validation metric (:class:`EarlyStopping`). A point whose
+model is degenerate (a ``health()`` that gives a reason, like LightFM's: diverged
+or collapsed embeddings) is recorded with the reason and never selected.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ import scipy.sparse as sp
 from debiaseval.data.interactions import rating_matrix
 from debiaseval.evaluation.metrics import evaluate_topk, summarise
 from debiaseval.evaluation.ranking import top_k
-from debiaseval.recommenders import RECOMMENDERS, Recommender, fit_grid, make_recommender
+from debiaseval.recommenders.base import Recommender, trains_by_epochs
+from debiaseval.recommenders.registry import fit_grid, make_recommender, resolve_recommender
 from debiaseval.workflow.config import expand_grid
 
 __all__ = [
@@ -81,8 +83,7 @@ def recommender_params(
     threshold reaches them unless their params set their own.
     """
     out = dict(params)
-    cls = RECOMMENDERS.get(algorithm)
-    if cls is not None and "positive_threshold" in cls._param_names():
+    if "positive_threshold" in resolve_recommender(algorithm)._param_names():
         out.setdefault("positive_threshold", float(positive_threshold))
     return out
 
@@ -157,7 +158,7 @@ def _fitted_points(
     others come from :func:`~debiaseval.recommenders.fit_grid`, which fits a
     k-NN grid once at its largest k.
     """
-    if early_stopping is not None and hasattr(RECOMMENDERS[algorithm], "iter_epochs"):
+    if early_stopping is not None and trains_by_epochs(resolve_recommender(algorithm)):
         for point in points:
             model = make_recommender(algorithm, **{**params, **point})
             yield (point, *_early_stopped(model, matrix, score, seed, early_stopping))
@@ -298,6 +299,6 @@ def tune_recommender(
     best = select_point(table, f"the {algorithm} grid")
     table["selected"] = np.arange(len(table)) == best
     selected = {**recommender_params(algorithm, params, positive_threshold), **points[best]}
-    if early_stopping is not None and "epochs" in RECOMMENDERS[algorithm]._param_names():
+    if early_stopping is not None and trains_by_epochs(resolve_recommender(algorithm)):
         selected["epochs"] = int(table["epochs"].iloc[best])
     return selected, table

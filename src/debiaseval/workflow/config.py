@@ -233,8 +233,10 @@ def validate_config(
     for none), the config is checked as one that runs just those experiments:
     the others' blocks get their defaults but not their cross-field checks.
     Strings that Snakemake's ``--config`` passed for non-string keys are parsed
-    first (:func:`coerce_strings`). Raises :class:`ConfigError` with one line
-    naming the first offending key.
+    first (:func:`coerce_strings`). The ``plugin_paths`` folders become importable
+    (:func:`debiaseval.recommenders.registry.add_plugin_paths`) and the experiments'
+    checks import every plugin recommender the config names. Raises
+    :class:`ConfigError` with one line naming the first offending key.
     """
     schema = load_schema()
     filled = coerce_strings(copy.deepcopy(dict(config)), schema)
@@ -244,6 +246,9 @@ def validate_config(
     if error is not None:
         raise ConfigError(_one_line(error))
     _check_dataset_names("datasets", filled["datasets"])
+    from debiaseval.recommenders.registry import add_plugin_paths
+
+    add_plugin_paths(filled["plugin_paths"])  # before the checks import any plugin
     if only is not None:
         filled["experiments"] = [only] if isinstance(only, str) else list(only)
     _resolve_experiments(filled)

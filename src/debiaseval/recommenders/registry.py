@@ -1,0 +1,315 @@
+"""The single registry of recommenders: built-in, installed, registered at run time, imported.
+
+Wherever a config or the API names a recommender's ``algorithm``,
+:func:`resolve_recommender` turns the name into a class, trying in order:
+
+1. a built-in short name (:data:`RECOMMENDERS`: random, pospop, avgrating,
+   userknn, itemknn, mf, mf_ips);
+2. a short name registered at run time by :func:`register_recommender`
+   (``debiaseval.api.register_recommender``);
+3. a short name that an installed package registers in the entry-point group
+   :data:`ENTRY_POINT_GROUP` (value ``"package.module:Class"``);
+4. an import path ``"package.module:Class"``, the module imported from the
+   installed packages or from the folders of the config's ``plugin_paths``
+   (:func:`add_plugin_paths`).
+
+The class must follow the contract of :class:`~debiaseval.recommenders.base.Recommender`,
+checked by :func:`check_recommender_class` (one-line :class:`ContractError`);
+the README's "Evaluate your own recommender" writes the contract down.
+:func:`plugin_source_hash` fingerprints a plugin's source, so that the workflow
+reruns the jobs that use a plugin when its file changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import inspect
+import json
+import os
+import sys
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import scipy.sparse as sp
+
+from debiaseval.recommenders.base import Recommender
+from debiaseval.recommenders.baselines import AvgRating, PosPop, Random
+from debiaseval.recommenders.knn import ItemKNN, KNNRecommender, UserKNN
+from debiaseval.recommenders.mf import LightFMRanker
+from debiaseval.recommenders.mf_ips import IPSMF
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "EXTERNAL",
+    "PLUGIN_PATHS_ENV",
+    "RECOMMENDERS",
+    "ContractError",
+    "add_plugin_paths",
+    "check_recommender_class",
+    "fit_grid",
+    "known_names",
+    "make_recommender",
+    "plugin_source_hash",
+    "register_recommender",
+    "resolve_recommender",
+]
+
+RECOMMENDERS: dict[str, type[Recommender]] = {
+    cls.name: cls for cls in (Random, PosPop, AvgRating, UserKNN, ItemKNN, LightFMRanker, IPSMF)
+}
+"""The built-in recommenders by short name."""
+
+ENTRY_POINT_GROUP = "debiaseval.recommenders"
+"""Entry-point group in which installed packages register recommenders by short name."""
+
+EXTERNAL = "external"
+"""The reserved algorithm of precomputed recommendation lists (no class)."""
+
+PLUGIN_PATHS_ENV = "DEBIASEVAL_PLUGIN_PATHS"
+"""Environment variable carrying the plugin folders (``os.pathsep``-separated, absolute) to the
+workflow's job processes, which import plugins the same way the config check does."""
+
+_REGISTERED: dict[str, type[Recommender]] = {}
+
+
+class ContractError(TypeError):
+    """A recommender class breaks the contract of :class:`Recommender` (one line)."""
+
+
+def check_recommender_class(cls: object, what: str | None = None) -> type[Recommender]:
+    """``cls`` if it follows the recommender contract, else a one-line :class:`ContractError`.
+
+    The contract: a concrete subclass of :class:`Recommender` with a non-empty string
+    ``name``, implementing ``_fit`` and ``_score``, whose ``__init__`` takes only
+    keyword-only hyperparameters, each with a default, and stores them unchanged under
+    their own names (so ``cls()`` works and ``get_params`` returns them). ``what``
+    names the class in the message (default its qualified name).
+    """
+    label = what or (getattr(cls, "__qualname__", None) or repr(cls))
+    if not (isinstance(cls, type) and issubclass(cls, Recommender)):
+        raise ContractError(f"{label} is not a subclass of debiaseval.recommenders.Recommender")
+    name = getattr(cls, "name", None)
+    if not isinstance(name, str) or not name:
+        raise ContractError(f"{label} has no class attribute `name` (a non-empty string)")
+    if inspect.isabstract(cls):
+        missing = ", ".join(sorted(getattr(cls, "__abstractmethods__", ())))
+        raise ContractError(f"{label} does not implement {missing}")
+    init = cls.__init__
+    parameters = (
+        [] if init is object.__init__ else list(inspect.signature(init).parameters.values())[1:]
+    )
+    for p in parameters:
+        if p.kind is inspect.Parameter.VAR_KEYWORD:
+            continue
+        if p.kind is not inspect.Parameter.KEYWORD_ONLY:
+            raise ContractError(
+                f"{label}.__init__ parameter {p.name!r} is not keyword-only "
+                "(write `def __init__(self, *, ...)`)"
+            )
+        if p.default is inspect.Parameter.empty:
+            raise ContractError(f"{label}.__init__ parameter {p.name!r} has no default")
+    try:
+        model = cls()
+    except Exception as exc:  # any failure of the user's __init__ is reported
+        raise ContractError(f"{label}() fails: {type(exc).__name__}: {exc}") from None
+    defaults = {p.name: p.default for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY}
+    for key, default in defaults.items():
+        if key not in vars(model) or not _same(vars(model)[key], default):
+            raise ContractError(
+                f"{label}.__init__ does not store parameter {key!r} unchanged as self.{key}"
+            )
+    return cls
+
+
+def _same(value: object, default: object) -> bool:
+    if value is default:
+        return True
+    try:
+        return type(value) is type(default) and bool(value == default)
+    except (TypeError, ValueError):  # e.g. arrays: == is elementwise
+        return False
+
+
+def add_plugin_paths(paths: Iterable[str | os.PathLike[str]], base: str | None = None) -> list[str]:
+    """Let plugin modules be imported from ``paths`` (relative to ``base``, default the cwd).
+
+    The folders, made absolute, are appended to ``sys.path`` (after the installed
+    packages, so a plugin file never shadows an installed module) and recorded in
+    :data:`PLUGIN_PATHS_ENV`, which the workflow's job processes inherit. Returns them.
+    """
+    root = Path(base) if base is not None else Path.cwd()
+    folders = [str((root / Path(p)).resolve()) for p in paths]
+    known = [p for p in os.environ.get(PLUGIN_PATHS_ENV, "").split(os.pathsep) if p]
+    os.environ[PLUGIN_PATHS_ENV] = os.pathsep.join(dict.fromkeys([*known, *folders]))
+    _extend_sys_path()
+    return folders
+
+
+def _extend_sys_path() -> None:
+    for folder in os.environ.get(PLUGIN_PATHS_ENV, "").split(os.pathsep):
+        if folder and folder not in sys.path:
+            sys.path.append(folder)
+
+
+def register_recommender(cls: type[Recommender]) -> type[Recommender]:
+    """Make ``cls`` resolvable by its ``name`` in this process; returns ``cls`` (a decorator).
+
+    Registering the same name again replaces the class (a notebook cell run twice);
+    a built-in name cannot be taken. Raises :class:`ContractError` for a class that
+    breaks the contract.
+    """
+    check_recommender_class(cls)
+    if cls.name in RECOMMENDERS or cls.name == EXTERNAL:
+        raise ValueError(f"{cls.name!r} is a built-in recommender name; choose another `name`")
+    _REGISTERED[cls.name] = cls
+    return cls
+
+
+def _entry_points() -> dict[str, metadata.EntryPoint]:
+    return {ep.name: ep for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def _import_path(path: str) -> object:
+    module_name, _, attribute = path.partition(":")
+    if not module_name or not attribute:
+        raise ValueError(f"cannot import {path!r}: expected 'package.module:Class'")
+    _extend_sys_path()
+    try:
+        target: object = importlib.import_module(module_name)
+    except Exception as exc:  # an import error of any kind, in one line
+        message = " ".join(str(exc).split())
+        raise ValueError(f"cannot import {path!r}: {message}") from None
+    for part in attribute.split("."):
+        try:
+            target = getattr(target, part)
+        except AttributeError:
+            raise ValueError(
+                f"cannot import {path!r}: module {module_name!r} has no attribute {attribute!r}"
+            ) from None
+    return target
+
+
+def known_names() -> list[str]:
+    """Every short name that resolves: built-in, registered at run time, entry points."""
+    return list(dict.fromkeys([*RECOMMENDERS, *_REGISTERED, *_entry_points()]))
+
+
+def resolve_recommender(algorithm: str) -> type[Recommender]:
+    """The recommender class named ``algorithm`` (see the module for the four forms).
+
+    Raises ``ValueError`` with one line for an unknown name, a module that cannot be
+    imported or a missing attribute, and :class:`ContractError` (a ``TypeError``)
+    for a class that breaks the contract; both name ``algorithm``.
+    """
+    if not isinstance(algorithm, str) or not algorithm:
+        raise ValueError(f"algorithm must be a non-empty string, got {algorithm!r}")
+    if algorithm in RECOMMENDERS:
+        return RECOMMENDERS[algorithm]
+    if algorithm in _REGISTERED:
+        return _REGISTERED[algorithm]
+    if algorithm == EXTERNAL:
+        raise ValueError(f"{EXTERNAL!r} names precomputed lists, not a recommender class")
+    if ":" in algorithm:
+        target = _import_path(algorithm)
+        return check_recommender_class(target, repr(algorithm))
+    entry = _entry_points().get(algorithm)
+    if entry is None:
+        raise ValueError(
+            f"unknown recommender {algorithm!r}; known: {', '.join(known_names())}, "
+            "or an import path 'package.module:Class'"
+        )
+    what = f"{algorithm!r} (entry point {entry.value!r})"
+    try:
+        target = entry.load()
+    except Exception as exc:  # an import error of any kind, in one line
+        message = " ".join(str(exc).split())
+        raise ValueError(f"cannot import {what}: {message}") from None
+    return check_recommender_class(target, what)
+
+
+def plugin_source_hash(algorithm: str) -> str:
+    """SHA-256 (16 hex digits) of the source files of ``algorithm``'s class, "" for code of
+    this package (covered by :func:`debiaseval.code_hash`).
+
+    The files are those of the class and of its base classes outside this package, in
+    method-resolution order; the workflow carries the hash in the ``params`` of the jobs
+    that use the recommender, so editing a plugin reruns exactly those jobs.
+    """
+    if algorithm == EXTERNAL:
+        return ""
+    files = []
+    for klass in resolve_recommender(algorithm).__mro__:
+        module = getattr(klass, "__module__", "")
+        if module == "builtins" or module.split(".")[0] in ("debiaseval", "abc"):
+            continue
+        try:
+            source = inspect.getsourcefile(klass)
+        except TypeError:  # defined in an interactive session: no file (API use only)
+            source = None
+        if source is not None and source not in files:
+            files.append(source)
+    if not files:
+        return ""
+    digest = hashlib.sha256()
+    for source in files:
+        digest.update(Path(source).read_bytes())
+        digest.update(b"\0")
+    return digest.hexdigest()[:16]
+
+
+def make_recommender(name: str, **params: Any) -> Recommender:
+    """An unfitted recommender from its ``name`` (any form :func:`resolve_recommender` takes)
+    and hyperparameters.
+
+    Raises a one-line ``ValueError`` naming an unknown recommender or unknown
+    parameters, together with the valid choices, or an invalid value (checked
+    eagerly by :meth:`Recommender.validate_params`, so a bad config fails early).
+    """
+    model = resolve_recommender(name)().set_params(**params)
+    model.validate_params()
+    return model
+
+
+def fit_grid(
+    name: str,
+    params: Mapping[str, Any],
+    points: Sequence[Mapping[str, Any]],
+    train: sp.spmatrix | sp.sparray,
+    *,
+    seed: int,
+) -> Iterator[tuple[dict[str, Any], Recommender]]:
+    """Yield ``(point, fitted model)`` for every grid point, in the given order.
+
+    The model equals ``make_recommender(name, **params, **point).fit(train,
+    seed=seed)``. For a :class:`KNNRecommender` the points that differ only in
+    ``k`` share one fit at their largest k, and each model is its
+    :meth:`KNNRecommender.with_k` twin (bit-identical to a refit), so a grid
+    over k costs one similarity computation. Other recommenders are fitted
+    lazily, one point at a time.
+    """
+    points = [dict(p) for p in points]
+    cls = resolve_recommender(name)
+    if not issubclass(cls, KNNRecommender):
+        for point in points:
+            yield point, make_recommender(name, **{**params, **point}).fit(train, seed=seed)
+        return
+    models = [make_recommender(name, **{**params, **point}) for point in points]
+
+    def others(model: Recommender) -> str:  # every hyperparameter but k
+        return json.dumps({**model.get_params(), "k": None}, sort_keys=True, default=repr)
+
+    largest: dict[str, int] = {}
+    for model in models:
+        largest[others(model)] = max(largest.get(others(model), 0), int(model.get_params()["k"]))
+    fitted: dict[str, Recommender] = {}
+    for point, model in zip(points, models, strict=True):
+        key = others(model)
+        if key not in fitted:
+            twin = make_recommender(name, **{**model.get_params(), "k": largest[key]})
+            fitted[key] = twin.fit(train, seed=seed)
+        base = fitted[key]
+        assert isinstance(base, KNNRecommender)
+        yield point, base.with_k(model.get_params()["k"])

@@ -1,0 +1,152 @@
+"""A plugin recommender in the whole workflow: imported by the jobs from the working directory,
+rows identical to the built-in it re-implements, and an edit of its file reruns its jobs only."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from test_plugins import MY_POP
+from test_workflow import make_workdir
+
+pytestmark = pytest.mark.slow
+
+CONFIG = {
+    "experiments": ["e1", "e5", "e2"],
+    "datasets": ["synthetic"],
+    "seeds": 2,
+    "synthetic": {"n_users": 60, "n_items": 80, "density": 0.1, "n_mar": 10, "rank": 4, "seed": 0},
+    "e1": {
+        "ks": [5, 10],
+        "testsets": {"REG": {"strategy": "reg"}, "WTD": {"strategy": "wtd"}},
+        "recommenders": {
+            "PosPop": {"algorithm": "pospop"},
+            "Mine": {"algorithm": "mymodels:MyPop"},
+            "ItemKNN": {"algorithm": "itemknn", "grid": {"k": [5]}},
+        },
+    },
+    "e5": {
+        "ks": [5],
+        "exposure": {"train_fraction": 0.2, "n_exposed": 10},
+        "models": {"pospop": {"algorithm": "pospop"}, "mine": {"algorithm": "mymodels:MyPop"}},
+    },
+    "e2": {
+        "seeds": 1,
+        "n_asked": 10,
+        "strategies": ["RND", "HP"],
+        "mf": {"algorithm": "mymodels:MyPop"},
+    },
+}
+
+# The jobs that use the plugin, by rule: E1's train and select of Mine per seed (then evaluate
+# and aggregate, whose inputs change), E5's evaluate of mine per seed (then aggregate), and
+# every E2 job that trains E2's model (train, elicit and evaluate per strategy; then aggregate).
+PLUGIN_JOBS = {
+    "e1_train": 2, "e1_select": 2, "e1_evaluate": 2, "e1_aggregate": 1,
+    "e5_evaluate": 2, "e5_aggregate": 1,
+    "e2_train": 1, "e2_elicit": 2, "e2_evaluate": 2, "e2_aggregate": 1,
+    "all": 1,
+}  # fmt: skip
+
+
+def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    result = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--configfile", "plugins.yaml", *args],
+        cwd=workdir, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    if check and result.returncode != 0:
+        raise AssertionError(f"snakemake {args} failed:\n{result.stdout}\n{result.stderr}")
+    return result
+
+
+def job_counts(dry_run: str) -> dict[str, int]:
+    """The dry run's "Job stats" table: rule -> number of jobs."""
+    table = dry_run.split("Job stats:", 1)[1].split("total", 1)[0]
+    return {rule: int(n) for rule, n in re.findall(r"^(\w+)\s+(\d+)\s*$", table, re.M)}
+
+
+def jobs(dry_run: str) -> list[tuple[str, str, str]]:
+    """(rule, reason, wildcards) of every job a dry run lists."""
+    out = []
+    for block in re.split(r"^rule ", dry_run, flags=re.M)[1:]:
+        rule = block.split(":", 1)[0]
+        reason = re.search(r"^\s+reason: (.*)$", block, re.M)
+        wildcards = re.search(r"^\s+wildcards: (.*)$", block, re.M)
+        out.append(
+            (rule, reason.group(1) if reason else "", wildcards.group(1) if wildcards else "")
+        )
+    return out
+
+
+@pytest.fixture(scope="module")
+def plugin_run(tmp_path_factory) -> Path:
+    workdir = make_workdir(tmp_path_factory.mktemp("plugin") / "run")
+    (workdir / "plugins.yaml").write_text(yaml.safe_dump(CONFIG))
+    (workdir / "mymodels.py").write_text(MY_POP)  # next to the config: plugin_paths ["."]
+    snakemake(workdir, "--cores", "2")
+    return workdir
+
+
+def test_a_plugin_gives_the_builtin_rows_in_the_workflow(plugin_run):
+    summary = pd.read_parquet(plugin_run / "results/e1/synthetic/summary.parquet")
+    mine = summary[summary["recommender"] == "Mine"].drop(columns="recommender")
+    builtin = summary[summary["recommender"] == "PosPop"].drop(columns="recommender")
+    assert len(mine) == 3 * 2 * 5  # gt, REG, WTD x ks x metrics
+    pd.testing.assert_frame_equal(mine.reset_index(drop=True), builtin.reset_index(drop=True))
+    estimates = pd.read_parquet(plugin_run / "results/e5/synthetic/estimates.parquet")
+    columns = ["k", "true_recall", "traditional_recall", "ure"]
+    pd.testing.assert_frame_equal(
+        estimates.loc[estimates["model"] == "mine", columns].reset_index(drop=True),
+        estimates.loc[estimates["model"] == "pospop", columns].reset_index(drop=True),
+    )
+    assert (plugin_run / "results/e2/synthetic/summary.parquet").is_file()
+    kendall = pd.read_parquet(plugin_run / "results/e1/synthetic/kendall.parquet")
+    assert kendall["n_recommenders"].max() == 3
+
+
+def test_editing_the_plugin_reruns_its_jobs_and_only_those(plugin_run, tmp_path):
+    workdir = tmp_path / "edited"
+    shutil.copytree(plugin_run, workdir, symlinks=True)  # results and Snakemake's records
+    assert "Nothing to be done" in snakemake(workdir, "-n", "--cores", "1").stdout
+    with (workdir / "mymodels.py").open("a") as file:
+        file.write("\n# an edit: a comment is enough, the source changed\n")
+    dry_run = snakemake(workdir, "-n", "--cores", "1").stdout
+    assert job_counts(dry_run) == PLUGIN_JOBS
+    listed = jobs(dry_run)
+    rerun = {(rule, wildcards) for rule, _, wildcards in listed}
+    seeds = (0, 1)
+    assert {(r, w) for r, w in rerun if r in ("e1_train", "e1_select", "e5_evaluate")} == {
+        *(("e1_train", f"dataset=synthetic, seed={s}, recommender=Mine, chunk=0") for s in seeds),
+        *(("e1_select", f"dataset=synthetic, seed={s}, recommender=Mine") for s in seeds),
+        *(("e5_evaluate", f"dataset=synthetic, seed={s}, model=mine") for s in seeds),
+    }
+    # the first jobs of each chain rerun for their params (the plugin's hash), the rest follow
+    by_params = {(r, w) for r, reason, w in listed if reason.startswith("Params have changed")}
+    assert by_params == {
+        *(("e1_train", f"dataset=synthetic, seed={s}, recommender=Mine, chunk=0") for s in seeds),
+        *(("e5_evaluate", f"dataset=synthetic, seed={s}, model=mine") for s in seeds),
+        ("e2_train", "dataset=synthetic, seed=0"),
+    }
+
+
+def test_a_missing_plugin_stops_before_any_job_with_one_line(plugin_run, tmp_path):
+    workdir = tmp_path / "missing"
+    workdir.mkdir()
+    for name in ("Snakefile", "workflow", "config", "profiles", "plugins.yaml"):
+        source = plugin_run / name
+        copy = shutil.copytree if source.is_dir() else shutil.copy
+        copy(source, workdir / name)
+    result = snakemake(workdir, "-n", "--cores", "1", check=False)
+    assert result.returncode != 0
+    lines = [line for line in result.stderr.splitlines() if "config error" in line]
+    assert lines == [
+        "config error at 'e1.recommenders.Mine.algorithm': cannot import 'mymodels:MyPop': "
+        "No module named 'mymodels'"
+    ]
+    assert not (workdir / "results").exists()
