@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from debiaseval.data.catalog import positive_threshold_of
 from debiaseval.data.interactions import rating_matrix
 from debiaseval.data.splits import run_rng, split_e1
 from debiaseval.debiasing.interventions import TestSetSpec, intervene, marginal_kl, sampling_weights
@@ -37,7 +38,7 @@ from debiaseval.workflow.config import ConfigError, expand_grid
 from debiaseval.workflow.errors import EmptyTestSetError
 
 __all__ = [
-    "DATASETS",
+    "NEEDS",
     "OUTPUTS",
     "EmptyTestSetError",
     "aggregate_step",
@@ -57,8 +58,8 @@ __all__ = [
     "tune_step",
 ]
 
-DATASETS = ("synthetic", "coat", "yahoo-r3")
-"""Datasets with both a MAR and an MNAR part, which E1 needs."""
+NEEDS: tuple[tuple[str, ...], ...] = (("mnar", "mar"),)
+"""The parts E1 needs of a dataset (:mod:`debiaseval.data.catalog`): MNAR and MAR."""
 
 OUTPUTS = ("summary.parquet", "kendall.parquet", "testsets.parquet", "summary.md", "kendall.md")
 """E1's aggregated files in ``results/e1/<dataset>/``."""
@@ -132,15 +133,6 @@ def _check_fractions(block: Mapping[str, Any]) -> None:
             )
 
 
-def _check_datasets(block: Mapping[str, Any]) -> None:
-    for position, name in enumerate(block["datasets"]):
-        if name not in DATASETS:
-            raise ConfigError(
-                f"config error at 'e1.datasets.{position}': E1 needs a MAR part, which {name!r} "
-                f"lacks (E1 datasets: {', '.join(DATASETS)})"
-            )
-
-
 def _check_recommenders(block: Mapping[str, Any]) -> None:
     for name, spec in block["recommenders"].items():
         where = f"e1.recommenders.{name}"
@@ -186,7 +178,6 @@ def kendall_excluded(block: Mapping[str, Any]) -> list[str]:
 def check_config(config: Mapping[str, Any]) -> None:
     """Cross-field checks of the ``e1`` block (after schema validation); raise ``ConfigError``."""
     block = config["e1"]
-    _check_datasets(block)
     _check_fractions(block)
     _check_recommenders(block)
     _check_epochs(block)
@@ -522,10 +513,13 @@ def run(
     """
     from debiaseval.workflow.config import validate_config
 
-    block = validate_config(dict(config or {}), "e1")["e1"]
+    full = validate_config(dict(config or {}), "e1")
+    block = full["e1"]
     dataset, interactions, n_users, n_items, seed_ids = run_data(
         data, config, dataset, seeds, block["seeds"]
     )
+    threshold = positive_threshold_of(dataset, block["positive_threshold"], full["sources"])
+    block = {**block, "positive_threshold": threshold}
     sizes = {"dataset": dataset, "n_users": n_users, "n_items": n_items}
     metrics, diagnostics, tunings = [], [], []
     for seed in seed_ids:
