@@ -77,7 +77,7 @@ rule e2_train:
         mf=E2["mf"],
         tuning=E2["tuning"],
         ks=E2["ks"],
-        positive_threshold=E2["positive_threshold"],
+        positive_threshold=positive_threshold(E2),
         batch_size=E2["batch_size"],
         code=CODE,
     threads: E2["resources"]["threads"]
@@ -117,7 +117,7 @@ rule e2_elicit:
         methods=list(E2["methods"]),
         mf=E2["mf"],
         tuning=E2["tuning"],
-        positive_threshold=E2["positive_threshold"],
+        positive_threshold=positive_threshold(E2),
         n_asked=E2["n_asked"],
         batch_size=E2["batch_size"],
         code=CODE,
@@ -162,7 +162,7 @@ rule e2_evaluate:
         tuning=E2["tuning"],
         ks=E2["ks"],
         metrics=E2["metrics"],
-        positive_threshold=E2["positive_threshold"],
+        positive_threshold=positive_threshold(E2),
         batch_size=E2["batch_size"],
         code=CODE,
     threads: E2["resources"]["threads"]
@@ -202,7 +202,7 @@ rule e2_aggregate:
         dataset="{dataset}",
         runs=E2_RUNS,
         seeds=list(experiment_seeds("e2")),
-        e2={k: v for k, v in E2.items() if k != "resources"},
+        e2=with_threshold({k: v for k, v in E2.items() if k != "resources"}),
         code=CODE,
     conda:
         "../envs/debiaseval.yaml"
