@@ -33,7 +33,8 @@ DOWNLOADABLE = list(SOURCES)
 EXPERIMENTS = config["experiments"]
 # The config's own datasets (sources.<name> with a ratings file): their files, checked now.
 OWN_DATASETS = user_sources(config["sources"])
-for _name in {d for e in EXPERIMENTS for d in config[e]["datasets"]} & set(OWN_DATASETS):
+_USED = {d for e in EXPERIMENTS for d in config[e]["datasets"]}
+for _name in (name for name in OWN_DATASETS if name in _USED):  # in config order
     _missing = missing_file(_name, OWN_DATASETS[_name])
     if _missing:
         sys.exit(_missing)
