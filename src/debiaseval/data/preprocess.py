@@ -26,8 +26,8 @@ def _label(name: str) -> str:
 
 def _restrict_to_common(mnar: pd.DataFrame, mar: pd.DataFrame) -> list[pd.DataFrame]:
     """Keep only users and items that occur in both parts [SAC20]."""
-    users = np.intersect1d(mnar["user"].to_numpy(), mar["user"].to_numpy())
-    items = np.intersect1d(mnar["item"].to_numpy(), mar["item"].to_numpy())
+    users = np.intersect1d(_id_values(mnar["user"]), _id_values(mar["user"]))
+    items = np.intersect1d(_id_values(mnar["item"]), _id_values(mar["item"]))
     return [df[df["user"].isin(users) & df["item"].isin(items)] for df in (mnar, mar)]
 
 
