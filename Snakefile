@@ -1,7 +1,8 @@
 # debiaseval: debiased offline evaluation of recommender systems.
 # Shared stages: download -> preprocess. Each experiment's rules (split -> intervene -> train ->
 # elicit -> evaluate -> aggregate, as it needs them) sit together in workflow/rules/<eN>.smk;
-# report.smk draws every experiment's figures and tables for `snakemake --report`.
+# each aggregate job also draws its figures and HTML tables (report.smk declares them for
+# `snakemake --report`, with the run's resolved configuration).
 from snakemake.utils import min_version
 
 min_version("9.0")
@@ -29,7 +30,12 @@ rule all:
     default_target: True
     input:
         experiment_targets(),
+        "results/config.html",
+
+
+onstart:
+    check_data()
 
 
 onsuccess:
-    print(finished_message(config, EXPERIMENTS))
+    print(run_message())

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from debiaseval import api
-from debiaseval.data import DATASET_NAMES, DatasetError
+from debiaseval.data import DATA_ENV, DATASET_NAMES, DatasetError
 from debiaseval.data.catalog import positive_threshold_of
 from debiaseval.data.user_logs import load_user_log
 from debiaseval.experiments import e4
@@ -500,9 +500,9 @@ def test_bad_file_fails_with_one_line_and_writes_nothing(tmp_path):
 
 
 def _coat() -> pd.DataFrame:
-    """Coat's interactions (fetched from the mirror into the current folder), with the
-    propensities of its MNAR pairs only (on the MAR rows too): what an exported ratings file
-    carries."""
+    """Coat's interactions (fetched from the mirror into the API's cache, $DEBIASEVAL_DATA),
+    with the propensities of its MNAR pairs only (on the MAR rows too): what an exported
+    ratings file carries."""
     mirror = os.environ.get("DEBIASEVAL_MIRROR", "").strip()
     if not mirror or not (Path(mirror) / "coat").is_dir():
         pytest.skip("DEBIASEVAL_MIRROR not set or without coat")
@@ -540,6 +540,7 @@ def test_coat_as_a_csv_with_shuffled_string_ids(tmp_path, monkeypatch):
     """Coat exported with string ids in another order: the same ratings, parts and propensities
     once mapped back through users.parquet / items.parquet."""
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(DATA_ENV, str(tmp_path / "cache"))
     coat = _coat()
     rng = np.random.default_rng(0)
     user_ids = [f"shopper-{k}" for k in rng.permutation(290)]
@@ -566,6 +567,7 @@ def test_coat_as_a_csv_gives_coats_e1_summary(tmp_path, monkeypatch):
     """With string ids in Coat's own order, the interactions are Coat's; E1 under the name
     "coat" (the name seeds the random streams) gives the built-in summary exactly."""
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(DATA_ENV, str(tmp_path / "cache"))
     coat = _coat()
     spec = _export(coat, tmp_path / "export", [f"u{k:03d}" for k in range(290)],
                    [f"i{k:03d}" for k in range(300)])  # fmt: skip

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import shutil
@@ -13,6 +14,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
+
+from debiaseval.data import SOURCES
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "configs" / "tiny.yaml"
@@ -122,12 +126,33 @@ def test_selected_mf_learns(two_runs):
     assert gt["MF"] > gt["Random"]
 
 
-def test_report_holds_the_figures(two_runs):
+def report_results(config: dict) -> dict[str, dict[str, set[str]]]:
+    """What the report of a run of ``config`` lists: category -> dataset -> results."""
+    from debiaseval.figures import figure_module
+    from debiaseval.workflow.config import validate_config
+
+    resolved = validate_config(config)
+    listing = {"Configuration": {"": {"resolved configuration"}}}
+    for name in resolved["experiments"]:
+        figures = figure_module(name)
+        outputs = importlib.import_module(f"debiaseval.experiments.{name}").OUTPUTS
+        results = {f"{figure} (figure)" for figure in figures.FIGURES}
+        results |= {f"{Path(o).stem} (table)" for o in outputs if o.endswith(".md")}
+        listing[figures.TITLE] = {dataset: results for dataset in resolved[name]["datasets"]}
+    return listing
+
+
+def test_report_holds_every_figure_table_and_the_configuration(two_runs):
     workdir, _ = two_runs
     snakemake(workdir, "--report", "report.html")
     html = (workdir / "report.html").read_text()
-    for figure in ("recall.svg", "pct_diff.svg", "kendall.svg", "summary.html"):
-        assert figure in html
+    expected = report_results(yaml.safe_load(TINY.read_text()))
+    for category, datasets in expected.items():
+        assert json.dumps(category)[1:-1] in html, category
+        for results in datasets.values():
+            for result in results:
+                page = "config" if category == "Configuration" else result.split()[0]
+                assert f"filename={page}.html" in html, result
 
 
 def chromium() -> str:
@@ -149,36 +174,197 @@ def chromium() -> str:
     return shutil.which("chromium") or pytest.fail("apt-get installed no chromium")
 
 
-def test_report_shows_the_e1_figures_in_a_browser(two_runs):
-    """The report opens in headless Chromium, and E1's category lists its figures and tables;
-    the Recall@10 figure opens and its SVG image decodes."""
+SCREENSHOTS = ROOT / "results" / "report-screenshots"
+"""Where the browser test saves what it saw (CI keeps results/ as its artefacts)."""
+
+# In a figure page: the bounding boxes of every legend and of every axes' data area (the
+# background patch matplotlib draws first in each axes group of its SVG).
+_LEGENDS_OVER_AXES = """svg => {
+    const box = el => el.getBoundingClientRect();
+    const axes = [...svg.querySelectorAll('g[id^="axes_"]')]
+        .map(a => a.querySelector(':scope > g[id^="patch_"] path')).filter(Boolean).map(box);
+    const legends = [...svg.querySelectorAll('g[id^="legend_"]')].map(box);
+    const cross = (a, b) => a.left < b.right - 1 && b.left < a.right - 1
+        && a.top < b.bottom - 1 && b.top < a.bottom - 1;
+    return {axes: axes.length, legends: legends.length,
+            overlaps: legends.filter(l => axes.some(a => cross(l, a))).length};
+}"""
+
+
+def _check_page(page, frame, category: str, dataset: str, result: str) -> None:
+    """The result's page (in the report's iframe) is whole: a figure with its caption, a
+    table with rows, or the configuration."""
+    from debiaseval.figures import figure_module
+
+    name, kind = result.removesuffix(")").split(" (") if "(" in result else (result, "config")
+    if kind == "figure":
+        experiment = category.split(" ")[0].lower()
+        svg = frame.locator("figure svg")
+        svg.wait_for(timeout=30_000)
+        size = svg.evaluate("s => (b => [b.width, b.height])(s.getBoundingClientRect())")
+        assert min(size) > 100, (result, size)
+        caption = frame.locator("figcaption")
+        assert caption.is_visible()
+        text = " ".join(caption.inner_text().split())
+        assert text.endswith(" ".join(figure_module(experiment).FIGURES[name].split())), text
+        geometry = svg.evaluate(_LEGENDS_OVER_AXES)
+        assert geometry["axes"] >= 1 and geometry["overlaps"] == 0, (result, geometry)
+    else:
+        first = frame.locator("table").first
+        first.wait_for(timeout=30_000)
+        tables = frame.locator("table")
+        for i in range(tables.count()):
+            assert tables.nth(i).locator("th").count() >= 2, (result, i)
+            assert tables.nth(i).locator("tbody tr").count() >= 1, (result, i)
+        assert "|---|" not in frame.locator("body").inner_text()  # Markdown rendered
+        if kind == "config":
+            rows = frame.locator("tr", has_text="e1.rho")
+            assert rows.count() == 1 and rows.first.locator("td").nth(1).inner_text() == "0.5"
+    parts = (category.split(" ")[0], dataset, name.replace(" ", "-"), kind)
+    stem = "_".join(part for part in parts if part)
+    page.screenshot(path=SCREENSHOTS / f"{stem}.png")
+
+
+def test_report_in_a_browser_shows_every_result_with_its_caption(two_runs):
+    """The report opens in headless Chromium. Its menu has a category per experiment, titled
+    with the paper, and "Configuration"; each category lists every figure and table of each
+    dataset; each opens whole (figures with their caption under them and no legend over the
+    data, tables with rows and pivoted as in the Markdown). Screenshots of every page go to
+    results/report-screenshots/ for a person to look at."""
     sync_api = pytest.importorskip("playwright.sync_api", reason="needs the test extra")
     report = two_runs[0] / "report.html"
     if not report.exists():
         snakemake(two_runs[0], "--report", "report.html")
+    expected = report_results(yaml.safe_load(TINY.read_text()))
     executable = chromium()
+    shutil.rmtree(SCREENSHOTS, ignore_errors=True)
+    SCREENSHOTS.mkdir(parents=True)
     with sync_api.sync_playwright() as driver:
         browser = driver.chromium.launch(executable_path=executable, args=["--no-sandbox"])
         try:
-            page = browser.new_page()
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
             page.goto(report.as_uri())
-            page.get_by_text("e1", exact=True).click()
-            rows = [row.inner_text().split() for row in page.locator("tr").all()]
-            for name in ("recall", "pct_diff", "kendall", "testsets"):
-                assert [name, "figure"] in rows, rows
-            assert ["summary", "table"] in rows, rows
-            page.locator("tr", has_text="recall").first.locator("a").first.click()
-            image = page.locator('img[src*="filename=recall.svg"]')
-            image.wait_for(timeout=30_000)
-            assert image.evaluate("img => img.complete && img.naturalWidth > 0")
+            menu = page.locator("nav").first
+            menu.get_by_text("Results", exact=True).wait_for(timeout=30_000)
+            page.screenshot(path=SCREENSHOTS / "front.png")
+            listed = [" ".join(t.split()) for t in menu.locator("li").all_inner_texts()]
+            assert set(expected) <= set(listed), listed
+            for category, datasets in expected.items():
+                home = menu.locator("ol li a").first  # the breadcrumbs' home
+                for dataset, results in datasets.items():
+                    home.click()
+                    menu.get_by_text(category, exact=True).click()
+                    if len(datasets) > 1:
+                        menu.get_by_text(dataset, exact=True).click()
+                    rows = {
+                        tuple(cell.strip() for cell in row.split("\t") if cell.strip()): i
+                        for i, row in enumerate(menu.locator("tbody tr").all_inner_texts())
+                    }
+                    wanted = {(r, dataset) if dataset else (r,) for r in results}
+                    assert set(rows) == wanted, (category, sorted(rows))
+                    for cells, i in sorted(rows.items()):
+                        menu.locator("tbody tr").nth(i).locator("a").first.click()
+                        frame = page.frame_locator("iframe")
+                        _check_page(page, frame, category, dataset, cells[0])
         finally:
             browser.close()
+    shots = sorted(p.name for p in SCREENSHOTS.glob("*.png"))
+    assert len(shots) == 1 + sum(len(r) for d in expected.values() for r in d.values()), shots
 
 
 def test_success_says_where_the_results_are(two_runs):
     output = (two_runs[0] / "run.out").read_text()
+    for experiment in ("e1", "e2", "e3", "e4", "e5", "e6"):
+        assert f"{experiment.upper()} on synthetic: results/{experiment}/synthetic/" in output
     assert "E1 on synthetic: results/e1/synthetic/kendall.md" in output
     assert "snakemake --report report.html" in output
+
+
+def test_a_targeted_summary_refreshes_its_figures_and_tables_and_names_only_them(
+    two_runs, tmp_path
+):
+    """Asking for one dataset's E1 summary after a parameter change also redraws that dataset's
+    figures and HTML tables (they come from the same job), and the closing message lists that
+    result only."""
+    workdir = tmp_path / "targeted"
+    shutil.copytree(two_runs[0], workdir, symlinks=True)  # results and Snakemake's records
+    before = result_bytes(workdir)
+    (workdir / "rho.yaml").write_text("e1: {rho: 0.4}\n")
+    run = snakemake(workdir, "--cores", "2", TARGET, configfiles=("tiny.yaml", "rho.yaml"))
+    after = result_bytes(workdir)
+    changed = {name for name in after if after[name] != before.get(name)}
+    folder = "results/e1/synthetic"
+    assert f"{folder}/summary.parquet" in changed
+    for suffix in (".svg", ".png", ".html"):
+        assert f"{folder}/figures/pct_diff{suffix}" in changed
+    assert f"{folder}/tables/summary.html" in changed
+    assert {name for name in changed if not name.startswith(folder)} == set()
+    output = run.stdout + run.stderr
+    assert "E1 on synthetic: results/e1/synthetic/kendall.md" in output
+    assert not any(f"E{n} on " in output for n in range(2, 7)), output[-2000:]
+    # nothing of E1 is stale: the default target has no E1 job left to run
+    rest = snakemake(workdir, "-n", "--cores", "1", configfiles=("tiny.yaml", "rho.yaml")).stdout
+    assert "rule e1_" not in rest, rest
+
+
+def _run_without_mirror(workdir: Path, *args: str, mirror: Path | None = None):
+    env = {k: v for k, v in os.environ.items() if k != "DEBIASEVAL_MIRROR"}
+    if mirror is not None:
+        env["DEBIASEVAL_MIRROR"] = str(mirror)
+    return subprocess.run(
+        [sys.executable, "-m", "snakemake", "--configfile", "missing.yaml", "--cores", "1", *args],
+        cwd=workdir, capture_output=True, text=True, timeout=600, env=env,
+    )  # fmt: skip
+
+
+def test_manual_only_datasets_without_a_copy_stop_the_run_before_any_job(tmp_path):
+    """A run naming Yahoo! R3 and LibraryThing (which nothing can download) with no copy of
+    them stops before its first job, with one message naming both, where to put them and the
+    --config that drops them."""
+    workdir = make_workdir(tmp_path / "missing")
+    (workdir / "missing.yaml").write_text(
+        "datasets: [synthetic, yahoo-r3]\nexperiments: [e1, e2]\ne2: {datasets: [librarything]}\n"
+    )
+    result = _run_without_mirror(workdir)
+    assert result.returncode != 0
+    output = result.stdout + result.stderr
+    start = output.index("debiaseval: 2 datasets of this run cannot be downloaded")
+    lines = output[start:].splitlines()
+    assert lines[1].startswith("  yahoo-r3: Yahoo! R3 cannot be downloaded automatically")
+    assert lines[2].startswith("  librarything: LibraryThing is not downloaded automatically")
+    assert lines[3] == (
+        "Or run without them: snakemake ... --config 'datasets=[synthetic]' 'experiments=[e1]'"
+    )
+    assert output.count("cannot be downloaded and no local copy") == 1  # one message
+    assert not (workdir / "results").exists() and not (workdir / "logs").exists()  # no job ran
+    # the command it gives runs (dry) without them
+    dropped = _run_without_mirror(
+        workdir, "-n", "--config", "datasets=[synthetic]", "experiments=[e1]"
+    )
+    assert dropped.returncode == 0, dropped.stderr
+    assert "download" not in dropped.stdout.split("Job stats:")[1].split("total")[0]
+
+
+def test_a_mirror_copy_lets_the_run_fetch_the_manual_dataset(tmp_path):
+    """With <mirror>/yahoo-r3/ present the start check passes and the download rule reads the
+    mirror: its files are verified (here a damaged copy fails on its checksum, in the
+    download job, not in the start check); with the real mirror the files arrive."""
+    workdir = make_workdir(tmp_path / "mirrored")
+    (workdir / "missing.yaml").write_text("datasets: [yahoo-r3]\nexperiments: [e1]\n")
+    fake = tmp_path / "mirror" / "yahoo-r3"
+    fake.mkdir(parents=True)
+    for name in SOURCES["yahoo-r3"].files:
+        (fake / name).write_text("1\t1\t5\n")
+    result = _run_without_mirror(workdir, "resources/raw/yahoo-r3", mirror=fake.parent)
+    assert result.returncode != 0
+    assert "cannot be downloaded and no local copy" not in result.stdout + result.stderr
+    assert "yahoo-r3: checksum mismatch" in result.stderr
+    real = Path(os.environ.get("DEBIASEVAL_MIRROR", "/nonexistent"))
+    if not (real / "yahoo-r3").is_dir():
+        pytest.skip("DEBIASEVAL_MIRROR holds no yahoo-r3: only the damaged copy was tried")
+    result = _run_without_mirror(workdir, "resources/raw/yahoo-r3", mirror=real)
+    assert result.returncode == 0, result.stderr
+    assert (workdir / "resources/raw/yahoo-r3/ydata-ymusic-rating-study-v1_0-train.txt").exists()
 
 
 def test_e6_outputs(two_runs):
@@ -364,7 +550,7 @@ def test_e2_outputs(two_runs):
         assert set(changes.loc[changes["scope"] == "user", "user"]) <= active
     for figure in ("elicited", "recall_change"):
         assert (folder / f"figures/{figure}.svg").read_text().lstrip().startswith("<?xml")
-    assert (folder / "tables/wilcoxon.html").exists()
+    assert (folder / "tables/summary.html").exists()
     assert (workdir / "logs/e2/synthetic/seed0/elicit/HP.log").exists()
     assert (workdir / "benchmarks/e2/synthetic/seed1/evaluate/POP.tsv").exists()
     assert "E2 on synthetic: results/e2/synthetic/summary.md" in (workdir / "run.out").read_text()
@@ -414,9 +600,9 @@ def test_rerun_is_cached_and_a_param_change_reruns_only_what_depends_on_it(two_r
     assert "Nothing to be done" in snakemake(workdir, "-n", "--cores", "1").stdout
     (workdir / "rho.yaml").write_text("e1: {rho: 0.4}\n")
     changed = snakemake(workdir, "-n", "--cores", "1", configfiles=("tiny.yaml", "rho.yaml")).stdout
-    assert "intervene" in changed and "evaluate" in changed
-    assert "train" not in changed.split("Job stats:")[1].split("total")[0]
-    assert "preprocess" not in changed and "split " not in changed
+    jobs = changed.split("Job stats:")[1].split("total")[0]
+    assert "e1_intervene" in jobs and "e1_evaluate" in jobs and "run_config" in jobs
+    assert "train" not in jobs and "preprocess" not in jobs and "split" not in jobs
 
 
 def test_bad_config_fails_before_any_job(tmp_path):

@@ -29,7 +29,7 @@ import pandas as pd
 
 from debiaseval.active_learning.elicitation import STRATEGIES as ELICITATION_STRATEGIES
 from debiaseval.active_learning.elicitation import ElicitationContext, ask, elicit
-from debiaseval.data import MIRROR_ENV, fetch_dataset
+from debiaseval.data import MIRROR_ENV, cache_folder, fetch_dataset
 from debiaseval.data.build import SOURCE_OF, build_dataset
 from debiaseval.data.catalog import user_sources
 from debiaseval.data.interactions import rating_matrix
@@ -100,8 +100,10 @@ def load_dataset(
     read from ``raw`` if given (a folder with the canonical files), else fetched
     like the download rule does — ``sources.<name>.path``, the mirror (config key
     ``mirror`` or $DEBIASEVAL_MIRROR), then the canonical URL, checksums
-    verified — into ``resources/raw/<name>`` under the current folder, reused
-    when already there.
+    verified — into ``<cache>/<name>``, reused when already there. The cache is
+    ``$DEBIASEVAL_DATA``, else the user's cache folder
+    (:func:`debiaseval.data.download.cache_folder`); nothing is written to the
+    current folder.
     """
     full = validate_config(dict(config or {}), only=())
     own = user_sources(full["sources"]).get(name)
@@ -110,7 +112,7 @@ def load_dataset(
     source = SOURCE_OF.get(name, name)
     folder = None
     if name != "synthetic":
-        folder = Path(raw) if raw is not None else Path("resources/raw") / source
+        folder = Path(raw) if raw is not None else cache_folder() / source
         if raw is None and not folder.is_dir():
             mirror = full["mirror"] or os.environ.get(MIRROR_ENV)
             origin = "config key `mirror`" if full["mirror"] else f"${MIRROR_ENV}"

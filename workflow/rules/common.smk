@@ -13,8 +13,9 @@ from debiaseval.data.catalog import dataset_names, positive_threshold_of, user_s
 from debiaseval.data.user_logs import LOAD_KEYS, log_files, missing_file
 from debiaseval.figures import figure_module
 from debiaseval.recommenders.tuning import grid_chunks
-from debiaseval.workflow.report import finished_message
+from debiaseval.workflow.data_check import missing_data_message, unobtainable
 from debiaseval.workflow.io import remove_unreadable_parquet
+from debiaseval.workflow.report import finished_message
 
 try:
     config.update(validate_config(config))
@@ -38,7 +39,6 @@ for _name in (name for name in OWN_DATASETS if name in _USED):  # in config orde
     _missing = missing_file(_name, OWN_DATASETS[_name])
     if _missing:
         sys.exit(_missing)
-FIGURE_MODULES = {name: figure_module(name) for name in EXPERIMENTS}
 
 
 def _alternatives(names):
@@ -112,15 +112,66 @@ def resources_of(stage):
 def experiment_targets():
     """Final files of every experiment the config runs, on each of its datasets.
 
-    The aggregated outputs its module lists in OUTPUTS (debiaseval.experiments.<name>), and the
-    report's figures and HTML tables (debiaseval.figures.<name>: FIGURES and TABLES).
+    The aggregated outputs its module lists in OUTPUTS (debiaseval.experiments.<name>) and the
+    report's folders figures/ and tables/, which the same aggregate job writes.
     """
     targets = []
-    for name, figures in FIGURE_MODULES.items():
+    for name in EXPERIMENTS:
         outputs = importlib.import_module(f"debiaseval.experiments.{name}").OUTPUTS
         for dataset in experiment_datasets(name):
             folder = f"results/{name}/{dataset}"
-            targets += [f"{folder}/{output}" for output in outputs]
-            targets += [f"{folder}/figures/{figure}.svg" for figure in figures.FIGURES]
-            targets += [f"{folder}/tables/{stem}.html" for stem in figures.TABLES]
+            targets += [f"{folder}/{output}" for output in [*outputs, "figures", "tables"]]
     return targets
+
+
+def report_outputs(experiment):
+    """The report folders of ``experiment``'s aggregate rule, as named outputs.
+
+    ``figures/``: per figure an SVG, a PNG and an HTML page (the figure with its caption, in
+    the report); ``tables/``: the experiment's Markdown tables as HTML pages. The rule's
+    params must hold ``captions`` (figure name -> caption) for the report's descriptions.
+    """
+    folder = f"results/{experiment}/{{dataset}}"
+    category = figure_module(experiment).TITLE
+    return {
+        "figures": report(
+            directory(f"{folder}/figures"),
+            patterns=["{figure}.html"],
+            caption="../report/figure.rst",
+            category=category,
+            subcategory="{dataset}",
+            labels={"result": "{figure} (figure)", "dataset": "{dataset}"},
+        ),
+        "tables": report(
+            directory(f"{folder}/tables"),
+            patterns=["{table}.html"],
+            caption="../report/table.rst",
+            category=category,
+            subcategory="{dataset}",
+            labels={"result": "{table} (table)", "dataset": "{dataset}"},
+        ),
+    }
+
+
+def run_jobs():
+    """The jobs this invocation runs, from Snakemake's DAG (for the onstart and onsuccess
+    handlers, which Snakemake calls once the DAG is built)."""
+    return list(workflow.dag.needrun_jobs(exclude_finished=False))
+
+
+def check_data():
+    """Stop before the first job, with one message, if the run needs datasets that cannot be
+    downloaded and have no local copy (resources/raw, the mirror, sources.<name>.path)."""
+    fetched = {job.wildcards.dataset for job in run_jobs() if job.rule.name == "download"}
+    needed = [name for name in SOURCES if name in fetched]  # in the registry's order
+    missing = unobtainable(
+        needed, raw_root="resources/raw", mirror=mirror(), sources=config["sources"]
+    )
+    if missing:
+        sys.exit(missing_data_message(config, missing))
+
+
+def run_message():
+    """The end-of-run message: the results of the datasets whose outputs this run wrote."""
+    written = [str(path) for job in run_jobs() for path in job.output]
+    return finished_message(written, EXPERIMENTS)

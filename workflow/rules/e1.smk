@@ -177,7 +177,9 @@ rule e1_aggregate:
         testsets="results/e1/{dataset}/testsets.parquet",
         summary_md="results/e1/{dataset}/summary.md",
         kendall_md="results/e1/{dataset}/kendall.md",
+        **report_outputs("e1"),
     params:
+        captions=figure_module("e1").FIGURES,
         dataset="{dataset}",
         e1=with_threshold(E1),
         code=CODE,

@@ -198,7 +198,9 @@ rule e2_aggregate:
         summary="results/e2/{dataset}/summary.parquet",
         wilcoxon="results/e2/{dataset}/wilcoxon.parquet",
         summary_md="results/e2/{dataset}/summary.md",
+        **report_outputs("e2"),
     params:
+        captions=figure_module("e2").FIGURES,
         dataset="{dataset}",
         runs=E2_RUNS,
         seeds=list(experiment_seeds("e2")),

@@ -51,7 +51,9 @@ rule e3_aggregate:
         estimates_md="results/e3/{dataset}/estimates.md",
         rmse_vs_alpha="results/e3/{dataset}/rmse_vs_alpha.parquet",
         rmse_vs_mar="results/e3/{dataset}/rmse_vs_mar.parquet",
+        **report_outputs("e3"),
     params:
+        captions=figure_module("e3").FIGURES,
         dataset="{dataset}",
         alpha=E3["alpha"],
         code=CODE,

@@ -95,7 +95,9 @@ rule e4_aggregate:
         errors="results/e4/{dataset}/errors.parquet",
         summary="results/e4/{dataset}/summary.parquet",
         summary_md="results/e4/{dataset}/summary.md",
+        **report_outputs("e4"),
     params:
+        captions=figure_module("e4").FIGURES,
         dataset="{dataset}",
         alpha=E4["alpha_sweep"]["alpha"],
         code=CODE,

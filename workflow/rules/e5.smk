@@ -107,7 +107,9 @@ rule e5_aggregate:
         agreement="results/e5/{dataset}/agreement.parquet",
         estimates_md="results/e5/{dataset}/estimates.md",
         agreement_md="results/e5/{dataset}/agreement.md",
+        **report_outputs("e5"),
     params:
+        captions=figure_module("e5").FIGURES,
         dataset="{dataset}",
         code=CODE,
     conda:

@@ -64,7 +64,9 @@ rule e6_aggregate:
         snapshots="results/e6/{dataset}/snapshots.parquet",
         lists="results/e6/{dataset}/lists.parquet",
         markdown="results/e6/{dataset}/scores.md",
+        **report_outputs("e6"),
     params:
+        captions=figure_module("e6").FIGURES,
         dataset="{dataset}",
         seeds=list(experiment_seeds("e6")),
         code=CODE,

@@ -1,68 +1,29 @@
-# The HTML report (snakemake --report report.html): every experiment's figures and tables.
-# One generic rule draws any figure of any experiment from its aggregated tables
-# (src/debiaseval/figures/<experiment>.py declares TABLES, FIGURES and draw); another renders
-# each aggregated table as HTML. Both are cheap local rules.
+# The HTML report (snakemake --report report.html). Each experiment's aggregate job also draws
+# its figures and renders its Markdown tables (debiaseval.workflow.report.publish_report), so
+# they are never older than the results: its outputs include the report folders that
+# report_outputs() (common.smk) declares, one report category per experiment and a subcategory
+# per dataset. The run's resolved configuration is the report's "Configuration" category.
 
 localrules:
-    plot,
-    table,
+    run_config,
 
 
-rule plot:
-    """One figure of one experiment on one dataset, as SVG (in the report) and PNG."""
-    input:
-        unpack(
-            lambda w: {
-                stem: f"results/{w.experiment}/{w.dataset}/{stem}.parquet"
-                for stem in FIGURE_MODULES[w.experiment].TABLES
-            }
-        ),
+rule run_config:
+    """The run's resolved configuration (defaults filled in): YAML, and a table for the report."""
     output:
-        svg=report(
-            "results/{experiment}/{dataset}/figures/{figure}.svg",
-            caption="../report/figure.rst",
-            category="{experiment}",
-            subcategory="{dataset}",
-            labels={"figure": "{figure}", "type": "figure"},
+        yaml="results/config.yaml",
+        html=report(
+            "results/config.html",
+            caption="../report/config.rst",
+            category="Configuration",
+            labels={"result": "resolved configuration"},
         ),
-        png="results/{experiment}/{dataset}/figures/{figure}.png",
-    wildcard_constraints:
-        experiment=_alternatives(EXPERIMENTS),
     params:
-        experiment="{experiment}",
-        dataset="{dataset}",
-        figure="{figure}",
-        caption=lambda w: FIGURE_MODULES[w.experiment].FIGURES[w.figure],
+        config=config,
         code=CODE,
     conda:
         "../envs/debiaseval.yaml"
     log:
-        "logs/{experiment}/{dataset}/plot/{figure}.log",
+        "logs/run_config.log",
     script:
-        "../scripts/plot.py"
-
-
-rule table:
-    """One aggregated table of one experiment on one dataset, as HTML for the report."""
-    input:
-        "results/{experiment}/{dataset}/{stem}.parquet",
-    output:
-        report(
-            "results/{experiment}/{dataset}/tables/{stem}.html",
-            caption="../report/table.rst",
-            category="{experiment}",
-            subcategory="{dataset}",
-            labels={"figure": "{stem}", "type": "table"},
-        ),
-    wildcard_constraints:
-        experiment=_alternatives(EXPERIMENTS),
-    params:
-        title=lambda w: f"{w.experiment.upper()} on {w.dataset}: {w.stem}",
-        code=CODE,
-    conda:
-        "../envs/debiaseval.yaml"
-    log:
-        "logs/{experiment}/{dataset}/table/{stem}.log",
-    script:
-        "../scripts/table.py"
-
+        "../scripts/run_config.py"

@@ -1,7 +1,10 @@
 """Adapter: aggregate per-seed metrics and test-set diagnostics (Parquet + Markdown)."""
 
+from pathlib import Path
+
 from debiaseval.experiments.e1 import aggregate_step
 from debiaseval.workflow.io import read_parquet, write_parquet, write_text
+from debiaseval.workflow.report import publish_report
 from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0]) as log:
@@ -20,3 +23,5 @@ with job(snakemake.log[0]) as log:
     log.info(
         "wrote %d summary rows, %d Kendall rows", len(tables["summary"]), len(tables["kendall"])
     )
+    publish_report("e1", p.dataset, Path(snakemake.output.figures).parent)
+    log.info("drew the figures and HTML tables of the report")

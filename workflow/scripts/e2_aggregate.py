@@ -1,7 +1,10 @@
 """Adapter: aggregate E2's seeds: elicited ratings, % changes, Wilcoxon tests (+ Markdown)."""
 
+from pathlib import Path
+
 from debiaseval.experiments.e2 import aggregate_step, counts_frame
 from debiaseval.workflow.io import read_parquet, write_parquet, write_text
+from debiaseval.workflow.report import publish_report
 from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0]) as log:
@@ -25,3 +28,5 @@ with job(snakemake.log[0]) as log:
         write_parquet(tables[stem], snakemake.output[stem])
     write_text(tables["summary_md"], snakemake.output.summary_md)
     log.info("%d summary rows, %d Wilcoxon tests", len(tables["summary"]), len(tables["wilcoxon"]))
+    publish_report("e2", p.dataset, Path(snakemake.output.figures).parent)
+    log.info("drew the figures and HTML tables of the report")

@@ -1,9 +1,12 @@
 """Adapter: aggregate every seed's E3 draws into Table 1 and the RMSE tables."""
 
+from pathlib import Path
+
 import pandas as pd
 
 from debiaseval.experiments import e3
 from debiaseval.workflow.io import read_parquet, write_parquet, write_text
+from debiaseval.workflow.report import publish_report
 from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0]) as log:
@@ -15,3 +18,5 @@ with job(snakemake.log[0]) as log:
     title = f"E3 on {p.dataset}: estimates at alpha = {p.alpha:g} (ICML16 Table 1)"
     write_text(e3.table1_markdown(tables["estimates"], title=title), snakemake.output.estimates_md)
     log.info("aggregated %d draws rows", len(draws))
+    publish_report("e3", p.dataset, Path(snakemake.output.figures).parent)
+    log.info("drew the figures and HTML tables of the report")

@@ -1,7 +1,10 @@
 """Adapter: aggregate every seed's and model's E4 test errors into the summary."""
 
+from pathlib import Path
+
 from debiaseval.experiments import e4
 from debiaseval.workflow.io import read_parquet, write_parquet, write_text
+from debiaseval.workflow.report import publish_report
 from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0]) as log:
@@ -12,3 +15,5 @@ with job(snakemake.log[0]) as log:
     md = e4.summary_markdown(tables["summary"], title=e4.summary_title(p.dataset), alpha=p.alpha)
     write_text(md, snakemake.output.summary_md)
     log.info("aggregated %d error rows", len(tables["errors"]))
+    publish_report("e4", p.dataset, Path(snakemake.output.figures).parent)
+    log.info("drew the figures and HTML tables of the report")

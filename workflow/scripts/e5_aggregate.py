@@ -1,5 +1,7 @@
 """Adapter: E5 seed means, ranks and agreement with the truth (Parquet + Markdown)."""
 
+from pathlib import Path
+
 import pandas as pd
 
 from debiaseval.experiments.e5 import (
@@ -9,6 +11,7 @@ from debiaseval.experiments.e5 import (
     estimates_table,
 )
 from debiaseval.workflow.io import read_parquet, write_parquet, write_text
+from debiaseval.workflow.report import publish_report
 from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0]) as log:
@@ -21,3 +24,5 @@ with job(snakemake.log[0]) as log:
     write_text(estimates_markdown(estimates, p.dataset), snakemake.output.estimates_md)
     write_text(agreement_markdown(agreement, p.dataset), snakemake.output.agreement_md)
     log.info("agreement:\n%s", agreement.to_string())
+    publish_report("e5", p.dataset, Path(snakemake.output.figures).parent)
+    log.info("drew the figures and HTML tables of the report")

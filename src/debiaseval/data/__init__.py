@@ -4,8 +4,10 @@ each has (:mod:`~debiaseval.data.catalog`)."""
 
 from debiaseval.data.catalog import DATASET_NAMES, GENERATED, dataset_names, dataset_parts
 from debiaseval.data.download import (
+    DATA_ENV,
     MIRROR_ENV,
     DatasetError,
+    cache_folder,
     download_file,
     fetch_dataset,
     safe_extract,
@@ -27,6 +29,7 @@ from debiaseval.data.user_logs import load_user_log
 
 __all__ = [
     "DATASET_NAMES",
+    "DATA_ENV",
     "GENERATED",
     "LOADERS",
     "MIRROR_ENV",
@@ -36,6 +39,7 @@ __all__ = [
     "DatasetSource",
     "RawDataset",
     "build_interactions",
+    "cache_folder",
     "dataset_names",
     "dataset_parts",
     "download_file",

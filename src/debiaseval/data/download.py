@@ -26,8 +26,10 @@ from debiaseval.data.registry import SOURCES, DatasetSource
 from debiaseval.workflow.io import atomic_path
 
 __all__ = [
+    "DATA_ENV",
     "MIRROR_ENV",
     "DatasetError",
+    "cache_folder",
     "download_file",
     "fetch_dataset",
     "safe_extract",
@@ -36,6 +38,7 @@ __all__ = [
 ]
 
 MIRROR_ENV = "DEBIASEVAL_MIRROR"
+DATA_ENV = "DEBIASEVAL_DATA"
 _CHUNK = 1 << 20
 _LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
@@ -51,6 +54,22 @@ def sha256_file(path: str | os.PathLike[str]) -> str:
         for chunk in iter(lambda: fh.read(_CHUNK), b""):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def cache_folder() -> Path:
+    """Where the Python API keeps datasets' raw files, one folder per dataset.
+
+    ``$DEBIASEVAL_DATA`` if set, else the user's cache folder for debiaseval
+    (``platformdirs.user_cache_dir``: ``~/.cache/debiaseval`` on Linux,
+    ``~/Library/Caches/debiaseval`` on macOS), never the current folder. The
+    workflow keeps its own copies in ``resources/raw/`` (see docs/datasets.md).
+    """
+    env = os.environ.get(DATA_ENV, "").strip()
+    if env:
+        return Path(env).expanduser()
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("debiaseval", appauthor=False))
 
 
 # --------------------------------------------------------------------------- download

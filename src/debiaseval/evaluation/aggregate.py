@@ -9,6 +9,7 @@ import pandas as pd
 from scipy.stats import kendalltau
 
 __all__ = [
+    "kendall_markdown",
     "kendall_table",
     "markdown_table",
     "summary_markdown",
@@ -142,6 +143,35 @@ def with_empty_testsets(kendall: pd.DataFrame, testsets: Sequence[str]) -> pd.Da
     )
     out["n_recommenders"] = out["n_recommenders"].fillna(0).astype(np.int64)
     return out.reset_index(drop=True)
+
+
+def kendall_markdown(kendall: pd.DataFrame, dataset: str, testsets: Sequence[str] = ()) -> str:
+    """E1's Kendall table for people, pivoted like the summary: one table per (metric, k) of
+    test sets × (tau, p) with and without MF. The number of recommenders ranked heads each
+    column pair (a column of its own where it differs between test sets); a test set of
+    ``testsets`` with no value shows ``empty``."""
+    parts = [
+        f"# E1 on {dataset}: Kendall's tau-b of the recommender ranking vs gt\n\n"
+        "From the seed means; 1 = the test set ranks the recommenders as the MAR ground truth "
+        "does (higher is better); p: the test's p-value; n: the recommenders ranked.\n"
+    ]
+    full = with_empty_testsets(kendall, testsets)
+    for (metric, k), block in full.groupby(["metric", "k"], sort=True):
+        order = list(dict.fromkeys([*testsets, *block["testset"]]))
+        table = pd.DataFrame(index=[t for t in order if t in set(block["testset"])])
+        for with_mf, label in ((True, "with MF"), (False, "without MF")):
+            part = block[block["with_mf"] == with_mf].set_index("testset")
+            if part.empty:
+                continue
+            counts = part.loc[part["n_recommenders"] > 0, "n_recommenders"].unique()
+            heading = f"tau {label} (n = {counts[0]})" if len(counts) == 1 else f"tau {label}"
+            table[heading] = part["tau"]
+            table[f"p {label}"] = part["p_value"]
+            if len(counts) > 1:
+                table[f"n {label}"] = part["n_recommenders"]
+        table = table.rename_axis("testset").reset_index()
+        parts.append(f"\n## {metric}@{k}\n\n" + markdown_table(table))
+    return "".join(parts)
 
 
 def _summary_cell(mean: float, sd: float, pct: float, testset: str) -> str:

@@ -8,6 +8,7 @@ steps, which the workflow's ``eN_*`` rules call one at a time.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -24,19 +25,58 @@ class RunData(NamedTuple):
     seed_ids: list[int]
 
 
+def unsupported(
+    experiment: str, dataset: str, sources: Mapping[str, Any] | None = None
+) -> str | None:
+    """Why ``experiment`` cannot run on ``dataset`` (one sentence), or ``None`` if it can.
+
+    From the parts the experiment module ``NEEDS`` and those the dataset has
+    (:func:`debiaseval.data.catalog.dataset_parts`: a built-in's declared ones, or
+    those the config's ``sources`` give a user's own dataset), so the config check
+    and the Python API say the same thing, naming the missing part.
+    """
+    from debiaseval.data.catalog import (
+        dataset_names,
+        dataset_parts,
+        missing_parts,
+        missing_text,
+        needs_text,
+    )
+
+    known = dataset_names(sources)
+    if dataset not in known:
+        return f"unknown dataset {dataset!r}; known: {', '.join(known)}"
+    needs = importlib.import_module(f"debiaseval.experiments.{experiment}").NEEDS
+    missing = missing_parts(needs, dataset_parts(dataset, sources))
+    if not missing:
+        return None
+    label = experiment.upper()
+    return (
+        f"{label} cannot run on {dataset!r}, which lacks {missing_text(dataset, missing, sources)}"
+        f"; {label} needs {needs_text(needs)}"
+    )
+
+
 def run_data(
     data: str | pd.DataFrame,
     config: Mapping[str, Any] | None,
     dataset: str | None,
     seeds: int | Sequence[int] | None,
     configured_seeds: int,
+    *,
+    experiment: str,
 ) -> RunData:
     """Resolve a ``run``'s arguments: a dataset name is loaded as the workflow loads it
-    (:func:`debiaseval.api.load_dataset`), a frame is sized from its largest ids and named
-    ``dataset`` (default "data"); ``seeds`` (a count or the ids) defaults to the config's."""
+    (:func:`debiaseval.api.load_dataset`), once ``experiment`` is known to run on it (a
+    one-line ``ValueError`` otherwise, before anything is loaded); a frame is sized from its
+    largest ids and named ``dataset`` (default "data"); ``seeds`` (a count or the ids)
+    defaults to the config's."""
     if isinstance(data, str):
         from debiaseval.api import load_dataset
 
+        reason = unsupported(experiment, data, (config or {}).get("sources"))
+        if reason is not None:
+            raise ValueError(reason)
         interactions, users, items = load_dataset(data, config=config)
         n_users, n_items = len(users), len(items)
         name = dataset or data

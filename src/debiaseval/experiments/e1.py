@@ -22,12 +22,11 @@ from debiaseval.data.splits import run_rng, split_e1
 from debiaseval.debiasing.interventions import TestSetSpec, intervene, marginal_kl, sampling_weights
 from debiaseval.evaluation.aggregate import (
     GROUND_TRUTH,
+    kendall_markdown,
     kendall_table,
-    markdown_table,
     summary_markdown,
     summary_table,
     testsets_table,
-    with_empty_testsets,
 )
 from debiaseval.evaluation.metrics import evaluate_topk, summarise, train_overlap_mask
 from debiaseval.evaluation.ranking import empty_recommendations
@@ -484,10 +483,7 @@ def aggregate_step(
         "summary_md": summary_markdown(
             summary, dataset, diagnostics=checks, about=about, testsets=names
         ),
-        "kendall_md": f"# E1 on {dataset}: Kendall's tau-b of the recommender ranking vs gt\n\n"
-        "From the seed means; 1 = the test set ranks the recommenders as the MAR ground truth "
-        "does (higher is better). `n_recommenders` counts those ranked.\n\n"
-        + markdown_table(with_empty_testsets(kendall, names[1:])),
+        "kendall_md": kendall_markdown(kendall, dataset, names[1:]),
     }
 
 
@@ -516,7 +512,7 @@ def run(
     full = validate_config(dict(config or {}), "e1")
     block = full["e1"]
     dataset, interactions, n_users, n_items, seed_ids = run_data(
-        data, config, dataset, seeds, block["seeds"]
+        data, config, dataset, seeds, block["seeds"], experiment="e1"
     )
     threshold = positive_threshold_of(dataset, block["positive_threshold"], full["sources"])
     block = {**block, "positive_threshold": threshold}

@@ -504,7 +504,7 @@ def run(
     full = validate_config(dict(config or {}), "e2")
     block = full["e2"]
     dataset, interactions, n_users, n_items, seed_ids = run_data(
-        data, config, dataset, seeds, block["seeds"]
+        data, config, dataset, seeds, block["seeds"], experiment="e2"
     )
     threshold = positive_threshold_of(dataset, block["positive_threshold"], full["sources"])
     block = {**block, "positive_threshold": threshold}

@@ -45,12 +45,11 @@ from debiaseval.data.catalog import (
     BUILTIN_PARTS,
     dataset_names,
     dataset_parts,
-    missing_parts,
     missing_text,
-    needs_text,
 )
 from debiaseval.data.splits import run_rng
 from debiaseval.debiasing import propensities as prop
+from debiaseval.experiments import unsupported
 from debiaseval.experiments.e3 import Truth, full_truth, synthetic_truth
 from debiaseval.recommenders.ips_cv import LOSS_OF_METRIC, cv_select, pair_losses
 from debiaseval.recommenders.rating_mf import WeightedMF, normalise_weights
@@ -168,8 +167,8 @@ def learning_data(
     needed); ``ml-100k-semi`` needs its interactions with the ``full`` part; ``coat`` and
     ``yahoo-r3`` their ``mnar`` and ``mar`` parts (and Coat's users/items for features).
     """
-    if dataset in BUILTIN_PARTS and missing_parts(NEEDS, BUILTIN_PARTS[dataset]):
-        raise ValueError(f"E4 cannot run on {dataset!r}: it needs {needs_text(NEEDS)}")
+    if dataset in BUILTIN_PARTS and (reason := unsupported("e4", dataset)) is not None:
+        raise ValueError(reason)
     if dataset == "synthetic":
         truth = synthetic_truth(synthetic or {})
         return LearningData(dataset, *truth.ratings.shape, truth=truth)

@@ -1,11 +1,16 @@
 """Figures of the HTML report: one module per experiment, one saving mechanism.
 
-Each ``figures/<experiment>.py`` declares ``TABLES`` (stems of the aggregated
-tables ``results/<experiment>/<dataset>/<stem>.parquet`` its figures read),
-``FIGURES`` (figure name → caption in reStructuredText) and
-``draw(name, tables, dataset)`` returning a matplotlib figure. The workflow's
-generic ``plot`` rule calls :func:`render`, which saves every figure as SVG and
-PNG with fixed metadata, so a rerun gives byte-identical files.
+Each ``figures/<experiment>.py`` declares ``TITLE`` (the experiment's title and
+paper, the report's category), ``TABLES`` (stems of the aggregated tables
+``results/<experiment>/<dataset>/<stem>.parquet`` its figures read), ``FIGURES``
+(figure name → caption, plain text) and ``draw(name, tables, dataset)`` returning
+a matplotlib figure. Each experiment's aggregate job calls :func:`render` for
+every figure (through :func:`debiaseval.workflow.report.publish_report`), which
+saves it as SVG and PNG with fixed metadata, so a rerun gives byte-identical files.
+
+Two rules every figure keeps: its legend sits outside the axes
+(:func:`legend_outside`), so it covers no data, and a bar of height zero is drawn
+visibly (:func:`grouped_bars`), so a zero is not mistaken for a missing value.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import importlib
 import os
 from collections.abc import Mapping
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -24,7 +29,14 @@ from debiaseval.workflow.io import atomic_path
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["figure_module", "grouped_bars", "recall_k", "render", "save_figure"]
+__all__ = [
+    "figure_module",
+    "grouped_bars",
+    "legend_outside",
+    "recall_k",
+    "render",
+    "save_figure",
+]
 
 
 def recall_k(summary: pd.DataFrame, experiment: str) -> int:
@@ -35,25 +47,86 @@ def recall_k(summary: pd.DataFrame, experiment: str) -> int:
     return 10 if 10 in ks else int(ks[0])
 
 
-def grouped_bars(ax, table: pd.DataFrame, errors: pd.DataFrame | None, ylabel: str) -> None:
-    """Bars of ``table`` (rows = groups on the x axis, columns = bars within a group)."""
+def grouped_bars(
+    ax,
+    table: pd.DataFrame,
+    errors: pd.DataFrame | None,
+    ylabel: str,
+    *,
+    value_labels: str | None = None,
+) -> None:
+    """Bars of ``table`` (rows = groups on the x axis, columns = bars within a group).
+
+    A bar of height 0 would be invisible, so it is drawn as a thick line on the
+    baseline, labelled ``0``; a missing value (NaN) is labelled ``n/a``. With
+    ``value_labels`` (a format such as ``"{:.2f}"``) every bar carries its value.
+    The legend is left to :func:`legend_outside`.
+    """
     n_rows, n_cols = table.shape
     width = 0.8 / max(n_cols, 1)
     x = np.arange(n_rows)
     for j, column in enumerate(table.columns):
+        values = table[column].to_numpy(dtype=float)
         yerr = None if errors is None else errors[column].fillna(0.0).to_numpy()
-        ax.bar(
-            x + (j - (n_cols - 1) / 2) * width,
-            table[column].to_numpy(),
-            width,
-            yerr=yerr,
-            capsize=2,
-            label=str(column),
-        )
+        positions = x + (j - (n_cols - 1) / 2) * width
+        bars = ax.bar(positions, values, width, yerr=yerr, capsize=2, label=str(column))
+        colour = bars.patches[0].get_facecolor() if bars.patches else None
+        zero = np.abs(values) < 1e-12  # a zero up to rounding (NaN compares False)
+        if value_labels is not None:
+            shown = [
+                value_labels.format(v) if np.isfinite(v) and not z else ""
+                for v, z in zip(values, zero, strict=True)
+            ]
+            ax.bar_label(bars, shown, padding=2, fontsize="x-small")
+        for position, value, is_zero in zip(positions, values, zero, strict=True):
+            if is_zero or not np.isfinite(value):
+                _mark_baseline(ax, position, width, colour, "0" if is_zero else "n/a")
+    ax.set_xlim(-0.5, n_rows - 0.5)  # every group in view, even one of missing values only
     ax.set_xticks(x, [str(i) for i in table.index], rotation=20, ha="right")
     ax.set_ylabel(ylabel)
     ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize="small", ncols=min(n_cols, 6))
+
+
+def _mark_baseline(ax, position: float, width: float, colour, text: str) -> None:
+    """A zero (or missing) bar: a thick line on the baseline in the bar's colour and a label."""
+    if text == "0":
+        ax.plot(
+            [position - width / 2, position + width / 2],
+            [0.0, 0.0],
+            color=colour,
+            linewidth=3,
+            solid_capstyle="butt",
+            zorder=3,
+        )
+    ax.annotate(
+        text,
+        (position, 0.0),
+        xytext=(0, 3),
+        textcoords="offset points",
+        ha="center",
+        va="bottom",
+        fontsize="x-small",
+    )
+
+
+def legend_outside(fig: Figure, axes, *, ncols: int = 6) -> None:
+    """One legend for ``fig``, below its axes (outside every axes: it covers no data).
+
+    Entries come from ``axes`` in order, each label once. Needs the figure's
+    constrained layout, which makes room for the legend.
+    """
+    entries: dict[str, Any] = {}
+    for ax in np.atleast_1d(axes).ravel():
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            entries.setdefault(label, handle)
+    if entries:
+        fig.legend(
+            list(entries.values()),
+            list(entries),
+            loc="outside lower center",
+            ncols=min(len(entries), ncols),
+            fontsize="small",
+        )
 
 
 def figure_module(experiment: str) -> ModuleType:

@@ -7,9 +7,11 @@ from collections.abc import Mapping
 import pandas as pd
 from matplotlib.figure import Figure
 
-from debiaseval.figures import grouped_bars, recall_k
+from debiaseval.figures import grouped_bars, legend_outside, recall_k
 
-__all__ = ["FIGURES", "TABLES", "draw"]
+__all__ = ["FIGURES", "TABLES", "TITLE", "draw"]
+
+TITLE = "E1 · Intervened test sets (SAC 2020)"
 
 TABLES = ("summary", "kendall", "testsets")
 
@@ -26,7 +28,8 @@ FIGURES = {
     "kendall": (
         "Kendall's tau-b between the ranking of the recommenders on gt and on each test set "
         "(seed means; the sanity baselines listed in e1.kendall_exclude are left out), with and "
-        "without matrix factorisation. 1 means the test set ranks the recommenders as gt does."
+        "without matrix factorisation. 1 means the test set ranks the recommenders as gt does; "
+        "a tau of 0 is drawn as a thick line on the baseline, an undefined one is marked n/a."
     ),
     "testsets": (
         "How MAR-like each test set is: KL divergence of its user and item marginals from those "
@@ -50,6 +53,7 @@ def _recall(summary: pd.DataFrame, dataset: str, pct: bool) -> Figure:
     ax = fig.add_subplot()
     label = f"% difference of Recall@{k} from gt" if pct else f"Recall@{k}"
     grouped_bars(ax, table, errors, label)
+    legend_outside(fig, ax)
     if pct:
         ax.axhline(0.0, color="black", linewidth=0.8)
     ax.set_title(f"E1 on {dataset}: {label}")
@@ -64,8 +68,9 @@ def _kendall(kendall: pd.DataFrame, summary: pd.DataFrame, dataset: str) -> Figu
     table.columns = ["with MF" if c else "without MF" for c in table.columns]
     fig = Figure(figsize=(6.5, 3.8), layout="constrained")
     ax = fig.add_subplot()
-    grouped_bars(ax, table, None, f"Kendall tau-b vs gt (Recall@{k})")
-    ax.set_ylim(-1.05, 1.05)
+    grouped_bars(ax, table, None, f"Kendall tau-b vs gt (Recall@{k})", value_labels="{:.2f}")
+    legend_outside(fig, ax)
+    ax.set_ylim(-1.25, 1.25)  # headroom for the value labels of tau = ±1
     ax.axhline(0.0, color="black", linewidth=0.8)
     ax.set_title(f"E1 on {dataset}: agreement of the recommender ranking with gt")
     return fig
@@ -77,6 +82,7 @@ def _testsets(diagnostics: pd.DataFrame, dataset: str) -> Figure:
     fig = Figure(figsize=(6.5, 3.8), layout="constrained")
     ax = fig.add_subplot()
     grouped_bars(ax, means, None, "KL divergence from the gt marginal")
+    legend_outside(fig, ax)
     ax.set_title(f"E1 on {dataset}: distance of each test set from MAR")
     return fig
 

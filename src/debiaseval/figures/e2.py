@@ -7,9 +7,11 @@ from collections.abc import Mapping
 import pandas as pd
 from matplotlib.figure import Figure
 
-from debiaseval.figures import grouped_bars, recall_k
+from debiaseval.figures import grouped_bars, legend_outside, recall_k
 
-__all__ = ["FIGURES", "TABLES", "draw"]
+__all__ = ["FIGURES", "TABLES", "TITLE", "draw"]
+
+TITLE = "E2 · Debiased evaluation of active learning (FLAIRS 2020)"
 
 TABLES = ("elicited", "summary", "wilcoxon")
 
@@ -41,6 +43,7 @@ def _elicited(elicited: pd.DataFrame, dataset: str) -> Figure:
     fig = Figure(figsize=(8, 4.2), layout="constrained")
     ax = fig.add_subplot()
     grouped_bars(ax, means, errors, "elicited ratings per active user")
+    legend_outside(fig, ax)
     ax.set_title(f"E2 on {dataset}: ratings elicited per active user")
     return fig
 
@@ -59,6 +62,7 @@ def _recall_change(summary: pd.DataFrame, dataset: str) -> Figure:
         grouped_bars(ax, values, errors, f"% change of Recall@{k}")
         ax.axhline(0.0, color="black", linewidth=0.8)
         ax.set_title(title)
+    legend_outside(fig, fig.axes)
     fig.suptitle(f"E2 on {dataset}: Recall@{k} after elicitation vs before")
     return fig
 

@@ -7,7 +7,11 @@ from collections.abc import Mapping
 import pandas as pd
 from matplotlib.figure import Figure
 
-__all__ = ["FIGURES", "TABLES", "draw"]
+from debiaseval.figures import legend_outside
+
+__all__ = ["FIGURES", "TABLES", "TITLE", "draw"]
+
+TITLE = "E3 · Estimator accuracy under selection bias (ICML 2016)"
 
 TABLES = ("estimates", "rmse_vs_alpha", "rmse_vs_mar")
 
@@ -55,7 +59,7 @@ def _panels(table: pd.DataFrame, x: str, xlabel: str, title: str, log_x: bool) -
                 ax.set_ylabel(f"RMSE of {metric.upper()}")
             if r == len(metrics) - 1:
                 ax.set_xlabel(xlabel)
-    axes[0][0].legend(fontsize="small")
+    legend_outside(fig, axes)
     fig.suptitle(title)
     return fig
 

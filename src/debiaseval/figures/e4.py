@@ -8,7 +8,11 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-__all__ = ["FIGURES", "TABLES", "draw"]
+from debiaseval.figures import legend_outside
+
+__all__ = ["FIGURES", "TABLES", "TITLE", "draw"]
+
+TITLE = "E4 · Debiased learning, MF-IPS vs MF-Naive (ICML 2016)"
 
 TABLES = ("summary",)
 
@@ -41,10 +45,10 @@ def _bars(ax, rows: pd.DataFrame) -> None:
             if np.isfinite(p):
                 ax.annotate(f"p={p:.2g}", (xi, mean), ha="center", va="bottom", xytext=(0, 2),
                             fontsize="x-small", textcoords="offset points")  # fmt: skip
+    ax.margins(y=0.12)  # headroom for the p-value labels
     ax.set_xticks(np.arange(len(metrics)), [m.upper() for m in metrics])
     ax.set_ylabel("test error")
     ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize="small")
 
 
 def _curve(ax, rows: pd.DataFrame) -> None:
@@ -55,7 +59,6 @@ def _curve(ax, rows: pd.DataFrame) -> None:
     ax.set_xlabel("alpha (selection-bias strength; 1 = MCAR)")
     ax.set_ylabel("test MSE on the full matrix")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize="small")
 
 
 def draw(name: str, tables: Mapping[str, pd.DataFrame], dataset: str) -> Figure:
@@ -80,5 +83,6 @@ def draw(name: str, tables: Mapping[str, pd.DataFrame], dataset: str) -> Figure:
     if sweep:
         _curve(axes[1], summary[summary["metric"] == "mse"])
         axes[1].set_title("MSE vs alpha", fontsize="medium")
+    legend_outside(fig, axes, ncols=4)
     fig.suptitle(f"E4 on {dataset}: MF-Naive vs MF-IPS")
     return fig

@@ -8,7 +8,11 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-__all__ = ["FIGURES", "TABLES", "draw"]
+from debiaseval.figures import legend_outside
+
+__all__ = ["FIGURES", "TABLES", "TITLE", "draw"]
+
+TITLE = "E5 · Unbiased Recall Evaluation (URE, 2024)"
 
 TABLES = ("estimates", "agreement")
 
@@ -58,7 +62,7 @@ def _correlation(agreement: pd.DataFrame, dataset: str) -> Figure:
         ax.set_ylim(-1.05, 1.05)
         ax.axhline(0.0, color="black", linewidth=0.8)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize="small")
+    legend_outside(fig, axes)
     fig.suptitle(f"E5 on {dataset}: agreement across models vs K")
     return fig
 
@@ -83,7 +87,7 @@ def _scatter(estimates: pd.DataFrame, dataset: str) -> Figure:
         ax.set_xlabel(f"{'true Recall' if has_truth else 'URE'}@{k}")
         ax.set_ylabel(f"{_LABEL[estimator].replace('K', str(k))}")
         ax.grid(alpha=0.3)
-    axes[-1].legend(fontsize="x-small", loc="lower right")
+    legend_outside(fig, axes, ncols=4)
     fig.suptitle(f"E5 on {dataset}: estimate vs reference at K = {k}")
     return fig
 

@@ -8,7 +8,11 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-__all__ = ["FIGURES", "TABLES", "draw"]
+from debiaseval.figures import legend_outside
+
+__all__ = ["FIGURES", "TABLES", "TITLE", "draw"]
+
+TITLE = "E6 · Weighted offline evaluation over time (Benelearn 2014)"
 
 TABLES = ("scores",)
 
@@ -68,7 +72,7 @@ def _scores(scores: pd.DataFrame, dataset: str) -> Figure:
         ax.grid(alpha=0.3)
     for ax in axes[n:]:
         ax.set_visible(False)
-    axes[0].legend(fontsize="small")
+    legend_outside(fig, axes[:n], ncols=4)
     fig.suptitle(f"E6 on {dataset}: leave-one-out score vs time")
     return fig
 

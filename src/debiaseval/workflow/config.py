@@ -255,18 +255,14 @@ def _experiment(name: str) -> Any:
     return importlib.import_module(f"debiaseval.experiments.{name}")
 
 
-def _check_parts(name: str, block: Mapping[str, Any], needs: Any, sources: Any) -> None:
-    """Every dataset of experiment ``name`` has the parts the experiment ``needs``."""
-    from debiaseval.data.catalog import dataset_parts, missing_parts, missing_text, needs_text
+def _check_parts(name: str, block: Mapping[str, Any], sources: Any) -> None:
+    """Every dataset of experiment ``name`` has the parts the experiment needs."""
+    from debiaseval.experiments import unsupported
 
     for position, dataset in enumerate(block["datasets"]):
-        missing = missing_parts(needs, dataset_parts(dataset, sources))
-        if missing:
-            raise ConfigError(
-                f"config error at '{name}.datasets.{position}': {name.upper()} cannot run on "
-                f"{dataset!r}, which lacks {missing_text(dataset, missing, sources)}; "
-                f"{name.upper()} needs {needs_text(needs)}"
-            )
+        reason = unsupported(name, dataset, sources)
+        if reason is not None:
+            raise ConfigError(f"config error at '{name}.datasets.{position}': {reason}")
 
 
 def _resolve_experiments(config: dict[str, Any]) -> None:
@@ -293,7 +289,7 @@ def _resolve_experiments(config: dict[str, Any]) -> None:
         if block["seeds"] is None:
             block["seeds"] = config["seeds"]
         if name in config["experiments"]:
-            _check_parts(name, block, module.NEEDS, sources)
+            _check_parts(name, block, sources)
             check = getattr(module, "check_config", None)
             if check is not None:
                 check(config)

@@ -1,47 +1,180 @@
-"""Human-readable renderings of result tables: standalone HTML for the Snakemake report."""
+"""The HTML report's pages and the run's closing message.
+
+Each experiment's aggregate job calls :func:`publish_report` after writing its
+tables, so a dataset's figures and report tables are rebuilt whenever its
+results are (asking for ``results/e1/coat/summary.parquet`` alone refreshes them
+too). Every page is a standalone HTML file that Snakemake's report embeds:
+
+- ``figures/<name>.html``: the figure (its SVG inline) with its caption under it,
+  so the caption is read with the figure, not behind an icon; the SVG and a
+  150-dpi PNG sit beside it;
+- ``tables/<stem>.html``: the Markdown document ``<stem>.md`` the aggregate job
+  wrote, rendered as HTML, so the report's tables have the Markdown's pivoted
+  layout;
+- ``results/config.html``: the resolved configuration of the run (:func:`config_page`).
+
+See docs/workflow.md (the report).
+"""
 
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping, Sequence
+import importlib
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import markdown
 import pandas as pd
+import yaml
 
-__all__ = ["finished_message", "html_table"]
+from debiaseval.workflow.io import read_parquet, write_text
+
+__all__ = [
+    "config_page",
+    "figure_page",
+    "finished_message",
+    "flatten_config",
+    "markdown_page",
+    "publish_report",
+    "run_datasets",
+]
 
 _STYLE = (
-    "body{font-family:sans-serif;margin:1em}"
-    "table{border-collapse:collapse;font-size:0.9em}"
+    "body{font-family:sans-serif;margin:1em;max-width:75em}"
+    "table{border-collapse:collapse;font-size:0.9em;margin-bottom:1em}"
     "th,td{border:1px solid #ccc;padding:2px 6px;text-align:right}"
-    "th{background:#f2f2f2}"
+    "th{background:#f2f2f2}td:first-child,th:first-child{text-align:left}"
+    "figure{margin:0}svg{max-width:100%;height:auto}"
+    "figcaption{max-width:60em;margin-top:0.5em;line-height:1.4}"
 )
 
 
-def html_table(frame: pd.DataFrame, title: str) -> str:
-    """A standalone HTML page holding ``frame`` (floats to 4 significant digits)."""
-    body = frame.to_html(index=False, float_format=lambda v: f"{v:.4g}", na_rep="", border=0)
+def _page(title: str, body: str) -> str:
     name = html.escape(title)
     return (
         f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{name}</title>'
-        f"<style>{_STYLE}</style></head>\n<body><h2>{name}</h2>\n{body}\n</body></html>\n"
+        f"<style>{_STYLE}</style></head>\n<body>\n{body}\n</body></html>\n"
     )
 
 
-def finished_message(
-    config: Mapping[str, Any], experiments: Sequence[str], root: str | Path = "."
-) -> str:
-    """What a successful run prints last: where each experiment's readable results are."""
-    lines = ["debiaseval: the run is complete. Results (Markdown; Parquet beside them):"]
-    for name in experiments:
-        for dataset in config[name]["datasets"]:
-            folder = Path(root) / "results" / name / dataset
-            tables = sorted(p.relative_to(root).as_posix() for p in folder.glob("*.md"))
-            if tables:
-                lines.append(f"  {name.upper()} on {dataset}: {', '.join(tables)}")
+def figure_page(svg: str, title: str, caption: str) -> str:
+    """A standalone HTML page: the figure ``svg`` inline, with ``caption`` under it."""
+    start = svg.find("<svg")
+    if start < 0:
+        raise ValueError(f"{title}: not an SVG image")
+    body = (
+        f"<figure>\n{svg[start:].strip()}\n"
+        f"<figcaption><b>{html.escape(title)}.</b> {html.escape(caption)}</figcaption>\n"
+        "</figure>"
+    )
+    return _page(title, body)
+
+
+def markdown_page(text: str, title: str) -> str:
+    """A standalone HTML page of the Markdown document ``text`` (its pipe tables as tables)."""
+    return _page(title, markdown.markdown(text, extensions=["tables"], output_format="html"))
+
+
+def flatten_config(config: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str]]:
+    """``(dotted key, value)`` of every leaf of ``config``; lists and scalars in YAML flow style."""
+    rows: list[tuple[str, str]] = []
+    for key, value in config.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value:
+            rows += flatten_config(value, f"{name}.")
+        else:
+            text = yaml.safe_dump(value, default_flow_style=True, width=10**6, sort_keys=False)
+            rows.append((name, text.strip().removesuffix("...").strip()))
+    return rows
+
+
+def config_page(config: Mapping[str, Any]) -> str:
+    """The resolved configuration of a run (every default filled in) as one table of keys."""
+    frame = pd.DataFrame(flatten_config(config), columns=["key", "value"])
+    table = frame.to_html(index=False, border=0, escape=True)
+    body = (
+        "<h2>Configuration of the run</h2>\n<p>Every key the run read, defaults filled in, "
+        "as validated against the config schema. <code>results/config.yaml</code> holds the "
+        "same configuration as YAML: <code>snakemake --configfile results/config.yaml</code> "
+        f"reruns it.</p>\n{table}"
+    )
+    return _page("Configuration of the run", body)
+
+
+def _module(package: str, experiment: str) -> Any:
+    return importlib.import_module(f"debiaseval.{package}.{experiment}")
+
+
+def publish_report(experiment: str, dataset: str, folder: str | os.PathLike[str]) -> None:
+    """Draw every figure and render every Markdown table of ``experiment`` on ``dataset``.
+
+    Reads the aggregated tables in ``folder`` (``results/<experiment>/<dataset>/``:
+    the Parquet stems the figures module lists in ``TABLES``, the Markdown files of
+    the experiment's ``OUTPUTS``) and writes ``folder/figures/<name>.svg``, ``.png``
+    and ``.html`` (figure with caption) for each of ``FIGURES``, and
+    ``folder/tables/<stem>.html`` for each Markdown file.
+    """
+    from debiaseval.figures import render
+
+    folder = Path(folder)
+    figures = _module("figures", experiment)
+    tables = {stem: read_parquet(folder / f"{stem}.parquet") for stem in figures.TABLES}
+    label = experiment.upper()
+    for name, caption in figures.FIGURES.items():
+        svg = folder / "figures" / f"{name}.svg"
+        render(experiment, name, tables, dataset, svg, svg.with_suffix(".png"))
+        title = f"{label} on {dataset}: {name}"
+        page = figure_page(svg.read_text(encoding="utf-8"), title, caption)
+        write_text(page, svg.with_suffix(".html"))
+    for output in _module("experiments", experiment).OUTPUTS:
+        if output.endswith(".md"):
+            text = (folder / output).read_text(encoding="utf-8")
+            title = f"{label} on {dataset}: {output}"
+            write_text(markdown_page(text, title), folder / "tables" / f"{Path(output).stem}.html")
+
+
+_RESULT = re.compile(r"results/(?P<experiment>[^/]+)/(?P<dataset>[^/]+)/[^/]+\.md")
+
+
+def run_datasets(
+    outputs: Iterable[str], experiments: Sequence[str]
+) -> dict[tuple[str, str], list[str]]:
+    """The Markdown results among ``outputs`` (files a run wrote), by (experiment, dataset).
+
+    Only ``results/<experiment>/<dataset>/*.md`` of the given ``experiments`` count:
+    an experiment's aggregate job writes them, so they name the datasets whose
+    results the run produced or changed. In ``experiments`` order, then by dataset.
+    """
+    found: dict[tuple[str, str], list[str]] = {}
+    for path in outputs:
+        match = _RESULT.fullmatch(Path(path).as_posix())
+        if match and match["experiment"] in experiments:
+            found.setdefault((match["experiment"], match["dataset"]), []).append(
+                Path(path).as_posix()
+            )
+    order = {name: i for i, name in enumerate(experiments)}
+    return {key: sorted(found[key]) for key in sorted(found, key=lambda k: (order[k[0]], k[1]))}
+
+
+def finished_message(outputs: Iterable[str], experiments: Sequence[str]) -> str:
+    """What a successful run prints last: the results of the datasets this run produced or
+    changed (``outputs``: the files its jobs wrote), and how to see them in the report."""
+    produced = run_datasets(outputs, experiments)
+    if not produced:
+        lines = ["debiaseval: the run is complete. It changed no experiment's results "
+                 "(only intermediate files)."]  # fmt: skip
+    else:
+        lines = ["debiaseval: the run is complete. Results it produced or changed "
+                 "(Markdown; Parquet beside them, figures in figures/):"]  # fmt: skip
+        lines += [
+            f"  {experiment.upper()} on {dataset}: {', '.join(files)}"
+            for (experiment, dataset), files in produced.items()
+        ]
     lines.append(
-        "Figures: results/<experiment>/<dataset>/figures/. HTML report with every figure and "
-        "table: snakemake --report report.html (with this run's --configfile/--config)."
+        "HTML report with every figure and table: snakemake --report report.html "
+        "(with this run's --configfile/--config)."
     )
     return "\n".join(lines)

@@ -1,0 +1,183 @@
+"""The report's pages, its figures' legends and zeros, and the run's closing message."""
+
+from __future__ import annotations
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+from debiaseval.experiments import e4
+from debiaseval.figures import e1 as e1_figures
+from debiaseval.figures import figure_module, grouped_bars, legend_outside
+from debiaseval.workflow.config import experiment_names
+from debiaseval.workflow.report import (
+    config_page,
+    figure_page,
+    finished_message,
+    flatten_config,
+    markdown_page,
+    publish_report,
+    run_datasets,
+)
+
+matplotlib.use("Agg", force=True)
+
+
+def overlaps(fig) -> list[str]:
+    """Every legend of ``fig`` that overlaps an axes (its data area), as text."""
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend())]
+    found = []
+    for legend in legends:
+        box = legend.get_window_extent(renderer)
+        for ax in fig.axes:
+            if ax.get_visible() and box.overlaps(ax.get_window_extent(renderer)):
+                found.append(f"legend over axes {ax.get_title()!r}")
+    return found
+
+
+def test_every_experiment_declares_its_report_category():
+    for name in experiment_names():
+        title = figure_module(name).TITLE
+        assert title.startswith(f"{name.upper()} · ") and title.endswith(")"), title
+
+
+def test_the_legend_sits_outside_the_axes_even_over_the_tallest_bar():
+    table = pd.DataFrame({"a": [1.0, 0.2], "b": [0.3, 1.0]}, index=["x", "y"])
+    fig = matplotlib.figure.Figure(figsize=(4, 3), layout="constrained")
+    ax = fig.add_subplot()
+    grouped_bars(ax, table, None, "value")
+    ax.legend()  # the old placement: inside the axes, over the data
+    assert overlaps(fig)
+    ax.get_legend().remove()
+    legend_outside(fig, ax)
+    assert overlaps(fig) == []
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["a", "b"]
+
+
+def _kendall(taus: list[float]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    testsets = ["FULL", "REG", "WTD"]
+    kendall = pd.DataFrame(
+        {
+            "testset": testsets * 2,
+            "metric": "recall",
+            "k": 10,
+            "with_mf": [True] * 3 + [False] * 3,
+            "tau": taus,
+            "p_value": 0.5,
+            "n_recommenders": 3,
+        }
+    )
+    summary = pd.DataFrame({"metric": ["recall"], "k": [10]})
+    return kendall, summary
+
+
+def test_a_zero_tau_is_drawn_and_labelled_and_a_missing_one_marked():
+    kendall, summary = _kendall([0.0, 0.5, np.nan, 1.0, -0.5, 2e-17])  # a rounding zero too
+    fig = e1_figures.draw("kendall", {"kendall": kendall, "summary": summary}, "toy")
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.texts]
+    assert labels.count("0") == 2 and labels.count("n/a") == 1
+    assert {"0.50", "1.00", "-0.50"} <= set(labels)  # every other bar carries its value
+    zero_lines = [
+        line for line in ax.lines if line.get_linewidth() >= 3 and set(line.get_ydata()) == {0.0}
+    ]
+    assert len(zero_lines) == 2  # one visible stroke per tau of 0
+    left, right = ax.get_xlim()
+    assert all(left < t.xy[0] < right for t in ax.texts)  # in view, so drawn
+    bar_centres = [p.get_x() + p.get_width() / 2 for p in ax.patches]
+    for line in zero_lines:
+        centre = float(np.mean(line.get_xdata()))
+        assert min(abs(centre - c) for c in bar_centres) < 1e-9  # drawn where its bar is
+    assert overlaps(fig) == []
+
+
+def _e4_folder(tmp_path):
+    summary = e4.summarise(
+        pd.DataFrame(
+            {
+                "seed": [0, 0, 1, 1],
+                "alpha": 0.25,
+                "model": ["MF-Naive", "MF-IPS"] * 2,
+                "propensity": ["none", "known"] * 2,
+                "metric": "mse",
+                "value": [2.0, 1.0, 2.2, 1.1],
+            }
+        )
+    )
+    folder = tmp_path / "results" / "e4" / "toy"
+    folder.mkdir(parents=True)
+    summary.to_parquet(folder / "summary.parquet")
+    md = e4.summary_markdown(summary, title="E4 on toy", alpha=0.25)
+    (folder / "summary.md").write_text(md)
+    return folder
+
+
+def test_publish_report_writes_figures_with_captions_and_pivoted_tables(tmp_path):
+    folder = _e4_folder(tmp_path)
+    publish_report("e4", "toy", folder)
+    names = sorted(p.name for p in (folder / "figures").iterdir())
+    assert names == ["test_error.html", "test_error.png", "test_error.svg"]
+    page = (folder / "figures" / "test_error.html").read_text()
+    assert "<svg" in page and "<?xml" not in page
+    caption = figure_module("e4").FIGURES["test_error"]
+    assert f"<figcaption><b>E4 on toy: test_error.</b> {caption}" in page.replace("&#x27;", "'")
+    table = (folder / "tables" / "summary.html").read_text()
+    assert "<table>" in table and "|---|" not in table
+    assert "<th>model</th>" in table and "<td>MF-IPS</td>" in table
+
+
+def test_figure_page_needs_an_svg():
+    with pytest.raises(ValueError, match="x: not an SVG image"):
+        figure_page("<html></html>", "x", "caption")
+    page = figure_page('<?xml version="1.0"?>\n<svg width="1"></svg>', "T <1>", "a & b")
+    assert '<figure>\n<svg width="1"></svg>' in page and "T &lt;1&gt;" in page
+    assert "a &amp; b" in page
+
+
+def test_markdown_page_keeps_the_pivoted_layout():
+    table = "| recommender | gt | FULL |\n|---|---|---|\n| MF | 0.1 | 0.2 |\n"
+    text = f"# Title\n\nSome `code`.\n\n{table}"
+    page = markdown_page(text, "E1 on toy: summary.md")
+    assert "<h1>Title</h1>" in page and "<code>code</code>" in page
+    assert "<th>recommender</th>\n<th>gt</th>\n<th>FULL</th>" in page
+    assert "<td>MF</td>\n<td>0.1</td>\n<td>0.2</td>" in page
+
+
+def test_the_configuration_page_lists_every_leaf_key():
+    config = {"datasets": ["coat"], "e1": {"rho": 0.5, "grid": {}, "ks": [5, 10]}, "m": None}
+    assert flatten_config(config) == [
+        ("datasets", "[coat]"),
+        ("e1.rho", "0.5"),
+        ("e1.grid", "{}"),
+        ("e1.ks", "[5, 10]"),
+        ("m", "null"),
+    ]
+    page = config_page(config)
+    assert "<td>e1.rho</td>\n      <td>0.5</td>" in page
+    assert "Configuration of the run" in page
+
+
+def test_the_closing_message_lists_only_what_the_run_wrote():
+    outputs = [
+        "results/e1/coat/summary.parquet",
+        "results/e1/coat/summary.md",
+        "results/e1/coat/kendall.md",
+        "results/e1/coat/figures",
+        "results/data/coat/interactions.parquet",
+        "results/e1/coat/seed0/metrics.parquet",
+        "results/e9/coat/summary.md",  # not an experiment of the run
+    ]
+    assert run_datasets(outputs, ["e1", "e2"]) == {
+        ("e1", "coat"): ["results/e1/coat/kendall.md", "results/e1/coat/summary.md"]
+    }
+    message = finished_message(outputs, ["e1", "e2"])
+    assert "  E1 on coat: results/e1/coat/kendall.md, results/e1/coat/summary.md" in message
+    assert "synthetic" not in message and "E2" not in message
+    assert "snakemake --report report.html" in message
+    intermediate = finished_message(["results/e1/coat/seed0/split.parquet"], ["e1"])
+    assert "changed no experiment's results" in intermediate
