@@ -133,8 +133,9 @@ def _read_csv(path: Path, wanted: Mapping[str, str], sep: str | None, where: str
     except (pd.errors.ParserError, pd.errors.ParserWarning) as exc:
         reason = " ".join(str(exc).split())
         raise DatasetError(f"{path}: {reason}; expected one field per header column") from None
+    frame.columns = [str(name).strip() for name in frame.columns]
     _missing_columns(path, list(frame.columns), wanted, where)
-    frame = frame[list(wanted.values())]
+    frame = frame[list(dict.fromkeys(wanted.values()))]
     lines = np.arange(len(frame), dtype=np.int64) + 2  # the header is line 1
     blank = (frame == "").all(axis=1).to_numpy()
     return _Table(path, frame[~blank].reset_index(drop=True), lines[~blank], "line")
@@ -262,7 +263,8 @@ def read_log(
 
     CSV: UTF-8 (a byte-order mark is dropped) with a header row naming the columns, fields
     separated by ``sep`` (any string), else by the delimiter sniffed from the header line
-    (:func:`sniff_delimiter`), double-quoted where they hold it; blank lines are skipped.
+    (:func:`sniff_delimiter`), double-quoted where they hold it; blank lines are skipped and
+    names and values stripped of surrounding spaces.
     """
     path = Path(path)
     kind = file_format(path)
