@@ -120,7 +120,7 @@ def test_parquet_gives_the_csv_frames(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("header_sep", "sep"), [("\t", None), ("|", None), (";", None), ("::", "::")]
+    ("header_sep", "sep"), [("\t", None), ("|", None), (";", None), ("::", "::"), ("||", "||")]
 )
 def test_delimiters(tmp_path, header_sep, sep):
     rows = [["uid", "iid", "stars"], ["a", "x", "4"], ["b", "x", "1"]]

@@ -14,6 +14,7 @@ Every malformed value fails with a one-line :class:`DatasetError` naming the fil
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -119,7 +120,7 @@ def _read_csv(path: Path, wanted: Mapping[str, str], sep: str | None, where: str
             warnings.simplefilter("error", pd.errors.ParserWarning)
             frame = pd.read_csv(
                 path,
-                sep=sep,
+                sep=sep if len(sep) == 1 else re.escape(sep),  # a longer one is read as a regex
                 dtype=str,
                 keep_default_na=False,
                 na_filter=False,
