@@ -54,9 +54,9 @@ def test_e1_says_a_dataset_has_no_mar_part_before_loading_it(monkeypatch):
     with pytest.raises(ValueError) as error:
         api.run_e1("ml-100k")
     assert str(error.value) == (
-        "E1 needs a MAR part, which 'ml-100k' lacks (E1 datasets: synthetic, coat, yahoo-r3)"
+        "E1 cannot run on 'ml-100k', which lacks a MAR part; E1 needs an MNAR part and a MAR part"
     )
-    with pytest.raises(ValueError, match=r"^E2 cannot run on 'ml-100k-semi' \(E2 datasets: "):
+    with pytest.raises(ValueError, match=r"^E2 cannot run on 'ml-100k-semi', which lacks an MNAR"):
         api.run_e2("ml-100k-semi")
 
 

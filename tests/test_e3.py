@@ -197,7 +197,8 @@ def test_run_api_and_config_checks():
     pd.testing.assert_frame_equal(out["estimates"], e3.aggregate(draws, block)["estimates"])
     one = e3.run("synthetic", config, seeds=[1])
     assert set(one["draws"]["seed"]) == {1}
-    with pytest.raises(ConfigError, match=r"'e3.datasets.0': E3 needs a full rating matrix"):
+    lacks = r"'e3.datasets.0': E3 cannot run on 'coat', which lacks a full rating matrix"
+    with pytest.raises(ConfigError, match=lacks):
         validate_config({"e3": {"datasets": ["coat"]}})
     with pytest.raises(ConfigError, match=r"'e3.mar_sizes': \[5000\] exceed the 4800 pairs"):
         validate_config({"synthetic": SMALL, "e3": {"mar_sizes": [100, 5000]}})

@@ -30,6 +30,7 @@ from debiaseval.active_learning.elicitation import STRATEGIES as ELICITATION_STR
 from debiaseval.active_learning.elicitation import ElicitationContext, ask, elicit
 from debiaseval.data import MIRROR_ENV, cache_folder, fetch_dataset
 from debiaseval.data.build import SOURCE_OF, build_dataset
+from debiaseval.data.catalog import user_sources
 from debiaseval.data.interactions import rating_matrix
 from debiaseval.data.splits import assign_parts, run_rng, split_e1, split_e2
 from debiaseval.debiasing.interventions import TestSetSpec, intervene, sampling_weights
@@ -97,6 +98,8 @@ def load_dataset(
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """``(interactions, users, items)`` of dataset ``name``, as the workflow's preprocess rule.
 
+    A dataset of your own is read from the files of the ``config``'s ``sources.<name>``
+    (relative paths from the current folder; README, "Your own data").
     ``synthetic`` (and ``ml-100k-semi``'s construction) follow the ``config``'s
     ``synthetic`` / ``semisynthetic`` blocks (defaults filled). Real datasets are
     read from ``raw`` if given (a folder with the canonical files), else fetched
@@ -108,6 +111,9 @@ def load_dataset(
     current folder.
     """
     full = validate_config(dict(config or {}), only=())
+    own = user_sources(full["sources"]).get(name)
+    if own is not None:
+        return build_dataset(name, own=own)[:3]
     source = SOURCE_OF.get(name, name)
     folder = None
     if name != "synthetic":

@@ -8,8 +8,10 @@ import sys
 
 from debiaseval import code_hash
 from debiaseval.workflow.config import ConfigError, validate_config
-from debiaseval.data import DATASET_NAMES, MIRROR_ENV, SOURCES
+from debiaseval.data import MIRROR_ENV, SOURCES
 from debiaseval.data.build import SOURCE_OF
+from debiaseval.data.catalog import dataset_names, positive_threshold_of, user_sources
+from debiaseval.data.user_logs import LOAD_KEYS, log_files, missing_file
 from debiaseval.figures import figure_module
 from debiaseval.recommenders.registry import plugin_source_hash
 from debiaseval.recommenders.tuning import grid_chunks
@@ -35,6 +37,13 @@ CODE = code_hash()
 plugin_hash = functools.cache(plugin_source_hash)
 DOWNLOADABLE = list(SOURCES)
 EXPERIMENTS = config["experiments"]
+# The config's own datasets (sources.<name> with a ratings file): their files, checked now.
+OWN_DATASETS = user_sources(config["sources"])
+_USED = {d for e in EXPERIMENTS for d in config[e]["datasets"]}
+for _name in (name for name in OWN_DATASETS if name in _USED):  # in config order
+    _missing = missing_file(_name, OWN_DATASETS[_name])
+    if _missing:
+        sys.exit(_missing)
 
 
 def _alternatives(names):
@@ -42,7 +51,7 @@ def _alternatives(names):
 
 
 wildcard_constraints:
-    dataset=_alternatives(DATASET_NAMES),
+    dataset=_alternatives(dataset_names(config["sources"])),
     seed=r"\d+",
     chunk=r"\d+",
     recommender=_alternatives(config["e1"]["recommenders"]),
@@ -74,10 +83,31 @@ def mirror_origin():
 
 
 def preprocess_input(wildcards):
+    """The raw folder of a built-in dataset, or the files of one of the config's own."""
+    if wildcards.dataset in OWN_DATASETS:
+        return log_files(OWN_DATASETS[wildcards.dataset])
     source = SOURCE_OF.get(wildcards.dataset, wildcards.dataset)
     if source not in SOURCES:
         return {}
     return {"raw": ancient(f"resources/raw/{source}")}
+
+
+def own_dataset(wildcards):
+    """The settings that shape one of the config's own datasets (None for a built-in one)."""
+    spec = OWN_DATASETS.get(wildcards.dataset)
+    return None if spec is None else {key: spec[key] for key in LOAD_KEYS}
+
+
+def positive_threshold(block):
+    """Params function: the block's positive_threshold, else the dataset's convention."""
+    return lambda w: positive_threshold_of(
+        w.dataset, block["positive_threshold"], config["sources"]
+    )
+
+
+def with_threshold(block):
+    """Params function: the block with its positive_threshold resolved for the dataset."""
+    return lambda w: {**block, "positive_threshold": positive_threshold(block)(w)}
 
 
 def resources_of(stage):

@@ -49,7 +49,7 @@ rule e1_intervene:
         testset="{testset}",
         spec=lambda w: E1["testsets"][w.testset],
         rho=E1["rho"],
-        positive_threshold=E1["positive_threshold"],
+        positive_threshold=positive_threshold(E1),
         allow_empty=E1["allow_empty_testsets"],
         code=CODE,
     conda:
@@ -77,7 +77,7 @@ rule e1_train:
         spec=lambda w: E1["recommenders"][w.recommender],
         tuning=E1["tuning"],
         ks=E1["ks"],
-        positive_threshold=E1["positive_threshold"],
+        positive_threshold=positive_threshold(E1),
         batch_size=E1["batch_size"],
         code=CODE,
         plugin=lambda w: plugin_hash(E1["recommenders"][w.recommender]["algorithm"]),
@@ -144,7 +144,7 @@ rule e1_evaluate:
         testsets=list(E1["testsets"]),
         ks=E1["ks"],
         metrics=E1["metrics"],
-        positive_threshold=E1["positive_threshold"],
+        positive_threshold=positive_threshold(E1),
         drop_train_overlap=E1["drop_train_overlap"],
         code=CODE,
     threads: resources_of("evaluate")["threads"]
@@ -183,7 +183,7 @@ rule e1_aggregate:
     params:
         captions=figure_module("e1").FIGURES,
         dataset="{dataset}",
-        e1=E1,
+        e1=with_threshold(E1),
         code=CODE,
     conda:
         "../envs/debiaseval.yaml"

@@ -2,7 +2,7 @@
 # full (fully exposed data: synthetic's full matrix, kuairec's small matrix) -> expose (biased
 # training set + random set R per seed; MNAR/MAR datasets: train = MNAR, R = MAR) -> evaluate
 # (one model entry, every grid point: true Recall@K, traditional Recall@K, URE@K) -> aggregate.
-from debiaseval.experiments.e5 import FULLY_EXPOSED, positive_threshold_of
+from debiaseval.experiments.e5 import FULLY_EXPOSED
 
 E5 = config["e5"]
 
@@ -52,7 +52,7 @@ rule e5_expose:
         dataset="{dataset}",
         seed=lambda w: int(w.seed),
         exposure=E5["exposure"],
-        positive_threshold=lambda w: positive_threshold_of(w.dataset, E5["positive_threshold"]),
+        positive_threshold=positive_threshold(E5),
         code=CODE,
     conda:
         "../envs/debiaseval.yaml"
@@ -76,7 +76,7 @@ rule e5_evaluate:
         model="{model}",
         spec=lambda w: E5["models"][w.model],
         ks=E5["ks"],
-        positive_threshold=lambda w: positive_threshold_of(w.dataset, E5["positive_threshold"]),
+        positive_threshold=positive_threshold(E5),
         ties=E5["ties"],
         batch_size=E5["batch_size"],
         code=CODE,

@@ -1,5 +1,8 @@
 rule preprocess:
-    """Canonical interactions (MNAR and MAR parts on common users/items), users and items."""
+    """Canonical interactions (MNAR and MAR parts on common users/items), users and items.
+
+    A dataset of the config's own (sources.<name>) reads its ratings/mar files, the inputs:
+    editing one reruns that dataset only."""
     input:
         unpack(preprocess_input),
     output:
@@ -10,6 +13,7 @@ rule preprocess:
         dataset="{dataset}",
         synthetic=lambda w: config["synthetic"] if w.dataset == "synthetic" else None,
         semisynthetic=lambda w: config["semisynthetic"] if w.dataset == "ml-100k-semi" else None,
+        own=own_dataset,
         code=CODE,
     threads: resources_of("preprocess")["threads"]
     resources:

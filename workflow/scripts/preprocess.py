@@ -1,4 +1,5 @@
-"""Adapter: raw dataset files (or the synthetic generator) -> canonical Parquet."""
+"""Adapter: raw dataset files, a user's own rating log (or the synthetic generator) ->
+canonical Parquet."""
 
 from debiaseval.data.build import build_dataset
 from debiaseval.workflow.io import write_parquet
@@ -11,6 +12,7 @@ with job(snakemake.log[0], snakemake.threads) as log:
         snakemake.input.get("raw"),
         synthetic=p.synthetic,
         semisynthetic=p.semisynthetic,
+        own=p.own,
     )
     if tuning is not None:
         log.info("MF completion grid (0/1 accuracy on 10%%):\n%s", tuning.to_string())

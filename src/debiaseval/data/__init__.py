@@ -1,5 +1,8 @@
-"""Real datasets: where they come from, how they are fetched, parsed and preprocessed (SPEC §2)."""
+"""Datasets: the built-in ones (where they come from, how they are fetched, parsed and
+preprocessed) and a user's own rating logs (:mod:`~debiaseval.data.user_logs`); which parts
+each has (:mod:`~debiaseval.data.catalog`)."""
 
+from debiaseval.data.catalog import DATASET_NAMES, GENERATED, dataset_names, dataset_parts
 from debiaseval.data.download import (
     DATA_ENV,
     MIRROR_ENV,
@@ -22,12 +25,7 @@ from debiaseval.data.loaders import (
 )
 from debiaseval.data.preprocess import PARTS, build_interactions, filter_users_by_count
 from debiaseval.data.registry import SOURCES, DatasetSource
-
-GENERATED: tuple[str, ...] = ("synthetic", "ml-100k-semi")
-"""Datasets the workflow generates itself (``ml-100k-semi`` from ML-100K's files, SPEC 2.2)."""
-
-DATASET_NAMES: tuple[str, ...] = (*GENERATED, *SOURCES)
-"""Every dataset name a config may use."""
+from debiaseval.data.user_logs import load_user_log
 
 __all__ = [
     "DATASET_NAMES",
@@ -42,6 +40,8 @@ __all__ = [
     "RawDataset",
     "build_interactions",
     "cache_folder",
+    "dataset_names",
+    "dataset_parts",
     "download_file",
     "fetch_dataset",
     "filter_users_by_count",
@@ -50,6 +50,7 @@ __all__ = [
     "load_ml_1m",
     "load_ml_100k",
     "load_raw",
+    "load_user_log",
     "load_yahoo_r3",
     "safe_extract",
     "sha256_file",

@@ -27,14 +27,20 @@ def build_dataset(
     *,
     synthetic: Mapping[str, Any] | None = None,
     semisynthetic: Mapping[str, Any] | None = None,
+    own: Mapping[str, Any] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame | None]:
     """``(interactions, users, items, tuning)`` of dataset ``name``.
 
-    ``synthetic`` is generated from the config's ``synthetic`` block;
-    ``ml-100k-semi`` is built from ML-100K's files in ``raw`` with the
-    ``semisynthetic`` block (``tuning`` is its MF-completion grid, else None);
-    any other dataset is read from its canonical files in ``raw``.
+    ``own`` is a user dataset's ``sources.<name>`` block: its files are read by
+    :func:`~debiaseval.data.user_logs.load_user_log`. ``synthetic`` is generated from
+    the config's ``synthetic`` block; ``ml-100k-semi`` is built from ML-100K's files
+    in ``raw`` with the ``semisynthetic`` block (``tuning`` is its MF-completion grid,
+    else None); any other dataset is read from its canonical files in ``raw``.
     """
+    if own is not None:
+        from debiaseval.data.user_logs import load_user_log
+
+        return (*build_interactions(load_user_log(name, own)), None)
     if name == "synthetic":
         from debiaseval.data.synthetic import generate_synthetic
 

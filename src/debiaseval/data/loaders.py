@@ -46,9 +46,10 @@ ML100K_GENRES = (
 class RawDataset:
     """A dataset as read from disk, with raw ids.
 
-    ``mnar``/``mar``: columns ``user``, ``item`` (int64), ``rating`` (float64), optional
-    ``timestamp`` (int64). ``users``/``items``: raw id column ``user``/``item`` plus
-    features. ``propensities``: long format ``user``, ``item``, ``propensity``.
+    ``mnar``/``mar``: columns ``user``, ``item`` (int64; strings in a user's own log),
+    ``rating`` (float64), optional ``timestamp`` (int64). ``users``/``items``: raw id
+    column ``user``/``item`` plus features. ``propensities``: long format ``user``,
+    ``item``, ``propensity``.
     """
 
     mnar: pd.DataFrame

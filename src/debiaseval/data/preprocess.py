@@ -2,8 +2,9 @@
 
 With both an MNAR and a MAR part, only users and items present in both parts are kept
 ([SAC20] §4), then ids are re-indexed to contiguous 0-based ids in increasing raw-id
-order. User filters such as "100-500 ratings" ([FLAIRS20]) are applied separately by
-:func:`filter_users_by_count`.
+order (numeric for integer raw ids, lexicographic for strings, as a user's own log may
+have: :mod:`debiaseval.data.user_logs`). User filters such as "100-500 ratings"
+([FLAIRS20]) are applied separately by :func:`filter_users_by_count`.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ def _label(name: str) -> str:
 
 def _restrict_to_common(mnar: pd.DataFrame, mar: pd.DataFrame) -> list[pd.DataFrame]:
     """Keep only users and items that occur in both parts [SAC20]."""
-    users = np.intersect1d(mnar["user"].to_numpy(), mar["user"].to_numpy())
-    items = np.intersect1d(mnar["item"].to_numpy(), mar["item"].to_numpy())
+    users = np.intersect1d(_id_values(mnar["user"]), _id_values(mar["user"]))
+    items = np.intersect1d(_id_values(mnar["item"]), _id_values(mar["item"]))
     return [df[df["user"].isin(users) & df["item"].isin(items)] for df in (mnar, mar)]
 
 
@@ -37,12 +38,23 @@ def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.iloc[order].reset_index(drop=True)
 
 
+def _id_values(ids: pd.Series) -> np.ndarray:
+    """Raw ids as a NumPy array that sorts fast: integers as they are, strings as ``str_``."""
+    values = ids.to_numpy()
+    return values if np.issubdtype(values.dtype, np.integer) else values.astype(str)
+
+
+def _raw(ids: np.ndarray) -> np.ndarray:
+    """Raw ids as stored: int64 when they are integers, else strings."""
+    return ids.astype(np.int64) if np.issubdtype(ids.dtype, np.integer) else ids.astype(str)
+
+
 def _id_frame(raw_ids: np.ndarray, kind: str, features: pd.DataFrame | None) -> pd.DataFrame:
-    """``kind`` (new int32 id), ``raw_<kind>`` (int64) and the raw frame's features."""
+    """``kind`` (new int32 id), ``raw_<kind>`` (int64, or str) and the raw frame's features."""
     frame = pd.DataFrame(
         {
             kind: np.arange(len(raw_ids), dtype=np.int32),
-            f"raw_{kind}": raw_ids.astype(np.int64),
+            f"raw_{kind}": _raw(raw_ids),
         }
     )
     if features is None:
@@ -58,8 +70,8 @@ def build_interactions(raw: RawDataset) -> tuple[pd.DataFrame, pd.DataFrame, pd.
     ``interactions``: ``user``/``item`` int32 (contiguous, in raw-id order), ``rating``
     float32, ``timestamp`` int64 (only if every part has it), ``part`` ("mnar"/"mar"),
     ``propensity`` float32 (only if the raw data has propensities; NaN for a pair without
-    one). Sorted by part, user, item. ``users``/``items`` map new ids to raw ids plus
-    features.
+    one). Sorted by part, user, item. ``users``/``items`` map new ids to raw ids
+    (``raw_user``/``raw_item``: int64, or strings) plus features.
     """
     parts = [raw.mnar] if raw.mar is None else _restrict_to_common(raw.mnar, raw.mar)
     has_ts = all("timestamp" in p.columns for p in parts)
@@ -77,12 +89,12 @@ def build_interactions(raw: RawDataset) -> tuple[pd.DataFrame, pd.DataFrame, pd.
     if raw.propensities is not None:
         props = raw.propensities[["user", "item", "propensity"]]
         frame = frame.merge(props, on=["user", "item"], how="left", validate="many_to_one")
-    user_ids = np.unique(frame["user"].to_numpy())
-    item_ids = np.unique(frame["item"].to_numpy())
+    raw_users, raw_items = _id_values(frame["user"]), _id_values(frame["item"])
+    user_ids, item_ids = np.unique(raw_users), np.unique(raw_items)
     out = pd.DataFrame(
         {
-            "user": np.searchsorted(user_ids, frame["user"].to_numpy()).astype(np.int32),
-            "item": np.searchsorted(item_ids, frame["item"].to_numpy()).astype(np.int32),
+            "user": np.searchsorted(user_ids, raw_users).astype(np.int32),
+            "item": np.searchsorted(item_ids, raw_items).astype(np.int32),
             "rating": frame["rating"].to_numpy(dtype=np.float32),
         }
     )

@@ -25,23 +25,36 @@ class RunData(NamedTuple):
     seed_ids: list[int]
 
 
-def unsupported(experiment: str, dataset: str) -> str | None:
+def unsupported(
+    experiment: str, dataset: str, sources: Mapping[str, Any] | None = None
+) -> str | None:
     """Why ``experiment`` cannot run on ``dataset`` (one sentence), or ``None`` if it can.
 
-    From the experiment module's ``DATASETS`` (those it can run on) and ``NEEDS``
-    (what the others lack, e.g. "a MAR part"), so the config check and the Python
-    API say the same thing.
+    From the parts the experiment module ``NEEDS`` and those the dataset has
+    (:func:`debiaseval.data.catalog.dataset_parts`: a built-in's declared ones, or
+    those the config's ``sources`` give a user's own dataset), so the config check
+    and the Python API say the same thing, naming the missing part.
     """
-    module = importlib.import_module(f"debiaseval.experiments.{experiment}")
-    supported = getattr(module, "DATASETS", None)
-    if supported is None or dataset in supported:
+    from debiaseval.data.catalog import (
+        dataset_names,
+        dataset_parts,
+        missing_parts,
+        missing_text,
+        needs_text,
+    )
+
+    known = dataset_names(sources)
+    if dataset not in known:
+        return f"unknown dataset {dataset!r}; known: {', '.join(known)}"
+    needs = importlib.import_module(f"debiaseval.experiments.{experiment}").NEEDS
+    missing = missing_parts(needs, dataset_parts(dataset, sources))
+    if not missing:
         return None
-    label, needs = experiment.upper(), getattr(module, "NEEDS", None)
-    if needs:
-        reason = f"{label} needs {needs}, which {dataset!r} lacks"
-    else:
-        reason = f"{label} cannot run on {dataset!r}"
-    return f"{reason} ({label} datasets: {', '.join(supported)})"
+    label = experiment.upper()
+    return (
+        f"{label} cannot run on {dataset!r}, which lacks {missing_text(dataset, missing, sources)}"
+        f"; {label} needs {needs_text(needs)}"
+    )
 
 
 Data = str | pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]
@@ -87,7 +100,7 @@ def input_frames(
     if isinstance(data, str):
         from debiaseval.api import load_dataset
 
-        reason = unsupported(experiment, data)
+        reason = unsupported(experiment, data, (config or {}).get("sources"))
         if reason is not None:
             raise ValueError(reason)
         interactions, users, items = load_dataset(data, config=config)

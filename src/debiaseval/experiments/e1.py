@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from debiaseval.data.catalog import positive_threshold_of
 from debiaseval.data.interactions import rating_matrix
 from debiaseval.data.splits import run_rng, split_e1
 from debiaseval.debiasing.interventions import TestSetSpec, intervene, marginal_kl, sampling_weights
@@ -29,7 +30,7 @@ from debiaseval.evaluation.aggregate import (
 )
 from debiaseval.evaluation.metrics import evaluate_topk, summarise, train_overlap_mask
 from debiaseval.evaluation.ranking import empty_recommendations
-from debiaseval.experiments import run_data, unsupported
+from debiaseval.experiments import run_data
 from debiaseval.recommenders.base import trains_by_epochs
 from debiaseval.recommenders.registry import EXTERNAL, resolve_recommender
 from debiaseval.recommenders.specs import check_recommender_spec
@@ -38,7 +39,7 @@ from debiaseval.workflow.config import ConfigError
 from debiaseval.workflow.errors import EmptyTestSetError
 
 __all__ = [
-    "DATASETS",
+    "NEEDS",
     "OUTPUTS",
     "EmptyTestSetError",
     "aggregate_step",
@@ -59,11 +60,8 @@ __all__ = [
     "tune_step",
 ]
 
-DATASETS = ("synthetic", "coat", "yahoo-r3")
-"""Datasets with both a MAR and an MNAR part, which E1 needs."""
-
-NEEDS = "a MAR part"
-"""What the datasets E1 cannot run on lack."""
+NEEDS: tuple[tuple[str, ...], ...] = (("mnar", "mar"),)
+"""The parts E1 needs of a dataset (:mod:`debiaseval.data.catalog`): MNAR and MAR."""
 
 OUTPUTS = ("summary.parquet", "kendall.parquet", "testsets.parquet", "summary.md", "kendall.md")
 """E1's aggregated files in ``results/e1/<dataset>/``."""
@@ -137,12 +135,6 @@ def _check_fractions(block: Mapping[str, Any]) -> None:
             )
 
 
-def _check_datasets(block: Mapping[str, Any]) -> None:
-    for position, name in enumerate(block["datasets"]):
-        if (reason := unsupported("e1", name)) is not None:
-            raise ConfigError(f"config error at 'e1.datasets.{position}': {reason}")
-
-
 def _check_recommenders(block: Mapping[str, Any]) -> None:
     for name, spec in block["recommenders"].items():
         check_recommender_spec(spec, f"e1.recommenders.{name}")
@@ -197,7 +189,6 @@ def kendall_groups(block: Mapping[str, Any]) -> dict[str, list[str]]:
 def check_config(config: Mapping[str, Any]) -> None:
     """Cross-field checks of the ``e1`` block (after schema validation); raise ``ConfigError``."""
     block = config["e1"]
-    _check_datasets(block)
     _check_fractions(block)
     _check_recommenders(block)
     _check_epochs(block)
@@ -529,10 +520,13 @@ def run(
     """
     from debiaseval.workflow.config import validate_config
 
-    block = validate_config(dict(config or {}), "e1")["e1"]
+    full = validate_config(dict(config or {}), "e1")
+    block = full["e1"]
     dataset, interactions, n_users, n_items, seed_ids = run_data(
         data, config, dataset, seeds, block["seeds"], experiment="e1"
     )
+    threshold = positive_threshold_of(dataset, block["positive_threshold"], full["sources"])
+    block = {**block, "positive_threshold": threshold}
     sizes = {"dataset": dataset, "n_users": n_users, "n_items": n_items}
     metrics, diagnostics, tunings = [], [], []
     for seed in seed_ids:

@@ -30,12 +30,13 @@ from debiaseval.active_learning.evaluation import (
     metric_changes,
     pairwise_wilcoxon,
 )
+from debiaseval.data.catalog import positive_threshold_of
 from debiaseval.data.interactions import rating_matrix
 from debiaseval.data.splits import assign_parts, run_rng, split_e2
 from debiaseval.debiasing.interventions import TestSetSpec, intervene, sampling_weights
 from debiaseval.evaluation.aggregate import markdown_table
 from debiaseval.evaluation.ranking import top_k
-from debiaseval.experiments import run_data, unsupported
+from debiaseval.experiments import run_data
 from debiaseval.recommenders.base import trains_by_epochs
 from debiaseval.recommenders.registry import EXTERNAL, make_recommender, resolve_recommender
 from debiaseval.recommenders.specs import check_recommender_spec
@@ -48,7 +49,7 @@ from debiaseval.recommenders.tuning import (
 from debiaseval.workflow.config import ConfigError
 
 __all__ = [
-    "DATASETS",
+    "NEEDS",
     "OUTPUTS",
     "aggregate_step",
     "check_config",
@@ -61,19 +62,13 @@ __all__ = [
     "train_step",
 ]
 
-DATASETS = ("synthetic", "coat", "yahoo-r3", "ml-100k", "ml-1m", "librarything")
-"""Datasets E2 can run on: their MNAR part (MAR parts are not used)."""
+NEEDS: tuple[tuple[str, ...], ...] = (("mnar",),)
+"""The parts E2 needs of a dataset (:mod:`debiaseval.data.catalog`): MNAR (MAR is not used)."""
 
 OUTPUTS = ("elicited.parquet", "summary.parquet", "wilcoxon.parquet", "summary.md")
 """E2's aggregated files in ``results/e2/<dataset>/``."""
 
 ROLES = ("hidden", "test")
-
-
-def _check_datasets(block: Mapping[str, Any]) -> None:
-    for position, name in enumerate(block["datasets"]):
-        if (reason := unsupported("e2", name)) is not None:
-            raise ConfigError(f"config error at 'e2.datasets.{position}': {reason}")
 
 
 def _check_methods(block: Mapping[str, Any]) -> None:
@@ -94,7 +89,6 @@ def _check_methods(block: Mapping[str, Any]) -> None:
 def check_config(config: Mapping[str, Any]) -> None:
     """Cross-field checks of the ``e2`` block (after schema validation); raise ``ConfigError``."""
     block = config["e2"]
-    _check_datasets(block)
     total = sum(block["split"].values())
     if not math.isclose(total, 1.0, abs_tol=1e-9):
         raise ConfigError(
@@ -524,10 +518,13 @@ def run(
     """
     from debiaseval.workflow.config import validate_config
 
-    block = validate_config(dict(config or {}), "e2")["e2"]
+    full = validate_config(dict(config or {}), "e2")
+    block = full["e2"]
     dataset, interactions, n_users, n_items, seed_ids = run_data(
         data, config, dataset, seeds, block["seeds"], experiment="e2"
     )
+    threshold = positive_threshold_of(dataset, block["positive_threshold"], full["sources"])
+    block = {**block, "positive_threshold": threshold}
     sizes = {"n_users": n_users, "n_items": n_items}
     common = {"dataset": dataset, **sizes}
     settings = {

@@ -16,7 +16,9 @@ scored on unbiased test data:
   ``propensities.ascii`` and, separately, logistic-regression propensities fitted on
   the user/item features (:func:`~debiaseval.debiasing.propensities.logistic`);
 - ``yahoo-r3`` (§6.5): Naive-Bayes propensities whose P(Y = r) comes from a uniform
-  ``mar_fraction`` (5%) of the MAR part, reported on the other 95%.
+  ``mar_fraction`` (5%) of the MAR part, reported on the other 95%;
+- a user's own dataset with a MAR part: as ``yahoo-r3``, plus its provided propensities
+  when its ratings file has a propensity column.
 
 The model scored on MSE is trained on squared error, the one scored on MAE on absolute
 error ([ICML16] Table 2). MF-Naive and MF-IPS of one seed share their folds and their
@@ -39,22 +41,28 @@ import numpy as np
 import pandas as pd
 from scipy.stats import ttest_rel
 
+from debiaseval.data.catalog import (
+    BUILTIN_PARTS,
+    dataset_names,
+    dataset_parts,
+    missing_text,
+)
 from debiaseval.data.splits import run_rng
 from debiaseval.debiasing import propensities as prop
-from debiaseval.experiments import Data, input_frames, seed_ids
+from debiaseval.experiments import Data, input_frames, seed_ids, unsupported
 from debiaseval.experiments.e3 import Truth, full_truth, synthetic_truth
 from debiaseval.recommenders.ips_cv import LOSS_OF_METRIC, cv_select, pair_losses
 from debiaseval.recommenders.rating_mf import WeightedMF, normalise_weights
 from debiaseval.workflow.config import ConfigError, expand_grid
 
 __all__ = [
-    "AVAILABLE",
-    "DATASETS",
     "ERROR_COLUMNS",
+    "NEEDS",
     "OUTPUTS",
     "PROPENSITY_MODELS",
     "LearningData",
     "aggregate",
+    "available_propensities",
     "check_config",
     "fit",
     "fit_models",
@@ -62,6 +70,7 @@ __all__ = [
     "learning_data",
     "model_name",
     "prepare",
+    "propensity_models",
     "read_learning_data",
     "run",
     "summarise",
@@ -69,8 +78,9 @@ __all__ = [
     "summary_title",
 ]
 
-DATASETS = ("synthetic", "ml-100k-semi", "coat", "yahoo-r3")
-"""Datasets E4 can run on: a full truth (α sweep) or an MNAR train and a MAR test part."""
+NEEDS: tuple[tuple[str, ...], ...] = (("mnar", "mar"), ("truth",))
+"""The parts E4 needs of a dataset (:mod:`debiaseval.data.catalog`): an MNAR train and a MAR
+test part, or a full truth (α sweep)."""
 
 TRUTH_DATASETS = ("synthetic", "ml-100k-semi")
 """Datasets with a full rating matrix and observation model: the α sweep, full-matrix test."""
@@ -78,13 +88,23 @@ TRUTH_DATASETS = ("synthetic", "ml-100k-semi")
 PROPENSITY_MODELS = ("known", "provided", "logistic", "naive_bayes")
 """Propensity models of MF-IPS; ``none`` (MF-Naive) is always run."""
 
-AVAILABLE: dict[str, tuple[str, ...]] = {
-    "synthetic": ("known",),
-    "ml-100k-semi": ("known",),
-    "coat": ("provided", "logistic", "naive_bayes"),
-    "yahoo-r3": ("naive_bayes",),
-}
-"""The propensity models each dataset supports (what its files hold)."""
+_PROPENSITY_PART = {"provided": "propensities", "logistic": "features", "naive_bayes": "mar"}
+OWN_DEFAULT = ("naive_bayes",)
+"""The propensity models on a user's own dataset that ``e4.propensities`` does not list."""
+
+
+def available_propensities(parts: frozenset[str]) -> tuple[str, ...]:
+    """The propensity models a dataset with these parts supports: ``known`` with a full
+    truth, else those whose input it has (provided propensities, features, a MAR sample)."""
+    if "truth" in parts:
+        return ("known",)
+    return tuple(m for m, part in _PROPENSITY_PART.items() if part in parts)
+
+
+def propensity_models(block: Mapping[str, Any], dataset: str) -> list[str]:
+    """The propensity models of MF-IPS on ``dataset``: ``e4.propensities``, else the default."""
+    return list(block["propensities"].get(dataset, OWN_DEFAULT))
+
 
 OUTPUTS = ("errors.parquet", "summary.parquet", "summary.md")
 """Aggregated outputs of E4 in ``results/e4/{dataset}/``."""
@@ -147,8 +167,8 @@ def learning_data(
     needed); ``ml-100k-semi`` needs its interactions with the ``full`` part; ``coat`` and
     ``yahoo-r3`` their ``mnar`` and ``mar`` parts (and Coat's users/items for features).
     """
-    if dataset not in DATASETS:
-        raise ValueError(f"E4 cannot run on {dataset!r}; E4 datasets: {', '.join(DATASETS)}")
+    if dataset in BUILTIN_PARTS and (reason := unsupported("e4", dataset)) is not None:
+        raise ValueError(reason)
     if dataset == "synthetic":
         truth = synthetic_truth(synthetic or {})
         return LearningData(dataset, *truth.ratings.shape, truth=truth)
@@ -221,7 +241,7 @@ def prepare(data: LearningData, block: Mapping[str, Any], seed: int) -> pd.DataF
     ``train``). With a full truth the test is the full matrix and is not listed. The
     random stream is ``run_rng(seed, dataset, "e4", "prepare")``.
     """
-    models = list(block["propensities"][data.name])
+    models = propensity_models(block, data.name)
     clip = block["clip"]
     rng = run_rng(seed, data.name, "e4", "prepare")
     if data.truth is not None:
@@ -294,7 +314,7 @@ def _train_propensities(
             levels=levels, smoothing=block["smoothing"],
         )  # fmt: skip
         return prop.lookup(table, mnar)
-    raise ValueError(f"{data.name} has no {model!r} propensities (it has: {AVAILABLE[data.name]})")
+    raise ValueError(f"{data.name} has no {model!r} propensities")
 
 
 def fit(
@@ -463,24 +483,28 @@ def aggregate(errors: Sequence[pd.DataFrame]) -> dict[str, pd.DataFrame]:
 
 def fit_models(block: Mapping[str, Any], dataset: str) -> list[str]:
     """The models E4 fits on ``dataset``: ``none`` (MF-Naive) then its propensity models."""
-    return ["none", *block["propensities"][dataset]]
+    return ["none", *propensity_models(block, dataset)]
 
 
 def check_config(config: Mapping[str, Any]) -> None:
     """Cross-field checks of the ``e4`` block (after schema validation); raise ``ConfigError``."""
-    block = config["e4"]
-    for position, name in enumerate(block["datasets"]):
-        if name not in DATASETS:
-            raise ConfigError(
-                f"config error at 'e4.datasets.{position}': E4 cannot run on {name!r} "
-                f"(E4 datasets: {', '.join(DATASETS)})"
-            )
+    block, sources = config["e4"], config["sources"]
+    known = dataset_names(sources)
     for name, models in block["propensities"].items():
+        if name not in known:
+            raise ConfigError(
+                f"config error at 'e4.propensities.{name}': unknown dataset {name!r}; "
+                f"known: {', '.join(known)}"
+            )
+        parts = dataset_parts(name, sources)
+        available = available_propensities(parts)
         for position, model in enumerate(models):
-            if model not in AVAILABLE[name]:
+            if model not in available:
+                part = _PROPENSITY_PART.get(model, "truth")
                 raise ConfigError(
                     f"config error at 'e4.propensities.{name}.{position}': {name} has no "
-                    f"{model!r} propensities (available: {', '.join(AVAILABLE[name])})"
+                    f"{model!r} propensities (available: {', '.join(available) or 'none'}); "
+                    f"it lacks {missing_text(name, [part], sources)}"
                 )
     sweep = block["alpha_sweep"]
     if sweep["alpha"] not in sweep["alphas"]:

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from debiaseval.data.catalog import positive_threshold_of
 from debiaseval.data.exposure import (
     attribute_weights,
     item_popularity,
@@ -45,9 +46,9 @@ from debiaseval.recommenders.tuning import recommender_params
 from debiaseval.workflow.config import ConfigError, expand_grid, validate_config
 
 __all__ = [
-    "DATASETS",
     "ESTIMATORS",
     "FULLY_EXPOSED",
+    "NEEDS",
     "OUTPUTS",
     "agreement_markdown",
     "agreement_table",
@@ -66,13 +67,13 @@ __all__ = [
 
 FULLY_EXPOSED = ("synthetic", "kuairec")
 """Datasets with full truth: exposure is simulated on them."""
-DATASETS = (*FULLY_EXPOSED, "yahoo-r3", "coat")
-"""Datasets E5 runs on: fully exposed ones, and MNAR + MAR ones (MAR = the random set, no truth)."""
+NEEDS: tuple[tuple[str, ...], ...] = (("mnar", "mar"), ("full",))
+"""The parts E5 needs of a dataset (:mod:`debiaseval.data.catalog`): MNAR and MAR (MAR = the
+random set, no truth), or fully exposed data (exposure simulated, :data:`FULLY_EXPOSED`)."""
 OUTPUTS = ("estimates.parquet", "agreement.parquet", "estimates.md", "agreement.md")
 """E5's aggregated files in ``results/e5/<dataset>/``."""
 ESTIMATORS = ("traditional", "ure")
 _ESTIMATE_COLUMN = {"traditional": "traditional_recall", "ure": "ure"}
-_DATASET_THRESHOLD = {"kuairec": 2.0}  # watch_ratio > 2 [URE24]; ratings 1..5 elsewhere (SPEC §1)
 
 
 # --------------------------------------------------------------------------- config
@@ -89,12 +90,6 @@ def settings(block: Mapping[str, Any] | None = None) -> dict[str, Any]:
 def check_config(config: Mapping[str, Any]) -> None:
     """Cross-field checks of the ``e5`` block (datasets, algorithms, parameters, attribute)."""
     e5 = config["e5"]
-    for position, dataset in enumerate(e5["datasets"]):
-        if dataset not in DATASETS:
-            raise ConfigError(
-                f"config error at 'e5.datasets.{position}': E5 needs full data or a MAR part, "
-                f"which {dataset!r} lacks (E5 datasets: {', '.join(DATASETS)})"
-            )
     for name, spec in e5["models"].items():
         check_recommender_spec(spec, f"e5.models.{name}")
     exposure = e5["exposure"]
@@ -103,13 +98,6 @@ def check_config(config: Mapping[str, Any]) -> None:
             "config error at 'e5.exposure.attribute': by: attribute needs the name of a numeric "
             "item column"
         )
-
-
-def positive_threshold_of(dataset: str, configured: float | None) -> float:
-    """The configured threshold, else the dataset's convention (kuairec 2, else 3)."""
-    if configured is not None:
-        return float(configured)
-    return _DATASET_THRESHOLD.get(dataset, 3.0)
 
 
 def fit_seed(seed: int, dataset: str, model: str) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import importlib
 import itertools
+import re
 from collections.abc import Iterable, Mapping
 from importlib import resources
 from typing import Any
@@ -185,14 +186,68 @@ def _one_line(error: jsonschema.ValidationError) -> str:
     return f"config error at '{where}': {message}{hint}"
 
 
-def _check_dataset_names(where: str, names: Iterable[str]) -> None:
-    from debiaseval.data import DATASET_NAMES
+def _check_dataset_names(where: str, names: Iterable[str], sources: Mapping[str, Any]) -> None:
+    from debiaseval.data.catalog import dataset_names
 
+    known = dataset_names(sources)
     for position, name in enumerate(names):
-        if name not in DATASET_NAMES:
+        if name not in known:
             raise ConfigError(
                 f"config error at '{where}.{position}': unknown dataset {name!r}; "
-                f"known: {', '.join(DATASET_NAMES)}"
+                f"known: {', '.join(known)} (declare your own under sources.{name})"
+            )
+
+
+_OWN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+
+
+def _check_reserved_sources(sources: Any) -> None:
+    """A built-in name under ``sources`` takes path/url only (before the schema's message)."""
+    from debiaseval.data.catalog import RESERVED_NAMES, is_user_source
+
+    if not isinstance(sources, Mapping):
+        return
+    for name, entry in sources.items():
+        if name in RESERVED_NAMES and is_user_source(entry):
+            raise ConfigError(
+                f"config error at 'sources.{name}': {name!r} is a built-in dataset; "
+                "give your own data another name"
+            )
+
+
+def _check_own_datasets(sources: Mapping[str, Any]) -> None:
+    """Cross-field checks of the user datasets under ``sources`` (README, "Your own data")."""
+    from debiaseval.data.catalog import user_sources
+    from debiaseval.data.user_logs import file_format
+
+    for name, spec in user_sources(sources).items():
+        where = f"sources.{name}"
+        if not _OWN_NAME.fullmatch(name):
+            raise ConfigError(
+                f"config error at '{where}': invalid dataset name {name!r} (a letter or digit "
+                "then letters, digits, '_', '.' or '-')"
+            )
+        for key in ("ratings", "mar"):
+            if spec[key] is not None and file_format(spec[key]) is None:
+                raise ConfigError(
+                    f"config error at '{where}.{key}': {spec[key]!r} is not a .csv, .tsv, .txt "
+                    "or .parquet file"
+                )
+        scale, threshold = spec["rating_scale"], spec["positive_threshold"]
+        if scale is not None and not scale[0] < scale[1]:
+            raise ConfigError(
+                f"config error at '{where}.rating_scale': expected [lo, hi] with lo < hi, "
+                f"got {scale}"
+            )
+        if scale is not None and threshold is not None and not scale[0] <= threshold < scale[1]:
+            raise ConfigError(
+                f"config error at '{where}.positive_threshold': {threshold} leaves no rating or "
+                f"every rating of the scale {scale} positive"
+            )
+        if spec["duplicates"] == "last" and not spec["columns"]["timestamp"]:
+            raise ConfigError(
+                f"config error at '{where}.duplicates': 'last' keeps the latest rating by "
+                "timestamp; map columns.timestamp"
             )
 
 
@@ -200,28 +255,44 @@ def _experiment(name: str) -> Any:
     return importlib.import_module(f"debiaseval.experiments.{name}")
 
 
+def _check_parts(name: str, block: Mapping[str, Any], sources: Any) -> None:
+    """Every dataset of experiment ``name`` has the parts the experiment needs."""
+    from debiaseval.experiments import unsupported
+
+    for position, dataset in enumerate(block["datasets"]):
+        reason = unsupported(name, dataset, sources)
+        if reason is not None:
+            raise ConfigError(f"config error at '{name}.datasets.{position}': {reason}")
+
+
 def _resolve_experiments(config: dict[str, Any]) -> None:
     """Fill each experiment's null ``datasets`` and ``seeds`` from the top level; check the
     experiments the config runs (``experiments``) with their module's ``check_config``.
 
-    A null ``datasets`` becomes the top-level datasets that the experiment can
-    run on (its module's ``DATASETS``, when it declares them); an explicit list
-    is checked by the experiment's own ``check_config``.
+    A null ``datasets`` becomes the top-level datasets that have the parts the
+    experiment needs (its module's ``NEEDS``); an explicit list of an experiment
+    the config runs must have them, else the error names the missing part.
     """
+    from debiaseval.data.catalog import dataset_parts, missing_parts
+
+    sources = config["sources"]
     for name in experiment_names():
         block, module = config[name], _experiment(name)
         if block["datasets"] is None:
-            supported = getattr(module, "DATASETS", None)
             block["datasets"] = [
-                d for d in config["datasets"] if supported is None or d in supported
+                d
+                for d in config["datasets"]
+                if not missing_parts(module.NEEDS, dataset_parts(d, sources))
             ]
         else:
-            _check_dataset_names(f"{name}.datasets", block["datasets"])
+            _check_dataset_names(f"{name}.datasets", block["datasets"], sources)
         if block["seeds"] is None:
             block["seeds"] = config["seeds"]
-        check = getattr(module, "check_config", None)
-        if check is not None and name in config["experiments"]:
-            check(config)
+        if name in config["experiments"]:
+            _check_parts(name, block, sources)
+            check = getattr(module, "check_config", None)
+            if check is not None:
+                check(config)
 
 
 def validate_config(
@@ -240,12 +311,14 @@ def validate_config(
     """
     schema = load_schema()
     filled = coerce_strings(copy.deepcopy(dict(config)), schema)
+    _check_reserved_sources(filled.get("sources"))
     _fill_defaults(filled, schema, schema)
     validator = jsonschema.Draft202012Validator(schema)
     error = jsonschema.exceptions.best_match(validator.iter_errors(filled))
     if error is not None:
         raise ConfigError(_one_line(error))
-    _check_dataset_names("datasets", filled["datasets"])
+    _check_own_datasets(filled["sources"])
+    _check_dataset_names("datasets", filled["datasets"], filled["sources"])
     from debiaseval.recommenders.registry import add_plugin_paths
 
     add_plugin_paths(filled["plugin_paths"])  # before the checks import any plugin
