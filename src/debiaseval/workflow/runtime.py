@@ -12,7 +12,7 @@ from threadpoolctl import threadpool_limits
 
 from debiaseval.data.download import DatasetError
 from debiaseval.workflow.config import ConfigError
-from debiaseval.workflow.errors import EmptyTestSetError
+from debiaseval.workflow.errors import EmptyTestSetError, ListsError
 from debiaseval.workflow.io import UnreadableFileError
 
 __all__ = ["USER_ERRORS", "job", "one_line"]
@@ -21,6 +21,7 @@ USER_ERRORS: tuple[type[Exception], ...] = (
     ConfigError,
     DatasetError,
     EmptyTestSetError,
+    ListsError,
     UnreadableFileError,
 )
 """Errors the user fixes (config, data, files): one line on the console, no traceback."""
