@@ -94,6 +94,28 @@ def experiment_targets():
     return targets
 
 
+def export_outputs(experiment):
+    """The files of ``experiment``'s export rule: each part of its EXPORT
+    (debiaseval.experiments.<name>) in raw ids, as ``<part>_parquet`` and ``<part>_csv``."""
+    parts = importlib.import_module(f"debiaseval.experiments.{experiment}").EXPORT
+    folder = f"results/{experiment}/{{dataset}}/export/seed{{seed}}"
+    return {
+        f"{part}_{kind}": f"{folder}/{part}.{kind}" for part in parts for kind in ("parquet", "csv")
+    }
+
+
+def export_targets():
+    """Every exported split of the experiments the config runs that export theirs (E1, E5)."""
+    targets = []
+    for name in EXPERIMENTS:
+        if not hasattr(importlib.import_module(f"debiaseval.experiments.{name}"), "EXPORT"):
+            continue
+        for dataset in experiment_datasets(name):
+            for seed in experiment_seeds(name):
+                targets += expand(export_outputs(name).values(), dataset=dataset, seed=seed)
+    return targets
+
+
 def report_outputs(experiment):
     """The report folders of ``experiment``'s aggregate rule, as named outputs.
 

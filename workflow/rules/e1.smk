@@ -2,6 +2,8 @@
 # split -> intervene (one test set per job) -> train (tune one chunk of a recommender's grid on
 # MAR val) -> select (best usable grid point) -> evaluate (gt and every test set) -> aggregate.
 
+from debiaseval.experiments.e1 import EXPORT as E1_EXPORT
+
 E1 = config["e1"]
 E1_CHUNKS = {
     name: len(grid_chunks(spec["grid"], E1["tuning"]["points_per_job"]))
@@ -11,6 +13,7 @@ E1_CHUNKS = {
 
 localrules:
     e1_select,
+    e1_export,
     e1_aggregate,
 
 
@@ -32,6 +35,25 @@ rule e1_split:
         "logs/e1/{dataset}/seed{seed}/split.log",
     script:
         "../scripts/e1_split.py"
+
+
+rule e1_export:
+    """The seed's training and validation parts in raw ids, to train other frameworks on."""
+    input:
+        split="results/e1/{dataset}/seed{seed}/split.parquet",
+        user_index="results/data/{dataset}/users.parquet",
+        item_index="results/data/{dataset}/items.parquet",
+    output:
+        **export_outputs("e1"),
+    params:
+        parts=E1_EXPORT,
+        code=CODE,
+    conda:
+        "../envs/debiaseval.yaml"
+    log:
+        "logs/e1/{dataset}/seed{seed}/export.log",
+    script:
+        "../scripts/export_split.py"
 
 
 rule e1_intervene:

@@ -2,13 +2,25 @@
 # full (fully exposed data: synthetic's full matrix, kuairec's small matrix) -> expose (biased
 # training set + random set R per seed; MNAR/MAR datasets: train = MNAR, R = MAR) -> evaluate
 # (one model entry, every grid point: true Recall@K, traditional Recall@K, URE@K) -> aggregate.
+from debiaseval.experiments.e5 import EXPORT as E5_EXPORT
 from debiaseval.experiments.e5 import FULLY_EXPOSED, positive_threshold_of
 
 E5 = config["e5"]
 
 
 localrules:
+    e5_export,
     e5_aggregate,
+
+
+def e5_id_tables(wildcards):
+    """The users and items tables of E5's ids: e5_full's on fully exposed data, else the
+    shared preprocessing's."""
+    folder = "e5" if wildcards.dataset in FULLY_EXPOSED else "data"
+    return {
+        "user_index": f"results/{folder}/{wildcards.dataset}/users.parquet",
+        "item_index": f"results/{folder}/{wildcards.dataset}/items.parquet",
+    }
 
 
 rule e5_full:
@@ -17,6 +29,7 @@ rule e5_full:
         unpack(preprocess_input),
     output:
         full="results/e5/{dataset}/full.parquet",
+        user_index="results/e5/{dataset}/users.parquet",
         item_index="results/e5/{dataset}/items.parquet",
     wildcard_constraints:
         dataset=_alternatives(FULLY_EXPOSED),
@@ -41,11 +54,7 @@ rule e5_expose:
             if w.dataset in FULLY_EXPOSED
             else f"results/data/{w.dataset}/interactions.parquet"
         ),
-        item_index=lambda w: (
-            f"results/e5/{w.dataset}/items.parquet"
-            if w.dataset in FULLY_EXPOSED
-            else f"results/data/{w.dataset}/items.parquet"
-        ),
+        item_index=lambda w: e5_id_tables(w)["item_index"],
     output:
         "results/e5/{dataset}/seed{seed}/exposure.parquet",
     params:
@@ -60,6 +69,24 @@ rule e5_expose:
         "logs/e5/{dataset}/seed{seed}/expose.log",
     script:
         "../scripts/e5_expose.py"
+
+
+rule e5_export:
+    """The seed's biased training set in raw ids, to train other frameworks on."""
+    input:
+        unpack(e5_id_tables),
+        split="results/e5/{dataset}/seed{seed}/exposure.parquet",
+    output:
+        **export_outputs("e5"),
+    params:
+        parts=E5_EXPORT,
+        code=CODE,
+    conda:
+        "../envs/debiaseval.yaml"
+    log:
+        "logs/e5/{dataset}/seed{seed}/export.log",
+    script:
+        "../scripts/export_split.py"
 
 
 rule e5_evaluate:

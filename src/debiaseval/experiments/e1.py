@@ -37,6 +37,7 @@ from debiaseval.workflow.errors import EmptyTestSetError
 
 __all__ = [
     "DATASETS",
+    "EXPORT",
     "OUTPUTS",
     "EmptyTestSetError",
     "aggregate_step",
@@ -64,6 +65,10 @@ NEEDS = "a MAR part"
 
 OUTPUTS = ("summary.parquet", "kendall.parquet", "testsets.parquet", "summary.md", "kendall.md")
 """E1's aggregated files in ``results/e1/<dataset>/``."""
+
+EXPORT = {"train": "train", "val": "val"}
+"""The parts of a seed's split exported in raw ids (``results/e1/<dataset>/export/seed<s>/``):
+export name -> part; other frameworks train on ``train`` and tune on ``val``."""
 
 
 def check_testset(

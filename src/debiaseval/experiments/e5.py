@@ -44,6 +44,7 @@ from debiaseval.workflow.config import ConfigError, expand_grid, validate_config
 __all__ = [
     "DATASETS",
     "ESTIMATORS",
+    "EXPORT",
     "FULLY_EXPOSED",
     "OUTPUTS",
     "agreement_markdown",
@@ -55,6 +56,7 @@ __all__ = [
     "expose",
     "fit_seed",
     "full_data",
+    "identity_tables",
     "observed_data",
     "positive_threshold_of",
     "run",
@@ -67,6 +69,9 @@ DATASETS = (*FULLY_EXPOSED, "yahoo-r3", "coat")
 """Datasets E5 runs on: fully exposed ones, and MNAR + MAR ones (MAR = the random set, no truth)."""
 OUTPUTS = ("estimates.parquet", "agreement.parquet", "estimates.md", "agreement.md")
 """E5's aggregated files in ``results/e5/<dataset>/``."""
+EXPORT = {"train": "train"}
+"""The part of a seed's exposure exported in raw ids (``results/e5/<dataset>/export/seed<s>/``):
+the biased training set (MNAR on a dataset without full data); E5 has no validation part."""
 ESTIMATORS = ("traditional", "ure")
 _ESTIMATE_COLUMN = {"traditional": "traditional_recall", "ure": "ure"}
 _DATASET_THRESHOLD = {"kuairec": 2.0}  # watch_ratio > 2 [URE24]; ratings 1..5 elsewhere (SPEC §1)
@@ -146,14 +151,27 @@ def full_data(synthetic: Mapping[str, Any]) -> pd.DataFrame:
     )
 
 
+def identity_tables(full: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Users and items tables of data whose raw ids are its ids (``synthetic``'s full matrix):
+    ``user``/``raw_user`` and ``item``/``raw_item``, 0 .. max id."""
+    return tuple(
+        pd.DataFrame({kind: ids.astype(np.int32), f"raw_{kind}": ids.astype(np.int64)})
+        for kind, ids in (
+            (kind, np.arange(int(full[kind].max()) + 1)) for kind in ("user", "item")
+        )
+    )
+
+
 def observed_data(interactions: pd.DataFrame) -> pd.DataFrame:
-    """An MNAR/MAR dataset as E5 parts: MNAR → ``train``, MAR → ``exposed`` (no truth)."""
+    """An MNAR/MAR dataset as E5 parts: MNAR → ``train``, MAR → ``exposed`` (no truth);
+    time stamps are kept where the dataset has them (for the exported training set)."""
     parts = set(interactions["part"].unique())
     if not {"mnar", "mar"} <= parts:
         raise ValueError(
             f"E5 without full data needs 'mnar' and 'mar' parts, found {sorted(parts)}"
         )
-    out = interactions[["user", "item", "rating"]].copy()
+    columns = ["user", "item", "rating"] + (["timestamp"] if "timestamp" in interactions else [])
+    out = interactions[columns].copy()
     out["part"] = np.where(interactions["part"].to_numpy() == "mnar", "train", "exposed")
     return out[interactions["part"].isin(["mnar", "mar"]).to_numpy()].reset_index(drop=True)
 
