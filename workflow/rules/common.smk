@@ -9,6 +9,7 @@ from debiaseval import code_hash
 from debiaseval.workflow.config import ConfigError, validate_config
 from debiaseval.data import DATASET_NAMES, MIRROR_ENV, SOURCES
 from debiaseval.data.build import SOURCE_OF
+from debiaseval.evaluation.external_lists import lists_path, missing_lists
 from debiaseval.figures import figure_module
 from debiaseval.recommenders.tuning import grid_chunks
 from debiaseval.workflow.data_check import missing_data_message, unobtainable
@@ -33,7 +34,8 @@ EXPERIMENTS = config["experiments"]
 
 
 def _alternatives(names):
-    return "|".join(re.escape(name) for name in names)
+    """A wildcard regex matching exactly ``names`` (none: a regex that never matches)."""
+    return "|".join(re.escape(name) for name in names) or "(?!)"
 
 
 wildcard_constraints:
@@ -73,6 +75,33 @@ def preprocess_input(wildcards):
     if source not in SOURCES:
         return {}
     return {"raw": ancient(f"resources/raw/{source}")}
+
+
+def lists_input(experiment, entries, wildcard):
+    """Input function of a rule that reads precomputed lists: the file of entry
+    ``wildcards.<wildcard>`` of ``config[experiment][entries]`` for the job's dataset and seed.
+
+    A run that needs a missing file stops while Snakemake builds its DAG, before any job,
+    with one line naming every missing file of the entry (not a MissingInputException);
+    runs that do not need the lists (``snakemake export``, say) are not concerned.
+    """
+
+    def lists(wildcards):
+        name = getattr(wildcards, wildcard)
+        template = config[experiment][entries][name]["recs"]
+        path = lists_path(template, dataset=wildcards.dataset, seed=int(wildcards.seed))
+        if not os.path.isfile(path):
+            sys.exit(
+                missing_lists(
+                    template,
+                    where=f"{experiment}.{entries}.{name}",
+                    datasets=experiment_datasets(experiment),
+                    seeds=experiment_seeds(experiment),
+                )
+            )
+        return path
+
+    return lists
 
 
 def resources_of(stage):

@@ -30,30 +30,38 @@ Recall@K only where the lists decide it (:func:`traditional_decided`).
 from __future__ import annotations
 
 import string
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
 from debiaseval.data.ids import format_ids, raw_ids, to_internal
+from debiaseval.workflow.config import ConfigError
 from debiaseval.workflow.errors import ListsError
 
 __all__ = [
+    "EXTERNAL",
     "IDS",
     "ON_TRAIN_ITEMS",
     "ListScores",
     "ListsError",
     "check_depth",
+    "check_external_spec",
     "check_template",
     "lists_path",
+    "missing_lists",
     "prepare_lists",
     "read_lists",
     "short_lists_warning",
     "traditional_decided",
 ]
 
+EXTERNAL = "external"
+"""The algorithm of a config entry whose lists are precomputed (``recs``, ``ids``,
+``on_train_items``)."""
 IDS = ("raw", "internal")
 """How a lists file names users and items: the dataset's raw ids, or the project's."""
 ON_TRAIN_ITEMS = ("error", "drop")
@@ -83,9 +91,47 @@ def check_template(template: str) -> None:
         raise ValueError(f"{template!r} must end in .parquet or .csv (or .csv.gz)")
 
 
+def check_external_spec(spec: Mapping[str, Any], where: str) -> None:
+    """Config check of a precomputed-lists entry at ``where``: ``recs`` is a Parquet or CSV
+    path whose only placeholders are ``{dataset}`` and ``{seed}``, and the entry takes no
+    ``params`` or ``grid``. Raises a one-line :class:`ConfigError`."""
+    if not spec.get("recs"):
+        raise ConfigError(
+            f"config error at '{where}': algorithm external needs `recs`, the path of the "
+            "lists with {dataset} and {seed}"
+        )
+    for key in ("params", "grid"):
+        if spec.get(key):
+            raise ConfigError(
+                f"config error at '{where}.{key}': precomputed lists (algorithm external) "
+                "take no params or grid"
+            )
+    try:
+        check_template(spec["recs"])
+    except ValueError as exc:
+        raise ConfigError(f"config error at '{where}.recs': {exc}") from None
+
+
 def lists_path(template: str, *, dataset: str, seed: int) -> str:
     """The lists file of ``dataset`` and ``seed``: ``template`` with both filled in."""
     return template.format(dataset=dataset, seed=seed)
+
+
+def missing_lists(
+    template: str, *, where: str, datasets: Sequence[str], seeds: Sequence[int]
+) -> str | None:
+    """One line naming every missing lists file of an entry, for a run that needs them
+    (before any job runs); None when every file of ``datasets`` × ``seeds`` exists."""
+    paths = [lists_path(template, dataset=d, seed=s) for d in datasets for s in seeds]
+    missing = list(dict.fromkeys(p for p in paths if not Path(p).is_file()))
+    if not missing:
+        return None
+    shown = ", ".join(missing[:4]) + (f" and {len(missing) - 4:,} more" if len(missing) > 4 else "")
+    return (
+        f"{where}: {len(missing):,} of {len(set(paths)):,} lists files are missing: {shown} "
+        f"(recs: {template}, one file per dataset and seed; train on the seed's exported split, "
+        "snakemake export)"
+    )
 
 
 def _format(path: str | Path) -> str | None:
@@ -261,17 +307,18 @@ def prepare_lists(
     leaked = np.isin(keys, train_keys)
     if leaked.any():
         n, n_users_leaked = int(leaked.sum()), int(np.unique(user[leaked]).size)
-        what = (
-            f"{n:,} listed pair(s) of {n_users_leaked:,} user(s) are in the user's own "
-            f"training part"
-        )
+        what = f"{n:,} listed pair(s) of {n_users_leaked:,} user(s)"
         if on_train_items == "error":
             raise ListsError(
-                f"{source}: {what} (leakage: lists made with other training data?), e.g. "
+                f"{source}: {what} are in the user's own training part (leakage: lists made "
+                "with other training data?), e.g. "
                 f"{_examples(leaked, raw_user, raw_item)}; train on this seed's training part "
                 f"(snakemake export){_at('on_train_items: drop', where, ', or drop them with ')}"
             )
-        warnings_.append(f"{source}: dropped {what} (on_train_items: drop)")
+        warnings_.append(
+            f"{source}: dropped {what} that are in the user's own training part "
+            "(on_train_items: drop)"
+        )
         keep = ~leaked
         user, item, raw_user, raw_item = user[keep], item[keep], raw_user[keep], raw_item[keep]
         score = None if score is None else score[keep]

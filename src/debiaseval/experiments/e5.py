@@ -156,9 +156,7 @@ def identity_tables(full: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     ``user``/``raw_user`` and ``item``/``raw_item``, 0 .. max id."""
     return tuple(
         pd.DataFrame({kind: ids.astype(np.int32), f"raw_{kind}": ids.astype(np.int64)})
-        for kind, ids in (
-            (kind, np.arange(int(full[kind].max()) + 1)) for kind in ("user", "item")
-        )
+        for kind, ids in ((kind, np.arange(int(full[kind].max()) + 1)) for kind in ("user", "item"))
     )
 
 
