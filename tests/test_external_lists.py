@@ -164,12 +164,12 @@ def test_e5_refuses_a_k_beyond_the_lists():
 
 def test_traditional_recall_is_decided_only_by_enough_listed_exposed_items():
     recs = pd.DataFrame({"user": [1, 1], "item": [0, 4], "rank": [1, 2]})
-    exposed = pd.DataFrame({"user": [0, 0, 1, 1, 1], "item": [1, 2, 0, 3, 4]})
+    exposed = pd.DataFrame({"user": [0, 0, 0, 1, 1, 1, 1], "item": [1, 2, 3, 0, 2, 3, 4]})
     got = traditional_decided(recs, TRAIN, exposed, [1, 2, 3], n_items=5)
-    # user 0: R = {2} (item 1 is a training item), none listed: decided only when K >= |R| = 1?
-    # min(K, 1) = 1 > 0 listed -> never; user 1: R = {0, 3, 4}, 2 listed -> K = 1, 2 only
+    # user 0: R = {2, 3} (item 1 is a training item), none listed: only K >= |R| = 2 decides
+    # user 1: R = {0, 2, 3, 4}, 2 listed: K <= 2 decided, K = 3 needs a third listed item
     assert got.pivot(index="user", columns="k", values="decided").values.tolist() == [
-        [False, False, False],
+        [False, True, True],
         [True, True, False],
     ]
 

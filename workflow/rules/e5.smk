@@ -3,6 +3,7 @@
 # training set + random set R per seed; MNAR/MAR datasets: train = MNAR, R = MAR) -> evaluate
 # (one model entry, every grid point: true Recall@K, traditional Recall@K, URE@K) -> aggregate.
 from debiaseval.experiments.e5 import EXPORT as E5_EXPORT
+from debiaseval.evaluation.external_lists import EXTERNAL
 from debiaseval.experiments.e5 import FULLY_EXPOSED, positive_threshold_of
 
 E5 = config["e5"]
@@ -89,10 +90,21 @@ rule e5_export:
         "../scripts/export_split.py"
 
 
+def e5_evaluate_input(wildcards):
+    """The seed's exposure; for precomputed lists (algorithm external) also the lists file
+    and the id tables that map its raw ids."""
+    inputs = {"exposure": f"results/e5/{wildcards.dataset}/seed{wildcards.seed}/exposure.parquet"}
+    if E5["models"][wildcards.model]["algorithm"] == EXTERNAL:
+        inputs["lists"] = lists_input("e5", "models", "model")(wildcards)
+        inputs.update(e5_id_tables(wildcards))
+    return inputs
+
+
 rule e5_evaluate:
-    """Train every grid point of one model entry; true, traditional and URE Recall@K."""
+    """Train every grid point of one model entry (or read its precomputed lists); true,
+    traditional and URE Recall@K."""
     input:
-        "results/e5/{dataset}/seed{seed}/exposure.parquet",
+        unpack(e5_evaluate_input),
     output:
         "results/e5/{dataset}/seed{seed}/estimates/{model}.parquet",
     wildcard_constraints:
@@ -101,6 +113,7 @@ rule e5_evaluate:
         dataset="{dataset}",
         seed=lambda w: int(w.seed),
         model="{model}",
+        where="e5.models.{model}",
         spec=lambda w: E5["models"][w.model],
         ks=E5["ks"],
         positive_threshold=lambda w: positive_threshold_of(w.dataset, E5["positive_threshold"]),

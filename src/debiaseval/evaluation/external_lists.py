@@ -433,8 +433,9 @@ def traditional_decided(
     """Whether the lists decide the traditional Recall@K of each user with exposed pairs.
 
     The traditional estimate ranks the user's randomly exposed items R_u (those that
-    are candidates); its top K is known from a list only when the list holds at least
-    min(K, |R_u|) of them, else unlisted items, whose order is unknown, enter it.
+    are candidates) and takes its top K: all of R_u when |R_u| <= K, else the first K
+    listed ones, which needs at least K of R_u in the list; with fewer, unlisted items,
+    whose order is unknown, enter it.
     Returns ``user``, ``k`` and ``decided`` (bool), one row per user of ``exposed`` and K.
     """
     keys = np.unique(
@@ -447,7 +448,7 @@ def traditional_decided(
     size = np.diff(np.append(first, keys.size))
     held = np.add.reduceat(listed.astype(np.int64), first) if keys.size else size
     k = np.asarray(list(ks), dtype=np.int64)
-    decided = held[:, None] >= np.minimum(k[None, :], size[:, None])
+    decided = (size[:, None] <= k[None, :]) | (held[:, None] >= k[None, :])
     return pd.DataFrame(
         {
             "user": np.repeat(users, k.size).astype(np.int32),

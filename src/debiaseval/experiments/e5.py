@@ -37,6 +37,14 @@ from debiaseval.data.splits import run_rng
 from debiaseval.data.synthetic import generate_synthetic
 from debiaseval.evaluation.aggregate import markdown_table
 from debiaseval.evaluation.agreement import agreement
+from debiaseval.evaluation.external_lists import (
+    EXTERNAL,
+    ListScores,
+    check_depth,
+    check_external_spec,
+    prepare_lists,
+    traditional_decided,
+)
 from debiaseval.evaluation.ure import mean_recall, recall_estimates
 from debiaseval.recommenders import RECOMMENDERS, make_recommender
 from debiaseval.workflow.config import ConfigError, expand_grid, validate_config
@@ -52,7 +60,9 @@ __all__ = [
     "check_config",
     "estimates_markdown",
     "estimates_table",
+    "evaluate_lists",
     "evaluate_models",
+    "evaluated_users",
     "expose",
     "fit_seed",
     "full_data",
@@ -99,6 +109,9 @@ def check_config(config: Mapping[str, Any]) -> None:
             )
     for name, spec in e5["models"].items():
         where = f"e5.models.{name}"
+        if spec["algorithm"] == EXTERNAL:
+            check_external_spec(spec, where)
+            continue
         if spec["algorithm"] not in RECOMMENDERS:
             raise ConfigError(
                 f"config error at '{where}.algorithm': unknown recommender "
@@ -266,6 +279,96 @@ def evaluate_models(
     out = pd.concat(frames, ignore_index=True)
     out["k"] = out["k"].astype(np.int16)
     return out
+
+
+def evaluated_users(labelled: pd.DataFrame, *, positive_threshold: float) -> np.ndarray:
+    """The users some estimate averages over: a positive in their randomly exposed set
+    (traditional, URE) or, on fully exposed data, a positive outside their training set
+    (true Recall@K). Sorted int64."""
+    part = labelled["part"].to_numpy()
+    positive = labelled["rating"].to_numpy() > positive_threshold
+    counted = positive & (part != "train")
+    if not (part == "unexposed").any():
+        counted &= part == "exposed"
+    return np.unique(labelled["user"].to_numpy(np.int64)[counted])
+
+
+def evaluate_lists(
+    labelled: pd.DataFrame,
+    lists: pd.DataFrame,
+    *,
+    users: pd.DataFrame | None,
+    items: pd.DataFrame | None,
+    n_users: int,
+    n_items: int,
+    model: str,
+    ids: str,
+    on_train_items: str,
+    ks: Sequence[int],
+    positive_threshold: float,
+    ties: str,
+    batch_size: int,
+    source: str,
+    where: str | None = None,
+) -> tuple[pd.DataFrame, list[str]]:
+    """Precomputed lists of one seed scored as :func:`evaluate_models` scores a model.
+
+    The lists are checked against the seed's ``train`` part
+    (:func:`~debiaseval.evaluation.external_lists.prepare_lists`) and give every user's
+    ranking: listed items in their order, then the unlisted ones
+    (:class:`~debiaseval.evaluation.external_lists.ListScores`). True Recall@K and URE@K
+    need only the top K, so a K longer than an evaluated user's list is refused
+    (:func:`~debiaseval.evaluation.external_lists.check_depth`); the traditional Recall@K
+    ranks the user's whole random set, so at a K where the lists leave that ranking open
+    for some user (:func:`~debiaseval.evaluation.external_lists.traditional_decided`) it is
+    NaN, with a warning. Returns the rows of :func:`evaluate_models` (params ``{}``) and
+    the warnings.
+    """
+    part = labelled["part"].to_numpy()
+    train_pairs = labelled[part == "train"]
+    exposed = labelled[part == "exposed"]
+    truth = labelled if (part == "unexposed").any() else None
+    recs, notes = prepare_lists(
+        lists,
+        train=train_pairs,
+        n_users=n_users,
+        n_items=n_items,
+        users=users,
+        items=items,
+        ids=ids,
+        on_train_items=on_train_items,
+        source=source,
+        where=where,
+    )
+    evaluated = evaluated_users(labelled, positive_threshold=positive_threshold)
+    check_depth(recs, train_pairs, evaluated, ks, n_users=n_users, n_items=n_items, source=source)
+    per_user = recall_estimates(
+        ListScores(recs, n_users, n_items),
+        rating_matrix(train_pairs, n_users, n_items),
+        exposed,
+        ks,
+        truth=truth,
+        positive_threshold=positive_threshold,
+        ties=ties,
+        batch_size=batch_size,
+    )
+    decided = traditional_decided(recs, train_pairs, exposed, ks, n_items=n_items)
+    per_user = per_user.merge(decided, on=["user", "k"], how="left")
+    open_ = per_user["traditional_recall"].notna() & ~per_user["decided"].fillna(False).astype(bool)
+    means = mean_recall(per_user.drop(columns="decided"))
+    for k, count in per_user[open_].groupby("k").size().items():
+        defined = int(per_user.loc[per_user["k"] == k, "traditional_recall"].notna().sum())
+        means.loc[means["k"] == k, "traditional_recall"] = np.nan
+        notes.append(
+            f"{source}: traditional Recall@{k} is undefined for {count:,} of {defined:,} users, "
+            f"whose lists hold fewer than {k} of their more than {k} randomly exposed items "
+            "(the order of the others is unknown): reported as NaN; lists that rank every "
+            "candidate item decide it"
+        )
+    means.insert(0, "params", json.dumps({}))
+    means.insert(0, "model", model)
+    means["k"] = means["k"].astype(np.int16)
+    return means, notes
 
 
 # --------------------------------------------------------------------------- aggregation
