@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from debiaseval.data.ids import raw_ids, to_internal, to_raw
+from debiaseval.data.interactions import rating_matrix
 from debiaseval.evaluation.external_lists import (
     ListScores,
     ListsError,
@@ -19,6 +20,8 @@ from debiaseval.evaluation.external_lists import (
     short_lists_warning,
     traditional_decided,
 )
+from debiaseval.evaluation.ranking import top_k
+from debiaseval.recommenders import make_recommender
 
 # 3 users with string raw ids (in the order preprocessing numbers them), 5 items with int ids
 USERS = pd.DataFrame({"user": np.arange(3, dtype=np.int32), "raw_user": ["a7", "b 2", "u10"]})
@@ -197,3 +200,45 @@ def test_files_templates_and_formats(tmp_path):
         check_template("lists/{model}/{seed}.csv")
     with pytest.raises(ValueError, match=r"must end in .parquet or .csv"):
         check_template("lists/{dataset}.txt")
+
+
+def _e5_data():
+    from debiaseval.data.splits import run_rng
+    from debiaseval.experiments.e5 import expose, full_data
+
+    full = full_data({"n_users": 40, "n_items": 50, "density": 0.2, "n_mar": 5, "rank": 3})
+    labelled = expose(
+        full,
+        n_items=50,
+        exposure={"by": "popularity", "strength": 1.0, "train_fraction": 0.2, "n_exposed": 8},
+        positive_threshold=3.0,
+        rng=run_rng(0, "test", "e5_expose"),
+    )
+    return labelled, rating_matrix(labelled[labelled["part"] == "train"], 40, 50)
+
+
+def test_e5_lists_of_every_candidate_give_the_models_estimates_and_short_ones_are_refused():
+    from debiaseval.experiments.e5 import evaluate_lists, evaluate_models
+
+    labelled, train = _e5_data()
+    shared = {"n_users": 40, "n_items": 50, "ks": [3, 10], "positive_threshold": 3.0}
+    shared |= {"ties": "rank", "batch_size": 7}
+    expected = evaluate_models(
+        labelled, model="m", algorithm="pospop", params={}, grid={}, seed=0, **shared
+    )
+    model = make_recommender("pospop").fit(train, seed=0)
+    options = {"users": None, "items": None, "model": "m", "ids": "internal"}
+    options |= {"on_train_items": "error", "source": "pospop.csv"}
+    got, notes = evaluate_lists(labelled, top_k(model, train, 50), **options, **shared)
+    pd.testing.assert_frame_equal(got, expected)
+    assert notes == []
+    # a list of 5 cannot say which items are in anyone's top 10
+    with pytest.raises(ListsError, match=r"pospop.csv: Recall@10 is undefined for lists shorter"):
+        evaluate_lists(labelled, top_k(model, train, 5), **options, **shared)
+    # with ks within the lists: true recall and URE are the model's, traditional needs R_u
+    short, notes = evaluate_lists(
+        labelled, top_k(model, train, 5), **options, **shared | {"ks": [3]}
+    )
+    row = expected[expected["k"] == 3].reset_index(drop=True)
+    pd.testing.assert_series_equal(short["ure"], row["ure"])
+    assert np.isnan(short["traditional_recall"]).all() and "Recall@3 is undefined" in notes[0]
