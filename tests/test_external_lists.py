@@ -159,7 +159,8 @@ def test_e5_refuses_a_k_beyond_the_lists():
     recs = pd.DataFrame({"user": [0, 0, 1, 1, 1], "item": [2, 3, 0, 1, 2], "rank": [1, 2, 1, 2, 3]})
     check_depth(recs, TRAIN, np.array([0, 1]), [1, 2], n_users=3, n_items=5, source="x")
     # user 0 has 3 candidates, lists 2 of them: K = 3 is undefined
-    with pytest.raises(ListsError, match=r"x: Recall@3 is undefined .* of 1 of 2 evaluated"):
+    refused = r"x: Recall@3 needs every evaluated user's top 3, but the lists of 1 of 2 evaluated"
+    with pytest.raises(ListsError, match=refused):
         check_depth(recs, TRAIN, np.array([0, 1]), [2, 3], n_users=3, n_items=5, source="x")
     # user 2 (no list) is not evaluated: nothing refused
     check_depth(recs, TRAIN, np.array([1]), [3], n_users=3, n_items=5, source="x")
@@ -233,7 +234,7 @@ def test_e5_lists_of_every_candidate_give_the_models_estimates_and_short_ones_ar
     pd.testing.assert_frame_equal(got, expected)
     assert notes == []
     # a list of 5 cannot say which items are in anyone's top 10
-    with pytest.raises(ListsError, match=r"pospop.csv: Recall@10 is undefined for lists shorter"):
+    with pytest.raises(ListsError, match=r"pospop.csv: Recall@10 needs every evaluated user's"):
         evaluate_lists(labelled, top_k(model, train, 5), **options, **shared)
     # with ks within the lists: true recall and URE are the model's, traditional needs R_u
     short, notes = evaluate_lists(

@@ -415,10 +415,10 @@ def check_depth(
             cut = users[length[users] < candidates[users]]
             most = int(length[cut].min())
             raise ListsError(
-                f"{source}: Recall@{k} is undefined for lists shorter than {k}, and the lists "
-                f"of {int(short.sum()):,} of {users.size:,} evaluated users are (as short as "
-                f"{int(length[users][short].min()):,} items); remove the Ks above {most} from "
-                "e5.ks, or give longer lists"
+                f"{source}: Recall@{k} needs every evaluated user's top {k}, but the lists of "
+                f"{int(short.sum()):,} of {users.size:,} evaluated users are shorter (as short "
+                f"as {int(length[users][short].min()):,} items): remove the Ks above {most} "
+                "from e5.ks, or give longer lists"
             )
 
 

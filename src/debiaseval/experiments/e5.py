@@ -360,9 +360,9 @@ def evaluate_lists(
         defined = int(per_user.loc[per_user["k"] == k, "traditional_recall"].notna().sum())
         means.loc[means["k"] == k, "traditional_recall"] = np.nan
         notes.append(
-            f"{source}: traditional Recall@{k} is undefined for {count:,} of {defined:,} users, "
-            f"whose lists hold fewer than {k} of their more than {k} randomly exposed items "
-            "(the order of the others is unknown): reported as NaN; lists that rank every "
+            f"{source}: traditional Recall@{k} is undefined for {count:,} of {defined:,} users "
+            f"(their lists rank fewer than {k} of their randomly exposed items, and the order "
+            "of the unlisted ones is unknown): reported as NaN; lists that rank every "
             "candidate item decide it"
         )
     means.insert(0, "params", json.dumps({}))
