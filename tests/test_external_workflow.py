@@ -244,3 +244,48 @@ def test_bad_lists_stop_the_run_with_one_line(round_trip, tmp_path):
     )
     assert "Exception" not in result.stderr
     assert snakemake(workdir, "--cores", "1", "export").returncode == 0
+
+
+@pytest.mark.realdata
+def test_coat_round_trip_from_the_mirror(tmp_path):
+    """On Coat: export, lists written from ItemKNN's own top-k in raw ids (CSV), back in E1
+    and E5: the same rows as the model's."""
+    import os
+
+    from test_workflow import make_workdir
+
+    if not os.environ.get("DEBIASEVAL_MIRROR"):
+        pytest.skip("DEBIASEVAL_MIRROR not set: no local copy of the Coat dataset")
+    workdir = make_workdir(tmp_path / "coat")
+    config = {
+        "experiments": ["e1", "e5"],
+        "datasets": ["coat"],
+        "seeds": 1,
+        "e1": {"recommenders": {"PosPop": {"algorithm": "pospop"},
+                                "ItemKNN": {"algorithm": "itemknn", "grid": {"k": [20, 50]}}}},
+        "e5": {"ks": [5, 10], "models": {"ItemKNN": {"algorithm": "itemknn"}}},
+    }  # fmt: skip
+    (workdir / "lists.yaml").write_text(yaml.safe_dump(config))
+    snakemake(workdir, "--cores", "2", "export")
+    train = pd.read_csv(workdir / "results/e1/coat/export/seed0/train.csv")
+    assert len(train) == 4176 and list(train.columns) == ["user", "item", "rating"]
+    snakemake(workdir, "--cores", "2")
+    recs = pd.read_parquet(workdir / "results/e1/coat/seed0/recs/ItemKNN.parquet")
+    (workdir / "lists").mkdir()
+    raw_lists(recs, workdir / "results/data/coat", 0).to_csv(workdir / "lists/e1.csv", index=False)
+    exposure = pd.read_parquet(workdir / "results/e5/coat/seed0/exposure.parquet")
+    matrix = rating_matrix(exposure[exposure["part"] == "train"], 290, 300)
+    every = top_k(make_recommender("itemknn").fit(matrix, seed=0), matrix, 300)
+    raw_lists(every, workdir / "results/data/coat", 0).to_csv(workdir / "lists/e5.csv", index=False)
+    config["e1"]["recommenders"]["Lists"] = {"algorithm": "external", "recs": "lists/e1.csv"}
+    config["e5"]["models"]["Lists"] = {"algorithm": "external", "recs": "lists/e5.csv"}
+    (workdir / "lists.yaml").write_text(yaml.safe_dump(config))
+    snakemake(workdir, "--cores", "2")
+    summary = pd.read_parquet(workdir / "results/e1/coat/summary.parquet")
+    rows = {name: summary[summary["recommender"] == name].drop(columns="recommender")
+            for name in ("ItemKNN", "Lists")}  # fmt: skip
+    assert len(rows["Lists"]) == 6 * 5
+    pd.testing.assert_frame_equal(*(r.reset_index(drop=True) for r in rows.values()))
+    estimates = pd.read_parquet(workdir / "results/e5/coat/estimates.parquet")
+    values = estimates.set_index(["model", "k"])[["traditional_recall", "ure"]]
+    pd.testing.assert_frame_equal(values.loc["Lists"], values.loc["ItemKNN"])
