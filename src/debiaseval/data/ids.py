@@ -50,21 +50,21 @@ def to_internal(values: pd.Series | np.ndarray, raw: np.ndarray) -> np.ndarray:
     matches integer raw ids: with integer raw ids, a value counts when it is an
     integer (``7``, ``"7"``, ``" 7"``, ``7.0``); with string raw ids, its text must
     equal one (an integer ``7`` matches the raw id ``"7"``). Hash lookups, no sort,
-    so mixed types never raise.
+    so mixed types never raise; each distinct value is converted once.
     """
-    series = pd.Series(values).reset_index(drop=True)
-    out = np.full(len(series), -1, dtype=np.int64)
-    if not len(series) or not len(raw):
-        return out
-    if np.issubdtype(raw.dtype, np.integer):
-        keys, known = _integer_keys(series)
-        index = pd.Index(raw.astype(np.int64))
-        out[known] = index.get_indexer(keys)
-        return out
-    index = pd.Index(raw.astype(str))
-    if index.has_duplicates:
-        raise ValueError("raw ids must be distinct")
-    return index.get_indexer(series.astype(str)).astype(np.int64)
+    codes, distinct = pd.factorize(pd.Series(values).reset_index(drop=True))
+    found = np.full(len(distinct) + 1, -1, dtype=np.int64)  # the last slot: missing values
+    if len(distinct) and len(raw):
+        distinct = pd.Series(distinct)
+        if np.issubdtype(raw.dtype, np.integer):
+            keys, known = _integer_keys(distinct)
+            found[:-1][known] = pd.Index(raw.astype(np.int64)).get_indexer(keys)
+        else:
+            index = pd.Index(raw.astype(str))
+            if index.has_duplicates:
+                raise ValueError("raw ids must be distinct")
+            found[:-1] = index.get_indexer(distinct.astype(str))
+    return found[codes]
 
 
 def _integer_keys(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
