@@ -33,6 +33,12 @@ rule all:
         "results/config.html",
 
 
+rule export:
+    """Every seed's exported splits (E1's train and val, E5's training sets) in raw ids."""
+    input:
+        export_targets(),
+
+
 onstart:
     check_data()
 

@@ -3,6 +3,7 @@ rows identical to the built-in it re-implements, and an edit of its file reruns 
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -14,6 +15,8 @@ import pytest
 import yaml
 from test_plugins import MY_POP
 from test_workflow import make_workdir
+
+from debiaseval.recommenders.registry import PLUGIN_PATHS_ENV
 
 pytestmark = pytest.mark.slow
 
@@ -59,6 +62,8 @@ def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.Compl
     result = subprocess.run(
         [sys.executable, "-m", "snakemake", "--configfile", "plugins.yaml", *args],
         cwd=workdir, capture_output=True, text=True, timeout=900,
+        # plugin folders that in-process tests added must not reach this run
+        env={k: v for k, v in os.environ.items() if k != PLUGIN_PATHS_ENV},
     )  # fmt: skip
     if check and result.returncode != 0:
         raise AssertionError(f"snakemake {args} failed:\n{result.stdout}\n{result.stderr}")

@@ -14,6 +14,7 @@ from debiaseval.figures import figure_module, grouped_bars, legend_outside
 from debiaseval.workflow.config import experiment_names
 from debiaseval.workflow.report import (
     config_page,
+    exported_splits,
     figure_page,
     finished_message,
     flatten_config,
@@ -182,3 +183,19 @@ def test_the_closing_message_lists_only_what_the_run_wrote():
     assert "snakemake --report report.html" in message
     intermediate = finished_message(["results/e1/coat/seed0/split.parquet"], ["e1"])
     assert "changed no experiment's results" in intermediate
+    assert "exported" not in intermediate
+    exports = [
+        f"results/{e}/coat/export/seed{s}/{part}.{kind}"
+        for e in ("e5", "e1")
+        for s in (1, 0)
+        for part in ("train", "val")
+        for kind in ("parquet", "csv")
+    ]
+    assert exported_splits(exports) == {
+        "results/e1/coat/export/": ["0", "1"],
+        "results/e5/coat/export/": ["0", "1"],
+    }
+    message = finished_message(exports, ["e1", "e5"])
+    assert (
+        "  results/e1/coat/export/ (seeds 0, 1)\n  results/e5/coat/export/ (seeds 0, 1)" in message
+    )

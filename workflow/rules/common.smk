@@ -12,6 +12,7 @@ from debiaseval.data import MIRROR_ENV, SOURCES
 from debiaseval.data.build import SOURCE_OF
 from debiaseval.data.catalog import dataset_names, positive_threshold_of, user_sources
 from debiaseval.data.user_logs import LOAD_KEYS, log_files, missing_file
+from debiaseval.evaluation.external_lists import lists_path, missing_lists
 from debiaseval.figures import figure_module
 from debiaseval.recommenders.registry import plugin_source_hash
 from debiaseval.recommenders.tuning import grid_chunks
@@ -47,7 +48,8 @@ for _name in (name for name in OWN_DATASETS if name in _USED):  # in config orde
 
 
 def _alternatives(names):
-    return "|".join(re.escape(name) for name in names)
+    """A wildcard regex matching exactly ``names`` (none: a regex that never matches)."""
+    return "|".join(re.escape(name) for name in names) or "(?!)"
 
 
 wildcard_constraints:
@@ -110,6 +112,33 @@ def with_threshold(block):
     return lambda w: {**block, "positive_threshold": positive_threshold(block)(w)}
 
 
+def lists_input(experiment, entries, wildcard):
+    """Input function of a rule that reads precomputed lists: the file of entry
+    ``wildcards.<wildcard>`` of ``config[experiment][entries]`` for the job's dataset and seed.
+
+    A run that needs a missing file stops while Snakemake builds its DAG, before any job,
+    with one line naming every missing file of the entry (not a MissingInputException);
+    runs that do not need the lists (``snakemake export``, say) are not concerned.
+    """
+
+    def lists(wildcards):
+        name = getattr(wildcards, wildcard)
+        template = config[experiment][entries][name]["recs"]
+        path = lists_path(template, dataset=wildcards.dataset, seed=int(wildcards.seed))
+        if not os.path.isfile(path):
+            sys.exit(
+                missing_lists(
+                    template,
+                    where=f"{experiment}.{entries}.{name}",
+                    datasets=experiment_datasets(experiment),
+                    seeds=experiment_seeds(experiment),
+                )
+            )
+        return path
+
+    return lists
+
+
 def resources_of(stage):
     return config["resources"][stage]
 
@@ -126,6 +155,28 @@ def experiment_targets():
         for dataset in experiment_datasets(name):
             folder = f"results/{name}/{dataset}"
             targets += [f"{folder}/{output}" for output in [*outputs, "figures", "tables"]]
+    return targets
+
+
+def export_outputs(experiment):
+    """The files of ``experiment``'s export rule: each part of its EXPORT
+    (debiaseval.experiments.<name>) in raw ids, as ``<part>_parquet`` and ``<part>_csv``."""
+    parts = importlib.import_module(f"debiaseval.experiments.{experiment}").EXPORT
+    folder = f"results/{experiment}/{{dataset}}/export/seed{{seed}}"
+    return {
+        f"{part}_{kind}": f"{folder}/{part}.{kind}" for part in parts for kind in ("parquet", "csv")
+    }
+
+
+def export_targets():
+    """Every exported split of the experiments the config runs that export theirs (E1, E5)."""
+    targets = []
+    for name in EXPERIMENTS:
+        if not hasattr(importlib.import_module(f"debiaseval.experiments.{name}"), "EXPORT"):
+            continue
+        for dataset in experiment_datasets(name):
+            for seed in experiment_seeds(name):
+                targets += expand(export_outputs(name).values(), dataset=dataset, seed=seed)
     return targets
 
 

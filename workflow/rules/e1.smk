@@ -1,16 +1,25 @@
 # Experiment E1, intervened test sets ([SAC20]): every rule of E1, in stage order.
 # split -> intervene (one test set per job) -> train (tune one chunk of a recommender's grid on
 # MAR val) -> select (best usable grid point) -> evaluate (gt and every test set) -> aggregate.
+# Precomputed lists (algorithm external) replace train/select by external (check, rank); export
+# writes a seed's train and val parts in raw ids for other frameworks.
+
+from debiaseval.experiments.e1 import EXPORT as E1_EXPORT
+from debiaseval.experiments.e1 import external_recommenders
 
 E1 = config["e1"]
+E1_EXTERNAL = external_recommenders(E1)  # precomputed lists: e1_external, not train/select
+E1_TRAINED = [name for name in E1["recommenders"] if name not in E1_EXTERNAL]
 E1_CHUNKS = {
-    name: len(grid_chunks(spec["grid"], E1["tuning"]["points_per_job"]))
-    for name, spec in E1["recommenders"].items()
+    name: len(grid_chunks(E1["recommenders"][name]["grid"], E1["tuning"]["points_per_job"]))
+    for name in E1_TRAINED
 }
 
 
 localrules:
     e1_select,
+    e1_export,
+    e1_external,
     e1_aggregate,
 
 
@@ -32,6 +41,25 @@ rule e1_split:
         "logs/e1/{dataset}/seed{seed}/split.log",
     script:
         "../scripts/e1_split.py"
+
+
+rule e1_export:
+    """The seed's training and validation parts in raw ids, to train other frameworks on."""
+    input:
+        split="results/e1/{dataset}/seed{seed}/split.parquet",
+        user_index="results/data/{dataset}/users.parquet",
+        item_index="results/data/{dataset}/items.parquet",
+    output:
+        **export_outputs("e1"),
+    params:
+        parts=E1_EXPORT,
+        code=CODE,
+    conda:
+        "../envs/debiaseval.yaml"
+    log:
+        "logs/e1/{dataset}/seed{seed}/export.log",
+    script:
+        "../scripts/export_split.py"
 
 
 rule e1_intervene:
@@ -69,6 +97,8 @@ rule e1_train:
     output:
         tuning="results/e1/{dataset}/seed{seed}/tuning/{recommender}/chunk{chunk}.parquet",
         recs="results/e1/{dataset}/seed{seed}/tuning/{recommender}/chunk{chunk}.recs.parquet",
+    wildcard_constraints:
+        recommender=_alternatives(E1_TRAINED),
     params:
         dataset="{dataset}",
         seed=lambda w: int(w.seed),
@@ -109,6 +139,8 @@ rule e1_select:
     output:
         tuning="results/e1/{dataset}/seed{seed}/tuning/{recommender}.parquet",
         recs="results/e1/{dataset}/seed{seed}/recs/{recommender}.parquet",
+    wildcard_constraints:
+        recommender=_alternatives(E1_TRAINED),
     params:
         dataset="{dataset}",
         seed=lambda w: int(w.seed),
@@ -121,6 +153,33 @@ rule e1_select:
         "logs/e1/{dataset}/seed{seed}/select/{recommender}.log",
     script:
         "../scripts/e1_select.py"
+
+
+rule e1_external:
+    """Precomputed lists of one seed (algorithm external), checked against the seed's training
+    part and written as e1_select writes a model's lists."""
+    input:
+        lists=lists_input("e1", "recommenders", "recommender"),
+        split="results/e1/{dataset}/seed{seed}/split.parquet",
+        user_index="results/data/{dataset}/users.parquet",
+        item_index="results/data/{dataset}/items.parquet",
+    output:
+        recs="results/e1/{dataset}/seed{seed}/recs/{recommender}.parquet",
+    wildcard_constraints:
+        recommender=_alternatives(E1_EXTERNAL),
+    params:
+        recommender="{recommender}",
+        where="e1.recommenders.{recommender}",
+        ids=lambda w: E1["recommenders"][w.recommender]["ids"],
+        on_train_items=lambda w: E1["recommenders"][w.recommender]["on_train_items"],
+        ks=E1["ks"],
+        code=CODE,
+    conda:
+        "../envs/debiaseval.yaml"
+    log:
+        "logs/e1/{dataset}/seed{seed}/external/{recommender}.log",
+    script:
+        "../scripts/e1_external.py"
 
 
 rule e1_evaluate:

@@ -2,13 +2,26 @@
 # full (fully exposed data: synthetic's full matrix, kuairec's small matrix) -> expose (biased
 # training set + random set R per seed; MNAR/MAR datasets: train = MNAR, R = MAR) -> evaluate
 # (one model entry, every grid point: true Recall@K, traditional Recall@K, URE@K) -> aggregate.
+from debiaseval.experiments.e5 import EXPORT as E5_EXPORT
 from debiaseval.experiments.e5 import FULLY_EXPOSED
+from debiaseval.recommenders.registry import EXTERNAL
 
 E5 = config["e5"]
 
 
 localrules:
+    e5_export,
     e5_aggregate,
+
+
+def e5_id_tables(wildcards):
+    """The users and items tables of E5's ids: e5_full's on fully exposed data, else the
+    shared preprocessing's."""
+    folder = "e5" if wildcards.dataset in FULLY_EXPOSED else "data"
+    return {
+        "user_index": f"results/{folder}/{wildcards.dataset}/users.parquet",
+        "item_index": f"results/{folder}/{wildcards.dataset}/items.parquet",
+    }
 
 
 rule e5_full:
@@ -17,6 +30,7 @@ rule e5_full:
         unpack(preprocess_input),
     output:
         full="results/e5/{dataset}/full.parquet",
+        user_index="results/e5/{dataset}/users.parquet",
         item_index="results/e5/{dataset}/items.parquet",
     wildcard_constraints:
         dataset=_alternatives(FULLY_EXPOSED),
@@ -41,11 +55,7 @@ rule e5_expose:
             if w.dataset in FULLY_EXPOSED
             else f"results/data/{w.dataset}/interactions.parquet"
         ),
-        item_index=lambda w: (
-            f"results/e5/{w.dataset}/items.parquet"
-            if w.dataset in FULLY_EXPOSED
-            else f"results/data/{w.dataset}/items.parquet"
-        ),
+        item_index=lambda w: e5_id_tables(w)["item_index"],
     output:
         "results/e5/{dataset}/seed{seed}/exposure.parquet",
     params:
@@ -62,10 +72,39 @@ rule e5_expose:
         "../scripts/e5_expose.py"
 
 
-rule e5_evaluate:
-    """Train every grid point of one model entry; true, traditional and URE Recall@K."""
+rule e5_export:
+    """The seed's biased training set in raw ids, to train other frameworks on."""
     input:
-        "results/e5/{dataset}/seed{seed}/exposure.parquet",
+        unpack(e5_id_tables),
+        split="results/e5/{dataset}/seed{seed}/exposure.parquet",
+    output:
+        **export_outputs("e5"),
+    params:
+        parts=E5_EXPORT,
+        code=CODE,
+    conda:
+        "../envs/debiaseval.yaml"
+    log:
+        "logs/e5/{dataset}/seed{seed}/export.log",
+    script:
+        "../scripts/export_split.py"
+
+
+def e5_evaluate_input(wildcards):
+    """The seed's exposure; for precomputed lists (algorithm external) also the lists file
+    and the id tables that map its raw ids."""
+    inputs = {"exposure": f"results/e5/{wildcards.dataset}/seed{wildcards.seed}/exposure.parquet"}
+    if E5["models"][wildcards.model]["algorithm"] == EXTERNAL:
+        inputs["lists"] = lists_input("e5", "models", "model")(wildcards)
+        inputs.update(e5_id_tables(wildcards))
+    return inputs
+
+
+rule e5_evaluate:
+    """Train every grid point of one model entry (or read its precomputed lists); true,
+    traditional and URE Recall@K."""
+    input:
+        unpack(e5_evaluate_input),
     output:
         "results/e5/{dataset}/seed{seed}/estimates/{model}.parquet",
     wildcard_constraints:
@@ -74,6 +113,7 @@ rule e5_evaluate:
         dataset="{dataset}",
         seed=lambda w: int(w.seed),
         model="{model}",
+        where="e5.models.{model}",
         spec=lambda w: E5["models"][w.model],
         ks=E5["ks"],
         positive_threshold=positive_threshold(E5),

@@ -1,28 +1,49 @@
-"""Adapter: E5 estimates (true, traditional, URE Recall@K) of one model entry's grid points."""
+"""Adapter: E5 estimates (true, traditional, URE Recall@K) of one model entry's grid points,
+or of its precomputed lists."""
 
 import numpy as np
 
-from debiaseval.experiments.e5 import evaluate_models, fit_seed
+from debiaseval.evaluation.external_lists import read_lists
+from debiaseval.experiments.e5 import evaluate_lists, evaluate_models, fit_seed
+from debiaseval.recommenders.registry import EXTERNAL
 from debiaseval.workflow.io import read_parquet, write_parquet
-from debiaseval.workflow.runtime import job
+from debiaseval.workflow.runtime import job, warn
 
 with job(snakemake.log[0], snakemake.threads) as log:
     p = snakemake.params
-    labelled = read_parquet(snakemake.input[0])
-    estimates = evaluate_models(
-        labelled,
-        n_users=int(labelled["user"].max()) + 1,
-        n_items=int(labelled["item"].max()) + 1,
-        model=p.model,
-        algorithm=p.spec["algorithm"],
-        params=p.spec["params"],
-        grid=p.spec["grid"],
-        ks=p.ks,
-        positive_threshold=p.positive_threshold,
-        ties=p.ties,
-        batch_size=p.batch_size,
-        seed=fit_seed(p.seed, p.dataset, p.model),
-    )
+    labelled = read_parquet(snakemake.input.exposure)
+    shared = {
+        "n_users": int(labelled["user"].max()) + 1,
+        "n_items": int(labelled["item"].max()) + 1,
+        "model": p.model,
+        "ks": p.ks,
+        "positive_threshold": p.positive_threshold,
+        "ties": p.ties,
+        "batch_size": p.batch_size,
+    }
+    if p.spec["algorithm"] == EXTERNAL:
+        estimates, notes = evaluate_lists(
+            labelled,
+            read_lists(snakemake.input.lists),
+            users=read_parquet(snakemake.input.user_index),
+            items=read_parquet(snakemake.input.item_index),
+            ids=p.spec["ids"],
+            on_train_items=p.spec["on_train_items"],
+            source=snakemake.input.lists,
+            where=p.where,
+            **shared,
+        )
+        for note in notes:
+            warn(log, note)
+    else:
+        estimates = evaluate_models(
+            labelled,
+            algorithm=p.spec["algorithm"],
+            params=p.spec["params"],
+            grid=p.spec["grid"],
+            seed=fit_seed(p.seed, p.dataset, p.model),
+            **shared,
+        )
     estimates.insert(0, "seed", np.int32(p.seed))
     log.info("%s:\n%s", p.model, estimates.to_string())
     write_parquet(estimates, snakemake.output[0])

@@ -1,10 +1,7 @@
 """Adapter: E5's fully exposed pairs (synthetic's full matrix or kuairec's small matrix)."""
 
-import numpy as np
-import pandas as pd
-
 from debiaseval.data.kuairec import fully_exposed_frame, load_kuairec
-from debiaseval.experiments.e5 import full_data
+from debiaseval.experiments.e5 import full_data, identity_tables
 from debiaseval.workflow.io import write_parquet
 from debiaseval.workflow.runtime import job
 
@@ -12,9 +9,10 @@ with job(snakemake.log[0]) as log:
     p = snakemake.params
     if p.dataset == "synthetic":
         full = full_data(p.synthetic)
-        items = pd.DataFrame({"item": np.arange(full["item"].max() + 1, dtype=np.int32)})
+        users, items = identity_tables(full)
     else:
-        full, _, items = fully_exposed_frame(load_kuairec(snakemake.input.raw))
-    log.info("%d fully exposed pairs, %d items", len(full), len(items))
+        full, users, items = fully_exposed_frame(load_kuairec(snakemake.input.raw))
+    log.info("%d fully exposed pairs, %d users, %d items", len(full), len(users), len(items))
     write_parquet(full, snakemake.output.full)
+    write_parquet(users, snakemake.output.user_index)
     write_parquet(items, snakemake.output.item_index)

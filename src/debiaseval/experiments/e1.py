@@ -28,6 +28,10 @@ from debiaseval.evaluation.aggregate import (
     summary_table,
     testsets_table,
 )
+from debiaseval.evaluation.external_lists import (
+    prepare_lists,
+    short_lists_warning,
+)
 from debiaseval.evaluation.metrics import evaluate_topk, summarise, train_overlap_mask
 from debiaseval.evaluation.ranking import empty_recommendations
 from debiaseval.experiments import run_data
@@ -39,6 +43,7 @@ from debiaseval.workflow.config import ConfigError
 from debiaseval.workflow.errors import EmptyTestSetError
 
 __all__ = [
+    "EXPORT",
     "NEEDS",
     "OUTPUTS",
     "EmptyTestSetError",
@@ -48,8 +53,10 @@ __all__ = [
     "evaluate_on_testsets",
     "evaluate_recommenders",
     "evaluate_step",
+    "external_recommenders",
     "kendall_excluded",
     "kendall_groups",
+    "lists_step",
     "run",
     "run_metadata",
     "short_list_warnings",
@@ -65,6 +72,10 @@ NEEDS: tuple[tuple[str, ...], ...] = (("mnar", "mar"),)
 
 OUTPUTS = ("summary.parquet", "kendall.parquet", "testsets.parquet", "summary.md", "kendall.md")
 """E1's aggregated files in ``results/e1/<dataset>/``."""
+
+EXPORT = {"train": "train", "val": "val"}
+"""The parts of a seed's split exported in raw ids (``results/e1/<dataset>/export/seed<s>/``):
+export name -> part; other frameworks train on ``train`` and tune on ``val``."""
 
 
 def check_testset(
@@ -184,6 +195,11 @@ def kendall_groups(block: Mapping[str, Any]) -> dict[str, list[str]]:
     if block["kendall_groups"] is not None:
         return {group: list(members) for group, members in block["kendall_groups"].items()}
     return {"MF": [n for n, spec in block["recommenders"].items() if spec["algorithm"] == "mf"]}
+
+
+def external_recommenders(block: Mapping[str, Any]) -> list[str]:
+    """The recommenders whose lists are precomputed (algorithm ``external``), in config order."""
+    return [n for n, spec in block["recommenders"].items() if spec["algorithm"] == EXTERNAL]
 
 
 def check_config(config: Mapping[str, Any]) -> None:
@@ -322,15 +338,18 @@ def run_metadata(interactions: pd.DataFrame, block: Mapping[str, Any]) -> list[s
     parts = interactions["part"].value_counts()
     testsets = ", ".join(f"{n} ({s['strategy']})" for n, s in block["testsets"].items())
     excluded = kendall_excluded(block)
+    external = external_recommenders(block)
+    trained = [name for name in block["recommenders"] if name not in external]
+    lists = f"; precomputed lists: {', '.join(external)}" if external else ""
     return [
         f"Data: {interactions['user'].nunique():,} users, {interactions['item'].nunique():,} "
         f"items; {int(parts.get('mnar', 0)):,} MNAR and {int(parts.get('mar', 0)):,} MAR ratings.",
         f"Splits: MNAR {block['mnar_split']}, MAR {block['mar_split']}; rho = {block['rho']}; "
         f"{block['seeds']} seed(s); positive = rating > {block['positive_threshold']}.",
         f"Test sets: gt (MAR ground truth), {testsets}.",
-        f"Recommenders: {', '.join(block['recommenders'])}, tuned for "
+        f"Recommenders: {', '.join(trained) or 'none'}, tuned for "
         f"{block['tuning']['metric']}@{block['tuning']['k']} on MAR val (selected points in "
-        "seed*/tuning/). Kendall's tau leaves out: "
+        f"seed*/tuning/){lists}. Kendall's tau leaves out: "
         f"{', '.join(excluded) if excluded else 'none'}.",
     ]
 
@@ -353,6 +372,49 @@ def split_step(
         mar_split=mar_split,
         rng=run_rng(seed, dataset, "split"),
     )
+
+
+def lists_step(
+    lists: pd.DataFrame,
+    split: pd.DataFrame,
+    *,
+    users: pd.DataFrame | None,
+    items: pd.DataFrame | None,
+    n_users: int,
+    n_items: int,
+    ids: str,
+    on_train_items: str,
+    ks: Sequence[int],
+    source: str,
+    where: str | None = None,
+) -> tuple[pd.DataFrame, list[str]]:
+    """Rule ``e1_external``: precomputed lists of one seed as a model's top-max(ks) lists.
+
+    Checked against the seed's ``train`` part
+    (:func:`~debiaseval.evaluation.external_lists.prepare_lists`: unknown ids, duplicated
+    pairs, training items, rank vs score) and cut at max(ks), in the format of
+    ``e1_select``'s lists. Returns them and the warnings (dropped training items, lists
+    shorter than max(ks)).
+    """
+    train = split[split["part"] == "train"]
+    depth = max(ks)
+    recs, notes = prepare_lists(
+        lists,
+        train=train,
+        n_users=n_users,
+        n_items=n_items,
+        users=users,
+        items=items,
+        ids=ids,
+        on_train_items=on_train_items,
+        depth=depth,
+        source=source,
+        where=where,
+    )
+    short = short_lists_warning(
+        recs, train, n_users=n_users, n_items=n_items, k=depth, source=source
+    )
+    return recs, notes + ([short] if short else [])
 
 
 def testset_step(

@@ -38,6 +38,12 @@ from debiaseval.data.splits import run_rng
 from debiaseval.data.synthetic import generate_synthetic
 from debiaseval.evaluation.aggregate import markdown_table
 from debiaseval.evaluation.agreement import agreement
+from debiaseval.evaluation.external_lists import (
+    ListScores,
+    check_depth,
+    prepare_lists,
+    traditional_decided,
+)
 from debiaseval.evaluation.ure import mean_recall, recall_estimates
 from debiaseval.experiments import Data, Frames, input_frames, seed_ids
 from debiaseval.recommenders.registry import make_recommender
@@ -47,6 +53,7 @@ from debiaseval.workflow.config import ConfigError, expand_grid, validate_config
 
 __all__ = [
     "ESTIMATORS",
+    "EXPORT",
     "FULLY_EXPOSED",
     "NEEDS",
     "OUTPUTS",
@@ -55,10 +62,13 @@ __all__ = [
     "check_config",
     "estimates_markdown",
     "estimates_table",
+    "evaluate_lists",
     "evaluate_models",
+    "evaluated_users",
     "expose",
     "fit_seed",
     "full_data",
+    "identity_tables",
     "observed_data",
     "positive_threshold_of",
     "run",
@@ -72,6 +82,9 @@ NEEDS: tuple[tuple[str, ...], ...] = (("mnar", "mar"), ("full",))
 random set, no truth), or fully exposed data (exposure simulated, :data:`FULLY_EXPOSED`)."""
 OUTPUTS = ("estimates.parquet", "agreement.parquet", "estimates.md", "agreement.md")
 """E5's aggregated files in ``results/e5/<dataset>/``."""
+EXPORT = {"train": "train"}
+"""The part of a seed's exposure exported in raw ids (``results/e5/<dataset>/export/seed<s>/``):
+the biased training set (MNAR on a dataset without full data); E5 has no validation part."""
 ESTIMATORS = ("traditional", "ure")
 _ESTIMATE_COLUMN = {"traditional": "traditional_recall", "ure": "ure"}
 
@@ -122,14 +135,25 @@ def full_data(synthetic: Mapping[str, Any]) -> pd.DataFrame:
     )
 
 
+def identity_tables(full: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Users and items tables of data whose raw ids are its ids (``synthetic``'s full matrix):
+    ``user``/``raw_user`` and ``item``/``raw_item``, 0 .. max id."""
+    return tuple(
+        pd.DataFrame({kind: ids.astype(np.int32), f"raw_{kind}": ids.astype(np.int64)})
+        for kind, ids in ((kind, np.arange(int(full[kind].max()) + 1)) for kind in ("user", "item"))
+    )
+
+
 def observed_data(interactions: pd.DataFrame) -> pd.DataFrame:
-    """An MNAR/MAR dataset as E5 parts: MNAR → ``train``, MAR → ``exposed`` (no truth)."""
+    """An MNAR/MAR dataset as E5 parts: MNAR → ``train``, MAR → ``exposed`` (no truth);
+    time stamps are kept where the dataset has them (for the exported training set)."""
     parts = set(interactions["part"].unique())
     if not {"mnar", "mar"} <= parts:
         raise ValueError(
             f"E5 without full data needs 'mnar' and 'mar' parts, found {sorted(parts)}"
         )
-    out = interactions[["user", "item", "rating"]].copy()
+    columns = ["user", "item", "rating"] + (["timestamp"] if "timestamp" in interactions else [])
+    out = interactions[columns].copy()
     out["part"] = np.where(interactions["part"].to_numpy() == "mnar", "train", "exposed")
     return out[interactions["part"].isin(["mnar", "mar"]).to_numpy()].reset_index(drop=True)
 
@@ -223,6 +247,96 @@ def evaluate_models(
     out = pd.concat(frames, ignore_index=True)
     out["k"] = out["k"].astype(np.int16)
     return out
+
+
+def evaluated_users(labelled: pd.DataFrame, *, positive_threshold: float) -> np.ndarray:
+    """The users some estimate averages over: a positive in their randomly exposed set
+    (traditional, URE) or, on fully exposed data, a positive outside their training set
+    (true Recall@K). Sorted int64."""
+    part = labelled["part"].to_numpy()
+    positive = labelled["rating"].to_numpy() > positive_threshold
+    counted = positive & (part != "train")
+    if not (part == "unexposed").any():
+        counted &= part == "exposed"
+    return np.unique(labelled["user"].to_numpy(np.int64)[counted])
+
+
+def evaluate_lists(
+    labelled: pd.DataFrame,
+    lists: pd.DataFrame,
+    *,
+    users: pd.DataFrame | None,
+    items: pd.DataFrame | None,
+    n_users: int,
+    n_items: int,
+    model: str,
+    ids: str,
+    on_train_items: str,
+    ks: Sequence[int],
+    positive_threshold: float,
+    ties: str,
+    batch_size: int,
+    source: str,
+    where: str | None = None,
+) -> tuple[pd.DataFrame, list[str]]:
+    """Precomputed lists of one seed scored as :func:`evaluate_models` scores a model.
+
+    The lists are checked against the seed's ``train`` part
+    (:func:`~debiaseval.evaluation.external_lists.prepare_lists`) and give every user's
+    ranking: listed items in their order, then the unlisted ones
+    (:class:`~debiaseval.evaluation.external_lists.ListScores`). True Recall@K and URE@K
+    need only the top K, so a K longer than an evaluated user's list is refused
+    (:func:`~debiaseval.evaluation.external_lists.check_depth`); the traditional Recall@K
+    ranks the user's whole random set, so at a K where the lists leave that ranking open
+    for some user (:func:`~debiaseval.evaluation.external_lists.traditional_decided`) it is
+    NaN, with a warning. Returns the rows of :func:`evaluate_models` (params ``{}``) and
+    the warnings.
+    """
+    part = labelled["part"].to_numpy()
+    train_pairs = labelled[part == "train"]
+    exposed = labelled[part == "exposed"]
+    truth = labelled if (part == "unexposed").any() else None
+    recs, notes = prepare_lists(
+        lists,
+        train=train_pairs,
+        n_users=n_users,
+        n_items=n_items,
+        users=users,
+        items=items,
+        ids=ids,
+        on_train_items=on_train_items,
+        source=source,
+        where=where,
+    )
+    evaluated = evaluated_users(labelled, positive_threshold=positive_threshold)
+    check_depth(recs, train_pairs, evaluated, ks, n_users=n_users, n_items=n_items, source=source)
+    per_user = recall_estimates(
+        ListScores(recs, n_users, n_items),
+        rating_matrix(train_pairs, n_users, n_items),
+        exposed,
+        ks,
+        truth=truth,
+        positive_threshold=positive_threshold,
+        ties=ties,
+        batch_size=batch_size,
+    )
+    decided = traditional_decided(recs, train_pairs, exposed, ks, n_items=n_items)
+    per_user = per_user.merge(decided, on=["user", "k"], how="left")
+    open_ = per_user["traditional_recall"].notna() & ~per_user["decided"].fillna(False).astype(bool)
+    means = mean_recall(per_user.drop(columns="decided"))
+    for k, count in per_user[open_].groupby("k").size().items():
+        defined = int(per_user.loc[per_user["k"] == k, "traditional_recall"].notna().sum())
+        means.loc[means["k"] == k, "traditional_recall"] = np.nan
+        notes.append(
+            f"{source}: traditional Recall@{k} is undefined for {count:,} of {defined:,} users "
+            f"(their lists rank fewer than {k} of their randomly exposed items, and the order "
+            "of the unlisted ones is unknown): reported as NaN; lists that rank every "
+            "candidate item decide it"
+        )
+    means.insert(0, "params", json.dumps({}))
+    means.insert(0, "model", model)
+    means["k"] = means["k"].astype(np.int16)
+    return means, notes
 
 
 # --------------------------------------------------------------------------- aggregation

@@ -49,6 +49,12 @@ def check_recommender_spec(spec: Mapping[str, Any], where: str) -> type[Recommen
                     f"config error at '{where}.{key}': precomputed lists (algorithm external) "
                     "take no params or grid"
                 )
+        from debiaseval.evaluation.external_lists import check_template
+
+        try:
+            check_template(spec["recs"])
+        except ValueError as exc:
+            raise ConfigError(f"config error at '{where}.recs': {exc}") from None
         return None
     extra = [k for k, default in EXTERNAL_DEFAULTS.items() if spec.get(k, default) != default]
     if extra:

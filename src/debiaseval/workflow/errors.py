@@ -6,8 +6,13 @@ recognise them in every job.
 
 from __future__ import annotations
 
-__all__ = ["EmptyTestSetError"]
+__all__ = ["EmptyTestSetError", "ListsError"]
 
 
 class EmptyTestSetError(ValueError):
     """An intervened test set has no pair, or no relevant pair, so its metrics would be missing."""
+
+
+class ListsError(ValueError):
+    """Precomputed recommendation lists fail a check: unknown ids, duplicated pairs, training
+    items (leakage), a rank that disagrees with the score, lists too short for a K."""

@@ -19,6 +19,7 @@ __all__ = [
     "is_readable_parquet",
     "read_parquet",
     "remove_unreadable_parquet",
+    "write_csv",
     "write_parquet",
     "write_text",
 ]
@@ -159,3 +160,9 @@ def write_text(text: str, path: str | os.PathLike[str]) -> None:
     """Write a text file atomically."""
     with atomic_path(path) as tmp:
         tmp.write_text(text, encoding="utf-8")
+
+
+def write_csv(df: pd.DataFrame, path: str | os.PathLike[str]) -> None:
+    """Write ``df`` (without its index) as CSV atomically, byte-identical for identical frames."""
+    with atomic_path(path) as tmp:
+        df.to_csv(tmp, index=False, lineterminator="\n")

@@ -34,6 +34,7 @@ from debiaseval.workflow.io import read_parquet, write_text
 
 __all__ = [
     "config_page",
+    "exported_splits",
     "figure_page",
     "finished_message",
     "flatten_config",
@@ -159,6 +160,20 @@ def run_datasets(
     return {key: sorted(found[key]) for key in sorted(found, key=lambda k: (order[k[0]], k[1]))}
 
 
+_EXPORT = re.compile(r"(?P<folder>results/[^/]+/[^/]+/export/)seed(?P<seed>\d+)/[^/]+")
+
+
+def exported_splits(outputs: Iterable[str]) -> dict[str, list[str]]:
+    """The export folders among ``outputs`` (``results/<experiment>/<dataset>/export/``) with
+    the seeds written, in order."""
+    found: dict[str, set[int]] = {}
+    for path in outputs:
+        match = _EXPORT.fullmatch(Path(path).as_posix())
+        if match:
+            found.setdefault(match["folder"], set()).add(int(match["seed"]))
+    return {folder: [str(s) for s in sorted(found[folder])] for folder in sorted(found)}
+
+
 def finished_message(outputs: Iterable[str], experiments: Sequence[str]) -> str:
     """What a successful run prints last: the results of the datasets this run produced or
     changed (``outputs``: the files its jobs wrote), and how to see them in the report."""
@@ -173,6 +188,12 @@ def finished_message(outputs: Iterable[str], experiments: Sequence[str]) -> str:
             f"  {experiment.upper()} on {dataset}: {', '.join(files)}"
             for (experiment, dataset), files in produced.items()
         ]
+    exported = exported_splits(outputs)
+    if exported:
+        lines.append(
+            "Splits it exported in raw ids (Parquet and CSV, to train other frameworks on):"
+        )
+        lines += [f"  {folder} (seeds {', '.join(seeds)})" for folder, seeds in exported.items()]
     lines.append(
         "HTML report with every figure and table: snakemake --report report.html "
         "(with this run's --configfile/--config)."

@@ -12,15 +12,16 @@ from threadpoolctl import threadpool_limits
 
 from debiaseval.data.download import DatasetError
 from debiaseval.workflow.config import ConfigError
-from debiaseval.workflow.errors import EmptyTestSetError
+from debiaseval.workflow.errors import EmptyTestSetError, ListsError
 from debiaseval.workflow.io import UnreadableFileError
 
-__all__ = ["USER_ERRORS", "job", "one_line"]
+__all__ = ["USER_ERRORS", "job", "one_line", "warn"]
 
 USER_ERRORS: tuple[type[Exception], ...] = (
     ConfigError,
     DatasetError,
     EmptyTestSetError,
+    ListsError,
     UnreadableFileError,
 )
 """Errors the user fixes (config, data, files): one line on the console, no traceback."""
@@ -30,6 +31,13 @@ def one_line(error: BaseException, log_path: str | os.PathLike[str]) -> str:
     """``Name: message (traceback in <log>)``, the message's whitespace folded to one line."""
     message = " ".join(str(error).split())
     return f"{type(error).__name__}: {message} (traceback in {os.fspath(log_path)})"
+
+
+def warn(logger: logging.Logger, message: str) -> None:
+    """Log a warning and print it on stderr too, where it shows beside Snakemake's output
+    (the log alone would hide it): ``warning: <message>`` on one line."""
+    logger.warning(message)
+    print(f"warning: {' '.join(message.split())}", file=sys.stderr, flush=True)
 
 
 @contextlib.contextmanager
