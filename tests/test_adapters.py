@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import os
 import pickle
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,7 +22,7 @@ from debiaseval.recommenders.adapters import MissingExtraError
 from debiaseval.recommenders.checks import check_train_matrix
 from debiaseval.recommenders.specs import check_recommender_spec
 from debiaseval.recommenders.tuning import EarlyStopping, tune_recommender
-from debiaseval.workflow.config import ConfigError
+from debiaseval.workflow.config import ConfigError, validate_config
 
 implicit = pytest.importorskip("implicit", reason="the implicit extra is not installed")
 cornac = pytest.importorskip("cornac", reason="the cornac extra is not installed")
@@ -250,3 +252,39 @@ def test_each_adapter_beats_random_on_coat_gt(monkeypatch, tmp_path):
     assert set(recall.index) == set(COAT_RECOMMENDERS)
     for name in ("ALS", "BPR", "EASE", "HPF"):
         assert recall[name] > recall["Random"], recall.round(4).to_dict()
+
+
+def _readme_section() -> str:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    return readme.split("## Models from implicit and Cornac", 1)[1].split("\n## ", 1)[0]
+
+
+def test_readme_section_config_validates_and_its_error_is_the_one_shown(monkeypatch):
+    import yaml
+
+    section = _readme_section()
+    config = yaml.safe_load(re.search(r"```yaml\n(.*?)```", section, re.S).group(1))
+    validated = validate_config(config, "e1")["e1"]["recommenders"]
+    assert {spec["algorithm"] for spec in validated.values()} == {"implicit_als", "cornac_ease"}
+    shown = re.search(r"```text\n(.*?)```", section, re.S).group(1).strip()
+    for module in [m for m in sys.modules if m == "implicit" or m.startswith("implicit.")]:
+        monkeypatch.setitem(sys.modules, module, None)
+    with pytest.raises(ConfigError) as error:
+        validate_config(config, "e1")
+    assert str(error.value) == shown
+
+
+def test_the_adapters_config_joins_the_paper_config():
+    """config/adapters.yaml merged into config/paper.yaml as Snakemake merges config files."""
+    import yaml
+    from snakemake.utils import update_config
+
+    root = Path(__file__).resolve().parents[1] / "config"
+    config = yaml.safe_load((root / "paper.yaml").read_text())
+    update_config(config, yaml.safe_load((root / "adapters.yaml").read_text()))
+    block = validate_config(config, "e1")["e1"]
+    assert list(block["recommenders"]) == [
+        "Random", "PosPop", "AvgRating", "UserKNN", "ItemKNN", "MF", "ALS", "BPR", "EASE", "HPF"
+    ]  # fmt: skip
+    assert block["datasets"] == ["coat"] and config["seeds"] == 10
+    assert block["tuning"]["early_stopping"] == {"max_epochs": 60, "eval_every": 5, "patience": 2}
