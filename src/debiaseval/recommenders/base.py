@@ -21,9 +21,11 @@ import scipy.sparse as sp
 __all__ = [
     "NotFittedError",
     "Recommender",
+    "check_bool",
     "check_int",
     "check_real",
     "check_train",
+    "implicit_feedback",
     "positive_mask",
     "trains_by_epochs",
 ]
@@ -38,6 +40,13 @@ def check_int(key: str, value: object, *, low: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
         raise ValueError(f"{key} must be an int >= {low}, got {value!r}")
     return int(value)
+
+
+def check_bool(key: str, value: object) -> bool:
+    """``value`` as a bool (numpy's included), else a one-line ``ValueError`` naming ``key``."""
+    if not isinstance(value, bool | np.bool_):
+        raise ValueError(f"{key} must be a bool, got {value!r}")
+    return bool(value)
 
 
 def check_real(key: str, value: object, *, low: float = -np.inf, strict: bool = False) -> float:
@@ -74,6 +83,21 @@ def positive_mask(train: sp.csr_matrix, threshold: float) -> sp.csr_matrix:
     )
     pos.eliminate_zeros()
     return pos
+
+
+def implicit_feedback(
+    train: sp.csr_matrix, *, positives_only: bool, positive_threshold: float
+) -> sp.csr_matrix:
+    """0/1 float64 CSR matrix of the pairs a model trained on implicit feedback learns from.
+
+    The positive pairs (rating > ``positive_threshold``, :func:`positive_mask`) when
+    ``positives_only``, else every observed pair (E2's BIN trains on every known pair).
+    """
+    if positives_only:
+        return positive_mask(train, float(positive_threshold))
+    return sp.csr_matrix(
+        (np.ones(train.nnz), train.indices.copy(), train.indptr.copy()), shape=train.shape
+    )
 
 
 def trains_by_epochs(cls: type) -> bool:

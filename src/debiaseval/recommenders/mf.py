@@ -18,7 +18,13 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from debiaseval.recommenders.base import Recommender, check_int, check_real, positive_mask
+from debiaseval.recommenders.base import (
+    Recommender,
+    check_bool,
+    check_int,
+    check_real,
+    implicit_feedback,
+)
 
 __all__ = ["LightFMRanker"]
 
@@ -71,16 +77,14 @@ class LightFMRanker(Recommender):
         check_real("alpha", self.alpha, low=0.0)
         check_real("learning_rate", self.learning_rate, low=0.0, strict=True)
         check_real("positive_threshold", self.positive_threshold)
-        if not isinstance(self.positives_only, bool | np.bool_):
-            raise ValueError(f"positives_only must be a bool, got {self.positives_only!r}")
+        check_bool("positives_only", self.positives_only)
 
     def _interactions(self, train: sp.csr_matrix) -> sp.coo_matrix:
-        if self.positives_only:
-            implicit = positive_mask(train, float(self.positive_threshold))
-        else:
-            implicit = sp.csr_matrix(
-                (np.ones(train.nnz), train.indices, train.indptr), shape=train.shape
-            )
+        implicit = implicit_feedback(
+            train,
+            positives_only=bool(self.positives_only),
+            positive_threshold=float(self.positive_threshold),
+        )
         return sp.coo_matrix(implicit, dtype=np.float32)
 
     def _fit(self, train: sp.csr_matrix, seed: int) -> None:
