@@ -5,7 +5,8 @@ the tables the workflow writes to ``results/eN/<dataset>/`` (for the same config
 and seeds, the same values; for E1 and E2 byte-identical Parquet when written with
 :func:`debiaseval.workflow.io.write_parquet`); ``run_e1`` ... ``run_e6`` are its
 aliases, with the same arguments. :func:`register_recommender` makes a class of
-one's own usable by its name in the configs given to :func:`run`. The building
+one's own usable by its name in the configs given to :func:`run`;
+:func:`evaluate_lists` evaluates recommendation lists made elsewhere. The building
 blocks are re-exported under stable names::
 
     from debiaseval import api
@@ -47,6 +48,7 @@ from debiaseval.recommenders import (
     register_recommender,
     resolve_recommender,
 )
+from debiaseval.recommenders.registry import EXTERNAL
 from debiaseval.recommenders.tuning import EarlyStopping, tune_recommender
 from debiaseval.workflow.config import experiment_names, validate_config
 
@@ -62,6 +64,7 @@ __all__ = [
     "assign_parts",
     "check_recommender",
     "elicit",
+    "evaluate_lists",
     "evaluate_topk",
     "intervene",
     "ips",
@@ -166,6 +169,71 @@ def run(
         raise ValueError(f"unknown experiment {experiment!r}; known: {', '.join(names)}")
     module = importlib.import_module(f"debiaseval.experiments.{experiment}")
     return module.run(data, config, seeds=seeds, dataset=dataset)
+
+
+_LIST_ENTRIES = {"e1": "recommenders", "e5": "models"}
+"""The experiments that evaluate recommendation lists, and the config key of their models."""
+
+
+def evaluate_lists(
+    experiment: str,
+    data: Data,
+    lists: Mapping[str, Mapping[int, pd.DataFrame]],
+    config: Mapping[str, Any] | None = None,
+    *,
+    ids: str = "raw",
+    on_train_items: str = "error",
+    seeds: int | Sequence[int] | None = None,
+    dataset: str | None = None,
+) -> dict[str, Any]:
+    """Evaluate recommendation lists made elsewhere, held in memory, as :func:`run` does.
+
+    ``lists``: name -> seed -> a frame with columns ``user``, ``item`` and ``score``
+    and/or ``rank``, one per seed of the run (the lists a model trained on that seed's
+    exported training part made). They enter ``experiment`` (``"e1"`` or ``"e5"``) as
+    entries of algorithm ``external`` with ``ids`` and ``on_train_items``, beside the
+    models that ``config`` names in ``e1.recommenders`` / ``e5.models`` (only the lists if
+    it names none), and are checked as the workflow checks a lists file: unknown ids,
+    duplicated pairs, training items, lists too short (docs: "Evaluate your own
+    recommender"). ``seeds`` defaults to the seeds the lists have (the same for every
+    name). Returns :func:`run`'s tables.
+    """
+    entry = _LIST_ENTRIES.get(experiment)
+    if entry is None:
+        raise ValueError(
+            f"recommendation lists are evaluated by {' and '.join(_LIST_ENTRIES)}, "
+            f"not {experiment!r}"
+        )
+    if not lists:
+        raise ValueError("evaluate_lists needs lists: {name: {seed: frame}}")
+    given = {name: sorted(int(s) for s in by_seed) for name, by_seed in lists.items()}
+    first, *others = given.items()
+    for name, seed_list in others:
+        if seed_list != first[1]:
+            raise ValueError(
+                f"lists[{name!r}] have seeds {seed_list}, lists[{first[0]!r}] {first[1]}: "
+                "give every name the same seeds"
+            )
+    config = dict(config or {})
+    block = dict(config.get(experiment) or {})
+    models = dict(block.get(entry) or {})
+    taken = sorted(set(models) & set(lists))
+    if taken:
+        raise ValueError(f"{experiment}.{entry} already names {taken}: rename the lists")
+    for name in lists:
+        # lists given in memory are never read from `recs`; the entry needs one to validate
+        models[name] = {"algorithm": EXTERNAL, "recs": "in-memory.parquet", "ids": ids,
+                        "on_train_items": on_train_items}  # fmt: skip
+    config[experiment] = {**block, entry: models}
+    by_seed = {name: {int(s): frame for s, frame in sets.items()} for name, sets in lists.items()}
+    module = importlib.import_module(f"debiaseval.experiments.{experiment}")
+    return module.run(
+        data,
+        config,
+        seeds=first[1] if seeds is None else seeds,
+        dataset=dataset,
+        lists=by_seed,
+    )
 
 
 def _alias(experiment: str) -> Callable[..., dict[str, Any]]:

@@ -49,6 +49,7 @@ __all__ = [
     "ListsError",
     "check_depth",
     "check_template",
+    "lists_of_seed",
     "lists_path",
     "missing_lists",
     "prepare_lists",
@@ -89,6 +90,33 @@ def check_template(template: str) -> None:
 def lists_path(template: str, *, dataset: str, seed: int) -> str:
     """The lists file of ``dataset`` and ``seed``: ``template`` with both filled in."""
     return template.format(dataset=dataset, seed=seed)
+
+
+def lists_of_seed(
+    spec: Mapping[str, Any],
+    *,
+    name: str,
+    where: str,
+    dataset: str,
+    seed: int,
+    lists: Mapping[str, Mapping[int, pd.DataFrame]] | None = None,
+) -> tuple[pd.DataFrame, str, str | None]:
+    """One seed's lists of the external entry ``name`` (config key ``where``), with the
+    source and config key that their messages name: ``lists[name][seed]`` when the lists
+    are given in memory (:func:`debiaseval.api.evaluate_lists`), else the entry's ``recs``
+    file for ``dataset`` and ``seed``."""
+    if lists is not None and name in lists:
+        by_seed = lists[name]
+        if seed not in by_seed:
+            raise ListsError(
+                f"lists[{name!r}] have no lists for seed {seed} (seeds given: "
+                f"{', '.join(map(str, sorted(by_seed))) or 'none'})"
+            )
+        return by_seed[seed], f"lists[{name!r}][{seed}]", None
+    path = lists_path(spec["recs"], dataset=dataset, seed=seed)
+    if not Path(path).is_file():
+        raise ListsError(f"{where}.recs: {path} not found (the lists of seed {seed} on {dataset})")
+    return read_lists(path), path, where
 
 
 def missing_lists(

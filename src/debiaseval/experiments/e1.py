@@ -29,12 +29,13 @@ from debiaseval.evaluation.aggregate import (
     testsets_table,
 )
 from debiaseval.evaluation.external_lists import (
+    lists_of_seed,
     prepare_lists,
     short_lists_warning,
 )
 from debiaseval.evaluation.metrics import evaluate_topk, summarise, train_overlap_mask
 from debiaseval.evaluation.ranking import empty_recommendations
-from debiaseval.experiments import run_data
+from debiaseval.experiments import Data, input_frames, seed_ids
 from debiaseval.recommenders.base import trains_by_epochs
 from debiaseval.recommenders.registry import EXTERNAL, resolve_recommender
 from debiaseval.recommenders.specs import check_recommender_spec
@@ -561,11 +562,12 @@ def aggregate_step(
 
 
 def run(
-    data: str | pd.DataFrame,
+    data: Data,
     config: Mapping[str, Any] | None = None,
     *,
     seeds: int | Sequence[int] | None = None,
     dataset: str | None = None,
+    lists: Mapping[str, Mapping[int, pd.DataFrame]] | None = None,
 ) -> dict[str, Any]:
     """Run E1 in-process: the workflow's tables for the same config and seeds.
 
@@ -575,7 +577,10 @@ def run(
     named ``dataset`` (default "data"; the name seeds the random streams, so use
     the workflow's name to reproduce its files byte for byte). ``config``: a
     partial workflow config, validated with defaults; ``seeds``: a count or
-    explicit seed ids (default: the ``e1`` block's). Returns ``summary``,
+    explicit seed ids (default: the ``e1`` block's). Recommenders whose algorithm is
+    ``external`` are read from their ``recs`` files, or from ``lists`` (name -> seed ->
+    lists frame, as :func:`debiaseval.api.evaluate_lists` gives them), checked as the
+    workflow checks them; their warnings are Python warnings. Returns ``summary``,
     ``kendall``, ``testsets`` (as written to ``results/e1/<dataset>/``), the
     Markdown texts ``summary_md`` and ``kendall_md``, and per-seed ``metrics``
     and ``tuning`` (with ``seed`` and ``recommender`` columns).
@@ -584,14 +589,15 @@ def run(
 
     full = validate_config(dict(config or {}), "e1")
     block = full["e1"]
-    dataset, interactions, n_users, n_items, seed_ids = run_data(
-        data, config, dataset, seeds, block["seeds"], experiment="e1"
-    )
+    frames = input_frames(data, config, dataset, experiment="e1")
+    dataset, interactions = frames.dataset, frames.interactions
+    n_users, n_items = frames.n_users, frames.n_items
     threshold = positive_threshold_of(dataset, block["positive_threshold"], full["sources"])
     block = {**block, "positive_threshold": threshold}
     sizes = {"dataset": dataset, "n_users": n_users, "n_items": n_items}
     metrics, diagnostics, tunings = [], [], []
-    for seed in seed_ids:
+    run_seeds = seed_ids(seeds, block["seeds"])
+    for seed in run_seeds:
         split = split_step(
             interactions,
             mnar_split=block["mnar_split"],
@@ -614,6 +620,27 @@ def run(
             diagnostics.append(checks)
         recs = {}
         for name, spec in block["recommenders"].items():
+            if spec["algorithm"] == EXTERNAL:
+                where = f"e1.recommenders.{name}"
+                frame, source, where = lists_of_seed(
+                    spec, name=name, where=where, dataset=dataset, seed=seed, lists=lists
+                )
+                recs[name], notes = lists_step(
+                    frame,
+                    split,
+                    users=frames.users,
+                    items=frames.items,
+                    n_users=n_users,
+                    n_items=n_items,
+                    ids=spec["ids"],
+                    on_train_items=spec["on_train_items"],
+                    ks=block["ks"],
+                    source=source,
+                    where=where,
+                )
+                for note in notes:
+                    warnings.warn(note, stacklevel=2)
+                continue
             chunks = [
                 tune_step(
                     split,
@@ -648,8 +675,8 @@ def run(
                 drop_train_overlap=block["drop_train_overlap"],
             )
         )
-    block = {**block, "seeds": len(seed_ids)}
+    block = {**block, "seeds": len(run_seeds)}
     out = aggregate_step(metrics, diagnostics, interactions, block, dataset=dataset)
     out["metrics"] = pd.concat(metrics, ignore_index=True)
-    out["tuning"] = pd.concat(tunings, ignore_index=True)
+    out["tuning"] = pd.concat(tunings, ignore_index=True) if tunings else pd.DataFrame()
     return out

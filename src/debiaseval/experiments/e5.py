@@ -20,6 +20,7 @@ Steps (the workflow's ``e5_*`` rules): :func:`full_data` / :func:`observed_data`
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -41,12 +42,13 @@ from debiaseval.evaluation.agreement import agreement
 from debiaseval.evaluation.external_lists import (
     ListScores,
     check_depth,
+    lists_of_seed,
     prepare_lists,
     traditional_decided,
 )
 from debiaseval.evaluation.ure import mean_recall, recall_estimates
 from debiaseval.experiments import Data, Frames, input_frames, seed_ids
-from debiaseval.recommenders.registry import make_recommender
+from debiaseval.recommenders.registry import EXTERNAL, make_recommender
 from debiaseval.recommenders.specs import check_recommender_spec
 from debiaseval.recommenders.tuning import recommender_params
 from debiaseval.workflow.config import ConfigError, expand_grid, validate_config
@@ -417,6 +419,7 @@ def run(
     *,
     seeds: int | Sequence[int] | None = None,
     dataset: str | None = None,
+    lists: Mapping[str, Mapping[int, pd.DataFrame]] | None = None,
 ) -> dict[str, pd.DataFrame]:
     """Run E5 in-process; returns ``estimates``, ``agreement`` and the per-seed rows.
 
@@ -429,7 +432,10 @@ def run(
     for exposure by an item attribute. ``config``: a workflow config (the ``e5`` block
     and the rest, validated with defaults); ``seeds``: a count or the seed ids (default
     the ``e5`` block's). The name seeds the random streams, so the same config, dataset
-    and seed give the workflow's values.
+    and seed give the workflow's values. Models whose algorithm is ``external`` are read
+    from their ``recs`` files, or from ``lists`` (name -> seed -> lists frame, as
+    :func:`debiaseval.api.evaluate_lists` gives them), checked as the workflow checks
+    them; their warnings are Python warnings.
     """
     full = validate_config(dict(config or {}), "e5")
     cfg = full["e5"]
@@ -442,7 +448,7 @@ def run(
     else:
         frames = input_frames(data, config, dataset, experiment="e5")
     dataset, data, items = frames.dataset, frames.interactions, frames.items
-    threshold = positive_threshold_of(dataset, cfg["positive_threshold"])
+    threshold = positive_threshold_of(dataset, cfg["positive_threshold"], full["sources"])
     # sized from the pairs, as the workflow's e5_evaluate sizes them
     n_users = int(data["user"].max()) + 1
     n_items = int(data["item"].max()) + 1
@@ -461,6 +467,37 @@ def run(
         else:
             labelled = observed_data(data)
         for name, spec in cfg["models"].items():
+            if spec["algorithm"] == EXTERNAL:
+                given, source, where = lists_of_seed(
+                    spec,
+                    name=name,
+                    where=f"e5.models.{name}",
+                    dataset=dataset,
+                    seed=seed,
+                    lists=lists,
+                )
+                frame, notes = evaluate_lists(
+                    labelled,
+                    given,
+                    users=frames.users,
+                    items=items,
+                    n_users=n_users,
+                    n_items=n_items,
+                    model=name,
+                    ids=spec["ids"],
+                    on_train_items=spec["on_train_items"],
+                    ks=cfg["ks"],
+                    positive_threshold=threshold,
+                    ties=cfg["ties"],
+                    batch_size=cfg["batch_size"],
+                    source=source,
+                    where=where,
+                )
+                for note in notes:
+                    warnings.warn(note, stacklevel=2)
+                frame.insert(0, "seed", np.int32(seed))
+                rows.append(frame)
+                continue
             frame = evaluate_models(
                 labelled,
                 n_users=n_users,
