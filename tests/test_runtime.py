@@ -9,17 +9,23 @@ import pytest
 from debiaseval.data import DatasetError
 from debiaseval.experiments import e1
 from debiaseval.workflow.config import ConfigError
-from debiaseval.workflow.errors import EmptyTestSetError
+from debiaseval.workflow.errors import EmptyTestSetError, ListsError
 from debiaseval.workflow.io import UnreadableFileError
 from debiaseval.workflow.runtime import USER_ERRORS, job
 
 
 def test_user_errors_are_the_documented_ones():
-    assert set(USER_ERRORS) == {ConfigError, DatasetError, EmptyTestSetError, UnreadableFileError}
+    assert set(USER_ERRORS) == {
+        ConfigError,
+        DatasetError,
+        EmptyTestSetError,
+        ListsError,
+        UnreadableFileError,
+    }
     assert e1.EmptyTestSetError is EmptyTestSetError
 
 
-@pytest.mark.parametrize("error", [DatasetError, EmptyTestSetError, ConfigError])
+@pytest.mark.parametrize("error", [DatasetError, EmptyTestSetError, ConfigError, ListsError])
 def test_user_error_prints_one_line_and_exits(tmp_path, capsys, error):
     log = tmp_path / "job.log"
     with pytest.raises(SystemExit) as exit_info, job(log):

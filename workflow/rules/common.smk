@@ -13,8 +13,9 @@ from debiaseval.data.build import SOURCE_OF
 from debiaseval.data.catalog import dataset_names, positive_threshold_of, user_sources
 from debiaseval.data.user_logs import LOAD_KEYS, log_files, missing_file
 from debiaseval.evaluation.external_lists import lists_path, missing_lists
+from debiaseval.experiments.e5 import FULLY_EXPOSED
 from debiaseval.figures import figure_module
-from debiaseval.recommenders.registry import plugin_source_hash
+from debiaseval.recommenders.registry import EXTERNAL, plugin_source_hash
 from debiaseval.recommenders.tuning import grid_chunks
 from debiaseval.workflow.data_check import missing_data_message, unobtainable
 from debiaseval.workflow.io import remove_unreadable_parquet
@@ -113,7 +114,7 @@ def with_threshold(block):
 
 
 def lists_input(experiment, entries, wildcard):
-    """Input function of a rule that reads precomputed lists: the file of entry
+    """Input function for the jobs that read precomputed lists; the file of entry
     ``wildcards.<wildcard>`` of ``config[experiment][entries]`` for the job's dataset and seed.
 
     A run that needs a missing file stops while Snakemake builds its DAG, before any job,
@@ -231,3 +232,23 @@ def run_message():
     """The end-of-run message: the results of the datasets whose outputs this run wrote."""
     written = [str(path) for job in run_jobs() for path in job.output]
     return finished_message(written, EXPERIMENTS)
+
+
+def e5_id_tables(wildcards):
+    """The users and items tables of E5's ids: e5_full's on fully exposed data, else the
+    shared preprocessing's."""
+    folder = "e5" if wildcards.dataset in FULLY_EXPOSED else "data"
+    return {
+        "user_index": f"results/{folder}/{wildcards.dataset}/users.parquet",
+        "item_index": f"results/{folder}/{wildcards.dataset}/items.parquet",
+    }
+
+
+def e5_evaluate_input(wildcards):
+    """The seed's exposure; for precomputed lists (algorithm external) also the lists file
+    and the id tables that map its raw ids."""
+    inputs = {"exposure": f"results/e5/{wildcards.dataset}/seed{wildcards.seed}/exposure.parquet"}
+    if config["e5"]["models"][wildcards.model]["algorithm"] == EXTERNAL:
+        inputs["lists"] = lists_input("e5", "models", "model")(wildcards)
+        inputs.update(e5_id_tables(wildcards))
+    return inputs

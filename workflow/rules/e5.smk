@@ -4,7 +4,6 @@
 # (one model entry, every grid point: true Recall@K, traditional Recall@K, URE@K) -> aggregate.
 from debiaseval.experiments.e5 import EXPORT as E5_EXPORT
 from debiaseval.experiments.e5 import FULLY_EXPOSED
-from debiaseval.recommenders.registry import EXTERNAL
 
 E5 = config["e5"]
 
@@ -12,16 +11,6 @@ E5 = config["e5"]
 localrules:
     e5_export,
     e5_aggregate,
-
-
-def e5_id_tables(wildcards):
-    """The users and items tables of E5's ids: e5_full's on fully exposed data, else the
-    shared preprocessing's."""
-    folder = "e5" if wildcards.dataset in FULLY_EXPOSED else "data"
-    return {
-        "user_index": f"results/{folder}/{wildcards.dataset}/users.parquet",
-        "item_index": f"results/{folder}/{wildcards.dataset}/items.parquet",
-    }
 
 
 rule e5_full:
@@ -88,16 +77,6 @@ rule e5_export:
         "logs/e5/{dataset}/seed{seed}/export.log",
     script:
         "../scripts/export_split.py"
-
-
-def e5_evaluate_input(wildcards):
-    """The seed's exposure; for precomputed lists (algorithm external) also the lists file
-    and the id tables that map its raw ids."""
-    inputs = {"exposure": f"results/e5/{wildcards.dataset}/seed{wildcards.seed}/exposure.parquet"}
-    if E5["models"][wildcards.model]["algorithm"] == EXTERNAL:
-        inputs["lists"] = lists_input("e5", "models", "model")(wildcards)
-        inputs.update(e5_id_tables(wildcards))
-    return inputs
 
 
 rule e5_evaluate:

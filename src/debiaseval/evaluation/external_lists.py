@@ -30,8 +30,9 @@ Recall@K only where the lists decide it (:func:`traditional_decided`).
 from __future__ import annotations
 
 import string
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
