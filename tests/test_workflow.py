@@ -637,7 +637,7 @@ def test_e1_on_coat_from_the_mirror(tmp_path):
     metrics = pd.read_parquet(workdir / "results/e1/coat/seed0/metrics.parquet")
     metrics = metrics[metrics["recommender"] == "PosPop"]
     overlap = metrics.groupby("testset")["n_train_overlap"].first()
-    assert overlap["gt"] > 0  # MAR pairs also rated in MNAR training (SPEC section 6)
+    assert overlap["gt"] > 0  # MAR pairs also rated in MNAR training (docs/experiments/e1.md)
     assert (overlap.drop("gt") == 0).all()
     summary = pd.read_parquet(workdir / "results/e1/coat/summary.parquet")
     assert len(set(summary["recommender"])) == 6

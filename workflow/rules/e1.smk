@@ -63,7 +63,7 @@ rule e1_export:
 
 
 rule e1_intervene:
-    """Draw one intervened test set from the held-out MNAR part (SPEC section 4)."""
+    """Draw one intervened test set from the held-out MNAR part (docs/experiments/e1.md)."""
     input:
         split="results/e1/{dataset}/seed{seed}/split.parquet",
         user_index="results/data/{dataset}/users.parquet",

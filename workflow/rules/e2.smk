@@ -40,7 +40,7 @@ rule e2_split:
 
 
 rule e2_sample:
-    """A method's hidden set H and test set T, rho-samples of their pools (SPEC section 4)."""
+    """A method's hidden set H and test set T, rho-samples of their pools (docs/experiments/e2.md)."""
     input:
         split="results/e2/{dataset}/seed{seed}/split.parquet",
         user_index="results/data/{dataset}/users.parquet",

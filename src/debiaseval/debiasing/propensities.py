@@ -1,4 +1,4 @@
-"""Propensity models P(O_{u,i} = 1) for the IPS and SNIPS estimators (SPEC §6).
+"""Propensity models P(O_{u,i} = 1) for the IPS and SNIPS estimators (docs/experiments/e3.md).
 
 [ICML16] T. Schnabel et al., *Recommendations as treatments: debiasing learning
 and evaluation*, ICML 2016, §5. Every model returns a *propensity table*: a

@@ -1,7 +1,7 @@
 """The classic leave-one-out protocol of [MYT14], computed exactly, with item weights.
 
 A. de Myttenaere, B. Golden, B. Le Grand, F. Rossi, *Reducing offline evaluation
-bias in recommendation systems* (Benelearn 2014), §3–5; SPEC §4.2, §7 E6.
+bias in recommendation systems* (Benelearn 2014), §3–5; see docs/experiments/e6.md.
 
 The protocol draws a user u uniformly, then a held-out item i of the profile I_u
 (uniformly, or with P(i|u,ω) = ω_i / Σ_{j∈I_u} ω_j under item weights, see

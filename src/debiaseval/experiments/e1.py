@@ -235,7 +235,7 @@ def evaluate_on_testsets(
     drop_train_overlap: bool,
     overlaps: Mapping[str, np.ndarray] | None = None,
 ) -> pd.DataFrame:
-    """Mean top-k metrics of one recommender on every test set (SPEC section 6).
+    """Mean top-k metrics of one recommender on every test set (docs/experiments/e1.md).
 
     Test pairs whose item the user also rated in ``train`` can never be hit
     (training items are not candidates); they are counted in ``n_train_overlap``

@@ -122,7 +122,10 @@ def model_name(propensity: str) -> str:
 
 
 def ips_weights(propensities: np.ndarray) -> np.ndarray:
-    """MF-IPS training weights 1/P̂ normalised to mean 1 ([ICML16] eq. 14, SPEC §5)."""
+    """MF-IPS training weights 1/P̂ normalised to mean 1 ([ICML16] eq. 14).
+
+    See docs/experiments/e4.md.
+    """
     p = prop.check_propensities(propensities)
     return normalise_weights(1.0 / p, p.size)
 
