@@ -116,3 +116,32 @@ def test_docs_build_strictly(tmp_path):
         assert f"{page}/index.html" in built
     reference = (tmp_path / "configuration" / "index.html").read_text()
     assert "e1.rho" in reference and "shared-testset" in reference
+
+
+JSON_SCHEMA_KEYWORDS = {
+    "$schema", "$defs", "$ref", "$comment", "title", "description", "default", "examples",
+    "type", "enum", "const", "properties", "additionalProperties", "propertyNames", "required",
+    "minProperties", "maxProperties", "items", "minItems", "maxItems", "uniqueItems",
+    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength",
+    "pattern", "format", "oneOf", "anyOf", "allOf", "not", "if", "then", "else",
+}  # fmt: skip
+
+
+def test_every_schema_keyword_is_a_json_schema_keyword():
+    """A comma in an unquoted YAML flow-mapping description ({description: a, b}) silently
+    cuts it and adds a bogus key; the reference would show the cut text."""
+
+    def walk(node, path):
+        if isinstance(node, dict):
+            for key, child in node.items():
+                if path and path[-1] in ("properties", "$defs"):
+                    yield from walk(child, [*path, key])
+                elif key not in ("default", "examples", "const", "enum"):
+                    if key not in JSON_SCHEMA_KEYWORDS:
+                        yield ".".join(map(str, [*path, key]))
+                    yield from walk(child, [*path, key])
+        elif isinstance(node, list):
+            for index, child in enumerate(node):
+                yield from walk(child, [*path, index])
+
+    assert not list(walk(load_schema(), []))
