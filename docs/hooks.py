@@ -1,6 +1,6 @@
 """MkDocs hook: the configuration reference, generated from the JSON schemas at build time.
 
-A page writes ``<!-- config-reference -->`` for the whole reference (docs/configuration.md)
+A page writes, alone on a line, ``<!-- config-reference -->`` for the whole reference (docs/configuration.md)
 or ``<!-- config-keys e1 -->`` for one experiment's block (docs/experiments/e1.md); the
 tables come from debiaseval.workflow.config_reference, so they cannot drift from the schema.
 """
@@ -11,10 +11,10 @@ import re
 
 from debiaseval.workflow.config_reference import block_reference, config_reference
 
-_BLOCK = re.compile(r"<!-- config-keys (\w+) -->")
+_BLOCK = re.compile(r"^<!-- config-keys (\w+) -->$", re.M)  # alone on its line
 
 
 def on_page_markdown(markdown: str, **kwargs) -> str:
-    if "<!-- config-reference -->" in markdown:
-        markdown = markdown.replace("<!-- config-reference -->", config_reference())
+    if "\n<!-- config-reference -->\n" in markdown:
+        markdown = markdown.replace("\n<!-- config-reference -->\n", f"\n{config_reference()}\n")
     return _BLOCK.sub(lambda match: block_reference(match.group(1)), markdown)
