@@ -1,8 +1,9 @@
 """MkDocs hook: the configuration reference, generated from the JSON schemas at build time.
 
-A page writes, alone on a line, ``<!-- config-reference -->`` for the whole reference (docs/configuration.md)
-or ``<!-- config-keys e1 -->`` for one experiment's block (docs/experiments/e1.md); the
-tables come from debiaseval.workflow.config_reference, so they cannot drift from the schema.
+A page writes, alone on a line, ``<!-- config-reference -->`` for the whole reference
+(docs/configuration.md) or ``<!-- config-keys e1 -->`` for one experiment's block
+(docs/experiments/e1.md); the tables come from debiaseval.workflow.config_reference, so they
+cannot drift from the schema.
 """
 
 from __future__ import annotations
