@@ -145,3 +145,23 @@ def test_every_schema_keyword_is_a_json_schema_keyword():
                 yield from walk(child, [*path, index])
 
     assert not list(walk(load_schema(), []))
+
+
+def test_the_readme_links_to_pages_that_exist():
+    """The README is the landing page: every relative link names a file of the repository,
+    and every docs page it links to is in the site's nav."""
+    import re
+
+    readme = (ROOT / "README.md").read_text()
+    targets = {
+        link.split("#", 1)[0]
+        for link in re.findall(r"\]\(([^)]+)\)", readme)
+        if "://" not in link and not link.startswith("#")
+    }
+    assert {"docs/experiments/e1.md", "docs/experiments/e6.md", "docs/configuration.md"} <= targets
+    missing = sorted(t for t in targets if not (ROOT / t).exists())
+    assert not missing
+    nav = (ROOT / "mkdocs.yml").read_text()
+    for target in targets:
+        if target.startswith("docs/"):
+            assert target.removeprefix("docs/") in nav, target
