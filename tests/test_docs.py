@@ -165,3 +165,24 @@ def test_the_readme_links_to_pages_that_exist():
     for target in targets:
         if target.startswith("docs/"):
             assert target.removeprefix("docs/") in nav, target
+
+
+def test_every_table_row_has_as_many_cells_as_its_header():
+    """A | inside an equation of a table cell splits the row silently (one inside a code span
+    does not: Python-Markdown's tables skip code spans)."""
+    import re
+
+    bad = []
+    for page in sorted((ROOT / "docs").rglob("*.md")):
+        header = None
+        for number, line in enumerate(page.read_text().splitlines(), 1):
+            if not line.startswith("|"):
+                header = None
+                continue
+            text = re.sub(r"`[^`]*`", "code", line.strip())
+            cells = len(re.split(r"(?<!\\)\|", text)) - 2
+            if header is None:
+                header = cells
+            elif cells != header:
+                bad.append(f"{page.relative_to(ROOT)}:{number}: {cells} cells, header {header}")
+    assert not bad
