@@ -105,7 +105,7 @@ def wtd_weights(
       (default 2, the variant both papers state); (1, 1) is the plain product of
       the authors' public notebook.
 
-    Decisions (README, methods):
+    Decisions (docs/experiments/e1.md):
 
     - A user or item absent from the reference set has its reference count
       floored at 1 — treated as seen once — so P_mnar = 1/|O_ref| instead of 0:

@@ -124,7 +124,7 @@ class Recommender(ABC):
     A model trained by epochs also has an ``epochs`` hyperparameter and implements
     ``_fit_partial(train, epochs)``, which trains that many more epochs of the fitted
     model (see :meth:`fit_partial`); tuning then chooses its epochs by early stopping.
-    The contract is written down in the README, "Evaluate your own recommender".
+    The contract is written down in docs/own-recommender.md.
     """
 
     name: ClassVar[str]

@@ -216,7 +216,7 @@ def _check_reserved_sources(sources: Any) -> None:
 
 
 def _check_own_datasets(sources: Mapping[str, Any]) -> None:
-    """Cross-field checks of the user datasets under ``sources`` (README, "Your own data")."""
+    """Cross-field checks of the user datasets under ``sources`` (docs/own-data.md)."""
     from debiaseval.data.catalog import user_sources
     from debiaseval.data.user_logs import file_format
 
