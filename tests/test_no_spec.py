@@ -13,6 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 # Built from parts so that this file does not mention the word it looks for.
 FORBIDDEN = re.compile(r"\b" + "SP" + r"EC\b")
+TEXT_SUFFIXES = {".py", ".yaml", ".yml", ".smk", ".md", ".toml"}
 
 
 def tracked_files() -> list[Path]:
@@ -34,3 +35,17 @@ def test_no_file_mentions_the_internal_method_document():
             if FORBIDDEN.search(line):
                 hits.append(f"{path.relative_to(ROOT)}:{lineno}: {line.strip()[:80]}")
     assert not hits, "cite the paper and the docs page instead:\n" + "\n".join(hits)
+
+
+def test_every_docs_page_a_file_names_exists():
+    """Docstrings, errors and configs send readers to docs/ pages: each must be there."""
+    page = re.compile(r"\bdocs/[\w/.-]+?\.md\b")
+    missing = []
+    for path in tracked_files():
+        if path.suffix not in TEXT_SUFFIXES and path.name != "Snakefile":
+            continue
+        text = path.read_text(encoding="utf-8")
+        for name in set(page.findall(text)):
+            if not name.endswith("/eN.md") and not (ROOT / name).is_file():  # eN: a template
+                missing.append(f"{path.relative_to(ROOT)} names {name}")
+    assert not missing, "\n".join(sorted(missing))
