@@ -49,11 +49,12 @@ CONFIG = {
 
 # The jobs that use the plugin, by rule: E1's train and select of Mine per seed (then evaluate
 # and aggregate, whose inputs change), E5's evaluate of mine per seed (then aggregate), and
-# every E2 job that trains E2's model (train, elicit and evaluate per strategy; then aggregate).
+# every E2 job that trains E2's model (train, and elicit and evaluate of the seed's strategies;
+# then aggregate).
 PLUGIN_JOBS = {
     "e1_train": 2, "e1_select": 2, "e1_evaluate": 2, "e1_aggregate": 1,
     "e5_evaluate": 2, "e5_aggregate": 1,
-    "e2_train": 1, "e2_elicit": 2, "e2_evaluate": 2, "e2_aggregate": 1,
+    "e2_train": 1, "e2_elicit": 1, "e2_evaluate": 1, "e2_aggregate": 1,
     "all": 1,
 }  # fmt: skip
 

@@ -552,8 +552,12 @@ def test_e2_outputs(two_runs):
     for figure in ("elicited", "recall_change"):
         assert (folder / f"figures/{figure}.svg").read_text().lstrip().startswith("<?xml")
     assert (folder / "tables/summary.html").exists()
-    assert (workdir / "logs/e2/synthetic/seed0/elicit/HP.log").exists()
-    assert (workdir / "benchmarks/e2/synthetic/seed1/evaluate/POP.tsv").exists()
+    # one elicit and one evaluate job per seed, every strategy (and method) in it
+    assert "HP:" in (workdir / "logs/e2/synthetic/seed0/evaluate.log").read_text()
+    assert "INT_HT/POP:" in (workdir / "logs/e2/synthetic/seed0/elicit.log").read_text()
+    assert (workdir / "benchmarks/e2/synthetic/seed1/evaluate.tsv").exists()
+    assert "INT_T: H" in (workdir / "logs/e2/synthetic/seed1/sample.log").read_text()
+    assert "REG:" in (workdir / "logs/e1/synthetic/seed1/intervene.log").read_text()
     assert "E2 on synthetic: results/e2/synthetic/summary.md" in (workdir / "run.out").read_text()
 
 

@@ -1,5 +1,5 @@
 # Experiment E1, intervened test sets ([SAC20]): every rule of E1, in stage order.
-# split -> intervene (one test set per job) -> train (tune one chunk of a recommender's grid on
+# split -> intervene (every test set of a seed) -> train (tune one chunk of a recommender's grid on
 # MAR val) -> select (best usable grid point) -> evaluate (gt and every test set) -> aggregate.
 # Precomputed lists (algorithm external) replace train/select by external (check, rank); export
 # writes a seed's train and val parts in raw ids for other frameworks.
@@ -63,19 +63,25 @@ rule e1_export:
 
 
 rule e1_intervene:
-    """Draw one intervened test set from the held-out MNAR part (docs/experiments/e1.md)."""
+    """Draw every intervened test set of one seed from the held-out MNAR part, each from its
+    own random stream (docs/experiments/e1.md); one job per seed, as e1_evaluate reads them all."""
     input:
         split="results/e1/{dataset}/seed{seed}/split.parquet",
         user_index="results/data/{dataset}/users.parquet",
         item_index="results/data/{dataset}/items.parquet",
     output:
-        testset="results/e1/{dataset}/seed{seed}/testsets/{testset}.parquet",
-        diagnostics="results/e1/{dataset}/seed{seed}/testsets/{testset}.diagnostics.parquet",
+        testsets=expand(
+            "results/e1/{{dataset}}/seed{{seed}}/testsets/{testset}.parquet",
+            testset=E1["testsets"],
+        ),
+        diagnostics=expand(
+            "results/e1/{{dataset}}/seed{{seed}}/testsets/{testset}.diagnostics.parquet",
+            testset=E1["testsets"],
+        ),
     params:
         dataset="{dataset}",
         seed=lambda w: int(w.seed),
-        testset="{testset}",
-        spec=lambda w: E1["testsets"][w.testset],
+        testsets=E1["testsets"],
         rho=E1["rho"],
         positive_threshold=positive_threshold(E1),
         allow_empty=E1["allow_empty_testsets"],
@@ -83,7 +89,7 @@ rule e1_intervene:
     conda:
         "../envs/debiaseval.yaml"
     log:
-        "logs/e1/{dataset}/seed{seed}/testsets/{testset}.log",
+        "logs/e1/{dataset}/seed{seed}/intervene.log",
     script:
         "../scripts/e1_intervene.py"
 
