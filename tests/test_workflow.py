@@ -610,6 +610,18 @@ def test_rerun_is_cached_and_a_param_change_reruns_only_what_depends_on_it(two_r
     assert "train" not in jobs and "preprocess" not in jobs and "split" not in jobs
 
 
+def test_an_e2_change_reruns_its_seed_jobs_from_the_stage_it_touches(two_runs):
+    # e2_elicit and e2_evaluate hold every strategy of a seed; n_asked reaches elicit, so the
+    # seed's samples, split and MF tuning stay cached, and no other experiment reruns
+    workdir, _ = two_runs
+    (workdir / "asked.yaml").write_text("e2: {n_asked: 5}\n")
+    changed = snakemake(workdir, "-n", "--cores", "1", configfiles=("tiny.yaml", "asked.yaml"))
+    jobs = changed.stdout.split("Job stats:")[1].split("total")[0].split()
+    assert {"e2_elicit", "e2_evaluate", "e2_aggregate"} <= set(jobs)
+    assert not [job for job in jobs if job.startswith(("e1_", "e3_", "e4_", "e5_", "e6_"))]
+    assert not {"e2_sample", "e2_split", "e2_train", "preprocess"} & set(jobs)
+
+
 def test_bad_config_fails_before_any_job(tmp_path):
     workdir = make_workdir(tmp_path / "bad")
     (workdir / "bad.yaml").write_text("e1: {rho: 1.5}\n")
