@@ -34,7 +34,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.optimize
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
@@ -241,6 +240,8 @@ def _fit(
         w[active] = np.exp(theta)
         value, grad = problem.value_grad(w)
         return value, grad[active] * w[active]  # chain rule: ∂D/∂θ = ω ∂D/∂ω
+
+    import scipy.optimize  # lazy: 0.3 s of every job importing the interventions
 
     # L-BFGS-B's small dense BLAS calls only slow down with several threads
     with threadpool_limits(limits=1, user_api="blas"):

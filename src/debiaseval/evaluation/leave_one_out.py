@@ -32,7 +32,6 @@ import math
 
 import numpy as np
 import scipy.sparse as sp
-import scipy.stats
 
 __all__ = [
     "INTERVALS",
@@ -271,6 +270,8 @@ def loo_interval(
     score = float(r.mean())
     if interval == "binomial":
         n = r.size
+        import scipy.stats  # lazy: scipy.stats costs 0.5 s
+
         z = float(scipy.stats.norm.ppf(0.5 + level / 2))
         centre = (score + z * z / (2 * n)) / (1 + z * z / n)
         half = z / (1 + z * z / n) * math.sqrt(score * (1 - score) / n + z * z / (4 * n * n))
