@@ -53,8 +53,9 @@ _RECOMMENDERS = {  # E1's default recommenders at one grid point each
 
 
 def scale_shape(million_pairs: float) -> tuple[int, int, float]:
-    """(n_users, n_items, density) of a size: ML-20M's aspect and ratings per user."""
-    ratio = million_pairs / _ML20M_PAIRS
+    """(n_users, n_items, density) of a size: ML-20M's aspect and density, users and items
+    scaled by √(pairs / 20M)."""
+    ratio = math.sqrt(million_pairs / _ML20M_PAIRS)
     n_users = max(2, round(ML20M_SHAPE[0] * ratio))
     n_items = max(2, round(ML20M_SHAPE[1] * ratio))
     return n_users, n_items, min(0.5, million_pairs * 1e6 / (n_users * n_items))
