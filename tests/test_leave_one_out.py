@@ -130,8 +130,9 @@ def test_item_rows_by_groups_of_users_give_the_same_hits(hits_fn, monkeypatch) -
 
     x = random_profiles(40, 30, 0.3, 7)
     whole = hits_fn(x, k=3)
-    monkeypatch.setattr(loo, "_BLOCK_CELLS", 30 * 4)  # a few items' rows at a time
-    groups = list(loo._user_groups(x, np.arange(40)))
+    monkeypatch.setattr(loo, "_HEAD_CELLS", 30 * 5)  # the 5 most popular items' rows once
+    monkeypatch.setattr(loo, "_BLOCK_CELLS", 30 * 4)  # a few other items' rows at a time
+    groups = list(loo._user_groups(x, np.arange(40), np.zeros(30, dtype=bool)))
     assert len(groups) > 5 and np.array_equal(np.concatenate([g for g, _ in groups]), np.arange(40))
     grouped = hits_fn(x, k=3)
     assert np.array_equal(grouped.indices, whole.indices)

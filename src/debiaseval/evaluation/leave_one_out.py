@@ -29,7 +29,7 @@ profile are not in U.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import scipy.sparse as sp
@@ -48,7 +48,8 @@ __all__ = [
 
 INTERVALS: tuple[str, ...] = ("binomial", "bootstrap")
 _DECIMALS = 9  # cosine scores are rounded so that ties in exact arithmetic stay ties
-_BLOCK_CELLS = 1 << 25  # dense cells of item rows formed at a time (256 MiB of float64)
+_HEAD_CELLS = 1 << 27  # dense cells of the popular items' rows, formed once (1 GiB of float64)
+_BLOCK_CELLS = 1 << 25  # dense cells of other item rows formed at a time (256 MiB)
 
 
 def _binary(profiles: sp.spmatrix | sp.sparray) -> sp.csr_matrix:
@@ -124,13 +125,17 @@ def naive_cf_scores(profiles: sp.spmatrix | sp.sparray, users: np.ndarray) -> np
     return out
 
 
-def _user_groups(x: sp.csr_matrix, users: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """Consecutive groups of ``users`` with the sorted union of their profiles, the union
-    holding at most ``_BLOCK_CELLS // n_items`` items (or one user's profile)."""
+def _user_groups(
+    x: sp.csr_matrix, users: np.ndarray, skip: np.ndarray
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Consecutive groups of ``users`` with the sorted union of their profile items outside
+    ``skip`` (boolean per item), the union holding at most ``_BLOCK_CELLS // n_items`` items
+    (or one user's)."""
     limit = max(1, _BLOCK_CELLS // max(x.shape[1], 1))
     start, union = 0, np.empty(0, dtype=x.indices.dtype)
     for pos, u in enumerate(users):
         held = x.indices[x.indptr[u] : x.indptr[u + 1]]
+        held = held[~skip[held]]
         grown = np.union1d(union, held)
         if grown.size > limit and pos > start:
             yield users[start:pos], union
@@ -140,16 +145,36 @@ def _user_groups(x: sp.csr_matrix, users: np.ndarray) -> Iterator[tuple[np.ndarr
         yield users[start:], union
 
 
-def _item_rows(left: sp.csr_matrix, x: sp.csr_matrix, users: np.ndarray):
-    """For groups of ``users``: (group, union of their items, dense rows ``(left @ x)[union]``).
+def _item_rows(
+    left: sp.csr_matrix, x: sp.csr_matrix, users: np.ndarray
+) -> Iterator[tuple[np.ndarray, Callable[[np.ndarray], np.ndarray]]]:
+    """For groups of ``users``: (group, rows) where ``rows(items)`` gives ``(left @ x)[items]``
+    dense, for the items of the group's profiles.
 
-    ``left`` is items × users (Xᵀ, possibly column-scaled); only the rows of the
-    group's items are formed (:data:`_BLOCK_CELLS` dense cells), never items × items.
-    Row r of a sparse product is computed from row r of ``left`` alone, so the
-    values equal those of the full product bit for bit.
+    ``left`` is items × users (Xᵀ, possibly column-scaled). The rows of the most
+    popular items (the costliest to form, and in most profiles) are formed once, at
+    most :data:`_HEAD_CELLS` dense cells; the others for each group of users, at most
+    :data:`_BLOCK_CELLS`; never items × items. Row r of a sparse product is computed
+    from row r of ``left`` alone, so the values equal the full product's bit for bit.
     """
-    for group, union in _user_groups(x, users):
-        yield group, union, (left[union] @ x).toarray()
+    n_items = x.shape[1]
+    popularity = np.diff(left.indptr)
+    n_head = min(n_items, _HEAD_CELLS // max(n_items, 1))
+    head = np.sort(np.argsort(-popularity, kind="stable")[:n_head])
+    in_head = np.zeros(n_items, dtype=bool)
+    in_head[head] = True
+    head_rows = (left[head] @ x).toarray()
+    for group, union in _user_groups(x, users, in_head):
+        tail_rows = (left[union] @ x).toarray()
+
+        def rows(items: np.ndarray, union=union, tail_rows=tail_rows) -> np.ndarray:
+            out = np.empty((items.size, n_items))
+            top = in_head[items]
+            out[top] = head_rows[np.searchsorted(head, items[top])]
+            out[~top] = tail_rows[np.searchsorted(union, items[~top])]
+            return out
+
+        yield group, rows
 
 
 def naive_cf_hits(
@@ -172,7 +197,7 @@ def naive_cf_hits(
     safe = np.maximum(count, 1.0)
     n_items = x.shape[1]
     hits = []
-    for group, union, cooc in _item_rows(sp.csr_matrix(x.T), x, users):
+    for group, item_rows in _item_rows(sp.csr_matrix(x.T), x, users):
         for u in group:
             held = x.indices[x.indptr[u] : x.indptr[u + 1]]
             if held.size == 0:
@@ -180,7 +205,7 @@ def naive_cf_hits(
             outside = np.ones(n_items, dtype=bool)
             outside[held] = False
             candidates = np.flatnonzero(outside)
-            rows = cooc[np.searchsorted(union, held)]  # C[held, ·] = C[·, held]ᵀ
+            rows = item_rows(held)  # C[held, ·] = C[·, held]ᵀ
             block = (rows[:, candidates] / safe[held][:, None]).T  # ratio (n_cand, m)
             cand = np.arange(candidates.size)
             arg = block.argmax(axis=1)
@@ -236,7 +261,7 @@ def cosine_cf_hits(
     left = sp.csr_matrix(x.T @ sp.diags(_inverse_root_sizes(x)))
     n_items = x.shape[1]
     hits = []
-    for group, union, gram in _item_rows(left, x, users):
+    for group, item_rows in _item_rows(left, x, users):
         for u in group:
             held = x.indices[x.indptr[u] : x.indptr[u + 1]]
             m = held.size
@@ -245,7 +270,7 @@ def cosine_cf_hits(
             outside = np.ones(n_items, dtype=bool)
             outside[held] = False
             candidates = np.flatnonzero(outside)
-            rows = gram[np.searchsorted(union, held)]  # G[held, ·], (m, n_items)
+            rows = item_rows(held)  # G[held, ·], (m, n_items)
             base = rows.sum(axis=0)
             if m == 1:  # the profile becomes empty: every score is 0
                 cand_scores = np.zeros((1, candidates.size))
