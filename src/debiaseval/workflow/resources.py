@@ -37,8 +37,8 @@ class Scaling:
 
 SCALING: dict[str, Scaling] = {
     # Python, numpy/pandas/scipy and the package take ~0.3 GB; 1 GB covers Coat/Yahoo!-sized jobs.
-    "preprocess": Scaling(1000, 40, 10, 0.3),
-    "train": Scaling(1000, 60, 15, 1.5),
+    "preprocess": Scaling(1000, 8, 10, 0.05),  # input: raw files (CSV-like, ~27 bytes a rating)
+    "train": Scaling(1000, 60, 15, 1.5),  # input: a seed's split (Parquet, ~3.4 bytes a pair)
     "evaluate": Scaling(1000, 40, 10, 0.3),
     "e2": Scaling(1000, 60, 30, 1.5),
     "e3": Scaling(1000, 60, 30, 1.5),
@@ -48,13 +48,13 @@ SCALING: dict[str, Scaling] = {
 }
 """Per stage: a rule's memory and runtime requests as functions of its input size."""
 
-_BYTES_PER_PAIR = 3.4  # a pair's share of the preprocessed Parquet files (measured at 1M pairs)
+_BYTES_PER_PAIR = 27.0  # a rating's share of a raw ratings file (ML-20M's ratings.csv: 533 MB)
 
 
 def expected_input_mb(synthetic: Mapping[str, Any] | None) -> float:
     """The input MB a ``synthetic`` block stands for (its data has no input file): its
-    expected MNAR pairs (density · users · items) plus the MAR part, at the bytes a pair
-    takes in the preprocessed Parquet files."""
+    expected MNAR pairs (density · users · items) plus the MAR part, at the bytes a rating
+    takes in a raw ratings file, so that generated and downloaded data scale alike."""
     if not synthetic:
         return 0.0
     n_users, n_items = int(synthetic.get("n_users", 300)), int(synthetic.get("n_items", 400))
