@@ -337,7 +337,7 @@ def _table(results: dict[float, list[dict[str, Any]]], peaks: dict[float, float]
     for stage in [*stages, "total"]:
         wall = {m: _seconds(results[m], stage) for m in sizes}
         cpu = {m: _seconds(results[m], stage, "cpu_seconds") for m in sizes}
-        cells = [f"{wall[m]:.1f} ({cpu[m]:.1f})" for m in sizes]
+        cells = [f"{wall[m]:.1f} ({cpu[m]:.1f})" if wall[m] else "–" for m in sizes]
         cells += [
             f"{_exponent(wall[a], wall[b], a, b)} ({_exponent(cpu[a], cpu[b], a, b)})"
             for a, b in pairs
