@@ -86,3 +86,26 @@ def test_startup_section_measures_every_workflow_script() -> None:
     for name in ("e1_intervene", "e2_elicit", "e5_evaluate", "preprocess"):
         assert f"startup: {name} [s]" in rows
         assert f"startup: {name} cpu [s]" in rows
+
+
+def test_scale_section_runs_each_size_in_a_child_at_tiny_sizes(capsys) -> None:
+    from debiaseval.scale_benchmark import scale_shape
+
+    assert scale_shape(20) == (138_493, 26_744, pytest.approx(20e6 / (138_493 * 26_744)))
+    assert scale_shape(5)[:2] == (69_246, 13_372)  # ML-20M's aspect and density
+    rows = main(
+        ["--sections", "scale", "--scale-sizes", "0.004,0.002", "--scale-e6-users", "40",
+         "--scale-mf-epochs", "1"]
+    )  # fmt: skip
+    for size in ("0.002M", "0.004M"):
+        assert rows[f"scale {size} peak RSS [GB]"] > 0
+        for stage in ("generate", "E1 tune+rank UserKNN", "E1 evaluate", "E5 score+URE ItemKNN",
+                      "E6 KL weights + LOO"):  # fmt: skip
+            assert np.isfinite(rows[f"scale {size} {stage} [s]"])
+    assert np.isfinite(rows["scale exponent 0.002M->0.004M total"])
+    out = capsys.readouterr().out
+    assert "| stage | 0.002M: wall (cpu) [s] | 0.004M: wall (cpu) [s] | exponent 0.002→0.004M" in (
+        out
+    )
+    with pytest.raises(ValueError, match="--scale-recommenders"):
+        main(["--sections", "scale", "--scale-recommenders", "Nope"])

@@ -108,3 +108,46 @@ def test_fit_grid_other_recommenders_and_params() -> None:
         list(fit_grid("svd", {}, [{}], x, seed=0))
     with pytest.raises(ValueError, match="k must be"):
         list(fit_grid("userknn", {}, [{"k": 0}], x, seed=0))
+
+
+def dense_reference(x: sp.csr_matrix, k: int, *, by_users: bool) -> np.ndarray:
+    """k-NN scores from the full dense similarity matrix (the layout the sparse graph avoids):
+    neighbours by a stable sort on (-similarity, index), scores by dense products."""
+    rows = x if by_users else sp.csr_matrix(x.T)
+    unit = knn._row_normalize(rows)
+    sims = (unit @ unit.T).toarray()  # the same similarity values as the blocks
+    n = sims.shape[0]
+    np.fill_diagonal(sims, -np.inf)
+    order = np.argsort(-sims, axis=1, kind="stable")[:, : min(k, n - 1)]  # ties: smaller index
+    graph = np.zeros_like(sims)
+    np.put_along_axis(graph, order, np.take_along_axis(sims, order, axis=1), axis=1)
+    dense = x.toarray()
+    return graph @ dense if by_users else dense @ graph.T
+
+
+@pytest.mark.parametrize("integer", [True, False])  # integer ratings: many tied similarities
+@pytest.mark.parametrize("cls", [UserKNN, ItemKNN])
+def test_sparse_graph_scores_equal_the_dense_reference_at_every_k(
+    cls, integer: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    x = ratings(integer=integer, seed=3)
+    n = x.shape[0] if cls is UserKNN else x.shape[1]
+    blocks: list[tuple[int, ...]] = []
+    select = knn.top_k_indices
+
+    def recorded(scores, k):
+        blocks.append(scores.shape)
+        return select(scores, k)
+
+    monkeypatch.setattr(knn, "_BLOCK_CELLS", 7 * n)  # similarity blocks of 7 rows
+    monkeypatch.setattr(knn, "top_k_indices", recorded)
+    fitted = cls(k=max(GRID)).fit(x)
+    assert blocks and all(rows <= 7 and cols == n for rows, cols in blocks)  # never n × n
+    users = np.arange(x.shape[0])
+    for k in GRID:
+        model = fitted.with_k(k)
+        graph = model.neighbours_
+        assert sp.issparse(graph) and graph.nnz == n * min(k, n - 1)  # k neighbours per row
+        expected = dense_reference(x, k, by_users=cls is UserKNN)
+        np.testing.assert_allclose(model.score(users), expected, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(cls(k=k).fit(x).score(users), expected, rtol=1e-12, atol=1e-12)

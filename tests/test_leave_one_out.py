@@ -122,3 +122,18 @@ def test_bootstrap_interval_covers_the_mean_and_is_deterministic() -> None:
         loo_interval(rates, interval="wald")
     with pytest.raises(ValueError, match="no user"):
         loo_interval(np.array([]))
+
+
+@pytest.mark.parametrize("hits_fn", [naive_cf_hits, cosine_cf_hits])
+def test_item_rows_by_groups_of_users_give_the_same_hits(hits_fn, monkeypatch) -> None:
+    import debiaseval.evaluation.leave_one_out as loo
+
+    x = random_profiles(40, 30, 0.3, 7)
+    whole = hits_fn(x, k=3)
+    monkeypatch.setattr(loo, "_HEAD_CELLS", 30 * 5)  # the 5 most popular items' rows once
+    monkeypatch.setattr(loo, "_BLOCK_CELLS", 30 * 4)  # a few other items' rows at a time
+    groups = list(loo._user_groups(x, np.arange(40), np.zeros(30, dtype=bool)))
+    assert len(groups) > 5 and np.array_equal(np.concatenate([g for g, _ in groups]), np.arange(40))
+    grouped = hits_fn(x, k=3)
+    assert np.array_equal(grouped.indices, whole.indices)
+    np.testing.assert_array_equal(grouped.data, whole.data)

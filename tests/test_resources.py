@@ -1,53 +1,47 @@
-"""resources/: the dataset registry as data, shipped with the package; no absolute paths."""
+"""Job resources scaled with the input: a floor for Coat-sized jobs, enough at ML-20M's shape."""
 
 from __future__ import annotations
 
-import re
-import tomllib
-from importlib import resources
-from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from debiaseval.data.registry import REGISTRY_FILE, SOURCES, load_sources
+from debiaseval.workflow.resources import SCALING, expected_input_mb, mem_mb, runtime
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def test_top_level_registry_is_the_packaged_one():
-    link = ROOT / "resources" / "datasets.yaml"
-    packaged = ROOT / "src" / "debiaseval" / REGISTRY_FILE
-    assert link.is_symlink() and link.resolve() == packaged.resolve()
-    assert (ROOT / "resources" / "README.md").read_text().count("raw/") >= 2
-    assert load_sources(link.read_text()) == SOURCES
+ML20M = {"n_users": 138_493, "n_items": 26_744, "density": 0.0054, "n_mar": 20}
+COAT_MB = 0.2  # Coat's raw files (290 users x 300 items, 6,960 + 4,640 ratings) are ~0.1 MB
+ML20M_SPLIT_MB = 3.4 * (20e6 + 20 * 138_493) / 1e6  # a seed's split at 20M pairs (Parquet)
 
 
-def test_registry_is_package_data():
-    assert resources.files("debiaseval").joinpath(REGISTRY_FILE).is_file()
-    setup = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    assert "resources/*.yaml" in setup["package-data"]["debiaseval"]
+def files(size_mb: float) -> SimpleNamespace:
+    return SimpleNamespace(size_mb=size_mb)  # what Snakemake's `input` offers
 
 
-def test_registry_order_and_values():
-    assert list(SOURCES) == ["coat", "yahoo-r3", "ml-100k", "ml-1m", "librarything"]
-    assert SOURCES["ml-1m"].licence == SOURCES["ml-100k"].licence  # shared YAML anchor
-    assert SOURCES["yahoo-r3"].archive_root == ""
-    assert "\n" not in (SOURCES["yahoo-r3"].manual_instructions or "")
+@pytest.mark.parametrize("stage", sorted(SCALING))
+def test_requests_grow_with_the_input_and_double_on_retry(stage: str) -> None:
+    mem, minutes = mem_mb(stage), runtime(stage)
+    small = mem(None, files(COAT_MB))
+    assert 1000 <= small <= 1100  # Coat: the floor, about 1 GB
+    assert mem(None, files(100.0)) > small
+    assert mem(None, files(COAT_MB), attempt=2) == 2 * small
+    assert minutes(None, files(COAT_MB)) <= SCALING[stage].min_floor + 1
+    assert minutes(None, files(100.0), attempt=3) == 3 * minutes(None, files(100.0))
 
 
-def test_registry_rejects_unknown_keys():
-    text = "toy: {url: null, archive_sha256: null, archive_root: '', files: {}, sha: x}\n"
-    with pytest.raises(ValueError, match="toy: unknown keys sha"):
-        load_sources(text)
+def test_ml20m_shape_gets_what_the_scale_benchmark_measured() -> None:
+    # peak RSS of the whole 20M scale run (every stage in one process) < 12 GB; a single
+    # E1 train job on a 20M split holds less, and gets more than 5 GB
+    assert mem_mb("train")(None, files(ML20M_SPLIT_MB)) >= 5000
+    # generated ML-20M-shaped data stands for a ratings file like ML-20M's (533 MB)
+    assert expected_input_mb(ML20M) == pytest.approx(27 * 22.77, rel=0.01)
+    preprocess = mem_mb("preprocess", extra=lambda w: expected_input_mb(ML20M))
+    assert preprocess(None, files(0.0)) >= 5000  # generation + preprocessing at 20M: 4.8 GB
+    assert mem_mb("preprocess")(None, files(533.0)) >= 5000  # ML-20M's ratings.csv
+    assert expected_input_mb(None) == 0.0
 
 
-def test_no_absolute_development_paths_in_the_package():
-    pattern = re.compile(r"(?<![\w.])/(work|tmp)/")
-    hits = [
-        f"{path.relative_to(ROOT)}:{number}"
-        for path in sorted((ROOT / "src" / "debiaseval").rglob("*"))
-        if path.suffix in {".py", ".yaml"}
-        for number, line in enumerate(path.read_text().splitlines(), 1)
-        if pattern.search(line)
-    ]
-    assert hits == []
+def test_a_configured_number_is_used_as_is_and_stages_are_checked() -> None:
+    assert mem_mb("train", 16000) == 16000
+    assert runtime("evaluate", 30) == 30
+    with pytest.raises(ValueError, match="no resource scaling for stage 'nope'"):
+        mem_mb("nope")

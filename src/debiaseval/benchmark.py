@@ -1,6 +1,6 @@
 """Stage timings and speed ratios: ``python -m debiaseval.benchmark [--quick]``.
 
-Three sections, each measured in one process (no timing is asserted anywhere):
+Four sections, each measured in one process (no timing is asserted anywhere):
 
 - ``stages``: every E1 stage on the synthetic generator scaled up to about 1M
   observed MNAR interactions, in seconds and throughput, plus weighted
@@ -13,6 +13,10 @@ Three sections, each measured in one process (no timing is asserted anywhere):
   ``precision_at_k`` + ``recall_at_k``; ``train_overlap_mask`` vs numpy's
   default ``isin`` (the hash path it replaced); UserKNN and ItemKNN over a k
   grid from one fit (:func:`debiaseval.recommenders.fit_grid`) vs a refit per k;
+- ``scale`` (only when asked for): E1's stages, E5's scoring and URE and E6's KL
+  weights and leave-one-out at about 1M, 5M and 20M pairs (``--scale-sizes``), each
+  size in a child process, with wall time and peak RSS per stage and the growth
+  exponent of time (:mod:`debiaseval.scale_benchmark`);
 - ``batching``: the cost of a job's imports, and N evaluate jobs (one
   subprocess per recommender, as the workflow runs them) vs one job
   evaluating the N recommenders (:func:`debiaseval.experiments.e1.evaluate_recommenders`);
@@ -59,6 +63,7 @@ from debiaseval.evaluation.metrics import evaluate_topk, summarise, train_overla
 from debiaseval.evaluation.ranking import top_k
 from debiaseval.experiments.e1 import evaluate_on_testsets, evaluate_recommenders
 from debiaseval.recommenders import LightFMRanker, Recommender, fit_grid, make_recommender
+from debiaseval.scale_benchmark import run_scale
 from debiaseval.workflow.io import write_parquet
 
 __all__ = ["main", "reference_topk_metrics", "script_imports"]
@@ -583,8 +588,24 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     parser.add_argument(
         "--sections",
         nargs="+",
-        choices=["stages", "ratios", "batching", "startup"],
+        choices=["stages", "ratios", "batching", "startup", "scale"],
         default=["stages", "ratios", "batching"],
+        help="startup and scale are not run by default; scale: E1, E5 and E6 at 1M/5M/20M pairs, "
+        "a child per size",
+    )
+    parser.add_argument(
+        "--scale-sizes",
+        default="1,5,20",
+        help="scale: sizes in million MNAR pairs, comma-separated (20 = ML-20M's shape)",
+    )
+    parser.add_argument(
+        "--scale-recommenders",
+        default="Random,PosPop,AvgRating,UserKNN,ItemKNN,MF",
+        help="scale: E1 recommenders, one grid point each",
+    )
+    parser.add_argument("--scale-mf-epochs", type=int, default=5, help="scale: MF epochs")
+    parser.add_argument(
+        "--scale-e6-users", type=int, default=2000, help="scale: E6 leave-one-out user sample"
     )
     parser.add_argument(
         "--quick",
@@ -644,6 +665,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             _batching(args, rows)
         if "startup" in args.sections:
             _startup(args, rows)
+    if "scale" in args.sections:  # children set their own thread limits
+        run_scale(args, rows)
     return rows
 
 

@@ -7,6 +7,7 @@ import re
 import sys
 
 from debiaseval import code_hash
+from debiaseval.workflow import resources as scaled_resources
 from debiaseval.workflow.config import ConfigError, validate_config
 from debiaseval.data import MIRROR_ENV, SOURCES
 from debiaseval.data.build import SOURCE_OF
@@ -142,6 +143,22 @@ def lists_input(experiment, entries, wildcard):
 
 def resources_of(stage):
     return config["resources"][stage]
+
+
+def job_mem_mb(stage, block, extra=None):
+    """The rule's mem_mb: the config's number, else scaled with the job's input size."""
+    return scaled_resources.mem_mb(stage, block["mem_mb"], extra=extra)
+
+
+def job_runtime(stage, block, extra=None):
+    """The rule's runtime (minutes): the config's number, else scaled with the input size."""
+    return scaled_resources.runtime(stage, block["runtime"], extra=extra)
+
+
+def synthetic_input_mb(wildcards):
+    """Generated data has no input file: the MB its synthetic block stands for."""
+    synthetic = config["synthetic"] if wildcards.dataset == "synthetic" else None
+    return scaled_resources.expected_input_mb(synthetic)
 
 
 def experiment_targets():

@@ -123,8 +123,8 @@ rule e1_train:
         plugin=lambda w: plugin_hash(E1["recommenders"][w.recommender]["algorithm"]),
     threads: resources_of("train")["threads"]
     resources:
-        mem_mb=resources_of("train")["mem_mb"],
-        runtime=resources_of("train")["runtime"],
+        mem_mb=job_mem_mb("train", resources_of("train")),
+        runtime=job_runtime("train", resources_of("train")),
     conda:
         "../envs/debiaseval.yaml"
     log:
@@ -234,8 +234,8 @@ rule e1_evaluate:
         code=CODE,
     threads: resources_of("evaluate")["threads"]
     resources:
-        mem_mb=resources_of("evaluate")["mem_mb"],
-        runtime=resources_of("evaluate")["runtime"],
+        mem_mb=job_mem_mb("evaluate", resources_of("evaluate")),
+        runtime=job_runtime("evaluate", resources_of("evaluate")),
     conda:
         "../envs/debiaseval.yaml"
     log:

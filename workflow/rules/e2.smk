@@ -92,8 +92,8 @@ rule e2_train:
         plugin=plugin_hash(E2["mf"]["algorithm"]),
     threads: E2["resources"]["threads"]
     resources:
-        mem_mb=E2["resources"]["mem_mb"],
-        runtime=E2["resources"]["runtime"],
+        mem_mb=job_mem_mb("e2", E2["resources"]),
+        runtime=job_runtime("e2", E2["resources"]),
     conda:
         "../envs/debiaseval.yaml"
     log:
@@ -133,8 +133,8 @@ rule e2_elicit:
         plugin=plugin_hash(E2["mf"]["algorithm"]),
     threads: E2["resources"]["threads"]
     resources:
-        mem_mb=E2["resources"]["mem_mb"],
-        runtime=E2["resources"]["runtime"],
+        mem_mb=job_mem_mb("e2", E2["resources"]),
+        runtime=job_runtime("e2", E2["resources"]),
     conda:
         "../envs/debiaseval.yaml"
     log:
@@ -181,8 +181,8 @@ rule e2_evaluate:
         plugin=plugin_hash(E2["mf"]["algorithm"]),
     threads: E2["resources"]["threads"]
     resources:
-        mem_mb=E2["resources"]["mem_mb"],
-        runtime=E2["resources"]["runtime"],
+        mem_mb=job_mem_mb("e2", E2["resources"]),
+        runtime=job_runtime("e2", E2["resources"]),
     conda:
         "../envs/debiaseval.yaml"
     log:

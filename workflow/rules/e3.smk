@@ -30,8 +30,8 @@ rule e3_simulate:
         code=CODE,
     threads: E3["resources"]["threads"]
     resources:
-        mem_mb=E3["resources"]["mem_mb"],
-        runtime=E3["resources"]["runtime"],
+        mem_mb=job_mem_mb("e3", E3["resources"], synthetic_input_mb),
+        runtime=job_runtime("e3", E3["resources"], synthetic_input_mb),
     conda:
         "../envs/debiaseval.yaml"
     log:

@@ -40,8 +40,8 @@ rule e4_propensities:
         code=CODE,
     threads: E4["resources"]["threads"]
     resources:
-        mem_mb=E4["resources"]["mem_mb"],
-        runtime=E4["resources"]["runtime"],
+        mem_mb=job_mem_mb("e4", E4["resources"]),
+        runtime=job_runtime("e4", E4["resources"]),
     conda:
         "../envs/debiaseval.yaml"
     log:
@@ -71,8 +71,8 @@ rule e4_fit:
         code=CODE,
     threads: E4["resources"]["threads"]
     resources:
-        mem_mb=E4["resources"]["mem_mb"],
-        runtime=E4["resources"]["runtime"],
+        mem_mb=job_mem_mb("e4", E4["resources"]),
+        runtime=job_runtime("e4", E4["resources"]),
     conda:
         "../envs/debiaseval.yaml"
     log:

@@ -102,8 +102,8 @@ rule e5_evaluate:
         plugin=lambda w: plugin_hash(E5["models"][w.model]["algorithm"]),
     threads: E5["resources"]["threads"]
     resources:
-        mem_mb=E5["resources"]["mem_mb"],
-        runtime=E5["resources"]["runtime"],
+        mem_mb=job_mem_mb("e5", E5["resources"]),
+        runtime=job_runtime("e5", E5["resources"]),
     conda:
         "../envs/debiaseval.yaml"
     log:

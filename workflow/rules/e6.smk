@@ -36,8 +36,8 @@ rule e6_evaluate:
         code=CODE,
     threads: E6["resources"]["threads"]
     resources:
-        mem_mb=E6["resources"]["mem_mb"],
-        runtime=E6["resources"]["runtime"],
+        mem_mb=job_mem_mb("e6", E6["resources"], synthetic_input_mb),
+        runtime=job_runtime("e6", E6["resources"], synthetic_input_mb),
     conda:
         "../envs/debiaseval.yaml"
     log:

@@ -17,8 +17,8 @@ rule preprocess:
         code=CODE,
     threads: resources_of("preprocess")["threads"]
     resources:
-        mem_mb=resources_of("preprocess")["mem_mb"],
-        runtime=resources_of("preprocess")["runtime"],
+        mem_mb=job_mem_mb("preprocess", resources_of("preprocess"), synthetic_input_mb),
+        runtime=job_runtime("preprocess", resources_of("preprocess"), synthetic_input_mb),
     conda:
         "../envs/debiaseval.yaml"
     log:

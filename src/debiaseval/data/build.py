@@ -42,9 +42,9 @@ def build_dataset(
 
         return (*build_interactions(load_user_log(name, own)), None)
     if name == "synthetic":
-        from debiaseval.data.synthetic import generate_synthetic
+        from debiaseval.data.synthetic import synthetic_raw
 
-        return (*build_interactions(generate_synthetic(**(synthetic or {})).to_raw()), None)
+        return (*build_interactions(synthetic_raw(**(synthetic or {}))), None)
     if raw is None:
         raise ValueError(f"dataset {name!r} needs the folder of its raw files")
     if name in SOURCE_OF:

@@ -18,11 +18,23 @@ The MAR part holds ``n_mar`` items per user drawn uniformly without replacement.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["SyntheticData", "generate_synthetic", "observation_scale"]
+__all__ = [
+    "DENSE_CELLS",
+    "SyntheticData",
+    "check_synthetic",
+    "generate_synthetic",
+    "observation_scale",
+    "synthetic_raw",
+]
+
+DENSE_CELLS = 1 << 26
+"""Largest n_users × n_items drawn as a full matrix by :func:`synthetic_raw` (about 1 GB
+peak); larger shapes are sampled pair by pair."""
 
 
 @dataclass(frozen=True)
@@ -106,6 +118,38 @@ def observation_scale(base: np.ndarray, counts: np.ndarray, target: float) -> fl
     return 0.5 * (lo + hi)
 
 
+def check_synthetic(
+    *, alpha: float, n_mar: int, n_items: int, marginal: tuple[float, ...] | list[float]
+) -> np.ndarray:
+    """The ``synthetic`` block's checks; returns the marginal as an array."""
+    if not 0 < alpha <= 1:
+        raise ValueError(f"alpha must be in (0, 1], got {alpha}")
+    if not 1 <= n_mar <= n_items:
+        raise ValueError(f"n_mar must be in [1, n_items={n_items}], got {n_mar}")
+    marginal_arr = np.asarray(marginal, dtype=np.float64)
+    if marginal_arr.shape != (5,) or marginal_arr.min() < 0 or marginal_arr.sum() <= 0:
+        raise ValueError(f"marginal must be 5 non-negative weights, got {list(marginal)}")
+    return marginal_arr
+
+
+def synthetic_raw(**params: Any):  # -> RawDataset
+    """The ``synthetic`` dataset in raw form, as the workflow builds it.
+
+    Up to :data:`DENSE_CELLS` cells (n_users × n_items) the full matrix is drawn by
+    :func:`generate_synthetic` (the files of every existing config are unchanged);
+    beyond, the pairs are sampled in O(pairs) by
+    :func:`debiaseval.data.synthetic_pairs.sample_synthetic` (same model, a different
+    draw; see docs/performance.md).
+    """
+    n_users = params.get("n_users", 300)
+    n_items = params.get("n_items", 400)
+    if n_users * n_items <= DENSE_CELLS:
+        return generate_synthetic(**params).to_raw()
+    from debiaseval.data.synthetic_pairs import sample_synthetic
+
+    return sample_synthetic(**params).to_raw()
+
+
 def generate_synthetic(
     *,
     n_users: int = 300,
@@ -121,13 +165,7 @@ def generate_synthetic(
     seed: int = 0,
 ) -> SyntheticData:
     """Generate Y, the true propensities, an MNAR sample and a MAR sample (docs/datasets.md)."""
-    if not 0 < alpha <= 1:
-        raise ValueError(f"alpha must be in (0, 1], got {alpha}")
-    if not 1 <= n_mar <= n_items:
-        raise ValueError(f"n_mar must be in [1, n_items={n_items}], got {n_mar}")
-    marginal_arr = np.asarray(marginal, dtype=np.float64)
-    if marginal_arr.shape != (5,) or marginal_arr.min() < 0 or marginal_arr.sum() <= 0:
-        raise ValueError(f"marginal must be 5 non-negative weights, got {list(marginal)}")
+    marginal_arr = check_synthetic(alpha=alpha, n_mar=n_mar, n_items=n_items, marginal=marginal)
     rng = np.random.default_rng(seed)
 
     user_factors = rng.standard_normal((n_users, rank), dtype=np.float32)

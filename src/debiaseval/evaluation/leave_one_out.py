@@ -29,6 +29,7 @@ profile are not in U.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import scipy.sparse as sp
@@ -46,6 +47,8 @@ __all__ = [
 
 INTERVALS: tuple[str, ...] = ("binomial", "bootstrap")
 _DECIMALS = 9  # cosine scores are rounded so that ties in exact arithmetic stay ties
+_HEAD_CELLS = 1 << 27  # dense cells of the popular items' rows, formed once (1 GiB of float64)
+_BLOCK_CELLS = 1 << 25  # dense cells of other item rows formed at a time (256 MiB)
 
 
 def _binary(profiles: sp.spmatrix | sp.sparray) -> sp.csr_matrix:
@@ -121,6 +124,58 @@ def naive_cf_scores(profiles: sp.spmatrix | sp.sparray, users: np.ndarray) -> np
     return out
 
 
+def _user_groups(
+    x: sp.csr_matrix, users: np.ndarray, skip: np.ndarray
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Consecutive groups of ``users`` with the sorted union of their profile items outside
+    ``skip`` (boolean per item), the union holding at most ``_BLOCK_CELLS // n_items`` items
+    (or one user's)."""
+    limit = max(1, _BLOCK_CELLS // max(x.shape[1], 1))
+    start, union = 0, np.empty(0, dtype=x.indices.dtype)
+    for pos, u in enumerate(users):
+        held = x.indices[x.indptr[u] : x.indptr[u + 1]]
+        held = held[~skip[held]]
+        grown = np.union1d(union, held)
+        if grown.size > limit and pos > start:
+            yield users[start:pos], union
+            start, grown = pos, held
+        union = grown
+    if users.size > start:
+        yield users[start:], union
+
+
+def _item_rows(
+    left: sp.csr_matrix, x: sp.csr_matrix, users: np.ndarray
+) -> Iterator[tuple[np.ndarray, Callable[[np.ndarray], np.ndarray]]]:
+    """For groups of ``users``: (group, rows) where ``rows(items)`` gives ``(left @ x)[items]``
+    dense, for the items of the group's profiles.
+
+    ``left`` is items × users (Xᵀ, possibly column-scaled). The rows of the most
+    popular items (the costliest to form, and in most profiles) are formed once, at
+    most :data:`_HEAD_CELLS` dense cells; the others for each group of users, at most
+    :data:`_BLOCK_CELLS`; never items × items. Row r of a sparse product is computed
+    from row r of ``left`` alone, so the values equal the full product's bit for bit.
+    """
+    n_items = x.shape[1]
+    popularity = np.diff(left.indptr)
+    n_head = min(n_items, _HEAD_CELLS // max(n_items, 1))
+    head = np.sort(np.argsort(-popularity, kind="stable")[:n_head])
+    in_head = np.zeros(n_items, dtype=bool)
+    in_head[head] = True
+    head_rows = (left[head] @ x).toarray()
+    for group, union in _user_groups(x, users, in_head):
+        tail_rows = (left[union] @ x).toarray()
+
+        def rows(items: np.ndarray, union=union, tail_rows=tail_rows) -> np.ndarray:
+            out = np.empty((items.size, n_items))
+            top = in_head[items]
+            out[top] = head_rows[np.searchsorted(head, items[top])]
+            out[~top] = tail_rows[np.searchsorted(union, items[~top])]
+            return out
+
+        yield group, rows
+
+
 def naive_cf_hits(
     profiles: sp.spmatrix | sp.sparray, *, k: int = 5, users: np.ndarray | None = None
 ) -> sp.csr_matrix:
@@ -130,60 +185,59 @@ def naive_cf_hits(
     lowers #(U_i ∩ U_j) by one for j ∈ I_u, so a candidate i' ∉ I_u scores the
     max over I_u \\ {i} of C[i', j]/#U_j (the best ratio, or the second best when
     the best comes from j = i) and the held-out item scores
-    max_{j∈I_u\\{i}} (C[i, j] − 1)/#U_j (C = item co-occurrence counts). Exact:
-    ratios of integers. Per user, O(n_items · |I_u|) with dense blocks.
+    max_{j∈I_u\\{i}} (C[i, j] − 1)/#U_j (C = item co-occurrence counts, symmetric
+    and exact). Per user, O(n_items · |I_u|) with dense blocks; C is formed only for
+    the rows of a group of users' items at a time.
     """
     k = _check_k(k)
     x = _binary(profiles)
     users = _users(x, users)
-    cooc = (x.T @ x).toarray()
-    count = np.diag(cooc).copy()
+    count = np.diff(x.tocsc().indptr).astype(np.float64)  # #U_j = C[j, j]
     safe = np.maximum(count, 1.0)
-    ratio = cooc / safe[None, :]
     n_items = x.shape[1]
     hits = []
-    for u in users:
-        held = x.indices[x.indptr[u] : x.indptr[u + 1]]
-        if held.size == 0:
-            continue
-        outside = np.ones(n_items, dtype=bool)
-        outside[held] = False
-        candidates = np.flatnonzero(outside)
-        block = ratio[np.ix_(candidates, held)]  # (n_cand, m)
-        rows = np.arange(candidates.size)
-        arg = block.argmax(axis=1)
-        best = block[rows, arg]
-        block[rows, arg] = -np.inf
-        second = block.max(axis=1, initial=-np.inf)
-        cand_scores = np.repeat(best[None, :], held.size, axis=0)
-        cand_scores[arg, rows] = second  # the held-out item j = arg was the best
-        own = (cooc[np.ix_(held, held)] - 1.0) / safe[held][None, :]
-        np.fill_diagonal(own, -np.inf)
-        own_best = own.max(axis=1)
-        hits.append(_count_hits(candidates, cand_scores, held, own_best, k))
+    for group, item_rows in _item_rows(sp.csr_matrix(x.T), x, users):
+        for u in group:
+            held = x.indices[x.indptr[u] : x.indptr[u + 1]]
+            if held.size == 0:
+                continue
+            outside = np.ones(n_items, dtype=bool)
+            outside[held] = False
+            candidates = np.flatnonzero(outside)
+            rows = item_rows(held)  # C[held, ·] = C[·, held]ᵀ
+            block = (rows[:, candidates] / safe[held][:, None]).T  # ratio (n_cand, m)
+            cand = np.arange(candidates.size)
+            arg = block.argmax(axis=1)
+            best = block[cand, arg]
+            block[cand, arg] = -np.inf
+            second = block.max(axis=1, initial=-np.inf)
+            cand_scores = np.repeat(best[None, :], held.size, axis=0)
+            cand_scores[arg, cand] = second  # the held-out item j = arg was the best
+            own = (rows[:, held] - 1.0) / safe[held][None, :]
+            np.fill_diagonal(own, -np.inf)
+            own_best = own.max(axis=1)
+            hits.append(_count_hits(candidates, cand_scores, held, own_best, k))
     return _hit_matrix(x, users, hits)
 
 
-def _cosine_parts(x: sp.csr_matrix) -> np.ndarray:
-    """G = Xᵀ diag(1/√|I_v|) X, dense items × items."""
+def _inverse_root_sizes(x: sp.csr_matrix) -> np.ndarray:
+    """1/√|I_v| per user (0 for an empty profile)."""
     sizes = np.diff(x.indptr).astype(np.float64)
-    inv = np.divide(1.0, np.sqrt(sizes), out=np.zeros_like(sizes), where=sizes > 0)
-    return (x.T @ sp.diags(inv) @ x).toarray()
+    return np.divide(1.0, np.sqrt(sizes), out=np.zeros_like(sizes), where=sizes > 0)
 
 
 def cosine_cf_scores(profiles: sp.spmatrix | sp.sparray, users: np.ndarray) -> np.ndarray:
     """Cosine user CF ([MYT14] §5) on binary profiles, every other user a neighbour.
 
     score(u, i) = Σ_{v≠u} cos(x_u, x_v) 1[i ∈ I_v], cos = |I_u ∩ I_v| / √(|I_u||I_v|);
-    0 for an empty I_u.
+    0 for an empty I_u. Dense only in ``users`` × users and ``users`` × items.
     """
     x = _binary(profiles)
     users = np.asarray(users, dtype=np.int64)
-    sizes = np.diff(x.indptr).astype(np.float64)
-    inv = np.divide(1.0, np.sqrt(sizes), out=np.zeros_like(sizes), where=sizes > 0)
+    inv = _inverse_root_sizes(x)
     sims = (x[users] @ x.T).toarray() * inv[users][:, None] * inv[None, :]
     sims[np.arange(users.size), users] = 0.0
-    return sims @ x.toarray()
+    return np.asarray(x.T @ sims.T).T
 
 
 def cosine_cf_hits(
@@ -197,32 +251,35 @@ def cosine_cf_hits(
     is unchanged) are b[i'] − G[i, i'] for a candidate i' ∉ I_u and
     b[i] − √m − G[i, i] + 1/√m for the held-out item (u is no neighbour of
     itself); with m = 1 the profile becomes empty and every score is 0. Values are
-    rounded to 1e-9 so that exact ties stay ties. Per user, O(n_items · |I_u|).
+    rounded to 1e-9 so that exact ties stay ties. Per user, O(n_items · |I_u|); G is
+    formed only for the rows of a group of users' items at a time.
     """
     k = _check_k(k)
     x = _binary(profiles)
     users = _users(x, users)
-    gram = _cosine_parts(x)
+    left = sp.csr_matrix(x.T @ sp.diags(_inverse_root_sizes(x)))
     n_items = x.shape[1]
     hits = []
-    for u in users:
-        held = x.indices[x.indptr[u] : x.indptr[u + 1]]
-        m = held.size
-        if m == 0:
-            continue
-        outside = np.ones(n_items, dtype=bool)
-        outside[held] = False
-        candidates = np.flatnonzero(outside)
-        rows = gram[held]  # (m, n_items)
-        base = rows.sum(axis=0)
-        if m == 1:  # the profile becomes empty: every score is 0
-            cand_scores = np.zeros((1, candidates.size))
-            own = np.zeros(1)
-        else:
-            cand_scores = np.round(base[candidates][None, :] - rows[:, candidates], _DECIMALS)
-            root = math.sqrt(m)
-            own = np.round(base[held] - root - gram[held, held] + 1.0 / root, _DECIMALS)
-        hits.append(_count_hits(candidates, cand_scores, held, own, k))
+    for group, item_rows in _item_rows(left, x, users):
+        for u in group:
+            held = x.indices[x.indptr[u] : x.indptr[u + 1]]
+            m = held.size
+            if m == 0:
+                continue
+            outside = np.ones(n_items, dtype=bool)
+            outside[held] = False
+            candidates = np.flatnonzero(outside)
+            rows = item_rows(held)  # G[held, ·], (m, n_items)
+            base = rows.sum(axis=0)
+            if m == 1:  # the profile becomes empty: every score is 0
+                cand_scores = np.zeros((1, candidates.size))
+                own = np.zeros(1)
+            else:
+                cand_scores = np.round(base[candidates][None, :] - rows[:, candidates], _DECIMALS)
+                root = math.sqrt(m)
+                diag = rows[np.arange(m), held]
+                own = np.round(base[held] - root - diag + 1.0 / root, _DECIMALS)
+            hits.append(_count_hits(candidates, cand_scores, held, own, k))
     return _hit_matrix(x, users, hits)
 
 
