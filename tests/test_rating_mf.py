@@ -17,10 +17,10 @@ def biased():
     return data, data.mnar_frame()
 
 
-def _fit(frame, weights=None, **params):
+def _fit(frame, weights=None, init=None, **params):
     return WeightedMF(**params).fit(
         frame["user"].to_numpy(), frame["item"].to_numpy(), frame["rating"].to_numpy(),
-        n_users=200, n_items=250, weights=weights, rng=np.random.default_rng(0),
+        n_users=200, n_items=250, weights=weights, rng=np.random.default_rng(0), init=init,
     )  # fmt: skip
 
 
@@ -175,3 +175,34 @@ def test_new_solver_reaches_the_reference_objective(biased, loss: str) -> None:
         )  # fmt: skip
         assert new.objective_[-1] == pytest.approx(ref.objective_[-1], rel=1e-6)
         assert new.objective_[0] == pytest.approx(ref.objective_[0], rel=1e-12)
+
+
+def test_warm_start_continues_from_the_given_model(biased) -> None:
+    _, frame = biased
+    first = _fit(frame, None, factors=5, l2=3.0, tol=1e-4)
+    again = WeightedMF(factors=5, l2=3.0, tol=1e-4).fit(
+        frame["user"].to_numpy(), frame["item"].to_numpy(), frame["rating"].to_numpy(),
+        n_users=200, n_items=250, rng=np.random.default_rng(0), init=first,
+    )  # fmt: skip
+    assert again.objective_[0] == pytest.approx(first.objective_[-1], rel=1e-12)
+    assert len(again.objective_) <= 3  # converged already: one or two sweeps
+    with pytest.raises(ValueError, match="init must be a fitted WeightedMF with 6 factors"):
+        _fit(frame, None, factors=6, init=first)
+
+
+def test_cv_select_warm_start_draws_the_same_random_stream(biased) -> None:
+    _, frame = biased
+    args = (frame["user"].to_numpy(), frame["item"].to_numpy(), frame["rating"].to_numpy())
+    grid = [{"factors": 3, "l2": 1.0}, {"factors": 3, "l2": 10.0}, {"factors": 4, "l2": 10.0}]
+    kwargs = dict(n_users=200, n_items=250, grid=grid, metric="mse", n_folds=2)
+    streams, tables = [], []
+    for warm in (False, True):
+        rng = np.random.default_rng(4)
+        _, table = cv_select(*args, frame["propensity"].to_numpy(), **kwargs, rng=rng,
+                             warm_start=warm)  # fmt: skip
+        streams.append(rng.random())
+        tables.append(table)
+    assert streams[0] == streams[1]
+    first = tables[0]["params"] == tables[0]["params"].iloc[0]  # cold in both runs
+    np.testing.assert_array_equal(tables[0]["value"][first], tables[1]["value"][first])
+    assert not np.array_equal(tables[0]["value"][~first], tables[1]["value"][~first])

@@ -140,12 +140,15 @@ class WeightedMF:
         n_items: int,
         weights: np.ndarray | None = None,
         rng: np.random.Generator,
+        init: WeightedMF | None = None,
     ) -> Self:
         """Learn from observed (user, item, rating) triples with optional per-pair weights.
 
         ``weights`` (e.g. 1/P̂ for MF-IPS) are normalised to mean 1; None means MF-Naive.
         Factors start at N(0, init_scale²) drawn from ``rng``; biases at 0, c at the
-        weighted mean rating. Sweeps stop when the relative decrease of the objective
+        weighted mean rating; with ``init`` (a fitted model of the same shape and factors,
+        e.g. the previous λ of a grid) they start at its values instead, and ``rng`` is
+        drawn from all the same. Sweeps stop when the relative decrease of the objective
         falls below ``tol`` or after ``max_iter`` sweeps.
         """
         self.validate_params()
@@ -171,6 +174,13 @@ class WeightedMF:
         self.user_bias_ = np.zeros(n_users)
         self.item_bias_ = np.zeros(n_items)
         self.offset_ = float(np.dot(w, y) / w.sum())
+        if init is not None:
+            if init.user_factors_.shape != (n_users, d) or init.item_factors_.shape != (n_items, d):
+                raise ValueError(f"init must be a fitted WeightedMF with {d} factors of the same "
+                                 f"{n_users} users and {n_items} items")  # fmt: skip
+            self.user_factors_, self.item_factors_ = init.user_factors_, init.item_factors_
+            self.user_bias_, self.item_bias_ = init.user_bias_, init.item_bias_
+            self.offset_ = init.offset_
         residual = y - self.predict(u, i)
         objective = [self._objective(w, residual)]
         for _ in range(int(self.max_iter)):
