@@ -34,6 +34,8 @@ from debiaseval.recommenders.ridge import RowGroups
 __all__ = ["LOSSES", "WeightedMF", "normalise_weights"]
 
 LOSSES = ("squared", "absolute")
+_PREDICT_CHUNK = 65_536
+"""Pairs predicted at once (their gathered factors are the temporaries)."""
 
 
 def normalise_weights(weights: np.ndarray | None, n: int) -> np.ndarray:
@@ -222,7 +224,12 @@ class WeightedMF:
             raise NotFittedError("WeightedMF is not fitted; call fit() first")
         u = np.asarray(users, dtype=np.int64)
         i = np.asarray(items, dtype=np.int64)
-        out = np.einsum("nd,nd->n", self.user_factors_[u], self.item_factors_[i])
+        out = np.empty(u.size)
+        for s0 in range(0, u.size, _PREDICT_CHUNK):  # small temporaries: pairs × d at most
+            uu, ii = u[s0 : s0 + _PREDICT_CHUNK], i[s0 : s0 + _PREDICT_CHUNK]
+            out[s0 : s0 + uu.size] = np.einsum(
+                "nd,nd->n", self.user_factors_[uu], self.item_factors_[ii]
+            )
         out += self.user_bias_[u] + self.item_bias_[i] + self.offset_
         return out
 

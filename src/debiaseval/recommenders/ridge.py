@@ -27,10 +27,10 @@ import scipy.sparse as sp
 
 __all__ = ["RowGroups"]
 
-_MAX_BLOCK = 4_000_000
-"""Upper bound on the floats of one padded batch (rows × length × max(length, k))."""
+_MAX_BLOCK = 1_000_000
+"""Upper bound on the floats of one padded batch (rows × length × k): a few MB, cache-sized."""
 _TYPICAL_K = 64
-"""Batches are sized for k up to this (rows × length × max(length, k) floats)."""
+"""Batches are sized for k up to this (a dual system, length × length, is smaller)."""
 _MAX_COLUMN_GRAM = 4_000_000
 """The dual gathers its systems from X Xᵀ when that has at most this many entries."""
 _GROWTH = 1.25
@@ -58,14 +58,14 @@ class RowGroups:
     ``rows`` and ``cols`` are the pairs' row and column ids (e.g. users and items). Each
     batch holds its rows, the positions of their pairs in the input order (padding points
     at a sentinel position ``n_pairs`` of weight 0) and the pairs' columns (padding points
-    at a zero row ``n_cols`` of the design matrix); pairs keep their column order. Batches
-    hold at most about ``_MAX_BLOCK`` floats for k up to ``_TYPICAL_K`` or their length.
+    at a zero row ``n_cols`` of the design matrix); pairs keep their input order. Batches
+    hold at most about ``_MAX_BLOCK`` floats for k up to ``_TYPICAL_K``.
     """
 
     def __init__(self, rows: np.ndarray, cols: np.ndarray, n_rows: int, n_cols: int) -> None:
         rows = np.asarray(rows, dtype=np.int64)
         cols = np.asarray(cols, dtype=np.int64)
-        order = np.lexsort((cols, rows))
+        order = np.argsort(rows, kind="stable")
         counts = np.bincount(rows, minlength=n_rows)
         self.n_rows, self.n_cols, self.n_pairs = int(n_rows), int(n_cols), int(rows.size)
         self.order = order
@@ -77,7 +77,7 @@ class RowGroups:
         start = 0
         for end in _bucket_ends(counts[by_count]):
             length = int(counts[by_count[end - 1]])
-            step = max(1, _MAX_BLOCK // (length * max(length, _TYPICAL_K)))
+            step = max(1, _MAX_BLOCK // (length * _TYPICAL_K))
             for b0 in range(start, end, step):
                 members = by_count[b0 : min(end, b0 + step)]
                 offset = np.arange(length)
@@ -101,48 +101,45 @@ class RowGroups:
         """θ of every row (``n_rows`` × k) and the fitted values x_jᵀθ_r of every pair.
 
         ``weight`` (ω > 0) and ``target`` (t) are per pair in the input order; ``x`` holds
-        one row x_j per column; rows without pairs get θ = 0. With ρ = √ω and
-        Z_r = diag(ρ) X_r: primal (Z_rᵀZ_r + λI) θ = Z_rᵀ(ρ ∘ t); dual
-        (Z_r Z_rᵀ + λI) α = ρ ∘ t, θ = X_rᵀ(ρ ∘ α), where Z_r Z_rᵀ = (X_r X_rᵀ) ∘ ρρᵀ.
+        one row x_j per column; rows without pairs get θ = 0. Primal:
+        (X_rᵀ Ω_r X_r + λI) θ = X_rᵀ Ω_r t_r; dual: (X_r X_rᵀ + λΩ_r⁻¹) γ = t_r, θ = X_rᵀγ
+        (the push-through identity with Ω_r; a padded pair gets 1 on the diagonal, γ = 0).
         """
         k = x.shape[1]
-        root = np.sqrt(np.append(weight, 0.0))
-        root_target = root * np.append(target, 0.0)
+        weight = np.append(weight, 0.0)
+        target = np.append(target, 0.0)
+        ridge = np.append(l2 / weight[:-1], 1.0)  # λ/ω, and 1 for the padding
+        weight_target = weight * target
         design = np.vstack([x, np.zeros((1, k))])
         gram = None
         out = np.zeros((self.n_rows, k))
         fitted = np.empty(self.n_pairs + 1)
         for index, (members, pairs, cols) in enumerate(self.batches):
             rows, length = pairs.shape
-            rho = root[pairs]
             if length < k and (self.n_cols + 1) ** 2 <= _MAX_COLUMN_GRAM:
                 # dual from the columns' Gram matrix: no rows × length × k array at all
                 if gram is None:
                     gram = (design @ design.T).ravel()
-                sub = np.take(gram, self._column_gram_index(index))  # X_r X_rᵀ
-                system = sub * rho[:, :, None]
-                system *= rho[:, None, :]
-                system.reshape(rows, -1)[:, :: length + 1] += l2
-                coef = np.linalg.solve(system, root_target[pairs][:, :, None])
-                coef *= rho[:, :, None]  # ρ ∘ α
-                fitted[pairs] = (sub @ coef)[:, :, 0]
-                ptr = np.arange(0, coef.size + 1, length)
-                weights = sp.csr_matrix((coef.ravel(), cols.ravel(), ptr), (rows, self.n_cols + 1))
-                theta = weights @ design  # Σ_j (ρ ∘ α)_j x_j
-            else:
-                z = design[cols]
-                z *= rho[:, :, None]  # Z_r, zero rows for the padding
-                zt = z.transpose(0, 2, 1)
-                if length < k:  # dual
-                    system = z @ zt
-                    system.reshape(rows, -1)[:, :: length + 1] += l2
-                    theta = zt @ np.linalg.solve(system, root_target[pairs][:, :, None])
-                else:  # primal
-                    system = zt @ z
-                    system.reshape(rows, -1)[:, :: k + 1] += l2
-                    theta = np.linalg.solve(system, zt @ root_target[pairs][:, :, None])
-                scaled = (z @ theta)[:, :, 0]  # ρ ∘ X_r θ
-                fitted[pairs] = np.divide(scaled, rho, out=np.zeros_like(rho), where=rho > 0)
-                theta = theta[:, :, 0]
-            out[members] = theta
+                system = np.take(gram, self._column_gram_index(index))  # X_r X_rᵀ
+                diagonal = ridge[pairs]
+                system.reshape(rows, -1)[:, :: length + 1] += diagonal
+                gamma = np.linalg.solve(system, target[pairs][:, :, None])
+                fitted[pairs] = target[pairs] - diagonal * gamma[:, :, 0]  # X_r X_rᵀγ = t − λΩ⁻¹γ
+                ptr = np.arange(0, gamma.size + 1, length)
+                coef = sp.csr_matrix((gamma.ravel(), cols.ravel(), ptr), (rows, self.n_cols + 1))
+                out[members] = coef @ design  # Σ_j γ_j x_j
+                continue
+            xr = np.take(design, cols, axis=0)  # X_r, zero rows for the padding
+            xrt = xr.transpose(0, 2, 1)
+            if length < k:  # dual
+                system = xr @ xrt
+                system.reshape(rows, -1)[:, :: length + 1] += ridge[pairs]
+                theta = xrt @ np.linalg.solve(system, target[pairs][:, :, None])
+            else:  # primal
+                weighted = (xr * weight[pairs][:, :, None]).transpose(0, 2, 1)
+                system = weighted @ xr
+                system.reshape(rows, -1)[:, :: k + 1] += l2
+                theta = np.linalg.solve(system, xrt @ weight_target[pairs][:, :, None])
+            fitted[pairs] = (xr @ theta)[:, :, 0]
+            out[members] = theta[:, :, 0]
         return out, fitted[:-1]
