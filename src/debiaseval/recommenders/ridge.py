@@ -87,6 +87,7 @@ class RowGroups:
                 self.batches.append((members, pairs, np.where(inside, cols[order[slot]], n_cols)))
             start = end
         self._flat: dict[int, np.ndarray] = {}
+        self._workspace = np.empty(0)
 
     def _column_gram_index(self, index: int) -> np.ndarray:
         """Flat positions of batch ``index``'s (col, col) pairs in the padded X Xᵀ (cached)."""
@@ -129,14 +130,20 @@ class RowGroups:
                 coef = sp.csr_matrix((gamma.ravel(), cols.ravel(), ptr), (rows, self.n_cols + 1))
                 out[members] = coef @ design  # Σ_j γ_j x_j
                 continue
-            xr = np.take(design, cols, axis=0)  # X_r, zero rows for the padding
+            size = rows * length * k
+            if self._workspace.size < 2 * size:  # reused: no fresh pages per batch
+                self._workspace = np.empty(2 * max(size, _MAX_BLOCK // _TYPICAL_K * k))
+            xr = self._workspace[:size].reshape(rows, length, k)
+            np.take(design, cols, axis=0, out=xr, mode="clip")  # X_r, zero rows for the padding
             xrt = xr.transpose(0, 2, 1)
             if length < k:  # dual
                 system = xr @ xrt
                 system.reshape(rows, -1)[:, :: length + 1] += ridge[pairs]
                 theta = xrt @ np.linalg.solve(system, target[pairs][:, :, None])
             else:  # primal
-                weighted = (xr * weight[pairs][:, :, None]).transpose(0, 2, 1)
+                weighted = self._workspace[size : 2 * size].reshape(rows, length, k)
+                np.multiply(xr, weight[pairs][:, :, None], out=weighted)
+                weighted = weighted.transpose(0, 2, 1)
                 system = weighted @ xr
                 system.reshape(rows, -1)[:, :: k + 1] += l2
                 theta = np.linalg.solve(system, xrt @ weight_target[pairs][:, :, None])
