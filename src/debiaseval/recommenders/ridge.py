@@ -33,6 +33,8 @@ _TYPICAL_K = 64
 """Batches are sized for k up to this (a dual system, length × length, is smaller)."""
 _MAX_COLUMN_GRAM = 4_000_000
 """The dual gathers its systems from X Xᵀ when that has at most this many entries."""
+_MAX_CACHED = 16_000_000
+"""Upper bound on the cached X Xᵀ positions of the dual batches (int64, 128 MB)."""
 _GROWTH = 1.25
 """A bucket takes rows up to this ratio of its shortest row's number of pairs (padding < 25%)."""
 _MIN_ROWS = 32
@@ -87,14 +89,20 @@ class RowGroups:
                 self.batches.append((members, pairs, np.where(inside, cols[order[slot]], n_cols)))
             start = end
         self._flat: dict[int, np.ndarray] = {}
+        self._cached = 0
         self._workspace = np.empty(0)
 
     def _column_gram_index(self, index: int) -> np.ndarray:
-        """Flat positions of batch ``index``'s (col, col) pairs in the padded X Xᵀ (cached)."""
-        if index not in self._flat:
-            cols = self.batches[index][2]
-            self._flat[index] = cols[:, :, None] * (self.n_cols + 1) + cols[:, None, :]
-        return self._flat[index]
+        """Flat positions of batch ``index``'s (col, col) pairs in the padded X Xᵀ (cached
+        up to ``_MAX_CACHED`` positions in all)."""
+        if index in self._flat:
+            return self._flat[index]
+        cols = self.batches[index][2]
+        flat = cols[:, :, None] * (self.n_cols + 1) + cols[:, None, :]
+        if self._cached + flat.size <= _MAX_CACHED:
+            self._flat[index] = flat
+            self._cached += flat.size
+        return flat
 
     def solve(
         self, weight: np.ndarray, target: np.ndarray, x: np.ndarray, l2: float
