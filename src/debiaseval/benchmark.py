@@ -1,6 +1,7 @@
 """Stage timings and speed ratios: ``python -m debiaseval.benchmark [--quick]``.
 
-Three sections, each measured in one process (no timing is asserted anywhere):
+Four sections, each measured in one process (no timing is asserted anywhere); the
+first three run by default:
 
 - ``stages``: every E1 stage on the synthetic generator scaled up to about 1M
   observed MNAR interactions, in seconds and throughput, plus weighted
@@ -15,7 +16,11 @@ Three sections, each measured in one process (no timing is asserted anywhere):
   grid from one fit (:func:`debiaseval.recommenders.fit_grid`) vs a refit per k;
 - ``batching``: the cost of a job's imports, and N evaluate jobs (one
   subprocess per recommender, as the workflow runs them) vs one job
-  evaluating the N recommenders (:func:`debiaseval.experiments.e1.evaluate_recommenders`).
+  evaluating the N recommenders (:func:`debiaseval.experiments.e1.evaluate_recommenders`);
+- ``e4``: E4's weighted ALS (:class:`~debiaseval.recommenders.rating_mf.WeightedMF`, batched
+  ridge half-steps) against the former Gram builder (:class:`ReferenceWeightedMF`) at Coat's
+  and Yahoo! R3's shapes, per d and loss, in CPU seconds of a fit of ``--e4-sweeps`` sweeps
+  (see docs/experiments/e4.md).
 
 Each timing is the best of ``--repeat`` runs (2 × ``--repeat`` + 1 for the
 project and the numpy reference), with the contenders interleaved.
