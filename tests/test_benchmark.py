@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
-from debiaseval.benchmark import main, reference_topk_metrics
+from debiaseval.benchmark import main, reference_topk_metrics, script_imports
 from debiaseval.data.interactions import rating_matrix
 from debiaseval.evaluation.metrics import evaluate_topk, summarise
 from debiaseval.evaluation.ranking import top_k
@@ -79,3 +79,22 @@ def test_e4_section_runs_at_a_tiny_size() -> None:
                 label = f"e4 {shape} d={d} {loss}"
                 assert rows[f"{label}: reference / new"] > 0
                 assert rows[f"{label}: objective rel. diff"] < 1e-9
+
+
+def test_script_imports_are_the_module_level_imports(tmp_path) -> None:
+    script = tmp_path / "job.py"
+    script.write_text(
+        '"""Doc."""\n\nimport json\nfrom pathlib import Path\n\n'
+        "with open('x') as f:\n    import yaml\n\nprint(json, Path)\n",
+        encoding="utf-8",
+    )
+    assert script_imports(script) == "import json\nfrom pathlib import Path"
+
+
+@pytest.mark.slow
+def test_startup_section_measures_every_workflow_script() -> None:
+    rows = main(["--sections", "startup", "--repeat", "1"])
+    assert all(np.isfinite(v) for v in rows.values())
+    for name in ("e1_intervene", "e2_elicit", "e5_evaluate", "preprocess"):
+        assert f"startup: {name} [s]" in rows
+        assert f"startup: {name} cpu [s]" in rows

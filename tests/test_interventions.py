@@ -1,4 +1,4 @@
-"""Tests of the intervened test sets of [SAC20] (SPEC §4)."""
+"""Tests of the intervened test sets of [SAC20] (docs/experiments/e1.md)."""
 
 from __future__ import annotations
 

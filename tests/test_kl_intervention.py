@@ -1,4 +1,7 @@
-"""The KL intervention ([MYT14]; SPEC §4 table): P_S ∝ ω_i / Σ_{j∈I_u} ω_j, users uniform."""
+"""The KL intervention ([MYT14]): P_S ∝ ω_i / Σ_{j∈I_u} ω_j, users uniform.
+
+See docs/experiments/e6.md.
+"""
 
 from __future__ import annotations
 

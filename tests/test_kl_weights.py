@@ -1,4 +1,4 @@
-"""KL item weights of [MYT14] (SPEC §4.2): gradient, optimum, p-restriction, speed."""
+"""KL item weights of [MYT14] (docs/experiments/e6.md): gradient, optimum, p-restriction, speed."""
 
 from __future__ import annotations
 

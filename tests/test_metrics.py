@@ -1,4 +1,4 @@
-"""Tests of top-k and rating metrics against hand-computed values (SPEC §6)."""
+"""Tests of top-k and rating metrics against hand-computed values (docs/experiments/e1.md)."""
 
 from __future__ import annotations
 

@@ -47,13 +47,14 @@ CONFIG = {
     },
 }
 
-# The jobs that use the plugin, by rule: E1's train and select of Mine per seed (then evaluate
-# and aggregate, whose inputs change), E5's evaluate of mine per seed (then aggregate), and
-# every E2 job that trains E2's model (train, elicit and evaluate per strategy; then aggregate).
+# The jobs that use the plugin, by rule: E1's tune of Mine per seed (its grid is one chunk: one
+# job trains and selects it; then evaluate and aggregate, whose inputs change), E5's evaluate of
+# mine per seed (then aggregate), and every E2 job that trains E2's model (train, and elicit and
+# evaluate of the seed's strategies; then aggregate).
 PLUGIN_JOBS = {
-    "e1_train": 2, "e1_select": 2, "e1_evaluate": 2, "e1_aggregate": 1,
+    "e1_tune": 2, "e1_evaluate": 2, "e1_aggregate": 1,
     "e5_evaluate": 2, "e5_aggregate": 1,
-    "e2_train": 1, "e2_elicit": 2, "e2_evaluate": 2, "e2_aggregate": 1,
+    "e2_train": 1, "e2_elicit": 1, "e2_evaluate": 1, "e2_aggregate": 1,
     "all": 1,
 }  # fmt: skip
 
@@ -126,15 +127,14 @@ def test_editing_the_plugin_reruns_its_jobs_and_only_those(plugin_run, tmp_path)
     listed = jobs(dry_run)
     rerun = {(rule, wildcards) for rule, _, wildcards in listed}
     seeds = (0, 1)
-    assert {(r, w) for r, w in rerun if r in ("e1_train", "e1_select", "e5_evaluate")} == {
-        *(("e1_train", f"dataset=synthetic, seed={s}, recommender=Mine, chunk=0") for s in seeds),
-        *(("e1_select", f"dataset=synthetic, seed={s}, recommender=Mine") for s in seeds),
+    assert {(r, w) for r, w in rerun if r in ("e1_tune", "e5_evaluate")} == {
+        *(("e1_tune", f"dataset=synthetic, seed={s}, recommender=Mine") for s in seeds),
         *(("e5_evaluate", f"dataset=synthetic, seed={s}, model=mine") for s in seeds),
     }
     # the first jobs of each chain rerun for their params (the plugin's hash), the rest follow
     by_params = {(r, w) for r, reason, w in listed if reason.startswith("Params have changed")}
     assert by_params == {
-        *(("e1_train", f"dataset=synthetic, seed={s}, recommender=Mine, chunk=0") for s in seeds),
+        *(("e1_tune", f"dataset=synthetic, seed={s}, recommender=Mine") for s in seeds),
         *(("e5_evaluate", f"dataset=synthetic, seed={s}, model=mine") for s in seeds),
         ("e2_train", "dataset=synthetic, seed=0"),
     }

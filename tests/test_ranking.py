@@ -1,4 +1,7 @@
-"""Top-N lists over the candidate set (SPEC §5): ties, exclusion, batching, dtypes."""
+"""Top-N lists over the candidate set: ties, exclusion, batching, dtypes.
+
+See docs/own-recommender.md.
+"""
 
 from __future__ import annotations
 

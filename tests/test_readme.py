@@ -1,4 +1,5 @@
-"""The README's quick start and CI agree: CI runs exactly the README's test command."""
+"""The README's quick start and CI agree (CI runs exactly the README's test command), and the
+examples of the README and of the docs pages run as written."""
 
 import os
 import re
@@ -8,6 +9,23 @@ import pandas as pd
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+
+
+def section(page: str, title: str | None = None) -> str:
+    """A docs page (``docs/<page>``), or its section ``## <title>`` up to the next ``## ``."""
+    text = (DOCS / page).read_text()
+    if title is None:
+        return text
+    return text.split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def code_blocks(text: str) -> dict[str, list[str]]:
+    """The fenced code blocks of ``text`` by language, in order."""
+    blocks: dict[str, list[str]] = {}
+    for language, code in re.findall(r"```(\w+)\n(.*?)```", text, re.S):
+        blocks.setdefault(language, []).append(code)
+    return blocks
 
 
 def _quick_start_commands() -> list[str]:
@@ -30,26 +48,27 @@ def test_ci_runs_the_readme_test_command():
 
 
 def test_python_api_example_runs():
-    """The README's notebook example, executed as written."""
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("## Python API", 1)[1]
-    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    """The notebook example of docs/getting-started.md, executed as written."""
+    (code,) = code_blocks(section("getting-started.md", "Python API"))["python"]
     namespace: dict = {}
-    exec(compile(code, "README.md", "exec"), namespace)
+    exec(compile(code, "docs/getting-started.md", "exec"), namespace)
     assert set(namespace["recall"]["recommender"]) == {"PosPop", "ItemKNN"}
     assert set(namespace["split"]["part"]) == {"train", "heldout", "weights", "val", "gt"}
 
 
 def test_readme_config_overrides_validate():
-    """Every `--config` of the README, parsed as Snakemake parses it, passes validation."""
+    """Every `--config` of the README and of the docs pages, parsed as Snakemake parses it,
+    passes validation."""
     from snakemake.cli import parse_config
     from snakemake.utils import update_config
 
     from debiaseval.workflow.config import validate_config
 
-    readme = (ROOT / "README.md").read_text()
-    commands = [line for line in readme.splitlines() if "snakemake" in line and "--config" in line]
+    pages = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
+    lines = [line for page in pages for line in page.read_text().splitlines()]
+    commands = [line for line in lines if "snakemake" in line and "--config" in line]
     assert any("e1={rho: 0.4}" in line for line in commands)
+    assert len(commands) > 8
     for line in commands:
         entries = re.findall(r"'([^']*)'|(\S+=\S+)", line.split("--config", 1)[1])
         overrides = parse_config([quoted or bare for quoted, bare in entries])
@@ -61,12 +80,9 @@ def test_readme_config_overrides_validate():
 
 
 def _own_recommender_blocks() -> dict[str, list[str]]:
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("## Evaluate your own recommender", 1)[1].split("\n## ", 1)[0]
-    blocks: dict[str, list[str]] = {}
-    for language, code in re.findall(r"```(\w+)\n(.*?)```", section, re.S):
-        blocks.setdefault(language, []).append(code)
-    return blocks
+    """The code of docs/own-recommender.md before its section on lists made elsewhere."""
+    page = section("own-recommender.md")
+    return code_blocks(page.split("\n## Lists made elsewhere", 1)[0])
 
 
 def test_own_recommender_example_runs_as_written(tmp_path, monkeypatch):
@@ -91,7 +107,7 @@ def test_own_recommender_example_runs_as_written(tmp_path, monkeypatch):
     config = validate_config(yaml.safe_load(blocks["yaml"][0]))
     assert config["e1"]["recommenders"]["SVD"]["algorithm"] == "mymodels:PureSVD"
     namespace: dict = {}
-    exec(compile(usage, "README.md", "exec"), namespace)
+    exec(compile(usage, "docs/own-recommender.md", "exec"), namespace)
     recall = namespace["recall"]
     assert set(recall["recommender"]) == {"PosPop", "ItemKNN", "SVD"}
     assert recall.loc[recall["recommender"] == "SVD", "mean"].gt(0).all()
@@ -136,15 +152,6 @@ def test_own_recommender_errors_are_the_ones_shown(tmp_path, monkeypatch):
     assert got == shown
 
 
-def _section_blocks(title: str) -> dict[str, list[str]]:
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split(f"## {title}", 1)[1].split("\n## ", 1)[0]
-    blocks: dict[str, list[str]] = {}
-    for language, code in re.findall(r"```(\w+)\n(.*?)```", section, re.S):
-        blocks.setdefault(language, []).append(code)
-    return blocks
-
-
 @pytest.mark.slow
 @pytest.mark.realdata
 def test_round_trip_runs_as_written_on_coat(tmp_path, monkeypatch):
@@ -163,7 +170,7 @@ def test_round_trip_runs_as_written_on_coat(tmp_path, monkeypatch):
 
     if not os.environ.get(MIRROR_ENV):
         pytest.skip(f"{MIRROR_ENV} not set: no local copy of the Coat dataset")
-    blocks = _section_blocks("Lists made elsewhere: the round trip")
+    blocks = code_blocks(section("own-recommender.md", "Lists made elsewhere: the round trip"))
     (command,) = [line for line in blocks["bash"][0].splitlines() if "snakemake export" in line]
     train_script, usage = blocks["python"]
     config = yaml.safe_load(blocks["yaml"][0])
@@ -180,11 +187,11 @@ def test_round_trip_runs_as_written_on_coat(tmp_path, monkeypatch):
     ]
     monkeypatch.chdir(workdir)
     monkeypatch.setenv("DEBIASEVAL_DATA", str(tmp_path / "cache"))
-    exec(compile(train_script, "README.md", "exec"), {})
+    exec(compile(train_script, "docs/own-recommender.md", "exec"), {})
     lists = pd.read_parquet("lists/coat/seed0.parquet")
     assert lists["user"].nunique() > 250 and lists.groupby("user").size().max() == 100
     namespace: dict = {}
-    exec(compile(usage, "README.md", "exec"), namespace)
+    exec(compile(usage, "docs/own-recommender.md", "exec"), namespace)
     summary = namespace["out"]["summary"]
     assert set(summary["recommender"]) == {"PosPop", "ALS_elsewhere"}
     recall = summary.query("metric == 'recall' and k == 10 and testset == 'gt'")

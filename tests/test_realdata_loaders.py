@@ -55,7 +55,7 @@ def test_coat(mirror: Path, tmp_path: Path) -> None:
     assert len(users) == 290 and len(items) == 300
     assert inter["part"].value_counts().to_dict() == {"mnar": 6960, "mar": 4640}
     assert inter["propensity"].notna().all()
-    # Coat has 366 MAR pairs the user also rated in the MNAR part (SPEC §6).
+    # Coat has 366 MAR pairs the user also rated in the MNAR part (docs/experiments/e1.md).
     mnar = inter[inter["part"] == "mnar"]
     mar = inter[inter["part"] == "mar"]
     assert len(mar.merge(mnar, on=["user", "item"])) == 366

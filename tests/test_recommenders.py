@@ -1,4 +1,7 @@
-"""Recommenders of SPEC §5: one shared contract check plus hand-computed cases."""
+"""Built-in recommenders ([SAC20] §4): one shared contract check plus hand-computed cases.
+
+See docs/experiments/e1.md.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests of successive weighted sampling without replacement (SPEC §4)."""
+"""Tests of successive weighted sampling without replacement (docs/experiments/e1.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests of URE@K, traditional and true Recall@K ([URE24], SPEC §6)."""
+"""Tests of URE@K, traditional and true Recall@K ([URE24], docs/experiments/e5.md)."""
 
 from __future__ import annotations
 

@@ -552,8 +552,12 @@ def test_e2_outputs(two_runs):
     for figure in ("elicited", "recall_change"):
         assert (folder / f"figures/{figure}.svg").read_text().lstrip().startswith("<?xml")
     assert (folder / "tables/summary.html").exists()
-    assert (workdir / "logs/e2/synthetic/seed0/elicit/HP.log").exists()
-    assert (workdir / "benchmarks/e2/synthetic/seed1/evaluate/POP.tsv").exists()
+    # one elicit and one evaluate job per seed, every strategy (and method) in it
+    assert "HP:" in (workdir / "logs/e2/synthetic/seed0/evaluate.log").read_text()
+    assert "INT_HT/POP:" in (workdir / "logs/e2/synthetic/seed0/elicit.log").read_text()
+    assert (workdir / "benchmarks/e2/synthetic/seed1/evaluate.tsv").exists()
+    assert "INT_T: H" in (workdir / "logs/e2/synthetic/seed1/sample.log").read_text()
+    assert "REG:" in (workdir / "logs/e1/synthetic/seed1/intervene.log").read_text()
     assert "E2 on synthetic: results/e2/synthetic/summary.md" in (workdir / "run.out").read_text()
 
 
@@ -606,6 +610,18 @@ def test_rerun_is_cached_and_a_param_change_reruns_only_what_depends_on_it(two_r
     assert "train" not in jobs and "preprocess" not in jobs and "split" not in jobs
 
 
+def test_an_e2_change_reruns_its_seed_jobs_from_the_stage_it_touches(two_runs):
+    # e2_elicit and e2_evaluate hold every strategy of a seed; n_asked reaches elicit, so the
+    # seed's samples, split and MF tuning stay cached, and no other experiment reruns
+    workdir, _ = two_runs
+    (workdir / "asked.yaml").write_text("e2: {n_asked: 5}\n")
+    changed = snakemake(workdir, "-n", "--cores", "1", configfiles=("tiny.yaml", "asked.yaml"))
+    jobs = changed.stdout.split("Job stats:")[1].split("total")[0].split()
+    assert {"e2_elicit", "e2_evaluate", "e2_aggregate"} <= set(jobs)
+    assert not [job for job in jobs if job.startswith(("e1_", "e3_", "e4_", "e5_", "e6_"))]
+    assert not {"e2_sample", "e2_split", "e2_train", "preprocess"} & set(jobs)
+
+
 def test_bad_config_fails_before_any_job(tmp_path):
     workdir = make_workdir(tmp_path / "bad")
     (workdir / "bad.yaml").write_text("e1: {rho: 1.5}\n")
@@ -637,7 +653,7 @@ def test_e1_on_coat_from_the_mirror(tmp_path):
     metrics = pd.read_parquet(workdir / "results/e1/coat/seed0/metrics.parquet")
     metrics = metrics[metrics["recommender"] == "PosPop"]
     overlap = metrics.groupby("testset")["n_train_overlap"].first()
-    assert overlap["gt"] > 0  # MAR pairs also rated in MNAR training (SPEC section 6)
+    assert overlap["gt"] > 0  # MAR pairs also rated in MNAR training (docs/experiments/e1.md)
     assert (overlap.drop("gt") == 0).all()
     summary = pd.read_parquet(workdir / "results/e1/coat/summary.parquet")
     assert len(set(summary["recommender"])) == 6

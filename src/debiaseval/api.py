@@ -102,7 +102,7 @@ def load_dataset(
     """``(interactions, users, items)`` of dataset ``name``, as the workflow's preprocess rule.
 
     A dataset of your own is read from the files of the ``config``'s ``sources.<name>``
-    (relative paths from the current folder; README, "Your own data").
+    (relative paths from the current folder; docs/own-data.md).
     ``synthetic`` (and ``ml-100k-semi``'s construction) follow the ``config``'s
     ``synthetic`` / ``semisynthetic`` blocks (defaults filled). Real datasets are
     read from ``raw`` if given (a folder with the canonical files), else fetched

@@ -1,7 +1,7 @@
 """Stage timings and speed ratios: ``python -m debiaseval.benchmark [--quick]``.
 
-Four sections, each measured in one process (no timing is asserted anywhere); the
-first three run by default:
+Sections, each measured in one process (no timing is asserted anywhere); the first
+three run by default:
 
 - ``stages``: every E1 stage on the synthetic generator scaled up to about 1M
   observed MNAR interactions, in seconds and throughput, plus weighted
@@ -17,10 +17,16 @@ first three run by default:
 - ``batching``: the cost of a job's imports, and N evaluate jobs (one
   subprocess per recommender, as the workflow runs them) vs one job
   evaluating the N recommenders (:func:`debiaseval.experiments.e1.evaluate_recommenders`);
-- ``e4``: E4's weighted ALS (:class:`~debiaseval.recommenders.rating_mf.WeightedMF`, batched
-  ridge half-steps) against the former Gram builder (:class:`ReferenceWeightedMF`) at Coat's
-  and Yahoo! R3's shapes, per d and loss, in CPU seconds of a fit of ``--e4-sweeps`` sweeps
-  (see docs/experiments/e4.md).
+- ``startup`` (not in the default sections): the start-up of each workflow script
+  (``workflow/scripts/*.py``) before its first line of work: its module-level imports
+  run in a fresh interpreter, wall and CPU seconds (user + system, which other
+  processes sharing the machine disturb less), beside Snakemake's own preamble;
+  ``--reference-src`` measures another source tree's package and scripts the same
+  way, interleaved, for a before/after table (docs/performance.md);
+- ``e4`` (not in the default sections): E4's weighted ALS
+  (:class:`~debiaseval.recommenders.rating_mf.WeightedMF`, batched ridge half-steps) against
+  the former Gram builder (:class:`ReferenceWeightedMF`) at Coat's and Yahoo! R3's shapes,
+  per d and loss, in CPU seconds of a fit of ``--e4-sweeps`` sweeps (docs/experiments/e4.md).
 
 Each timing is the best of ``--repeat`` runs (2 × ``--repeat`` + 1 for the
 project and the numpy reference), with the contenders interleaved.
@@ -30,9 +36,11 @@ BLAS pools are capped at ``--threads`` (1, as in the workflow's jobs).
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib.util
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -60,7 +68,13 @@ from debiaseval.recommenders.rating_mf import WeightedMF
 from debiaseval.recommenders.ridge import RowGroups
 from debiaseval.workflow.io import write_parquet
 
-__all__ = ["ReferenceWeightedMF", "main", "reference_ridge_rows", "reference_topk_metrics"]
+__all__ = [
+    "ReferenceWeightedMF",
+    "main",
+    "reference_ridge_rows",
+    "reference_topk_metrics",
+    "script_imports",
+]
 
 _METRICS = ["precision", "recall", "ndcg"]
 _PAPER_K_GRID = [10, 20, 30, 40, 50, 60, 70, 80, 90, 100]
@@ -627,13 +641,88 @@ def _batching(args: argparse.Namespace, rows: dict[str, float]) -> None:
     _ratio(rows, f"evaluate: {n_recs} jobs / one batched job", separate, batched, "speed-up")
 
 
+# -- start-up of the workflow's scripts --------------------------------------------
+
+# What Snakemake's preamble imports in every script job before the script's first line
+# (snakemake.script.PythonScript.generate_preamble, Snakemake 9).
+_PREAMBLE = (
+    "import pickle; from snakemake.logging import logger; "
+    "from snakemake.iocontainers import Snakemake"
+)
+
+
+def script_imports(path: Path) -> str:
+    """The module-level ``import`` statements of a workflow script, as one program."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    imports = [node for node in tree.body if isinstance(node, ast.Import | ast.ImportFrom)]
+    return "\n".join(ast.unparse(node) for node in imports)
+
+
+def _child_cost(code: str, env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU (user + system) seconds of ``python -c code`` in a fresh interpreter."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], env=env, check=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def _startup(args: argparse.Namespace, rows: dict[str, float]) -> None:
+    package_src = Path(__file__).resolve().parents[1]
+    trees = {"": package_src}
+    if args.reference_src is not None:
+        trees["reference "] = Path(args.reference_src).resolve()
+    scripts: dict[str, dict[str, Path]] = {}
+    for label, src in trees.items():
+        folder = src.parent / "workflow" / "scripts"
+        if not folder.is_dir():
+            print(f"\n== startup: no {folder} (a source checkout is needed); skipped")
+            return
+        for path in sorted(folder.glob("*.py")):
+            scripts.setdefault(path.stem, {})[label] = path
+
+    def env(src: Path) -> dict[str, str]:
+        extra = {
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(src), os.environ.get("PYTHONPATH")]))
+        }
+        return {**os.environ, "OMP_NUM_THREADS": str(args.threads), **extra}
+
+    def best(code: str, src: Path) -> tuple[float, float]:
+        costs = [_child_cost(code, env(src)) for _ in range(args.repeat)]
+        return min(c[0] for c in costs), min(c[1] for c in costs)
+
+    print(f"\n== startup: imports of each workflow script, best of {args.repeat} (seconds)")
+    bare = best("pass", package_src)
+    rows["startup: interpreter [s]"], rows["startup: interpreter cpu [s]"] = bare
+    print(f"  interpreter start: {bare[0]:.2f} wall, {bare[1]:.2f} cpu (subtracted below)")
+    if importlib.util.find_spec("snakemake") is not None:
+        wall, cpu = best(_PREAMBLE, package_src)
+        rows["startup: snakemake preamble [s]"] = wall - bare[0]
+        rows["startup: snakemake preamble cpu [s]"] = cpu - bare[1]
+        print(f"  Snakemake's preamble: {wall - bare[0]:.2f} wall, {cpu - bare[1]:.2f} cpu")
+    header = "".join(f" | {label}wall | {label}cpu" for label in trees)
+    print(f"  | script{header} |\n  |---{'|---:' * 2 * len(trees)}|")
+    for name, paths in scripts.items():
+        cells = []
+        for label, src in trees.items():
+            if label not in paths:
+                cells += ["", ""]
+                continue
+            wall, cpu = best(script_imports(paths[label]), src)
+            rows[f"startup: {label}{name} [s]"] = wall - bare[0]
+            rows[f"startup: {label}{name} cpu [s]"] = cpu - bare[1]
+            cells += [f"{wall - bare[0]:.2f}", f"{cpu - bare[1]:.2f}"]
+        print(f"  | {name} | {' | '.join(cells)} |", flush=True)
+
+
 def main(argv: list[str] | None = None) -> dict[str, float]:
     """Run the benchmark; return every measurement (seconds ``[s]`` or ratios) by name."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument(
         "--sections",
         nargs="+",
-        choices=["stages", "ratios", "batching", "e4"],
+        choices=["stages", "ratios", "batching", "startup", "e4"],
         default=["stages", "ratios", "batching"],
     )
     parser.add_argument(
@@ -682,6 +771,11 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         "--e4-scale", type=float, default=1.0, help="e4: multiply the shapes (tests: 0.1)"
     )
     parser.add_argument("--threads", type=int, default=1, help="BLAS threads")
+    parser.add_argument(
+        "--reference-src",
+        help="startup: another checkout's src folder (its package and ../workflow/scripts) "
+        "to measure beside this one, e.g. main's, for a before/after table",
+    )
     args = parser.parse_args(argv)
     defaults = {
         "users": (20_000, 5_000),
@@ -702,6 +796,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             _ratios(args, rows)
         if "batching" in args.sections:
             _batching(args, rows)
+        if "startup" in args.sections:
+            _startup(args, rows)
         if "e4" in args.sections:
             _e4(args, rows)
     return rows

@@ -1,6 +1,7 @@
 # Experiment E1, intervened test sets ([SAC20]): every rule of E1, in stage order.
-# split -> intervene (one test set per job) -> train (tune one chunk of a recommender's grid on
+# split -> intervene (every test set of a seed) -> train (tune one chunk of a recommender's grid on
 # MAR val) -> select (best usable grid point) -> evaluate (gt and every test set) -> aggregate.
+# A grid of one chunk is trained and selected by one job (tune, the same files).
 # Precomputed lists (algorithm external) replace train/select by external (check, rank); export
 # writes a seed's train and val parts in raw ids for other frameworks.
 
@@ -14,6 +15,9 @@ E1_CHUNKS = {
     name: len(grid_chunks(E1["recommenders"][name]["grid"], E1["tuning"]["points_per_job"]))
     for name in E1_TRAINED
 }
+# A grid of one chunk is trained and selected in one job (e1_tune); e1_select merges the others'.
+E1_ONE_CHUNK = [name for name in E1_TRAINED if E1_CHUNKS[name] == 1]
+E1_CHUNKED = [name for name in E1_TRAINED if E1_CHUNKS[name] > 1]
 
 
 localrules:
@@ -63,19 +67,25 @@ rule e1_export:
 
 
 rule e1_intervene:
-    """Draw one intervened test set from the held-out MNAR part (SPEC section 4)."""
+    """Draw every intervened test set of one seed from the held-out MNAR part, each from its
+    own random stream (docs/experiments/e1.md); one job per seed, as e1_evaluate reads them all."""
     input:
         split="results/e1/{dataset}/seed{seed}/split.parquet",
         user_index="results/data/{dataset}/users.parquet",
         item_index="results/data/{dataset}/items.parquet",
     output:
-        testset="results/e1/{dataset}/seed{seed}/testsets/{testset}.parquet",
-        diagnostics="results/e1/{dataset}/seed{seed}/testsets/{testset}.diagnostics.parquet",
+        testsets=expand(
+            "results/e1/{{dataset}}/seed{{seed}}/testsets/{testset}.parquet",
+            testset=E1["testsets"],
+        ),
+        diagnostics=expand(
+            "results/e1/{{dataset}}/seed{{seed}}/testsets/{testset}.diagnostics.parquet",
+            testset=E1["testsets"],
+        ),
     params:
         dataset="{dataset}",
         seed=lambda w: int(w.seed),
-        testset="{testset}",
-        spec=lambda w: E1["testsets"][w.testset],
+        testsets=E1["testsets"],
         rho=E1["rho"],
         positive_threshold=positive_threshold(E1),
         allow_empty=E1["allow_empty_testsets"],
@@ -83,7 +93,7 @@ rule e1_intervene:
     conda:
         "../envs/debiaseval.yaml"
     log:
-        "logs/e1/{dataset}/seed{seed}/testsets/{testset}.log",
+        "logs/e1/{dataset}/seed{seed}/intervene.log",
     script:
         "../scripts/e1_intervene.py"
 
@@ -98,12 +108,12 @@ rule e1_train:
         tuning="results/e1/{dataset}/seed{seed}/tuning/{recommender}/chunk{chunk}.parquet",
         recs="results/e1/{dataset}/seed{seed}/tuning/{recommender}/chunk{chunk}.recs.parquet",
     wildcard_constraints:
-        recommender=_alternatives(E1_TRAINED),
+        recommender=_alternatives(E1_CHUNKED),
     params:
         dataset="{dataset}",
         seed=lambda w: int(w.seed),
         recommender="{recommender}",
-        chunk=lambda w: int(w.chunk),
+        chunk=lambda w: int(w.get("chunk", 0)),  # e1_tune: chunk 0, the whole grid
         spec=lambda w: E1["recommenders"][w.recommender],
         tuning=E1["tuning"],
         ks=E1["ks"],
@@ -125,6 +135,22 @@ rule e1_train:
         "../scripts/e1_train.py"
 
 
+# A recommender whose grid is one chunk: e1_train's job also does e1_select's work (the same
+# files, one job fewer per recommender and seed; docs/performance.md).
+use rule e1_train as e1_tune with:
+    output:
+        tuning="results/e1/{dataset}/seed{seed}/tuning/{recommender}/chunk0.parquet",
+        recs="results/e1/{dataset}/seed{seed}/tuning/{recommender}/chunk0.recs.parquet",
+        selected_tuning="results/e1/{dataset}/seed{seed}/tuning/{recommender}.parquet",
+        selected_recs="results/e1/{dataset}/seed{seed}/recs/{recommender}.parquet",
+    wildcard_constraints:
+        recommender=_alternatives(E1_ONE_CHUNK),
+    log:
+        "logs/e1/{dataset}/seed{seed}/train/{recommender}/chunk0.log",
+    benchmark:
+        "benchmarks/e1/{dataset}/seed{seed}/train/{recommender}/chunk0.tsv"
+
+
 rule e1_select:
     """Select a recommender's best usable grid point over its chunks; keep its top-k lists."""
     input:
@@ -140,7 +166,7 @@ rule e1_select:
         tuning="results/e1/{dataset}/seed{seed}/tuning/{recommender}.parquet",
         recs="results/e1/{dataset}/seed{seed}/recs/{recommender}.parquet",
     wildcard_constraints:
-        recommender=_alternatives(E1_TRAINED),
+        recommender=_alternatives(E1_CHUNKED),
     params:
         dataset="{dataset}",
         seed=lambda w: int(w.seed),

@@ -1,8 +1,10 @@
 # Experiment E2, debiased offline evaluation of active learning ([FLAIRS20]): every rule of E2, in
-# stage order. split (known/hidden_pool/test_pool, active users) -> sample (H and T of a method)
-# -> train (tune MF on validation held out of K_before; rank on K_before) -> elicit (one strategy,
-# asked once, intersected with every method's H) -> evaluate (one strategy: retrain on K_before +
-# elicited per method; before/after on T) -> aggregate.
+# stage order. split (known/hidden_pool/test_pool, active users) -> sample (H and T of every
+# method) -> train (tune MF on validation held out of K_before; rank on K_before) -> elicit (every
+# strategy, each asked once and intersected with every method's H) -> evaluate (every strategy:
+# retrain on K_before + elicited per method; before/after on T) -> aggregate. One job per dataset
+# and seed for sample, elicit and evaluate: the next stage reads every method's and strategy's
+# files of the seed anyway, and separate jobs would each pay the start-up (docs/performance.md).
 
 E2 = config["e2"]
 E2_RUNS = [
@@ -11,6 +13,8 @@ E2_RUNS = [
     for strategy in E2["strategies"]
     for method in E2["methods"]
 ]  # the order of debiaseval.experiments.e2.run
+# (strategy, method) in the order of e2_elicit's outputs: strategy by strategy, every method
+E2_PAIRS = [(strategy, method) for strategy in E2["strategies"] for method in E2["methods"]]
 
 
 localrules:
@@ -40,24 +44,29 @@ rule e2_split:
 
 
 rule e2_sample:
-    """A method's hidden set H and test set T, rho-samples of their pools (SPEC section 4)."""
+    """Every method's hidden set H and test set T, rho-samples of their pools
+    (docs/experiments/e2.md)."""
     input:
         split="results/e2/{dataset}/seed{seed}/split.parquet",
         user_index="results/data/{dataset}/users.parquet",
         item_index="results/data/{dataset}/items.parquet",
     output:
-        hidden="results/e2/{dataset}/seed{seed}/{method}/hidden.parquet",
-        test="results/e2/{dataset}/seed{seed}/{method}/test.parquet",
+        hidden=expand(
+            "results/e2/{{dataset}}/seed{{seed}}/{method}/hidden.parquet", method=E2["methods"]
+        ),
+        test=expand(
+            "results/e2/{{dataset}}/seed{{seed}}/{method}/test.parquet", method=E2["methods"]
+        ),
     params:
         dataset="{dataset}",
         seed=lambda w: int(w.seed),
-        method=lambda w: E2["methods"][w.method],
+        methods=E2["methods"],
         rho=E2["rho"],
         code=CODE,
     conda:
         "../envs/debiaseval.yaml"
     log:
-        "logs/e2/{dataset}/seed{seed}/{method}/sample.log",
+        "logs/e2/{dataset}/seed{seed}/sample.log",
     script:
         "../scripts/e2_sample.py"
 
@@ -96,7 +105,8 @@ rule e2_train:
 
 
 rule e2_elicit:
-    """The ratings one strategy elicits from each method's H for the active users ([FLAIRS20] 3)."""
+    """The ratings every strategy elicits from each method's H for the active users
+    ([FLAIRS20] section 3)."""
     input:
         split="results/e2/{dataset}/seed{seed}/split.parquet",
         active="results/e2/{dataset}/seed{seed}/active.parquet",
@@ -107,14 +117,12 @@ rule e2_elicit:
         user_index="results/data/{dataset}/users.parquet",
         item_index="results/data/{dataset}/items.parquet",
     output:
-        expand(
-            "results/e2/{{dataset}}/seed{{seed}}/{method}/elicited/{{strategy}}.parquet",
-            method=E2["methods"],
-        ),
+        # strategy by strategy, every method's file (the script writes them in this order)
+        [f"results/e2/{{dataset}}/seed{{seed}}/{m}/elicited/{x}.parquet" for x, m in E2_PAIRS],
     params:
         dataset="{dataset}",
         seed=lambda w: int(w.seed),
-        strategy="{strategy}",
+        strategies=list(E2["strategies"]),
         methods=list(E2["methods"]),
         mf=E2["mf"],
         tuning=E2["tuning"],
@@ -130,35 +138,38 @@ rule e2_elicit:
     conda:
         "../envs/debiaseval.yaml"
     log:
-        "logs/e2/{dataset}/seed{seed}/elicit/{strategy}.log",
+        "logs/e2/{dataset}/seed{seed}/elicit.log",
     benchmark:
-        "benchmarks/e2/{dataset}/seed{seed}/elicit/{strategy}.tsv"
+        "benchmarks/e2/{dataset}/seed{seed}/elicit.tsv"
     script:
         "../scripts/e2_elicit.py"
 
 
 rule e2_evaluate:
-    """Retrain MF on K_before + elicited (per method); per-user metrics on T before and after."""
+    """Per strategy, retrain MF on K_before + elicited (per method); per-user metrics on T
+    before and after."""
     input:
         split="results/e2/{dataset}/seed{seed}/split.parquet",
         active="results/e2/{dataset}/seed{seed}/active.parquet",
         test=expand(
             "results/e2/{{dataset}}/seed{{seed}}/{method}/test.parquet", method=E2["methods"]
         ),
-        elicited=expand(
-            "results/e2/{{dataset}}/seed{{seed}}/{method}/elicited/{{strategy}}.parquet",
-            method=E2["methods"],
-        ),
+        elicited=[
+            f"results/e2/{{dataset}}/seed{{seed}}/{m}/elicited/{x}.parquet" for x, m in E2_PAIRS
+        ],
         tuning="results/e2/{dataset}/seed{seed}/tuning.parquet",
         recs="results/e2/{dataset}/seed{seed}/recs_before.parquet",
         user_index="results/data/{dataset}/users.parquet",
         item_index="results/data/{dataset}/items.parquet",
     output:
-        "results/e2/{dataset}/seed{seed}/changes/{strategy}.parquet",
+        expand(
+            "results/e2/{{dataset}}/seed{{seed}}/changes/{strategy}.parquet",
+            strategy=E2["strategies"],
+        ),
     params:
         dataset="{dataset}",
         seed=lambda w: int(w.seed),
-        strategy="{strategy}",
+        strategies=list(E2["strategies"]),
         methods=list(E2["methods"]),
         mf=E2["mf"],
         tuning=E2["tuning"],
@@ -175,9 +186,9 @@ rule e2_evaluate:
     conda:
         "../envs/debiaseval.yaml"
     log:
-        "logs/e2/{dataset}/seed{seed}/evaluate/{strategy}.log",
+        "logs/e2/{dataset}/seed{seed}/evaluate.log",
     benchmark:
-        "benchmarks/e2/{dataset}/seed{seed}/evaluate/{strategy}.tsv"
+        "benchmarks/e2/{dataset}/seed{seed}/evaluate.tsv"
     script:
         "../scripts/e2_evaluate.py"
 

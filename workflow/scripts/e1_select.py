@@ -1,16 +1,15 @@
 """Adapter: merge a recommender's tuning chunks, select the best point, keep its lists."""
 
-import shutil
-
-from debiaseval.recommenders.tuning import merge_chunks
-from debiaseval.workflow.io import atomic_path, read_parquet, write_parquet
+from debiaseval.experiments.e1 import select_step
 from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0]) as log:
     p = snakemake.params
-    what = f"the grid of {p.recommender} on {p.dataset}, seed {p.seed}"
-    tuning, chunk = merge_chunks([read_parquet(path) for path in snakemake.input.tuning], what)
+    tuning = select_step(
+        snakemake.input.tuning,
+        snakemake.input.recs,
+        tuning_out=snakemake.output.tuning,
+        recs_out=snakemake.output.recs,
+        what=f"the grid of {p.recommender} on {p.dataset}, seed {p.seed}",
+    )
     log.info("%s tuning:\n%s", p.recommender, tuning.to_string())
-    write_parquet(tuning, snakemake.output.tuning)
-    with atomic_path(snakemake.output.recs) as tmp:
-        shutil.copyfile(snakemake.input.recs[chunk], tmp)

@@ -1,28 +1,34 @@
-"""Adapter: the ratings one strategy elicits from each method's H for the active users."""
+"""Adapter: the ratings every strategy elicits from each method's H for the active users."""
 
 from debiaseval.experiments.e2 import elicit_step
-from debiaseval.workflow.io import read_parquet, write_parquet
+from debiaseval.workflow.io import index_sizes, read_parquet, write_parquet
 from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0], snakemake.threads) as log:
     p = snakemake.params
+    split = read_parquet(snakemake.input.split)
     active = read_parquet(snakemake.input.active)
-    elicited = elicit_step(
-        read_parquet(snakemake.input.split),
-        active,
-        dict(zip(p.methods, map(read_parquet, snakemake.input.hidden), strict=True)),
-        read_parquet(snakemake.input.tuning),
-        p.strategy,
-        spec=p.mf,
-        tuning=p.tuning,
-        positive_threshold=p.positive_threshold,
-        n_asked=p.n_asked,
-        batch_size=p.batch_size,
-        dataset=p.dataset,
-        seed=p.seed,
-        n_users=len(read_parquet(snakemake.input.user_index, columns=["user"])),
-        n_items=len(read_parquet(snakemake.input.item_index, columns=["item"])),
-    )
-    for (method, pairs), path in zip(elicited.items(), snakemake.output, strict=True):
-        log.info("%s/%s: %d ratings, %d active users", method, p.strategy, len(pairs), len(active))
-        write_parquet(pairs, path)
+    hidden = dict(zip(p.methods, map(read_parquet, snakemake.input.hidden), strict=True))
+    tuning = read_parquet(snakemake.input.tuning)
+    sizes = index_sizes(snakemake.input.user_index, snakemake.input.item_index)
+    n_active = len(active)
+    paths = iter(snakemake.output)  # strategy by strategy, every method (the rule's order)
+    for strategy in p.strategies:
+        elicited = elicit_step(
+            split,
+            active,
+            hidden,
+            tuning,
+            strategy,
+            spec=p.mf,
+            tuning=p.tuning,
+            positive_threshold=p.positive_threshold,
+            n_asked=p.n_asked,
+            batch_size=p.batch_size,
+            dataset=p.dataset,
+            seed=p.seed,
+            **sizes,
+        )
+        for (method, pairs), path in zip(elicited.items(), paths, strict=False):
+            log.info("%s/%s: %d ratings of %d active users", method, strategy, len(pairs), n_active)
+            write_parquet(pairs, path)

@@ -1,20 +1,23 @@
-"""Adapter: one E2 method's hidden set H and test set T, drawn from their pools."""
+"""Adapter: every E2 method's hidden set H and test set T of one seed, drawn from their pools."""
 
 from debiaseval.experiments.e2 import sample_step
-from debiaseval.workflow.io import read_parquet, write_parquet
+from debiaseval.workflow.io import index_sizes, read_parquet, write_parquet
 from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0]) as log:
     p = snakemake.params
-    hidden, test = sample_step(
-        read_parquet(snakemake.input.split),
-        p.method,
-        rho=p.rho,
-        dataset=p.dataset,
-        seed=p.seed,
-        n_users=len(read_parquet(snakemake.input.user_index, columns=["user"])),
-        n_items=len(read_parquet(snakemake.input.item_index, columns=["item"])),
-    )
-    log.info("H: %d pairs, T: %d pairs", len(hidden), len(test))
-    write_parquet(hidden, snakemake.output.hidden)
-    write_parquet(test, snakemake.output.test)
+    split = read_parquet(snakemake.input.split)
+    sizes = index_sizes(snakemake.input.user_index, snakemake.input.item_index)
+    outputs = zip(snakemake.output.hidden, snakemake.output.test, strict=True)
+    for (name, method), (hidden_path, test_path) in zip(p.methods.items(), outputs, strict=True):
+        hidden, test = sample_step(
+            split,
+            method,
+            rho=p.rho,
+            dataset=p.dataset,
+            seed=p.seed,
+            **sizes,
+        )
+        log.info("%s: H %d pairs, T %d pairs", name, len(hidden), len(test))
+        write_parquet(hidden, hidden_path)
+        write_parquet(test, test_path)

@@ -1,4 +1,4 @@
-"""Active-learning elicitation strategies ([FLAIRS20]; SPEC §7 E2).
+"""Active-learning elicitation strategies ([FLAIRS20]; docs/experiments/e2.md).
 
 Carraro & Bridge, *Debiased offline evaluation of active learning in recommender
 systems*, FLAIRS-33 2020, §3: each active user is asked about ``n`` items that

@@ -14,7 +14,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy.stats import wilcoxon
 
 from debiaseval.evaluation.metrics import evaluate_topk
 
@@ -121,6 +120,8 @@ def pairwise_wilcoxon(
                 if np.all(x == y):
                     statistic, p_value = 0.0, 1.0
                 else:
+                    from scipy.stats import wilcoxon  # lazy: scipy.stats costs 0.5 s
+
                     result = wilcoxon(x, y, alternative="two-sided")
                     statistic, p_value = float(result.statistic), float(result.pvalue)
                 rows.append(

@@ -1,4 +1,4 @@
-"""A dataset's canonical frames from its raw files or its generator (SPEC §1–2).
+"""A dataset's canonical frames from its raw files or its generator (docs/datasets.md).
 
 One function serves the workflow's ``preprocess`` rule and the Python API, so
 both give the same interactions, users and items for the same config.

@@ -3,8 +3,7 @@
 The built-in datasets declare their parts here; a user's own dataset (``sources.<name>`` with
 a ``ratings`` file, :mod:`debiaseval.data.user_logs`) has the parts its config gives it. An
 experiment declares the parts it needs (``NEEDS`` of ``debiaseval.experiments.<eN>``: one or
-more alternatives) and runs on exactly the datasets that have them; see the README, "Your own
-data".
+more alternatives) and runs on exactly the datasets that have them; see docs/own-data.md.
 """
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""Fetch a dataset's canonical files: verified, extracted safely, never left partial (SPEC §2).
+"""Fetch a dataset's canonical files: verified, extracted safely, never left partial.
+
+See docs/datasets.md.
 
 A dataset folder is materialised from, in order: a user-supplied ``path`` (folder or
 archive), a local ``mirror`` (or ``$DEBIASEVAL_MIRROR``) holding ``<mirror>/<name>/``,

@@ -1,6 +1,6 @@
 """Simulated exposure on fully exposed data: a biased training set and a random one ([URE24]).
 
-SPEC §7 E5. From a fully exposed dataset (every user's value of every available
+See docs/experiments/e5.md. From a fully exposed dataset (every user's value of every available
 item is known: KuaiRec's small matrix, or ``synthetic``'s full matrix), each
 user u is *exposed*, as a logging recommender would, to a training set drawn
 without replacement by successive sampling with item weights w_i (the

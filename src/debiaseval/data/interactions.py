@@ -1,4 +1,7 @@
-"""Interaction frames as sparse matrices (SPEC §1's canonical columns user, item, rating)."""
+"""Interaction frames as sparse matrices with the canonical columns user, item, rating.
+
+See docs/datasets.md.
+"""
 
 from __future__ import annotations
 

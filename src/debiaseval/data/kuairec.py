@@ -1,4 +1,4 @@
-"""KuaiRec: a fully exposed video-watching matrix (Gao et al., CIKM 2022), SPEC §2.
+"""KuaiRec: a fully exposed video-watching matrix (Gao et al., CIKM 2022); see docs/datasets.md.
 
 The official release (``KuaiRec.zip``, "KuaiRec 2.0" on Zenodo) holds, in its
 ``data/`` folder, ``small_matrix.csv`` (1,411 users × 3,327 videos, 4,676,570

@@ -1,4 +1,4 @@
-"""Parse the real datasets' canonical files into :class:`RawDataset` frames (SPEC §2).
+"""Parse the real datasets' canonical files into :class:`RawDataset` frames (docs/datasets.md).
 
 Raw ids are kept as the files give them: Coat uses the 0-based row/column index of its
 dense matrices [ICML16]; Yahoo! R3 and MovieLens use their 1-based ids. Parsing is

@@ -1,4 +1,4 @@
-"""Turn a :class:`RawDataset` into the canonical interactions/users/items frames (SPEC §1-2).
+"""Turn a :class:`RawDataset` into the canonical interactions/users/items frames (docs/datasets.md).
 
 With both an MNAR and a MAR part, only users and items present in both parts are kept
 ([SAC20] §4), then ids are re-indexed to contiguous 0-based ids in increasing raw-id

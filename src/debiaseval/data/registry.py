@@ -1,4 +1,4 @@
-"""Where each real dataset comes from and how its files are verified (SPEC §2).
+"""Where each real dataset comes from and how its files are verified (docs/datasets.md).
 
 The registry is data: ``debiaseval/resources/datasets.yaml`` (also reachable as
 ``resources/datasets.yaml`` at the repository root) lists, per dataset, its canonical

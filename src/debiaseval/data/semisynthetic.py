@@ -1,4 +1,4 @@
-"""Semi-synthetic ML-100K, ``ml-100k-semi`` ([ICML16] §6.2, SPEC §2.2).
+"""Semi-synthetic ML-100K, ``ml-100k-semi`` ([ICML16] §6.2, docs/datasets.md).
 
 1. Complete the ML-100K ratings with biased MF (:class:`WeightedMF`, squared error,
    weights 1); rank d and L2 λ are chosen on a seeded 90/10 split of the ratings by

@@ -1,4 +1,4 @@
-"""Successive snapshots t0 < t1 < … of a time-stamped dataset ([MYT14]; SPEC §7 E6).
+"""Successive snapshots t0 < t1 < … of a time-stamped dataset ([MYT14]; docs/experiments/e6.md).
 
 The data at time t are all interactions logged before t (cumulative snapshots, as
 a live system's evaluation database grows). A snapshot is given by its cut: it

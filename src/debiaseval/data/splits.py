@@ -1,4 +1,4 @@
-"""Seeded random splits of interactions into named parts (SPEC section 3)."""
+"""Seeded random splits of interactions into named parts (docs/experiments/e2.md)."""
 
 from __future__ import annotations
 
@@ -85,7 +85,9 @@ def split_e2(
     min_ratings: int | None = None,
     max_ratings: int | None = None,
 ) -> pd.DataFrame:
-    """Split the MNAR part into known / hidden_pool / test_pool ([FLAIRS20] §4; SPEC §3).
+    """Split the MNAR part into known / hidden_pool / test_pool ([FLAIRS20] §4).
+
+    See docs/experiments/e2.md.
 
     The MNAR rows (``part == "mnar"``; MAR parts are not used) of the users kept by
     :func:`filter_users` are labelled uniformly at random in ``fractions``

@@ -1,4 +1,6 @@
-"""The embedded ``synthetic`` dataset: a full ground truth with known propensities (SPEC 2.1).
+"""The embedded ``synthetic`` dataset: a full ground truth with known propensities.
+
+See docs/datasets.md.
 
 A full rating matrix Y is drawn from low-rank user/item factors plus an item
 bias and Gaussian noise, then quantised by rank to ratings 1..5 with a target
@@ -118,7 +120,7 @@ def generate_synthetic(
     n_mar: int = 20,
     seed: int = 0,
 ) -> SyntheticData:
-    """Generate Y, the true propensities, an MNAR sample and a MAR sample (SPEC 2.1)."""
+    """Generate Y, the true propensities, an MNAR sample and a MAR sample (docs/datasets.md)."""
     if not 0 < alpha <= 1:
         raise ValueError(f"alpha must be in (0, 1], got {alpha}")
     if not 1 <= n_mar <= n_items:

@@ -1,4 +1,4 @@
-"""A user's own rating log as a dataset, declared by configuration alone (README, "Your own data").
+"""A user's own rating log as a dataset, declared by configuration alone (docs/own-data.md).
 
 ``sources.<name>`` names a ``ratings`` file (the logged, MNAR ratings) and optionally a ``mar``
 file (ratings of randomly sampled pairs), each CSV or Parquet by extension, and ``columns``,

@@ -1,4 +1,4 @@
-"""Interventions: intervened test sets drawn from a sampling space (SPEC §4).
+"""Interventions: intervened test sets drawn from a sampling space (docs/experiments/e1.md).
 
 [SAC20] D. Carraro, D. Bridge, *Debiased offline evaluation of recommender
 systems: a weighted-sampling approach*, ACM SAC 2020, §3–4; [FLAIRS20] the same
@@ -14,7 +14,7 @@ of the ratings. Strategies (one :class:`TestSetSpec` each, one entry point
 - SKEW: P_S ∝ 1/pop(i), pop from the training part ([SAC20], after Liang et al.);
 - WTD: P_S ∝ w_u^a · w_i^b, w_x = P_mar(x|O)/P_mnar(x|O) ([SAC20] §3.2), with
   P_mar from the MAR ``weights`` part, or the uniform hypothesis (WTD_H);
-- KL: P_S ∝ ω_i / Σ_{j∈I_u} ω_j, KL-optimised item weights ([MYT14]; SPEC §4.2).
+- KL: P_S ∝ ω_i / Σ_{j∈I_u} ω_j, KL-optimised item weights ([MYT14]; docs/experiments/e6.md).
 """
 
 from __future__ import annotations
@@ -62,7 +62,9 @@ def _ids(ids: np.ndarray, n: int, what: str) -> np.ndarray:
 
 
 def posteriors(ids: np.ndarray, n: int, *, smoothing: float = 0.0) -> np.ndarray:
-    """Posteriors P(x|O) = (|O_x| + s) / (|O| + s·n) for x = 0..n-1 (SPEC §1, [SAC20] §3.2).
+    """Posteriors P(x|O) = (|O_x| + s) / (|O| + s·n) for x = 0..n-1 ([SAC20] §3.2).
+
+    See docs/datasets.md.
 
     ``ids`` lists the user (or item) id of every pair of O; ``smoothing`` s ≥ 0 is
     additive (Laplace) smoothing, 0 gives the paper's plain relative frequencies.
@@ -90,7 +92,7 @@ def wtd_weights(
     item_exponent: float = 2.0,
     smoothing: float = 0.0,
 ) -> np.ndarray:
-    """Per-pair WTD weights w_u^a · w_i^b ([SAC20] §3.2; SPEC §4.1).
+    """Per-pair WTD weights w_u^a · w_i^b ([SAC20] §3.2; docs/experiments/e1.md).
 
     w_u = P_mar(u|O) / P_mnar(u|O) and w_i = P_mar(i|O) / P_mnar(i|O) with
     P(x|O) = |O_x| / |O| (:func:`posteriors`).
@@ -103,7 +105,7 @@ def wtd_weights(
       (default 2, the variant both papers state); (1, 1) is the plain product of
       the authors' public notebook.
 
-    Decisions (README, methods):
+    Decisions (docs/experiments/e1.md):
 
     - A user or item absent from the reference set has its reference count
       floored at 1 — treated as seen once — so P_mnar = 1/|O_ref| instead of 0:
@@ -170,7 +172,7 @@ def kl_pair_weights(
     mar_items: np.ndarray | None = None,
     active_items: int | None = None,
 ) -> np.ndarray:
-    """Per-pair KL weights ω_i / Σ_{j∈I_u} ω_j ([MYT14]; SPEC §4 table and §4.2).
+    """Per-pair KL weights ω_i / Σ_{j∈I_u} ω_j ([MYT14]; docs/experiments/e1.md).
 
     I_u = u's items in the space; ω minimises KL(P_ref ‖ P(·|ω)) of the space's
     classic-protocol marginal (:func:`debiaseval.debiasing.kl_weights.fit_kl_weights`) with
@@ -194,7 +196,7 @@ def kl_pair_weights(
 
 @dataclass(frozen=True)
 class TestSetSpec:
-    """How to draw one intervened test set (SPEC §4, [SAC20] Table 1).
+    """How to draw one intervened test set (docs/experiments/e1.md, [SAC20] Table 1).
 
     ``strategy``: "full" | "reg" | "skew" | "wtd" | "kl".
     ``mar_posterior`` (wtd, kl): "weights" = posteriors of the MAR weights part (WTD),
@@ -246,7 +248,7 @@ DEFAULT_TESTSETS: dict[str, TestSetSpec] = {
     "WTD": TestSetSpec("WTD", "wtd", mar_posterior="weights"),
     "WTD_H": TestSetSpec("WTD_H", "wtd", mar_posterior="uniform"),
 }
-"""The five test sets of [SAC20] (SPEC §7, E1)."""
+"""The five test sets of [SAC20] (docs/experiments/e1.md)."""
 
 VARIANT_TESTSETS: dict[str, TestSetSpec] = {
     "WTD_PLAIN": TestSetSpec("WTD_PLAIN", "wtd", mar_posterior="weights", item_exponent=1.0),
@@ -270,7 +272,9 @@ def sampling_weights(
     train: pd.DataFrame | None = None,
     mar_weights: pd.DataFrame | None = None,
 ) -> np.ndarray:
-    """Per-pair sampling weight P_S(u, i) (unnormalised) of ``spec`` over ``space`` (SPEC §4).
+    """Per-pair sampling weight P_S(u, i) (unnormalised) of ``spec`` over ``space``.
+
+    See docs/experiments/e1.md.
 
     "full" and "reg" weigh every pair 1. ``train`` is needed by "skew" and by
     "wtd" with reference "train"; ``mar_weights`` (the MAR weights part O^w) by
@@ -338,7 +342,9 @@ def intervene(
     mar_weights: pd.DataFrame | None = None,
     weights: np.ndarray | None = None,
 ) -> pd.DataFrame:
-    """Draw the intervened test set O^S of ``spec`` from ``space`` ([SAC20] §3; SPEC §4).
+    """Draw the intervened test set O^S of ``spec`` from ``space`` ([SAC20] §3).
+
+    See docs/experiments/e1.md.
 
     Returns the sampled rows of ``space`` (all its columns and dtypes, original
     row order, index reset). Sample size is ``round(rho * len(space))`` (Python

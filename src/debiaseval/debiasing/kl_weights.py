@@ -1,4 +1,4 @@
-"""KL-optimised item weights of the classic evaluation protocol ([MYT14]; SPEC §4.2).
+"""KL-optimised item weights of the classic evaluation protocol ([MYT14]; docs/experiments/e6.md).
 
 A. de Myttenaere, B. Golden, B. Le Grand, F. Rossi, *Reducing offline evaluation
 bias in recommendation systems* (Benelearn 2014) and *Study of a bias in the
@@ -17,7 +17,7 @@ users × items matrix X and r_i = P_ref(i)/P(i|ω), the gradient is
 
     ∂D/∂ω_k = (1/|U|) Σ_u X_uk a_u / s_u − P_ref(k)/ω_k,   a_u = Σ_i X_ui ω_i r_i / s_u,
 
-the SPEC's Σ_i P_ref(i)/(ω_k P(i|ω)) (P(i,k|ω) − δ_ik P(k|ω)) written with four
+the paper's Σ_i P_ref(i)/(ω_k P(i|ω)) (P(i,k|ω) − δ_ik P(k|ω)) written with four
 sparse products, so one evaluation costs O(nnz). The fit runs L-BFGS-B on
 θ = log ω (so ω > 0) within [``min_weight``, ``max_weight``], moving only the p
 items whose marginal changes most, |P(i|1) − P_ref(i)|; the others stay at 1.
@@ -34,7 +34,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.optimize
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
@@ -143,7 +142,7 @@ class _Problem:
 def item_marginal(
     profiles: sp.spmatrix | sp.sparray, weights: np.ndarray | None = None
 ) -> np.ndarray:
-    """P(i|ω) = (1/|U|) Σ_u ω_i 1[i∈I_u] / Σ_{j∈I_u} ω_j ([MYT14]; SPEC §4.2).
+    """P(i|ω) = (1/|U|) Σ_u ω_i 1[i∈I_u] / Σ_{j∈I_u} ω_j ([MYT14]; docs/experiments/e6.md).
 
     ``weights`` None means ω = 1, the classic protocol's marginal. U holds the
     users with a non-empty profile.
@@ -155,7 +154,7 @@ def item_marginal(
 def kl_objective(
     profiles: sp.spmatrix | sp.sparray, p_ref: np.ndarray, weights: np.ndarray | None = None
 ) -> tuple[float, np.ndarray]:
-    """D(ω) = KL(P_ref ‖ P(·|ω)) and its analytic gradient ∂D/∂ω ([MYT14]; SPEC §4.2).
+    """D(ω) = KL(P_ref ‖ P(·|ω)) and its analytic gradient ∂D/∂ω ([MYT14]; docs/experiments/e6.md).
 
     P_ref is restricted to the items present in ``profiles`` and renormalised.
     """
@@ -242,6 +241,8 @@ def _fit(
         value, grad = problem.value_grad(w)
         return value, grad[active] * w[active]  # chain rule: ∂D/∂θ = ω ∂D/∂ω
 
+    import scipy.optimize  # lazy: 0.3 s of every job importing the interventions
+
     # L-BFGS-B's small dense BLAS calls only slow down with several threads
     with threadpool_limits(limits=1, user_api="blas"):
         result = scipy.optimize.minimize(
@@ -283,7 +284,9 @@ def fit_kl_weights(
     max_iter: int = 2000,
     tol: float = 1e-10,
 ) -> KLFit:
-    """Item weights ω minimising D(ω) with only ``p`` active items ([MYT14]; SPEC §4.2).
+    """Item weights ω minimising D(ω) with only ``p`` active items ([MYT14]).
+
+    See docs/experiments/e6.md.
 
     L-BFGS-B on θ = log ω of the active items (:func:`active_items`), the other
     weights held at their ``init`` value (default 1), ω within

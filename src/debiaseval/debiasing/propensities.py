@@ -1,4 +1,4 @@
-"""Propensity models P(O_{u,i} = 1) for the IPS and SNIPS estimators (SPEC §6).
+"""Propensity models P(O_{u,i} = 1) for the IPS and SNIPS estimators (docs/experiments/e3.md).
 
 [ICML16] T. Schnabel et al., *Recommendations as treatments: debiasing learning
 and evaluation*, ICML 2016, §5. Every model returns a *propensity table*: a
@@ -22,9 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-import scipy.optimize
 import scipy.sparse as sp
-from scipy.special import expit
 
 __all__ = [
     "KEY_COLUMNS",
@@ -213,6 +211,9 @@ def logistic(
     only) with one row per contiguous user / item id. Returns ``user``, ``item``,
     ``propensity`` for every pair, sorted by user and item.
     """
+    import scipy.optimize  # lazy: 0.3 s of every job importing this module
+    from scipy.special import expit
+
     xu = _features(user_features, "user features")
     xi = _features(item_features, "item features")
     n_users, n_items = xu.shape[0], xi.shape[0]

@@ -1,4 +1,4 @@
-"""Weighted sampling without replacement (SPEC §4).
+"""Weighted sampling without replacement (docs/experiments/e1.md).
 
 Interventions ([SAC20] Carraro & Bridge 2020, §3) draw a sample of fixed size
 from a sampling space *without replacement*, each draw taking a remaining pair
@@ -39,7 +39,7 @@ def weighted_sample_without_replacement(
     """Indices (sorted ascending) of a successive weighted sample without replacement.
 
     Each draw takes a remaining index with probability proportional to its
-    weight (SPEC §4, [SAC20]). Implemented in O(n) with Efraimidis–Spirakis keys
+    weight (docs/experiments/e1.md, [SAC20]). Implemented in O(n) with Efraimidis–Spirakis keys
     (Efraimidis & Spirakis 2006, "Weighted random sampling with a reservoir"):
     the items with the ``size`` largest keys ``log(U)/w`` are a successive sample.
     We use the equivalent exponential clocks ``E/w`` with ``E = -log(U) ~ Exp(1)``

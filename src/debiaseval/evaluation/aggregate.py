@@ -6,7 +6,6 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy.stats import kendalltau
 
 __all__ = [
     "KENDALL_COLUMNS",
@@ -93,6 +92,8 @@ def kendall_table(
                 for testset in [t for t in _testset_order(block["testset"]) if t != GROUND_TRUTH]:
                     pair = sub[[GROUND_TRUTH, testset]].dropna()
                     if len(pair) >= 2:
+                        from scipy.stats import kendalltau  # lazy: scipy.stats costs 0.5 s
+
                         result = kendalltau(pair[GROUND_TRUTH], pair[testset], variant="b")
                         tau, p = float(result.statistic), float(result.pvalue)
                     else:

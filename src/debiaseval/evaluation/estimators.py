@@ -1,4 +1,6 @@
-"""Estimators of a loss averaged over all user-item pairs from observed pairs (SPEC §6).
+"""Estimators of a loss averaged over all user-item pairs from observed pairs.
+
+See docs/experiments/e3.md.
 
 [ICML16] T. Schnabel et al., *Recommendations as treatments: debiasing learning
 and evaluation*, ICML 2016, eqs. 5, 10 and 11. Each takes the per-pair losses
@@ -114,7 +116,9 @@ def evaluate(
     tie_break: np.ndarray | None = None,
     batch_size: int = 1024,
 ) -> dict[str, float]:
-    """Estimates of ``metric`` of ``prediction`` from the observed ``pairs`` (SPEC §6).
+    """Estimates of ``metric`` of ``prediction`` from the observed ``pairs``.
+
+    See docs/experiments/e3.md.
 
     ``pairs`` has columns ``user``, ``item`` and ``rating`` (the true values of
     the observed pairs, each pair once); ``propensity`` is one value per pair or

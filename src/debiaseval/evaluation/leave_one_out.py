@@ -1,7 +1,7 @@
 """The classic leave-one-out protocol of [MYT14], computed exactly, with item weights.
 
 A. de Myttenaere, B. Golden, B. Le Grand, F. Rossi, *Reducing offline evaluation
-bias in recommendation systems* (Benelearn 2014), §3–5; SPEC §4.2, §7 E6.
+bias in recommendation systems* (Benelearn 2014), §3–5; see docs/experiments/e6.md.
 
 The protocol draws a user u uniformly, then a held-out item i of the profile I_u
 (uniformly, or with P(i|u,ω) = ω_i / Σ_{j∈I_u} ω_j under item weights, see
@@ -32,7 +32,6 @@ import math
 
 import numpy as np
 import scipy.sparse as sp
-import scipy.stats
 
 __all__ = [
     "INTERVALS",
@@ -271,6 +270,8 @@ def loo_interval(
     score = float(r.mean())
     if interval == "binomial":
         n = r.size
+        import scipy.stats  # lazy: scipy.stats costs 0.5 s
+
         z = float(scipy.stats.norm.ppf(0.5 + level / 2))
         centre = (score + z * z / (2 * n)) / (1 + z * z / n)
         half = z / (1 + z * z / n) * math.sqrt(score * (1 - score) / n + z * z / (4 * n * n))

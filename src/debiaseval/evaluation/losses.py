@@ -1,4 +1,6 @@
-"""Per-pair losses δ_{u,i}(Y, Ŷ) whose mean over all pairs the estimators target (SPEC §6).
+"""Per-pair losses δ_{u,i}(Y, Ŷ) whose mean over all pairs the estimators target.
+
+See docs/experiments/e3.md.
 
 [ICML16] T. Schnabel et al., ICML 2016, §3.1: a performance measure of a
 prediction matrix Ŷ is R(Ŷ) = 1/(U·I) Σ_{u,i} δ_{u,i}(Y, Ŷ), with

@@ -1,7 +1,7 @@
-"""Top-k and rating metrics (SPEC §6).
+"""Top-k and rating metrics (docs/experiments/e1.md).
 
 Top-k metrics are computed per user from recommendation lists and a test set:
-relevant = test pairs with rating > ``positive_threshold`` (strictly, SPEC §1),
+relevant = test pairs with rating > ``positive_threshold`` (strictly, docs/datasets.md),
 evaluated users = users with at least one relevant test pair (as in [SAC20]
 §4 and [FLAIRS20] §4). :func:`hit_matrix` builds the users × k boolean hit
 matrix once; every metric in :data:`TOPK_METRICS` (the single registry of
@@ -99,7 +99,9 @@ def hit_matrix(
     n_items: int,
     positive_threshold: float = 3.0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Users × k boolean hit matrix of top-k lists against the relevant test pairs (SPEC §6).
+    """Users × k boolean hit matrix of top-k lists against the relevant test pairs.
+
+    See docs/experiments/e1.md.
 
     ``recs``: columns user, item, rank (1-based; a user may have fewer than k
     rows, and list items are assumed distinct). ``test``: user, item, rating;
@@ -150,7 +152,10 @@ def recall_at_k(hits: np.ndarray, n_relevant: np.ndarray) -> np.ndarray:
 
 
 def average_precision_at_k(hits: np.ndarray, n_relevant: np.ndarray) -> np.ndarray:
-    """AP@k = Σ_r P@r · hit_r / min(k, #relevant); its user mean is MAP@k (SPEC §6)."""
+    """AP@k = Σ_r P@r · hit_r / min(k, #relevant); its user mean is MAP@k.
+
+    See docs/experiments/e1.md.
+    """
     k = hits.shape[1]
     prec_at_r = np.cumsum(hits, axis=1) / np.arange(1, k + 1)
     return (prec_at_r * hits).sum(axis=1) / np.minimum(k, n_relevant)
@@ -271,7 +276,7 @@ def accuracy(y_true: np.ndarray, y_pred: np.ndarray) -> float:
 def train_overlap_mask(test: pd.DataFrame, train: pd.DataFrame) -> np.ndarray:
     """Boolean mask of the ``test`` rows whose (user, item) pair also occurs in ``train``.
 
-    SPEC §6: such MAR pairs (366 in Coat) can never be hit when training items
+    Such MAR pairs (366 in Coat) can never be hit when training items
     are excluded from the candidates; they are kept by default, and this mask
     lets callers count or drop them. Membership is tested by sorted keys
     (a lookup table or binary search), O(n log n) at worst, never by hashing.

@@ -1,4 +1,6 @@
-"""The five prediction matrices of [ICML16] §3.4 (SPEC §7 E3), built from a full rating matrix.
+"""The five prediction matrices of [ICML16] §3.4, built from a full rating matrix.
+
+See docs/experiments/e3.md.
 
 T. Schnabel et al., ICML 2016, §3.4: each Ŷ is a controlled corruption of the
 true ratings Y (1..5), so that its true error and DCG are known exactly:

@@ -1,4 +1,4 @@
-"""Top-N recommendation lists over the candidate set (SPEC §5).
+"""Top-N recommendation lists over the candidate set (docs/own-recommender.md).
 
 Candidates of a user are, by default, every item the user has no training
 interaction with ([SAC20] §4). Rankings are deterministic: items are ordered
@@ -96,7 +96,7 @@ def top_k(
     batch_size: int = 1024,
     exclude_train: bool = True,
 ) -> pd.DataFrame:
-    """Top-``k`` recommendations of a fitted ``model`` for ``users`` (SPEC §5).
+    """Top-``k`` recommendations of a fitted ``model`` for ``users`` (docs/own-recommender.md).
 
     ``train`` is the n_users × n_items training matrix the model was fitted on;
     with ``exclude_train`` its stored pairs are removed from the candidates, and

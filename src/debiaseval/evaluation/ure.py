@@ -1,6 +1,6 @@
 """Recall@K from a randomly exposed set: Unbiased Recall Evaluation and the traditional way.
 
-[URE24] (*Debias can be unreliable*, arXiv 2409.04810), SPEC §6. A user u has a
+[URE24] (*Debias can be unreliable*, arXiv 2409.04810), docs/experiments/e5.md. A user u has a
 randomly exposed set R_u (items shown at random, labels known) with positives
 R_u⁺, and, on fully exposed data, the set P_u of all positives among the
 candidates (every item u has no training interaction with).
@@ -8,7 +8,7 @@ candidates (every item u has no training interaction with).
 - True Recall@K(u) = |P_u ∩ T_K(u)| / |P_u|, T_K(u) = the model's top K over
   all candidates.
 - URE@K(u) = |{i ∈ R_u⁺ : score(u, i) > s_K}| / |R_u⁺|, s_K = the score of the
-  (K+1)-th best candidate ([URE24]'s URE; SPEC §6). Items above s_K are
+  (K+1)-th best candidate ([URE24]'s URE; docs/experiments/e5.md). Items above s_K are
   exactly T_K(u), so URE@K(u) = |R_u⁺ ∩ T_K(u)| / |R_u⁺|; given |R_u⁺| = m ≥ 1
   a uniform R_u makes R_u⁺ a uniform m-subset of P_u, hence
   E[URE@K(u) | R_u⁺ ≠ ∅] = True Recall@K(u): unbiased for every user.
@@ -165,7 +165,9 @@ def ure_at_k(
     *,
     ties: str = "rank",
 ) -> np.ndarray:
-    """URE@K of every row ([URE24], SPEC §6): shape (n_rows, len(ks)), NaN without positives.
+    """URE@K of every row ([URE24]): shape (n_rows, len(ks)), NaN without positives.
+
+    See docs/experiments/e5.md.
 
     ``scores``: the model's scores of **all** items for a batch of users, with
     non-candidates (training items) set to -inf. ``rows``/``cols``: the
@@ -254,7 +256,7 @@ def recall_estimates(
     are not candidates). ``exposed``: the randomly exposed sets (user, item,
     rating). ``truth``: the fully exposed data (user, item, rating), or None
     where there is none (then ``true_recall`` is NaN); its training pairs are
-    dropped. Positive = rating > ``positive_threshold`` (SPEC §1). Users are
+    dropped. Positive = rating > ``positive_threshold`` (docs/datasets.md). Users are
     scored in batches of ``batch_size`` (memory only, never the result).
 
     Returns one row per user and K: ``user`` (int32), ``k`` (int16),

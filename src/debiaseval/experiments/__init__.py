@@ -1,4 +1,4 @@
-"""Experiments E1–E6 of SPEC §7: each module composes the library's methods for one study.
+"""Experiments E1–E6 (docs/experiments/): each module composes the library's methods for one study.
 
 An experiment module holds no method of its own: splits, interventions,
 recommenders, metrics and estimators live in their own modules and are usable

@@ -9,6 +9,8 @@ MNAR ``train`` part, tuned on the MAR ``val`` part, and evaluated on the MAR
 from __future__ import annotations
 
 import math
+import os
+import shutil
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -42,6 +44,7 @@ from debiaseval.recommenders.specs import check_recommender_spec
 from debiaseval.recommenders.tuning import EarlyStopping, grid_chunks, merge_chunks, tune_points
 from debiaseval.workflow.config import ConfigError
 from debiaseval.workflow.errors import EmptyTestSetError
+from debiaseval.workflow.io import atomic_path, read_parquet, write_parquet
 
 __all__ = [
     "EXPORT",
@@ -60,6 +63,7 @@ __all__ = [
     "lists_step",
     "run",
     "run_metadata",
+    "select_step",
     "short_list_warnings",
     "split_step",
     "testset_diagnostics",
@@ -235,7 +239,7 @@ def evaluate_on_testsets(
     drop_train_overlap: bool,
     overlaps: Mapping[str, np.ndarray] | None = None,
 ) -> pd.DataFrame:
-    """Mean top-k metrics of one recommender on every test set (SPEC section 6).
+    """Mean top-k metrics of one recommender on every test set (docs/experiments/e1.md).
 
     Test pairs whose item the user also rated in ``train`` can never be hit
     (training items are not candidates); they are counted in ``n_train_overlap``
@@ -501,6 +505,27 @@ def tune_step(
         early_stopping=None if stopping is None else EarlyStopping(**stopping),
     )
     return table, empty_recommendations() if recs is None else recs
+
+
+def select_step(
+    tuning_files: Sequence[str | os.PathLike[str]],
+    recs_files: Sequence[str | os.PathLike[str]],
+    *,
+    tuning_out: str | os.PathLike[str],
+    recs_out: str | os.PathLike[str],
+    what: str = "the grid",
+) -> pd.DataFrame:
+    """Rules ``e1_select`` and ``e1_tune``: merge a recommender's tuning chunks (the files
+    :func:`tune_step`'s rows were written to, in grid order), mark the selected point
+    (:func:`~debiaseval.recommenders.tuning.merge_chunks`) and write the table to
+    ``tuning_out``; copy the lists of the chunk that holds the point to ``recs_out``, byte
+    for byte. Returns the table. ``what`` names the grid in the error when no point is usable.
+    """
+    table, chunk = merge_chunks([read_parquet(path) for path in tuning_files], what)
+    write_parquet(table, tuning_out)
+    with atomic_path(recs_out) as tmp:
+        shutil.copyfile(recs_files[chunk], tmp)
+    return table
 
 
 def evaluate_step(

@@ -1,4 +1,6 @@
-"""Experiment E2: debiased offline evaluation of active learning ([FLAIRS20]; SPEC §7 E2).
+"""Experiment E2: debiased offline evaluation of active learning ([FLAIRS20]).
+
+See docs/experiments/e2.md.
 
 Carraro & Bridge, *Debiased offline evaluation of active learning in recommender
 systems*, FLAIRS-33 2020. Per seed, after the dataset's user filter, the MNAR
@@ -198,7 +200,7 @@ def sample_step(
     """Rule ``e2_sample``: a method's H from ``hidden_pool`` and T from ``test_pool``.
 
     Each is a ρ-sample (``rho['hidden']``, ``rho['test']``) by the method's strategy
-    (SPEC §4; WTD_H with ``reference: space`` = posteriors of the pool sampled,
+    (docs/experiments/e2.md; WTD_H with ``reference: space`` = posteriors of the pool sampled,
     [FLAIRS20] eqs. 5–6). The random stream depends on the role and the spec only,
     so methods with the same H spec (CLASSIC and INT_T) draw the same H.
     """

@@ -80,7 +80,7 @@ class Truth:
 
 
 def synthetic_truth(params: Mapping[str, Any], name: str = "synthetic") -> Truth:
-    """The ``synthetic`` dataset's Y and its own observation model (SPEC 2.1) at any α.
+    """The ``synthetic`` dataset's Y and its own observation model (docs/datasets.md) at any α.
 
     ``params`` are :func:`generate_synthetic`'s keyword arguments (the config's
     ``synthetic`` block); Y does not depend on α, only the propensities do.

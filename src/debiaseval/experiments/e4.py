@@ -39,7 +39,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import ttest_rel
 
 from debiaseval.data.catalog import (
     BUILTIN_PARTS,
@@ -122,7 +121,10 @@ def model_name(propensity: str) -> str:
 
 
 def ips_weights(propensities: np.ndarray) -> np.ndarray:
-    """MF-IPS training weights 1/P̂ normalised to mean 1 ([ICML16] eq. 14, SPEC §5)."""
+    """MF-IPS training weights 1/P̂ normalised to mean 1 ([ICML16] eq. 14).
+
+    See docs/experiments/e4.md.
+    """
     p = prop.check_propensities(propensities)
     return normalise_weights(1.0 / p, p.size)
 
@@ -398,6 +400,8 @@ def summarise(errors: pd.DataFrame) -> pd.DataFrame:
     t-test (``scipy.stats.ttest_rel``) of the model's per-seed errors against MF-Naive's
     on the same seeds (NaN for MF-Naive itself and with fewer than two common seeds).
     """
+    from scipy.stats import ttest_rel  # lazy: scipy.stats costs 0.5 s of every E4 job
+
     keys = ["model", "propensity", "metric", "alpha"]
     rows = errors.assign(_naive=errors["propensity"] != "none").sort_values("_naive", kind="stable")
     out = rows.groupby(keys, sort=False, dropna=False)["value"].agg(

@@ -1,4 +1,4 @@
-"""Experiment E5: Unbiased Recall Evaluation for model selection ([URE24], SPEC §7 E5).
+"""Experiment E5: Unbiased Recall Evaluation for model selection ([URE24], docs/experiments/e5.md).
 
 *Debias can be unreliable: mitigating bias issue in evaluating debiasing
 recommendation* (arXiv 2409.04810). On a fully exposed dataset (KuaiRec's small

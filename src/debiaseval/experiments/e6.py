@@ -1,4 +1,4 @@
-"""Experiment E6: weighted offline evaluation over time ([MYT14]; SPEC §7 E6).
+"""Experiment E6: weighted offline evaluation over time ([MYT14]; docs/experiments/e6.md).
 
 de Myttenaere, Golden, Le Grand, Rossi, *Reducing offline evaluation bias in
 recommendation systems* (Benelearn 2014) and *Study of a bias in the offline

@@ -1,7 +1,7 @@
 """Recommenders and their single registry.
 
 Every recommender follows :class:`Recommender` (scikit-learn's estimator contract,
-written down in the README, "Evaluate your own recommender"); :data:`RECOMMENDERS`
+written down in docs/own-recommender.md); :data:`RECOMMENDERS`
 maps the built-in names to the classes, :func:`resolve_recommender` resolves any
 name a config may give (built-in, entry point, registered at run time, or
 ``"package.module:Class"``), :func:`make_recommender` builds one from a name and

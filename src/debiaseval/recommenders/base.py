@@ -1,4 +1,4 @@
-"""The recommender contract (SPEC §5), after scikit-learn's estimator API.
+"""The recommender contract (docs/own-recommender.md), after scikit-learn's estimator API.
 
 A :class:`Recommender` stores its keyword-only hyperparameters in ``__init__``
 and nothing else; :meth:`Recommender.fit` learns from an n_users × n_items CSR
@@ -76,7 +76,10 @@ def check_train(train: sp.spmatrix | sp.sparray) -> sp.csr_matrix:
 
 
 def positive_mask(train: sp.csr_matrix, threshold: float) -> sp.csr_matrix:
-    """0/1 float64 CSR matrix of the positive pairs, rating > ``threshold`` (strictly, SPEC §1)."""
+    """0/1 float64 CSR matrix of the positive pairs, rating > ``threshold`` (strictly).
+
+    See docs/datasets.md.
+    """
     pos = sp.csr_matrix(
         ((train.data > threshold).astype(np.float64), train.indices.copy(), train.indptr.copy()),
         shape=train.shape,
@@ -112,7 +115,7 @@ def trains_by_epochs(cls: type) -> bool:
 
 
 class Recommender(ABC):
-    """Base class of every recommender of SPEC §5.
+    """Base class of every recommender (docs/own-recommender.md).
 
     Subclasses define ``__init__`` with keyword-only hyperparameters that it
     stores unchanged under the same attribute names (validation happens in
@@ -121,7 +124,7 @@ class Recommender(ABC):
     A model trained by epochs also has an ``epochs`` hyperparameter and implements
     ``_fit_partial(train, epochs)``, which trains that many more epochs of the fitted
     model (see :meth:`fit_partial`); tuning then chooses its epochs by early stopping.
-    The contract is written down in the README, "Evaluate your own recommender".
+    The contract is written down in docs/own-recommender.md.
     """
 
     name: ClassVar[str]

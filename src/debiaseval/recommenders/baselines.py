@@ -1,4 +1,4 @@
-"""Non-personalised baselines of SPEC §5 ([SAC20] §4): Random, PosPop, AvgRating."""
+"""Non-personalised baselines of [SAC20] §4 (docs/experiments/e1.md): Random, PosPop, AvgRating."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ __all__ = ["AvgRating", "PosPop", "Random"]
 
 
 class Random(Recommender):
-    """Uniform random scores in [0, 1): the sanity baseline (SPEC §5).
+    """Uniform random scores in [0, 1): the sanity baseline (docs/experiments/e1.md).
 
     The score of (u, i) depends only on the fit ``seed``, ``u`` and ``i``: row u
     is drawn from ``numpy.random.default_rng([seed, u])``, so scores do not
@@ -34,10 +34,12 @@ class Random(Recommender):
 
 
 class PosPop(Recommender):
-    """Positive popularity: the number of positive training ratings of the item (SPEC §5).
+    """Positive popularity: the number of positive training ratings of the item.
+
+    See docs/experiments/e1.md.
 
     A rating is positive when it is strictly greater than ``positive_threshold``
-    (SPEC §1; 3 on a 1–5 scale, as in [SAC20]).
+    (docs/datasets.md; 3 on a 1–5 scale, as in [SAC20]).
     """
 
     name = "pospop"
@@ -57,7 +59,9 @@ class PosPop(Recommender):
 
 
 class AvgRating(Recommender):
-    """Mean training rating of the item, optionally damped toward the global mean (SPEC §5).
+    """Mean training rating of the item, optionally damped toward the global mean.
+
+    See docs/experiments/e1.md.
 
     score(i) = (Σ_u r_ui + d·μ) / (|U_i| + d) with d = ``damping`` ≥ 0 and μ the
     mean of all training ratings. An item without training ratings scores μ

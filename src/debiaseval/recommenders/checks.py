@@ -1,6 +1,6 @@
 """The shared behavioural check of the recommender contract, after scikit-learn's
 ``check_estimator``: every built-in runs through it in the tests, and a user calls it on
-their own class in theirs (see the README, "Evaluate your own recommender")::
+their own class in theirs (see docs/own-recommender.md)::
 
     from debiaseval.recommenders import check_recommender
 

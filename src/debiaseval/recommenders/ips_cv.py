@@ -1,4 +1,6 @@
-"""k-fold cross-validation on MNAR data with an IPS-estimated validation error (SPEC §5).
+"""k-fold cross-validation on MNAR data with an IPS-estimated validation error.
+
+See docs/experiments/e4.md.
 
 [ICML16] T. Schnabel et al., ICML 2016, §6.4: the observed pairs are split into k folds;
 a model is trained on k−1 of them and its loss is estimated on the held-out fold. A pair

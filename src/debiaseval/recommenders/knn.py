@@ -1,4 +1,4 @@
-"""Neighbourhood recommenders of SPEC §5 ([SAC20] §4): cosine UserKNN and ItemKNN.
+"""Neighbourhood recommenders of [SAC20] §4 (docs/experiments/e1.md): cosine UserKNN and ItemKNN.
 
 Similarities are plain cosines of the raw rating vectors (unrated = 0, no mean
 centring). Neighbourhoods are the k most similar *other* users or items, ties
@@ -123,7 +123,7 @@ class KNNRecommender(Recommender):
 
 
 class UserKNN(KNNRecommender):
-    """User-based cosine k-nearest-neighbours (SPEC §5).
+    """User-based cosine k-nearest-neighbours (docs/experiments/e1.md).
 
     sim(u, v) = r_u·r_v / (‖r_u‖ ‖r_v‖); N_k(u) = the ``k`` users v ≠ u with the
     largest sim(u, v) (ties by smaller id); score(u, i) = Σ_{v ∈ N_k(u), v rated i}
@@ -141,7 +141,7 @@ class UserKNN(KNNRecommender):
 
 
 class ItemKNN(KNNRecommender):
-    """Item-based cosine k-nearest-neighbours (SPEC §5).
+    """Item-based cosine k-nearest-neighbours (docs/experiments/e1.md).
 
     sim(i, j) = r_·i·r_·j / (‖r_·i‖ ‖r_·j‖) over users; N_k(i) = the ``k`` items
     j ≠ i with the largest sim(i, j) (ties by smaller id); score(u, i) =

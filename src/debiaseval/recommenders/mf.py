@@ -1,4 +1,6 @@
-"""Ranking matrix factorisation with LightFM (SPEC §5, the MF of [SAC20] and [FLAIRS20]).
+"""Ranking matrix factorisation with LightFM: the MF of [SAC20] and [FLAIRS20].
+
+See docs/experiments/e1.md.
 
 Trained on implicit feedback: by default the positive training pairs
 (rating > ``positive_threshold``), each with value 1, with a pairwise ranking
@@ -6,7 +8,7 @@ loss (WARP by default, or BPR). Regularisation is in LightFM's own terms:
 ``alpha`` is LightFM's per-update L2 penalty ``item_alpha`` = ``user_alpha``.
 It is not the λ of an ALS objective: [SAC20]'s grid {0.001, ..., 0.6} collapses
 LightFM's embeddings to zero or makes them diverge from about 0.006 on, so the
-useful range is about {0, 1e-6, ..., 1e-3} (SPEC §5). The number of epochs can
+useful range is about {0, 1e-6, ..., 1e-3} (docs/experiments/e1.md). The number of epochs can
 be chosen on validation data by :meth:`LightFMRanker.iter_epochs` (early
 stopping, see :mod:`debiaseval.recommenders.tuning`). LightFM with ``num_threads > 1`` runs
 lock-free parallel SGD (Hogwild), whose result depends on thread timing: only
@@ -32,7 +34,7 @@ _LOSSES = ("warp", "bpr")
 
 
 class LightFMRanker(Recommender):
-    """LightFM ranking MF: score(u, i) = p_u·q_i + b_i + b_u (SPEC §5).
+    """LightFM ranking MF: score(u, i) = p_u·q_i + b_i + b_u (docs/experiments/e1.md).
 
     Hyperparameters map to LightFM as ``factors`` → ``no_components``,
     ``alpha`` → ``user_alpha`` = ``item_alpha``, ``learning_rate`` (adagrad

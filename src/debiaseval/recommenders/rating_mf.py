@@ -1,4 +1,4 @@
-"""Rating-prediction biased MF with per-pair weights: MF-Naive and MF-IPS (SPEC §5).
+"""Rating-prediction biased MF with per-pair weights: MF-Naive and MF-IPS (docs/experiments/e4.md).
 
 [ICML16] T. Schnabel et al., *Recommendations as treatments*, ICML 2016, eq. 14:
 

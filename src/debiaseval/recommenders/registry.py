@@ -15,7 +15,7 @@ Wherever a config or the API names a recommender's ``algorithm``,
 
 The class must follow the contract of :class:`~debiaseval.recommenders.base.Recommender`,
 checked by :func:`check_recommender_class` (one-line :class:`ContractError`);
-the README's "Evaluate your own recommender" writes the contract down.
+docs/own-recommender.md writes the contract down.
 :func:`plugin_source_hash` fingerprints a plugin's source, so that the workflow
 reruns the jobs that use a plugin when its file changes.
 """

@@ -1,4 +1,4 @@
-"""Hyperparameter tuning on a validation part (SPEC §5).
+"""Hyperparameter tuning on a validation part (docs/experiments/e1.md).
 
 [SAC20] §5.2 tunes every recommender by grid search for Recall@10 on the MAR
 ``val`` part; [FLAIRS20] tunes its MF the same way on data held out from
@@ -78,7 +78,7 @@ def recommender_params(
 ) -> dict[str, Any]:
     """``params`` plus the experiment's ``positive_threshold`` for algorithms that take one.
 
-    SPEC §1: a pair is positive when its rating is strictly greater than the
+    A pair is positive (docs/datasets.md) when its rating is strictly greater than the
     threshold; PosPop counts and MF trains on positives, so the experiment's
     threshold reaches them unless their params set their own.
     """

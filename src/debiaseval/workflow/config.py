@@ -12,10 +12,12 @@ import itertools
 import re
 from collections.abc import Iterable, Mapping
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
 import yaml
+
+if TYPE_CHECKING:
+    import jsonschema
 
 __all__ = [
     "ConfigError",
@@ -216,7 +218,7 @@ def _check_reserved_sources(sources: Any) -> None:
 
 
 def _check_own_datasets(sources: Mapping[str, Any]) -> None:
-    """Cross-field checks of the user datasets under ``sources`` (README, "Your own data")."""
+    """Cross-field checks of the user datasets under ``sources`` (docs/own-data.md)."""
     from debiaseval.data.catalog import user_sources
     from debiaseval.data.user_logs import file_format
 
@@ -313,6 +315,8 @@ def validate_config(
     filled = coerce_strings(copy.deepcopy(dict(config)), schema)
     _check_reserved_sources(filled.get("sources"))
     _fill_defaults(filled, schema, schema)
+    import jsonschema  # lazy: 0.1 s of every job, which only needs ConfigError
+
     validator = jsonschema.Draft202012Validator(schema)
     error = jsonschema.exceptions.best_match(validator.iter_errors(filled))
     if error is not None:

@@ -16,6 +16,7 @@ __all__ = [
     "UnreadableFileError",
     "atomic_path",
     "current_umask",
+    "index_sizes",
     "is_readable_parquet",
     "read_parquet",
     "remove_unreadable_parquet",
@@ -117,6 +118,16 @@ def read_parquet(path: str | os.PathLike[str], columns: list[str] | None = None)
             raise  # a readable file: the error is another (a missing column, say)
         raise _unreadable(path, error) from error
     return table.to_pandas()
+
+
+def index_sizes(
+    user_index: str | os.PathLike[str], item_index: str | os.PathLike[str]
+) -> dict[str, int]:
+    """``n_users`` and ``n_items``: the lengths of a dataset's users and items tables."""
+    return {
+        "n_users": len(read_parquet(user_index, columns=["user"])),
+        "n_items": len(read_parquet(item_index, columns=["item"])),
+    }
 
 
 def is_readable_parquet(path: str | os.PathLike[str]) -> bool:

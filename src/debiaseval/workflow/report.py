@@ -13,7 +13,7 @@ too). Every page is a standalone HTML file that Snakemake's report embeds:
   layout;
 - ``results/config.html``: the resolved configuration of the run (:func:`config_page`).
 
-See docs/workflow.md (the report).
+See docs/report.md.
 """
 
 from __future__ import annotations

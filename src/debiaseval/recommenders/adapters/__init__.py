@@ -14,8 +14,8 @@ a model is validated or trained, so ``debiaseval`` imports without it:
 The package's ``pyproject.toml`` registers the short names in the entry-point group
 ``debiaseval.recommenders``, so a config names them like built-in models. Without the
 library, validating a model (the config check does it before any job runs) raises
-:class:`MissingExtraError`, one line naming the extra. See the README, "Models from
-implicit and Cornac".
+:class:`MissingExtraError`, one line naming the extra. See docs/own-recommender.md,
+"Models from implicit and Cornac".
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Adapters for the Cornac library (3.x): EASEᴿ and hierarchical Poisson factorisation.
 
 Install with ``pip install -e '.[cornac]'``; config names ``cornac_ease`` and
-``cornac_hpf`` (see the README, "Models from implicit and Cornac"). Two models that
+``cornac_hpf`` (see docs/own-recommender.md). Two models that
 neither the built-in ones nor implicit have, both without PyTorch or TensorFlow.
 
 **Feedback.** Both learn from the 0/1 matrix of

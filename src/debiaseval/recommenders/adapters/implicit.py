@@ -1,7 +1,7 @@
 """Adapters for the ``implicit`` library (0.7.x, CPU models): ALS and BPR.
 
 Install with ``pip install -e '.[implicit]'``; config names ``implicit_als`` and
-``implicit_bpr`` (see the README, "Models from implicit and Cornac").
+``implicit_bpr`` (see docs/own-recommender.md).
 
 **Feedback.** Both models learn from the user × item matrix (users as rows, implicit's
 orientation since 0.5) of the pairs of :func:`~debiaseval.recommenders.base.implicit_feedback`:

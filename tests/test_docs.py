@@ -1,0 +1,188 @@
+"""The documentation site: the strict build, and the configuration reference it generates
+from the JSON schemas (debiaseval.workflow.config_reference)."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from debiaseval.workflow.config import experiment_names, load_schema
+from debiaseval.workflow.config_reference import block_reference, config_reference
+
+ROOT = Path(__file__).resolve().parents[1]
+
+TOY = {
+    "$defs": {
+        "fraction": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+        "testset": {
+            "type": "object",
+            "description": "A test set.",
+            "properties": {"strategy": {"enum": ["reg", "skew"], "description": "How."}},
+        },
+        "recommender": {"type": "object", "properties": {}},
+        "source": {"type": "object", "properties": {}},
+        "own_dataset": {"type": "object", "properties": {}},
+        "resources": {"type": "object", "properties": {}},
+    },
+    "properties": {
+        "seeds": {"type": "integer", "minimum": 1, "default": 2, "description": "Runs <n>."},
+        "e1": {
+            "type": "object",
+            "description": "E1 | the first.",
+            "properties": {
+                "rho": {"$ref": "#/$defs/fraction", "default": 0.5, "description": "Size."},
+                "testsets": {
+                    "type": "object",
+                    "additionalProperties": {"$ref": "#/$defs/testset"},
+                    "default": {"REG": {"strategy": "reg"}},
+                    "description": "Named test sets.",
+                },
+                "split": {
+                    "type": "object",
+                    "properties": {"train": {"type": ["number", "null"], "default": None}},
+                },
+            },
+        },
+    },
+}
+
+
+def test_block_reference_of_a_known_schema():
+    assert block_reference("e1", TOY).splitlines() == [
+        "| key | type | default | description |",
+        "|---|---|---|---|",
+        "| `e1.rho` | number in (0, 1] | `0.5` | Size. |",
+        "| `e1.testsets` | mapping of name → [test set](../configuration.md#shared-testset) "
+        '| `{"REG": {"strategy": "reg"}}` | Named test sets. |',
+        "| `e1.split` | mapping |  |  |",
+        "| `e1.split.train` | number or null | `null` |  |",
+    ]
+
+
+def test_config_reference_escapes_prose_and_describes_shared_blocks(monkeypatch):
+    import debiaseval.workflow.config_reference as reference
+
+    monkeypatch.setattr(reference, "experiment_names", lambda: ["e1"])
+    text = config_reference(TOY)
+    assert "| `seeds` | integer ≥ 1 | `2` | Runs &lt;n&gt;. |" in text
+    assert "E1 \\| the first." in text
+    assert "## Test set {#shared-testset}" in text
+    assert '| `strategy` | one of `"reg"`, `"skew"` |  | How. |' in text
+
+
+def _keys(schema, root, path=""):
+    """Every dotted key of the real schema, with <name> for named entries."""
+    from debiaseval.workflow.config_reference import SHARED_TITLES, _ref_name, _resolve
+
+    node = _resolve(schema, root)
+    for key, child in node.get("properties", {}).items():
+        dotted = f"{path}.{key}" if path else key
+        yield dotted
+        if _ref_name(child) not in SHARED_TITLES:
+            yield from _keys(child, root, dotted)
+    extra = node.get("additionalProperties")
+    if isinstance(extra, dict) and _ref_name(extra) not in SHARED_TITLES:
+        yield from _keys(extra, root, f"{path}.<name>")
+
+
+def test_every_key_of_the_schema_is_in_the_reference():
+    schema = load_schema()
+    text = config_reference(schema)
+    keys = [key for key in _keys(schema, schema) if key not in experiment_names()]
+    assert len(keys) > 150
+    missing = [key for key in keys if f"| `{key}` |" not in text]
+    assert not missing
+    for name in experiment_names():
+        assert f"## `{name}`" in text
+        assert f"| `{name}.datasets` |" in block_reference(name)
+
+
+def test_docs_build_strictly(tmp_path):
+    """mkdocs build --strict: a broken link or anchor, a page missing from the nav, or an API
+    reference to a name that does not exist fails it."""
+    if shutil.which("mkdocs", path=str(Path(sys.executable).parent)) is None:
+        pytest.skip("mkdocs is not installed (pip install -e '.[docs]')")
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path)],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-4000:]
+    built = {p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("index.html")}
+    for page in ("configuration", "experiments/e1", "own-recommender", "api/data"):
+        assert f"{page}/index.html" in built
+    reference = (tmp_path / "configuration" / "index.html").read_text()
+    assert "e1.rho" in reference and "shared-testset" in reference
+
+
+JSON_SCHEMA_KEYWORDS = {
+    "$schema", "$defs", "$ref", "$comment", "title", "description", "default", "examples",
+    "type", "enum", "const", "properties", "additionalProperties", "propertyNames", "required",
+    "minProperties", "maxProperties", "items", "minItems", "maxItems", "uniqueItems",
+    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength",
+    "pattern", "format", "oneOf", "anyOf", "allOf", "not", "if", "then", "else",
+}  # fmt: skip
+
+
+def test_every_schema_keyword_is_a_json_schema_keyword():
+    """A comma in an unquoted YAML flow-mapping description ({description: a, b}) silently
+    cuts it and adds a bogus key; the reference would show the cut text."""
+
+    def walk(node, path):
+        if isinstance(node, dict):
+            for key, child in node.items():
+                if path and path[-1] in ("properties", "$defs"):
+                    yield from walk(child, [*path, key])
+                elif key not in ("default", "examples", "const", "enum"):
+                    if key not in JSON_SCHEMA_KEYWORDS:
+                        yield ".".join(map(str, [*path, key]))
+                    yield from walk(child, [*path, key])
+        elif isinstance(node, list):
+            for index, child in enumerate(node):
+                yield from walk(child, [*path, index])
+
+    assert not list(walk(load_schema(), []))
+
+
+def test_the_readme_links_to_pages_that_exist():
+    """The README is the landing page: every relative link names a file of the repository,
+    and every docs page it links to is in the site's nav."""
+    import re
+
+    readme = (ROOT / "README.md").read_text()
+    targets = {
+        link.split("#", 1)[0]
+        for link in re.findall(r"\]\(([^)]+)\)", readme)
+        if "://" not in link and not link.startswith("#")
+    }
+    assert {"docs/experiments/e1.md", "docs/experiments/e6.md", "docs/configuration.md"} <= targets
+    missing = sorted(t for t in targets if not (ROOT / t).exists())
+    assert not missing
+    nav = (ROOT / "mkdocs.yml").read_text()
+    for target in targets:
+        if target.startswith("docs/"):
+            assert target.removeprefix("docs/") in nav, target
+
+
+def test_every_table_row_has_as_many_cells_as_its_header():
+    """A | inside an equation of a table cell splits the row silently (one inside a code span
+    does not: Python-Markdown's tables skip code spans)."""
+    import re
+
+    bad = []
+    for page in sorted((ROOT / "docs").rglob("*.md")):
+        header = None
+        for number, line in enumerate(page.read_text().splitlines(), 1):
+            if not line.startswith("|"):
+                header = None
+                continue
+            text = re.sub(r"`[^`]*`", "code", line.strip())
+            cells = len(re.split(r"(?<!\\)\|", text)) - 2
+            if header is None:
+                header = cells
+            elif cells != header:
+                bad.append(f"{page.relative_to(ROOT)}:{number}: {cells} cells, header {header}")
+    assert not bad
