@@ -69,6 +69,18 @@ def test_benchmark_runs_at_a_tiny_size() -> None:
         assert name in rows
 
 
+def test_e4_section_runs_at_a_tiny_size() -> None:
+    """``--sections e4``: the reference and the new solver, one ratio per shape, d and loss."""
+    rows = main(["--sections", "e4", "--e4-scale", "0.05", "--e4-factors", "4", "12",
+                 "--e4-sweeps", "2", "--repeat", "1"])  # fmt: skip
+    for shape in ("coat", "yahoo-r3"):
+        for d in (4, 12):
+            for loss in ("squared", "absolute"):
+                label = f"e4 {shape} d={d} {loss}"
+                assert rows[f"{label}: reference / new"] > 0
+                assert rows[f"{label}: objective rel. diff"] < 1e-9
+
+
 def test_script_imports_are_the_module_level_imports(tmp_path) -> None:
     script = tmp_path / "job.py"
     script.write_text(

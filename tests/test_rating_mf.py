@@ -17,10 +17,10 @@ def biased():
     return data, data.mnar_frame()
 
 
-def _fit(frame, weights=None, **params):
+def _fit(frame, weights=None, init=None, **params):
     return WeightedMF(**params).fit(
         frame["user"].to_numpy(), frame["item"].to_numpy(), frame["rating"].to_numpy(),
-        n_users=200, n_items=250, weights=weights, rng=np.random.default_rng(0),
+        n_users=200, n_items=250, weights=weights, rng=np.random.default_rng(0), init=init,
     )  # fmt: skip
 
 
@@ -129,3 +129,82 @@ def test_cv_select_scales_propensities_and_picks_the_minimum(biased) -> None:
     naive_best, naive_table = cv_select(*args, None, **kwargs, rng=np.random.default_rng(1))
     naive_means = naive_table.groupby("params", sort=False)["value"].mean()
     assert naive_best == grid[int(np.argmin(naive_means.to_numpy()))]
+
+
+@pytest.mark.parametrize("column_gram", ["cached", "uncached", "off"])
+def test_batched_ridge_equals_the_reference_half_step(monkeypatch, column_gram: str) -> None:
+    """Every row's weighted ridge solution equals the former Gram builder's, in every form:
+    dual from X Xᵀ, dual from the gathered rows, primal (rows longer than k), empty rows."""
+    from debiaseval.benchmark import reference_ridge_rows
+    from debiaseval.recommenders import ridge
+
+    if column_gram == "off":
+        monkeypatch.setattr(ridge, "_MAX_COLUMN_GRAM", 0)
+    if column_gram == "uncached":
+        monkeypatch.setattr(ridge, "_MAX_CACHED", 0)
+    rng = np.random.default_rng(5)
+    n_rows, n_cols = 60, 80
+    counts = np.concatenate([np.zeros(3, int), rng.integers(1, 40, n_rows - 3)])  # empty rows
+    rows = np.repeat(np.arange(n_rows), counts)
+    cols = np.concatenate([rng.choice(n_cols, c, replace=False) for c in counts])
+    shuffle = rng.permutation(rows.size)
+    rows, cols = rows[shuffle], cols[shuffle]
+    weight, target = rng.uniform(0.01, 50.0, rows.size), rng.normal(size=rows.size)
+    groups = ridge.RowGroups(rows, cols, n_rows, n_cols)
+    for k in (3, 12, 41, 41):  # every row primal; a mix; mostly dual (twice: cached positions)
+        x = rng.normal(size=(n_cols, k))
+        theta, fitted = groups.solve(weight, target, x, 2.5)
+        expected = reference_ridge_rows(groups, weight, target, x, 2.5)
+        np.testing.assert_allclose(theta, expected, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(fitted, np.einsum("nk,nk->n", x[cols], expected[rows]),
+                                   rtol=1e-9, atol=1e-12)  # fmt: skip
+        assert np.all(theta[:3] == 0)
+
+
+@pytest.mark.parametrize("loss", ["squared", "absolute"])
+def test_new_solver_reaches_the_reference_objective(biased, loss: str) -> None:
+    """Converged fits of the batched solver and the former one ([ICML16] eq. 14) end at the
+    same objective (1e-6 relative) from the same start, weighted and unweighted."""
+    from debiaseval.benchmark import ReferenceWeightedMF
+
+    _, frame = biased
+    for weights in (None, 1.0 / frame["propensity"].to_numpy()):
+        params = dict(factors=8, l2=3.0, loss=loss, max_iter=300, tol=1e-10)
+        new = _fit(frame, weights, **params)
+        ref = ReferenceWeightedMF(**params).fit(
+            frame["user"].to_numpy(), frame["item"].to_numpy(), frame["rating"].to_numpy(),
+            n_users=200, n_items=250, weights=weights, rng=np.random.default_rng(0),
+        )  # fmt: skip
+        assert new.objective_[-1] == pytest.approx(ref.objective_[-1], rel=1e-6)
+        assert new.objective_[0] == pytest.approx(ref.objective_[0], rel=1e-12)
+
+
+def test_warm_start_continues_from_the_given_model(biased) -> None:
+    _, frame = biased
+    first = _fit(frame, None, factors=5, l2=3.0, tol=1e-4)
+    again = WeightedMF(factors=5, l2=3.0, tol=1e-4).fit(
+        frame["user"].to_numpy(), frame["item"].to_numpy(), frame["rating"].to_numpy(),
+        n_users=200, n_items=250, rng=np.random.default_rng(0), init=first,
+    )  # fmt: skip
+    assert again.objective_[0] == pytest.approx(first.objective_[-1], rel=1e-12)
+    assert len(again.objective_) <= 3  # converged already: one or two sweeps
+    with pytest.raises(ValueError, match="init must be a fitted WeightedMF with 6 factors"):
+        _fit(frame, None, factors=6, init=first)
+
+
+def test_cv_select_warm_start_draws_the_same_random_stream(biased) -> None:
+    _, frame = biased
+    args = (frame["user"].to_numpy(), frame["item"].to_numpy(), frame["rating"].to_numpy())
+    grid = [{"factors": 3, "l2": 1.0}, {"factors": 3, "l2": 10.0}, {"factors": 4, "l2": 10.0}]
+    kwargs = dict(n_users=200, n_items=250, grid=grid, metric="mse", n_folds=2)
+    streams, tables = [], []
+    for warm in (False, True):
+        rng = np.random.default_rng(4)
+        _, table = cv_select(*args, frame["propensity"].to_numpy(), **kwargs, rng=rng,
+                             warm_start=warm)  # fmt: skip
+        streams.append(rng.random())
+        tables.append(table)
+    assert streams[0] == streams[1]
+    first = tables[0]["params"] == tables[0]["params"].iloc[0]  # cold in both runs
+    np.testing.assert_array_equal(tables[0]["value"][first], tables[1]["value"][first])
+    assert not np.array_equal(tables[0]["value"][~first], tables[1]["value"][~first])

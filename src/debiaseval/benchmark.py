@@ -1,6 +1,7 @@
 """Stage timings and speed ratios: ``python -m debiaseval.benchmark [--quick]``.
 
-Four sections, each measured in one process (no timing is asserted anywhere):
+Sections, each measured in one process (no timing is asserted anywhere); the first
+three run by default:
 
 - ``stages``: every E1 stage on the synthetic generator scaled up to about 1M
   observed MNAR interactions, in seconds and throughput, plus weighted
@@ -25,7 +26,11 @@ Four sections, each measured in one process (no timing is asserted anywhere):
   run in a fresh interpreter, wall and CPU seconds (user + system, which other
   processes sharing the machine disturb less), beside Snakemake's own preamble;
   ``--reference-src`` measures another source tree's package and scripts the same
-  way, interleaved, for a before/after table (docs/performance.md).
+  way, interleaved, for a before/after table (docs/performance.md);
+- ``e4`` (not in the default sections): E4's weighted ALS
+  (:class:`~debiaseval.recommenders.rating_mf.WeightedMF`, batched ridge half-steps) against
+  the former Gram builder (:class:`ReferenceWeightedMF`) at Coat's and Yahoo! R3's shapes,
+  per d and loss, in CPU seconds of a fit of ``--e4-sweeps`` sweeps (docs/experiments/e4.md).
 
 Each timing is the best of ``--repeat`` runs (2 × ``--repeat`` + 1 for the
 project and the numpy reference), with the contenders interleaved.
@@ -63,10 +68,18 @@ from debiaseval.evaluation.metrics import evaluate_topk, summarise, train_overla
 from debiaseval.evaluation.ranking import top_k
 from debiaseval.experiments.e1 import evaluate_on_testsets, evaluate_recommenders
 from debiaseval.recommenders import LightFMRanker, Recommender, fit_grid, make_recommender
+from debiaseval.recommenders.rating_mf import WeightedMF
+from debiaseval.recommenders.ridge import RowGroups
 from debiaseval.scale_benchmark import run_scale
 from debiaseval.workflow.io import write_parquet
 
-__all__ = ["main", "reference_topk_metrics", "script_imports"]
+__all__ = [
+    "ReferenceWeightedMF",
+    "main",
+    "reference_ridge_rows",
+    "reference_topk_metrics",
+    "script_imports",
+]
 
 _METRICS = ["precision", "recall", "ndcg"]
 _PAPER_K_GRID = [10, 20, 30, 40, 50, 60, 70, 80, 90, 100]
@@ -81,15 +94,21 @@ def _timed(rows: dict[str, float], name: str, work: float, unit: str, fn: Callab
     return out
 
 
-def _best(repeat: int, **contenders: Callable[[], Any]) -> tuple[dict[str, float], dict[str, Any]]:
-    """Best-of-``repeat`` seconds of each contender (runs interleaved) and its last output."""
+def _best(
+    repeat: int, clock: Callable[[], float] = time.perf_counter, **contenders: Callable[[], Any]
+) -> tuple[dict[str, float], dict[str, Any]]:
+    """Best-of-``repeat`` seconds of each contender (runs interleaved) and its last output.
+
+    ``clock`` is wall time by default; ``time.process_time`` (CPU seconds of this process)
+    is steadier on a machine shared with other jobs.
+    """
     seconds = dict.fromkeys(contenders, np.inf)
     outputs: dict[str, Any] = {}
     for _ in range(repeat):
         for name, fn in contenders.items():
-            start = time.perf_counter()
+            start = clock()
             outputs[name] = fn()
-            seconds[name] = min(seconds[name], time.perf_counter() - start)
+            seconds[name] = min(seconds[name], clock() - start)
     return seconds, outputs
 
 
@@ -394,6 +413,126 @@ def _ratios(args: argparse.Namespace, rows: dict[str, float]) -> None:
         )
 
 
+# -- E4's weighted ALS solver ---------------------------------------------------------
+
+_REFERENCE_BLOCK = 4_000_000
+"""Upper bound on (pairs × (d+1)²) floats the reference holds while building Gram matrices."""
+
+
+def reference_ridge_rows(
+    groups: RowGroups, omega: np.ndarray, target: np.ndarray, x: np.ndarray, l2: float
+) -> np.ndarray:
+    """E4's former half-step, the yardstick of :meth:`RowGroups.solve` (same arguments).
+
+    Normal equations (Xᵀ Ω_r X + λI) θ_r = Xᵀ Ω_r t_r of every row r: the Gram matrices
+    of a block of rows are the sparse product Ω_block @ [vec(x_j x_jᵀ)]_j (pairs × (d+1)²
+    work outside BLAS), solved with batched ``numpy.linalg.solve``. Rows without pairs
+    get θ = 0.
+    """
+    n_rows, n_cols = groups.n_rows, groups.n_cols
+    w = omega[groups.order]
+    shape = (n_rows, n_cols)
+    weight = sp.csr_matrix((w, groups.sorted_cols, groups.ptr), shape=shape)
+    weighted_target = sp.csr_matrix(
+        (w * target[groups.order], groups.sorted_cols, groups.ptr), shape=shape
+    )
+    k = x.shape[1]
+    rhs = weighted_target @ x
+    out = np.empty((n_rows, k))
+    ridge = l2 * np.eye(k)
+    chunk = max(1, _REFERENCE_BLOCK // (k * k))
+    for r0 in range(0, n_rows, chunk):
+        rows = weight[r0 : r0 + chunk]
+        gram = np.zeros((rows.shape[0], k * k))
+        if n_cols > chunk:
+            rows = rows.tocsc()
+        for c0 in range(0, n_cols, chunk):
+            xc = x[c0 : c0 + chunk]
+            outer = (xc[:, :, None] * xc[:, None, :]).reshape(len(xc), k * k)
+            gram += (rows if n_cols <= chunk else rows[:, c0 : c0 + chunk]) @ outer
+        gram = gram.reshape(-1, k, k) + ridge
+        out[r0 : r0 + chunk] = np.linalg.solve(gram, rhs[r0 : r0 + chunk, :, None])[:, :, 0]
+    return out
+
+
+class ReferenceWeightedMF(WeightedMF):
+    """:class:`WeightedMF` with E4's former sweep: :func:`reference_ridge_rows` half-steps
+    and residuals from ``predict``, as often as the former code predicted."""
+
+    def _sweep(self, u, i, y, w, layout, residual):  # type: ignore[no-untyped-def]
+        ridge = self.l2 if self.loss == "squared" else 2.0 * self.l2
+
+        def omega() -> np.ndarray:
+            return w if self.loss == "squared" else self._irls(w, y - self.predict(u, i))
+
+        x = np.hstack([self.item_factors_, np.ones((self.n_items_, 1))])
+        target = y - self.offset_ - self.item_bias_[i]
+        theta = reference_ridge_rows(layout.by_user, omega(), target, x, ridge)
+        self.user_factors_, self.user_bias_ = theta[:, :-1], theta[:, -1].copy()
+        x = np.hstack([self.user_factors_, np.ones((self.n_users_, 1))])
+        target = y - self.offset_ - self.user_bias_[u]
+        theta = reference_ridge_rows(layout.by_item, omega(), target, x, ridge)
+        self.item_factors_, self.item_bias_ = theta[:, :-1], theta[:, -1].copy()
+        residual = y - self.predict(u, i)
+        weight = w if self.loss == "squared" else self._irls(w, residual)
+        self.offset_ += float(np.dot(weight, residual) / weight.sum())
+        return y - self.predict(u, i)
+
+
+_E4_SHAPES = {"coat": (290, 300, 6_960), "yahoo-r3": (15_400, 1_000, 311_704)}
+"""E4's training data shapes: users, items, MNAR ratings."""
+
+
+def _e4_problem(n_users: int, n_items: int, n_pairs: int, seed: int) -> dict[str, Any]:
+    """Distinct pairs drawn with popularity-skewed item probabilities, ratings 1–5, 1/P weights:
+    the keyword arguments of :meth:`WeightedMF.fit`."""
+    rng = np.random.default_rng(seed)
+    popularity = rng.pareto(1.5, n_items) + 0.05
+    p_item = popularity / popularity.sum()
+    keys = np.unique(rng.integers(0, n_users, 2 * n_pairs) * n_items
+                     + rng.choice(n_items, 2 * n_pairs, p=p_item))  # fmt: skip
+    keys = rng.permutation(keys)[:n_pairs]
+    items = keys % n_items
+    return {
+        "users": keys // n_items, "items": items,
+        "ratings": rng.integers(1, 6, keys.size).astype(np.float64),
+        "weights": 1.0 / np.clip(p_item[items] * n_items / 10, 0.01, 1.0),
+        "n_users": n_users, "n_items": n_items,
+    }  # fmt: skip
+
+
+def _e4_fit(cls: type[WeightedMF], problem: dict[str, Any], params: dict[str, Any]) -> WeightedMF:
+    return cls(**params).fit(**problem, rng=np.random.default_rng(0))
+
+
+def _e4(args: argparse.Namespace, rows: dict[str, float]) -> None:
+    print(f"\n== E4 weighted ALS: former Gram builder (reference) vs batched ridge solver, "
+          f"{args.e4_sweeps} sweeps per fit, CPU seconds")  # fmt: skip
+    for name in args.e4_shapes:
+        shape = [max(4, round(v * args.e4_scale)) for v in _E4_SHAPES[name]]
+        problem = _e4_problem(*shape, seed=0)
+        print(f"  {name} shape: {shape[0]:,} x {shape[1]:,}, {problem['users'].size:,} ratings")
+        for d in args.e4_factors:
+            for loss in args.e4_losses:
+                params = {"factors": d, "l2": 10.0, "loss": loss, "max_iter": args.e4_sweeps,
+                          "tol": 0.0}  # fmt: skip
+                seconds, out = _best(
+                    args.repeat,
+                    time.process_time,
+                    reference=lambda p=params, q=problem: _e4_fit(ReferenceWeightedMF, q, p),
+                    new=lambda p=params, q=problem: _e4_fit(WeightedMF, q, p),
+                )
+                ref, new = out["reference"].objective_[-1], out["new"].objective_[-1]
+                label = f"{name} d={d} {loss}"
+                rows[f"e4 {label}: reference fit [s]"] = seconds["reference"]
+                rows[f"e4 {label}: new fit [s]"] = seconds["new"]
+                gap = rows[f"e4 {label}: objective rel. diff"] = abs(new - ref) / abs(ref)
+                print(f"  {label:<24} reference {seconds['reference']:8.3f} s, new "
+                      f"{seconds['new']:8.3f} s; objective rel. diff {gap:.1e}")  # fmt: skip
+                _ratio(rows, f"e4 {label}: reference / new", seconds["reference"],
+                       seconds["new"], "target >= 5 at d = 40")  # fmt: skip
+
+
 # -- batching cheap jobs ------------------------------------------------------------
 
 _JOB = """
@@ -588,10 +727,10 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     parser.add_argument(
         "--sections",
         nargs="+",
-        choices=["stages", "ratios", "batching", "startup", "scale"],
+        choices=["stages", "ratios", "batching", "startup", "scale", "e4"],
         default=["stages", "ratios", "batching"],
-        help="startup and scale are not run by default; scale: E1, E5 and E6 at 1M/5M/20M pairs, "
-        "a child per size",
+        help="startup, scale and e4 are not run by default; scale: E1, E5 and E6 at "
+        "1M/5M/20M pairs, a child per size",
     )
     parser.add_argument(
         "--scale-sizes",
@@ -638,6 +777,20 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     parser.add_argument(
         "--batch-recommenders", type=int, help="evaluate jobs to batch (6; quick 3)"
     )
+    parser.add_argument(
+        "--e4-shapes", nargs="+", choices=list(_E4_SHAPES), default=list(_E4_SHAPES),
+        help="e4: data shapes (Coat's, Yahoo! R3's)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--e4-factors", type=int, nargs="+", help="e4: d values (40; the paper grid 5 10 20 40)"
+    )
+    parser.add_argument(
+        "--e4-losses", nargs="+", choices=["squared", "absolute"], default=["squared", "absolute"]
+    )
+    parser.add_argument("--e4-sweeps", type=int, default=10, help="e4: ALS sweeps per fit")
+    parser.add_argument(
+        "--e4-scale", type=float, default=1.0, help="e4: multiply the shapes (tests: 0.1)"
+    )
     parser.add_argument("--threads", type=int, default=1, help="BLAS threads")
     parser.add_argument(
         "--reference-src",
@@ -651,6 +804,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         "repeat": (3, 1),
         "knn_grid": (_PAPER_K_GRID, [10, 50, 100]),
         "batch_recommenders": (6, 3),
+        "e4_factors": ([40], [40]),
     }
     for key, (full, quick) in defaults.items():
         if getattr(args, key) is None:
@@ -665,6 +819,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             _batching(args, rows)
         if "startup" in args.sections:
             _startup(args, rows)
+        if "e4" in args.sections:
+            _e4(args, rows)
     if "scale" in args.sections:  # children set their own thread limits
         run_scale(args, rows)
     return rows

@@ -357,6 +357,7 @@ def fit(
             best, table = cv_select(
                 u, i, y, p, n_users=data.n_users, n_items=data.n_items, grid=grid,
                 metric=metric, n_folds=block["n_folds"], model_params=params, rng=rng,
+                warm_start=block["warm_start"],
             )  # fmt: skip
             model = WeightedMF(**{**params, "loss": LOSS_OF_METRIC[metric], **best}).fit(
                 u, i, y, n_users=data.n_users, n_items=data.n_items,

@@ -65,13 +65,16 @@ def cv_select(
     n_folds: int,
     model_params: Mapping[str, Any] | None = None,
     rng: np.random.Generator,
+    warm_start: bool = False,
 ) -> tuple[dict[str, Any], pd.DataFrame]:
     """Choose :class:`WeightedMF` hyperparameters from ``grid`` by k-fold CV ([ICML16] §6.4).
 
     The model's loss is that of ``metric`` (squared for ``mse``, absolute for ``mae``);
     ``propensities`` (one per pair, in (0, 1]) make it MF-IPS, None MF-Naive. Returns the
     best grid point and one row per grid point and fold: ``params`` (JSON), ``fold``,
-    ``value`` (the fold's validation estimate), ``selected``.
+    ``value`` (the fold's validation estimate), ``selected``. With ``warm_start`` a fit
+    starts from the same fold's fit of the previous grid point that differs only in
+    ``l2`` (see docs/experiments/e4.md); the random stream is drawn as without it.
     """
     u = np.asarray(users, dtype=np.int64)
     i = np.asarray(items, dtype=np.int64)
@@ -85,14 +88,18 @@ def cv_select(
     folds = fold_labels(y.size, n_folds, rng)
     base = {**(model_params or {}), "loss": LOSS_OF_METRIC[metric]}
     rows = []
+    previous: dict[tuple[str, int], WeightedMF] = {}
     for point in grid:
+        others = json.dumps({k: v for k, v in point.items() if k != "l2"}, sort_keys=True)
         for fold in range(n_folds):
             train, val = folds != fold, folds == fold
             weights = None if propensities is None else 1.0 / (p[train] * (n_folds - 1) / n_folds)
             model = WeightedMF(**{**base, **point}).fit(
                 u[train], i[train], y[train], n_users=n_users, n_items=n_items,
-                weights=weights, rng=rng,
+                weights=weights, rng=rng, init=previous.get((others, fold)),
             )  # fmt: skip
+            if warm_start:
+                previous[others, fold] = model
             delta = pair_losses(metric, y[val], model.predict(u[val], i[val]))
             value = (
                 naive(delta)

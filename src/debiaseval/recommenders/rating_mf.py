@@ -12,9 +12,10 @@ scale (1/P̂ reaches several hundred on Coat) and one λ grid means the same for
 
 Solver: weighted alternating least squares. With the items' [w_i, 1] fixed, every
 user's [v_u, a_u] solves a (d+1)-dimensional weighted ridge problem, and vice versa;
-the normal equations of a batch of users are built from their observed pairs at once
-(a sparse indicator times per-pair outer products) and solved with batched
-``numpy.linalg.solve``; c is the weighted mean residual. The absolute error is handled
+users (items) of similar numbers of pairs are solved together in padded batches through
+BLAS, each in the cheaper of the primal (d+1)² and the dual n_u² form
+(:mod:`debiaseval.recommenders.ridge`; see docs/experiments/e4.md); c is the weighted
+mean residual. The absolute error is handled
 by majorise-minimise (iteratively reweighted least squares): every half-step minimises
 the quadratic majoriser with weights w / max(|r|, ε) of the Huber-smoothed absolute
 error, which is |r| for |r| ≥ ε. Every step is an exact block minimisation of the
@@ -26,15 +27,15 @@ from __future__ import annotations
 from typing import Self
 
 import numpy as np
-import scipy.sparse as sp
 
 from debiaseval.recommenders.base import NotFittedError, check_int, check_real
+from debiaseval.recommenders.ridge import RowGroups
 
 __all__ = ["LOSSES", "WeightedMF", "normalise_weights"]
 
 LOSSES = ("squared", "absolute")
-_MAX_BLOCK = 4_000_000
-"""Upper bound on (pairs × (d+1)²) floats held at once while building normal equations."""
+_PREDICT_CHUNK = 65_536
+"""Pairs predicted at once (their gathered factors are the temporaries)."""
 
 
 def normalise_weights(weights: np.ndarray | None, n: int) -> np.ndarray:
@@ -52,60 +53,12 @@ def normalise_weights(weights: np.ndarray | None, n: int) -> np.ndarray:
     return w / w.mean()
 
 
-def _ridge_rows(
-    weight: sp.csr_matrix, weighted_target: sp.csr_matrix, x: np.ndarray, l2: float
-) -> np.ndarray:
-    """Solve min_θ Σ_j ω_rj (t_rj − x_jᵀθ)² + λ‖θ‖² for every row r of ``weight`` (Ω).
-
-    Normal equations (Xᵀ Ω_r X + λI) θ_r = Xᵀ Ω_r t_r: the Gram matrices of a block of
-    rows are the sparse product Ω_block @ [vec(x_j x_jᵀ)]_j, with blocks of rows and of
-    columns small enough to hold about ``_MAX_BLOCK`` floats; ``weighted_target`` holds
-    ω_rj t_rj. Rows without pairs get θ = 0.
-    """
-    n_rows, n_cols = weight.shape
-    k = x.shape[1]
-    rhs = weighted_target @ x
-    out = np.empty((n_rows, k))
-    ridge = l2 * np.eye(k)
-    chunk = max(1, _MAX_BLOCK // (k * k))
-    for r0 in range(0, n_rows, chunk):
-        rows = weight[r0 : r0 + chunk]
-        gram = np.zeros((rows.shape[0], k * k))
-        if n_cols > chunk:
-            rows = rows.tocsc()
-        for c0 in range(0, n_cols, chunk):
-            xc = x[c0 : c0 + chunk]
-            outer = (xc[:, :, None] * xc[:, None, :]).reshape(len(xc), k * k)
-            gram += (rows if n_cols <= chunk else rows[:, c0 : c0 + chunk]) @ outer
-        gram = gram.reshape(-1, k, k) + ridge
-        out[r0 : r0 + chunk] = np.linalg.solve(gram, rhs[r0 : r0 + chunk, :, None])[:, :, 0]
-    return out
-
-
 class _Layout:
-    """The observed pairs in CSR order by user and by item, to build Ω and Ω∘T quickly."""
+    """The observed pairs grouped by user and by item (:class:`RowGroups`), built once per fit."""
 
     def __init__(self, users: np.ndarray, items: np.ndarray, n_users: int, n_items: int):
-        self.by_user = np.lexsort((items, users))
-        self.by_item = np.lexsort((users, items))
-        self.user_cols = items[self.by_user]
-        self.item_cols = users[self.by_item]
-        self.user_ptr = np.searchsorted(users[self.by_user], np.arange(n_users + 1))
-        self.item_ptr = np.searchsorted(items[self.by_item], np.arange(n_items + 1))
-        self.shape = (n_users, n_items)
-
-    def matrices(self, values: np.ndarray, target: np.ndarray, *, by_user: bool):
-        """CSR (Ω, Ω∘T) with users (``by_user``) or items as rows."""
-        if by_user:
-            order, cols, ptr, shape = self.by_user, self.user_cols, self.user_ptr, self.shape
-        else:
-            order, cols, ptr = self.by_item, self.item_cols, self.item_ptr
-            shape = self.shape[::-1]
-        w = values[order]
-        return (
-            sp.csr_matrix((w, cols, ptr), shape=shape),
-            sp.csr_matrix((w * target[order], cols, ptr), shape=shape),
-        )
+        self.by_user = RowGroups(users, items, n_users, n_items)
+        self.by_item = RowGroups(items, users, n_items, n_users)
 
 
 class WeightedMF:
@@ -158,12 +111,10 @@ class WeightedMF:
         r, eps = np.abs(residual), self.epsilon
         return np.where(r >= eps, r, 0.5 * (r * r / eps + eps))
 
-    def _irls(self, weight, u, i, y, residual=None) -> np.ndarray:
+    def _irls(self, weight: np.ndarray, residual: np.ndarray) -> np.ndarray:
         """Weights of the quadratic step: w for squared error, w / max(|r|, ε) for absolute."""
         if self.loss == "squared":
             return weight
-        if residual is None:
-            residual = y - self.predict(u, i)
         # majoriser r²/(2m) + m/2, m = max(|r0|, ε); its factor 1/2 is moved onto the
         # ridge: min Σ (ω/2m) r² + λP  ⇔  min Σ (ω/m) r² + 2λP (see _sweep)
         return weight / np.maximum(np.abs(residual), self.epsilon)
@@ -191,12 +142,15 @@ class WeightedMF:
         n_items: int,
         weights: np.ndarray | None = None,
         rng: np.random.Generator,
+        init: WeightedMF | None = None,
     ) -> Self:
         """Learn from observed (user, item, rating) triples with optional per-pair weights.
 
         ``weights`` (e.g. 1/P̂ for MF-IPS) are normalised to mean 1; None means MF-Naive.
         Factors start at N(0, init_scale²) drawn from ``rng``; biases at 0, c at the
-        weighted mean rating. Sweeps stop when the relative decrease of the objective
+        weighted mean rating; with ``init`` (a fitted model of the same shape and factors,
+        e.g. the previous λ of a grid) they start at its values instead, and ``rng`` is
+        drawn from all the same. Sweeps stop when the relative decrease of the objective
         falls below ``tol`` or after ``max_iter`` sweeps.
         """
         self.validate_params()
@@ -222,34 +176,47 @@ class WeightedMF:
         self.user_bias_ = np.zeros(n_users)
         self.item_bias_ = np.zeros(n_items)
         self.offset_ = float(np.dot(w, y) / w.sum())
-        objective = [self._objective(w, y - self.predict(u, i))]
+        if init is not None:
+            if init.user_factors_.shape != (n_users, d) or init.item_factors_.shape != (n_items, d):
+                raise ValueError(f"init must be a fitted WeightedMF with {d} factors of the same "
+                                 f"{n_users} users and {n_items} items")  # fmt: skip
+            self.user_factors_, self.item_factors_ = init.user_factors_, init.item_factors_
+            self.user_bias_, self.item_bias_ = init.user_bias_, init.item_bias_
+            self.offset_ = init.offset_
+        residual = y - self.predict(u, i)
+        objective = [self._objective(w, residual)]
         for _ in range(int(self.max_iter)):
-            self._sweep(u, i, y, w, layout)
-            objective.append(self._objective(w, y - self.predict(u, i)))
+            residual = self._sweep(u, i, y, w, layout, residual)
+            objective.append(self._objective(w, residual))
             if objective[-2] - objective[-1] <= self.tol * abs(objective[-2]):
                 break
         self.objective_ = np.asarray(objective)
         return self
 
-    def _sweep(self, u, i, y, w, layout: _Layout) -> None:
-        """One ALS sweep: users, then items, then the offset (each an exact block step)."""
+    def _sweep(self, u, i, y, w, layout: _Layout, residual: np.ndarray) -> np.ndarray:
+        """One ALS sweep: users, then items, then the offset (each an exact block step).
+
+        ``residual`` is y − ŷ before the sweep; returns it after the sweep.
+        """
         ridge = self.l2 if self.loss == "squared" else 2.0 * self.l2
 
-        omega = self._irls(w, u, i, y)
+        omega = self._irls(w, residual)
         x = np.hstack([self.item_factors_, np.ones((self.n_items_, 1))])
         target = y - self.offset_ - self.item_bias_[i]
-        theta = _ridge_rows(*layout.matrices(omega, target, by_user=True), x, ridge)
+        theta, fitted = layout.by_user.solve(omega, target, x, ridge)
         self.user_factors_, self.user_bias_ = theta[:, :-1], theta[:, -1].copy()
 
-        omega = self._irls(w, u, i, y)
+        omega = self._irls(w, target - fitted)
         x = np.hstack([self.user_factors_, np.ones((self.n_users_, 1))])
         target = y - self.offset_ - self.user_bias_[u]
-        theta = _ridge_rows(*layout.matrices(omega, target, by_user=False), x, ridge)
+        theta, fitted = layout.by_item.solve(omega, target, x, ridge)
         self.item_factors_, self.item_bias_ = theta[:, :-1], theta[:, -1].copy()
 
-        residual = y - self.predict(u, i)
-        omega = w if self.loss == "squared" else self._irls(w, u, i, y, residual)
-        self.offset_ += float(np.dot(omega, residual) / omega.sum())
+        residual = target - fitted
+        omega = self._irls(w, residual)
+        shift = float(np.dot(omega, residual) / omega.sum())
+        self.offset_ += shift
+        return residual - shift
 
     def predict(self, users: np.ndarray, items: np.ndarray) -> np.ndarray:
         """Predicted ratings ŷ = v_uᵀw_i + a_u + b_i + c of the given pairs (float64)."""
@@ -257,7 +224,12 @@ class WeightedMF:
             raise NotFittedError("WeightedMF is not fitted; call fit() first")
         u = np.asarray(users, dtype=np.int64)
         i = np.asarray(items, dtype=np.int64)
-        out = np.einsum("nd,nd->n", self.user_factors_[u], self.item_factors_[i])
+        out = np.empty(u.size)
+        for s0 in range(0, u.size, _PREDICT_CHUNK):  # small temporaries: pairs × d at most
+            uu, ii = u[s0 : s0 + _PREDICT_CHUNK], i[s0 : s0 + _PREDICT_CHUNK]
+            out[s0 : s0 + uu.size] = np.einsum(
+                "nd,nd->n", self.user_factors_[uu], self.item_factors_[ii]
+            )
         out += self.user_bias_[u] + self.item_bias_[i] + self.offset_
         return out
 
