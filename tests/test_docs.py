@@ -116,6 +116,8 @@ def test_docs_build_strictly(tmp_path):
         assert f"{page}/index.html" in built
     reference = (tmp_path / "configuration" / "index.html").read_text()
     assert "e1.rho" in reference and "shared-testset" in reference
+    api = (tmp_path / "api" / "evaluation" / "index.html").read_text()
+    assert "<code>" in api and ":func:" not in api and ":class:" not in api  # roles dropped
 
 
 JSON_SCHEMA_KEYWORDS = {
