@@ -39,26 +39,30 @@ _GROWTH = 1.25
 """A bucket takes rows up to this ratio of its shortest row's number of pairs (padding < 25%)."""
 _MIN_ROWS = 32
 """A bucket with fewer rows also takes rows up to twice its shortest (fewer, fuller batches)."""
-_PLANNED = 96
-"""Rows of up to this many pairs are bucketed by the cost model below (solves ∝ length³)."""
-_BATCH_COST, _ROW_COST, _CUBE_COST = 60.0, 1.5, 1.2e-4
-"""Cost model of a batch in µs: fixed (numpy calls), per row, per row and length³ (LAPACK)."""
+_PLANNED = 3
+"""Rows of up to this many times k pairs are bucketed by the cost model below."""
+_BATCH_COST, _ROW_COST, _CUBE_COST, _BUILD_COST = 60.0, 1.5, 1.2e-4, 1e-4
+"""Cost model of a batch in µs: fixed (numpy calls); per row, fixed, per size³ of its system
+(LAPACK) and per length × size × k of building it (the primal's product)."""
 
 
-def _bucket_ends(sorted_counts: np.ndarray) -> list[int]:
+def _bucket_ends(sorted_counts: np.ndarray, k: int) -> list[int]:
     """End positions of the buckets of rows sorted by their number of pairs (ascending).
 
-    Rows of up to ``_PLANNED`` pairs are split where a cost model of the batched solves
-    (a fixed cost per batch, and per row one of its padded length cubed) is least, by
-    dynamic programming over the distinct lengths; longer rows by the ratio ``_GROWTH``.
+    Rows of up to ``_PLANNED`` · k pairs are split where a cost model of the batched solves
+    (a fixed cost per batch; per row, one of its system, min(length, k)³, and of building
+    it) is least, by dynamic programming over the distinct lengths; longer rows by the
+    ratio ``_GROWTH``.
     """
     lengths, first_at = np.unique(sorted_counts, return_index=True)
-    planned = int(np.searchsorted(lengths, _PLANNED, side="right"))
+    planned = int(np.searchsorted(lengths, _PLANNED * k, side="right"))
+    size = np.minimum(lengths, k).astype(np.float64)
+    row_cost = _ROW_COST + _CUBE_COST * size**3 + _BUILD_COST * lengths * size * k
     starts = np.append(first_at, sorted_counts.size)
     best, cut = [0.0], [0]
     for j in range(1, planned + 1):  # buckets of the distinct lengths i .. j-1
         rows = starts[j] - starts[:j]
-        cost = np.array(best) + _BATCH_COST + rows * (_ROW_COST + _CUBE_COST * lengths[j - 1] ** 3)
+        cost = np.array(best) + _BATCH_COST + rows * row_cost[j - 1]
         cut.append(int(np.argmin(cost)))
         best.append(float(cost[cut[-1]]))
     ends, j = [], planned
@@ -90,7 +94,9 @@ class RowGroups:
     hold at most about ``_MAX_BLOCK`` floats for k up to ``_TYPICAL_K``.
     """
 
-    def __init__(self, rows: np.ndarray, cols: np.ndarray, n_rows: int, n_cols: int) -> None:
+    def __init__(
+        self, rows: np.ndarray, cols: np.ndarray, n_rows: int, n_cols: int, k: int = _TYPICAL_K
+    ) -> None:
         rows = np.asarray(rows, dtype=np.int64)
         cols = np.asarray(cols, dtype=np.int64)
         order = np.argsort(rows, kind="stable")
@@ -103,7 +109,7 @@ class RowGroups:
         by_count = np.argsort(counts, kind="stable")
         by_count = by_count[counts[by_count] > 0]
         start = 0
-        for end in _bucket_ends(counts[by_count]):
+        for end in _bucket_ends(counts[by_count], k):
             length = int(counts[by_count[end - 1]])
             step = max(1, _MAX_BLOCK // (length * _TYPICAL_K))
             for b0 in range(start, end, step):
