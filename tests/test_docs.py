@@ -188,3 +188,14 @@ def test_every_table_row_has_as_many_cells_as_its_header():
             elif cells != header:
                 bad.append(f"{page.relative_to(ROOT)}:{number}: {cells} cells, header {header}")
     assert not bad
+
+
+def test_no_page_holds_a_control_character():
+    """A TeX macro written through a Python string (\\top, \\theta) turns into a tab: catch it."""
+    bad = [
+        f"{page.relative_to(ROOT)}:{n}"
+        for page in sorted((ROOT / "docs").rglob("*.md"))
+        for n, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1)
+        if any(ord(c) < 32 for c in line)
+    ]
+    assert not bad, bad
