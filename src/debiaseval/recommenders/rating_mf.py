@@ -56,9 +56,11 @@ def normalise_weights(weights: np.ndarray | None, n: int) -> np.ndarray:
 class _Layout:
     """The observed pairs grouped by user and by item (:class:`RowGroups`), built once per fit."""
 
-    def __init__(self, users: np.ndarray, items: np.ndarray, n_users: int, n_items: int):
-        self.by_user = RowGroups(users, items, n_users, n_items)
-        self.by_item = RowGroups(items, users, n_items, n_users)
+    def __init__(
+        self, users: np.ndarray, items: np.ndarray, n_users: int, n_items: int, k: int
+    ) -> None:
+        self.by_user = RowGroups(users, items, n_users, n_items, k)
+        self.by_item = RowGroups(items, users, n_items, n_users, k)
 
 
 class WeightedMF:
@@ -167,7 +169,7 @@ class WeightedMF:
                 raise ValueError(f"{name} ids must be integers in [0, {size})")
         w = normalise_weights(weights, n)
         u, i = u.astype(np.int64), i.astype(np.int64)
-        layout = _Layout(u, i, int(n_users), int(n_items))
+        layout = _Layout(u, i, int(n_users), int(n_items), int(self.factors) + 1)
 
         d = int(self.factors)
         self.n_users_, self.n_items_ = int(n_users), int(n_items)

@@ -39,11 +39,38 @@ _GROWTH = 1.25
 """A bucket takes rows up to this ratio of its shortest row's number of pairs (padding < 25%)."""
 _MIN_ROWS = 32
 """A bucket with fewer rows also takes rows up to twice its shortest (fewer, fuller batches)."""
+_PLANNED = 3
+"""Rows of up to this many times k pairs are bucketed by the cost model below."""
+_BATCH_COST, _ROW_COST, _CUBE_COST, _BUILD_COST = 60.0, 1.5, 1.2e-4, 1e-4
+"""Cost model of a batch in µs: fixed (numpy calls); per row, fixed, per size³ of its system
+(LAPACK) and per length × size × k of building it (the primal's product)."""
 
 
-def _bucket_ends(sorted_counts: np.ndarray) -> list[int]:
-    """End positions of the buckets of rows sorted by their number of pairs (ascending)."""
-    ends, start = [], 0
+def _bucket_ends(sorted_counts: np.ndarray, k: int) -> list[int]:
+    """End positions of the buckets of rows sorted by their number of pairs (ascending).
+
+    Rows of up to ``_PLANNED`` · k pairs are split where a cost model of the batched solves
+    (a fixed cost per batch; per row, one of its system, min(length, k)³, and of building
+    it) is least, by dynamic programming over the distinct lengths; longer rows by the
+    ratio ``_GROWTH``.
+    """
+    lengths, first_at = np.unique(sorted_counts, return_index=True)
+    planned = int(np.searchsorted(lengths, _PLANNED * k, side="right"))
+    size = np.minimum(lengths, k).astype(np.float64)
+    row_cost = _ROW_COST + _CUBE_COST * size**3 + _BUILD_COST * lengths * size * k
+    starts = np.append(first_at, sorted_counts.size)
+    best, cut = [0.0], [0]
+    for j in range(1, planned + 1):  # buckets of the distinct lengths i .. j-1
+        rows = starts[j] - starts[:j]
+        cost = np.array(best) + _BATCH_COST + rows * row_cost[j - 1]
+        cut.append(int(np.argmin(cost)))
+        best.append(float(cost[cut[-1]]))
+    ends, j = [], planned
+    while j > 0:
+        ends.append(int(starts[j]))
+        j = cut[j]
+    ends.reverse()
+    start = int(starts[planned])
     while start < sorted_counts.size:
         first = sorted_counts[start]
         end = int(np.searchsorted(sorted_counts, np.floor(first * _GROWTH), side="right"))
@@ -52,6 +79,9 @@ def _bucket_ends(sorted_counts: np.ndarray) -> list[int]:
         ends.append(end)
         start = end
     return ends
+
+
+_DualPlan = tuple[list[tuple[int, int]], np.ndarray, np.ndarray, sp.csr_matrix]
 
 
 class RowGroups:
@@ -64,7 +94,9 @@ class RowGroups:
     hold at most about ``_MAX_BLOCK`` floats for k up to ``_TYPICAL_K``.
     """
 
-    def __init__(self, rows: np.ndarray, cols: np.ndarray, n_rows: int, n_cols: int) -> None:
+    def __init__(
+        self, rows: np.ndarray, cols: np.ndarray, n_rows: int, n_cols: int, k: int = _TYPICAL_K
+    ) -> None:
         rows = np.asarray(rows, dtype=np.int64)
         cols = np.asarray(cols, dtype=np.int64)
         order = np.argsort(rows, kind="stable")
@@ -77,7 +109,7 @@ class RowGroups:
         by_count = np.argsort(counts, kind="stable")
         by_count = by_count[counts[by_count] > 0]
         start = 0
-        for end in _bucket_ends(counts[by_count]):
+        for end in _bucket_ends(counts[by_count], k):
             length = int(counts[by_count[end - 1]])
             step = max(1, _MAX_BLOCK // (length * _TYPICAL_K))
             for b0 in range(start, end, step):
@@ -91,6 +123,7 @@ class RowGroups:
         self._flat: dict[int, np.ndarray] = {}
         self._cached = 0
         self._workspace = np.empty(0)
+        self._plans: dict[int, _DualPlan] = {}
 
     def _column_gram_index(self, index: int) -> np.ndarray:
         """Flat positions of batch ``index``'s (col, col) pairs in the padded X Xᵀ (cached
@@ -103,6 +136,28 @@ class RowGroups:
             self._flat[index] = flat
             self._cached += flat.size
         return flat
+
+    def _dual_plan(self, k: int) -> _DualPlan:
+        """The batches solved in the dual from X Xᵀ for k columns (each with its offset in
+        their concatenated pairs), those pairs, their rows, and the sparse matrix Γ of the
+        rows' dual coefficients (θ = Γ X) whose ``data`` each solve overwrites; cached per k."""
+        if k in self._plans:
+            return self._plans[k]
+        chosen, offset = [], 0
+        if (self.n_cols + 1) ** 2 <= _MAX_COLUMN_GRAM:
+            for index, (_, pairs, _) in enumerate(self.batches):
+                if pairs.shape[1] < k:
+                    chosen.append((index, offset))
+                    offset += pairs.size
+        picked = [self.batches[index] for index, _ in chosen]
+        pairs = np.concatenate([b[1].ravel() for b in picked] or [np.empty(0, np.int64)])
+        members = np.concatenate([b[0] for b in picked] or [np.empty(0, np.int64)])
+        lengths = np.concatenate([np.full(b[0].size, b[1].shape[1]) for b in picked] or [[]])
+        ptr = np.concatenate(([0], np.cumsum(lengths, dtype=np.int64)))
+        cols = np.concatenate([b[2].ravel() for b in picked] or [np.empty(0, np.int64)])
+        gamma = sp.csr_matrix((np.zeros(pairs.size), cols, ptr), (members.size, self.n_cols + 1))
+        self._plans[k] = (chosen, pairs, members, gamma)
+        return self._plans[k]
 
     def solve(
         self, weight: np.ndarray, target: np.ndarray, x: np.ndarray, l2: float
@@ -118,26 +173,27 @@ class RowGroups:
         weight = np.append(weight, 0.0)
         target = np.append(target, 0.0)
         ridge = np.append(l2 / weight[:-1], 1.0)  # λ/ω, and 1 for the padding
-        weight_target = weight * target
         design = np.vstack([x, np.zeros((1, k))])
-        gram = None
         out = np.zeros((self.n_rows, k))
         fitted = np.empty(self.n_pairs + 1)
-        for index, (members, pairs, cols) in enumerate(self.batches):
-            rows, length = pairs.shape
-            if length < k and (self.n_cols + 1) ** 2 <= _MAX_COLUMN_GRAM:
-                # dual from the columns' Gram matrix: no rows × length × k array at all
-                if gram is None:
-                    gram = (design @ design.T).ravel()
+        chosen, pairs, members, gamma = self._dual_plan(k)
+        if chosen:  # dual from the columns' Gram matrix: no rows × length × k array at all
+            gram = (design @ design.T).ravel()
+            t_all, diagonal, coef = target[pairs], ridge[pairs], gamma.data
+            for index, offset in chosen:
+                rows, length = self.batches[index][1].shape
+                part = slice(offset, offset + rows * length)
                 system = np.take(gram, self._column_gram_index(index))  # X_r X_rᵀ
-                diagonal = ridge[pairs]
-                system.reshape(rows, -1)[:, :: length + 1] += diagonal
-                gamma = np.linalg.solve(system, target[pairs][:, :, None])
-                fitted[pairs] = target[pairs] - diagonal * gamma[:, :, 0]  # X_r X_rᵀγ = t − λΩ⁻¹γ
-                ptr = np.arange(0, gamma.size + 1, length)
-                coef = sp.csr_matrix((gamma.ravel(), cols.ravel(), ptr), (rows, self.n_cols + 1))
-                out[members] = coef @ design  # Σ_j γ_j x_j
+                system.reshape(rows, -1)[:, :: length + 1] += diagonal[part].reshape(rows, -1)
+                coef[part] = np.linalg.solve(system, t_all[part].reshape(rows, length, 1)).ravel()
+            fitted[pairs] = t_all - diagonal * coef  # X_r X_rᵀγ = t − λΩ⁻¹γ
+            out[members] = gamma @ design  # Σ_j γ_j x_j
+        done = {index for index, _ in chosen}
+        weight_target = weight * target
+        for index, (members, pairs, cols) in enumerate(self.batches):
+            if index in done:
                 continue
+            rows, length = pairs.shape
             size = rows * length * k
             if self._workspace.size < 2 * size:  # reused: no fresh pages per batch
                 self._workspace = np.empty(2 * max(size, _MAX_BLOCK // _TYPICAL_K * k))
