@@ -1,7 +1,7 @@
 """Adapter: tune E2's MF on validation held out of K_before; its top-k lists on K_before."""
 
 from debiaseval.experiments.e2 import train_step
-from debiaseval.workflow.io import read_parquet, write_parquet
+from debiaseval.workflow.io import index_sizes, read_parquet, write_parquet
 from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0], snakemake.threads) as log:
@@ -15,8 +15,7 @@ with job(snakemake.log[0], snakemake.threads) as log:
         batch_size=p.batch_size,
         dataset=p.dataset,
         seed=p.seed,
-        n_users=len(read_parquet(snakemake.input.user_index, columns=["user"])),
-        n_items=len(read_parquet(snakemake.input.item_index, columns=["item"])),
+        **index_sizes(snakemake.input.user_index, snakemake.input.item_index),
     )
     log.info("MF tuning:\n%s", tuning.to_string())
     write_parquet(tuning, snakemake.output.tuning)

@@ -1,7 +1,7 @@
 """Adapter: one run of E6 on one dataset (snapshots, KL weights, leave-one-out scores)."""
 
 from debiaseval.experiments.e6 import run_seed
-from debiaseval.workflow.io import read_parquet, write_parquet
+from debiaseval.workflow.io import index_sizes, read_parquet, write_parquet
 from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0], snakemake.threads) as log:
@@ -16,8 +16,7 @@ with job(snakemake.log[0], snakemake.threads) as log:
             p.e6,
             synthetic={},
             interactions=read_parquet(inputs.interactions),
-            n_users=len(read_parquet(inputs.user_index, columns=["user"])),
-            n_items=len(read_parquet(inputs.item_index, columns=["item"])),
+            **index_sizes(inputs.user_index, inputs.item_index),
         )
     for row in tables["snapshots"].itertuples():
         log.info(
