@@ -16,6 +16,8 @@ rule download:
         mirror_origin=mirror_origin(),
     conda:
         "../envs/debiaseval.yaml"
+    benchmark:
+        "benchmarks/download/{dataset}.tsv"
     log:
         "logs/download/{dataset}.log",
     script:

@@ -41,6 +41,8 @@ rule e1_split:
         code=CODE,
     conda:
         "../envs/debiaseval.yaml"
+    benchmark:
+        "benchmarks/e1/{dataset}/seed{seed}/split.tsv"
     log:
         "logs/e1/{dataset}/seed{seed}/split.log",
     script:
@@ -60,6 +62,8 @@ rule e1_export:
         code=CODE,
     conda:
         "../envs/debiaseval.yaml"
+    benchmark:
+        "benchmarks/e1/{dataset}/seed{seed}/export.tsv"
     log:
         "logs/e1/{dataset}/seed{seed}/export.log",
     script:
@@ -92,6 +96,8 @@ rule e1_intervene:
         code=CODE,
     conda:
         "../envs/debiaseval.yaml"
+    benchmark:
+        "benchmarks/e1/{dataset}/seed{seed}/intervene.tsv"
     log:
         "logs/e1/{dataset}/seed{seed}/intervene.log",
     script:
@@ -175,6 +181,8 @@ rule e1_select:
         plugin=lambda w: plugin_hash(E1["recommenders"][w.recommender]["algorithm"]),
     conda:
         "../envs/debiaseval.yaml"
+    benchmark:
+        "benchmarks/e1/{dataset}/seed{seed}/select/{recommender}.tsv"
     log:
         "logs/e1/{dataset}/seed{seed}/select/{recommender}.log",
     script:
@@ -202,6 +210,8 @@ rule e1_external:
         code=CODE,
     conda:
         "../envs/debiaseval.yaml"
+    benchmark:
+        "benchmarks/e1/{dataset}/seed{seed}/external/{recommender}.tsv"
     log:
         "logs/e1/{dataset}/seed{seed}/external/{recommender}.log",
     script:
@@ -272,6 +282,8 @@ rule e1_aggregate:
         code=CODE,
     conda:
         "../envs/debiaseval.yaml"
+    benchmark:
+        "benchmarks/e1/{dataset}/aggregate.tsv"
     log:
         "logs/e1/{dataset}/aggregate.log",
     script:

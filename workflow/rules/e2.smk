@@ -37,6 +37,8 @@ rule e2_split:
         code=CODE,
     conda:
         "../envs/debiaseval.yaml"
+    benchmark:
+        "benchmarks/e2/{dataset}/seed{seed}/split.tsv"
     log:
         "logs/e2/{dataset}/seed{seed}/split.log",
     script:
@@ -65,6 +67,8 @@ rule e2_sample:
         code=CODE,
     conda:
         "../envs/debiaseval.yaml"
+    benchmark:
+        "benchmarks/e2/{dataset}/seed{seed}/sample.tsv"
     log:
         "logs/e2/{dataset}/seed{seed}/sample.log",
     script:
@@ -222,6 +226,8 @@ rule e2_aggregate:
         code=CODE,
     conda:
         "../envs/debiaseval.yaml"
+    benchmark:
+        "benchmarks/e2/{dataset}/aggregate.tsv"
     log:
         "logs/e2/{dataset}/aggregate.log",
     script:

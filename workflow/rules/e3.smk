@@ -59,6 +59,8 @@ rule e3_aggregate:
         code=CODE,
     conda:
         "../envs/debiaseval.yaml"
+    benchmark:
+        "benchmarks/e3/{dataset}/aggregate.tsv"
     log:
         "logs/e3/{dataset}/aggregate.log",
     script:

@@ -103,6 +103,8 @@ rule e4_aggregate:
         code=CODE,
     conda:
         "../envs/debiaseval.yaml"
+    benchmark:
+        "benchmarks/e4/{dataset}/aggregate.tsv"
     log:
         "logs/e4/{dataset}/aggregate.log",
     script:

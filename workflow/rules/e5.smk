@@ -29,6 +29,8 @@ rule e5_full:
         code=CODE,
     conda:
         "../envs/debiaseval.yaml"
+    benchmark:
+        "benchmarks/e5/{dataset}/full.tsv"
     log:
         "logs/e5/{dataset}/full.log",
     script:
@@ -55,6 +57,8 @@ rule e5_expose:
         code=CODE,
     conda:
         "../envs/debiaseval.yaml"
+    benchmark:
+        "benchmarks/e5/{dataset}/seed{seed}/expose.tsv"
     log:
         "logs/e5/{dataset}/seed{seed}/expose.log",
     script:
@@ -73,6 +77,8 @@ rule e5_export:
         code=CODE,
     conda:
         "../envs/debiaseval.yaml"
+    benchmark:
+        "benchmarks/e5/{dataset}/seed{seed}/export.tsv"
     log:
         "logs/e5/{dataset}/seed{seed}/export.log",
     script:
@@ -134,6 +140,8 @@ rule e5_aggregate:
         code=CODE,
     conda:
         "../envs/debiaseval.yaml"
+    benchmark:
+        "benchmarks/e5/{dataset}/aggregate.tsv"
     log:
         "logs/e5/{dataset}/aggregate.log",
     script:

@@ -72,6 +72,8 @@ rule e6_aggregate:
         code=CODE,
     conda:
         "../envs/debiaseval.yaml"
+    benchmark:
+        "benchmarks/e6/{dataset}/aggregate.tsv"
     log:
         "logs/e6/{dataset}/aggregate.log",
     script:

@@ -23,6 +23,8 @@ rule run_config:
         code=CODE,
     conda:
         "../envs/debiaseval.yaml"
+    benchmark:
+        "benchmarks/run_config.tsv"
     log:
         "logs/run_config.log",
     script:

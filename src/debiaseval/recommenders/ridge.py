@@ -189,14 +189,15 @@ class RowGroups:
             fitted[pairs] = t_all - diagonal * coef  # X_r X_rᵀγ = t − λΩ⁻¹γ
             out[members] = gamma @ design  # Σ_j γ_j x_j
         done = {index for index, _ in chosen}
-        weight_target = weight * target
+        root = np.sqrt(weight)  # 0 for the padding
+        inverse_root = np.append(1.0 / root[:-1], 0.0)
         for index, (members, pairs, cols) in enumerate(self.batches):
             if index in done:
                 continue
             rows, length = pairs.shape
             size = rows * length * k
-            if self._workspace.size < 2 * size:  # reused: no fresh pages per batch
-                self._workspace = np.empty(2 * max(size, _MAX_BLOCK // _TYPICAL_K * k))
+            if self._workspace.size < size:  # reused: no fresh pages per batch
+                self._workspace = np.empty(max(size, _MAX_BLOCK // _TYPICAL_K * k))
             xr = self._workspace[:size].reshape(rows, length, k)
             np.take(design, cols, axis=0, out=xr, mode="clip")  # X_r, zero rows for the padding
             xrt = xr.transpose(0, 2, 1)
@@ -204,13 +205,13 @@ class RowGroups:
                 system = xr @ xrt
                 system.reshape(rows, -1)[:, :: length + 1] += ridge[pairs]
                 theta = xrt @ np.linalg.solve(system, target[pairs][:, :, None])
-            else:  # primal
-                weighted = self._workspace[size : 2 * size].reshape(rows, length, k)
-                np.multiply(xr, weight[pairs][:, :, None], out=weighted)
-                weighted = weighted.transpose(0, 2, 1)
-                system = weighted @ xr
+                fitted[pairs] = (xr @ theta)[:, :, 0]
+            else:  # primal in Z_r = diag(√ω) X_r, s_r = √ω ∘ t_r: ZᵀZ is one symmetric product
+                root_r = root[pairs]
+                xr *= root_r[:, :, None]
+                system = xrt @ xr
                 system.reshape(rows, -1)[:, :: k + 1] += l2
-                theta = np.linalg.solve(system, xrt @ weight_target[pairs][:, :, None])
-            fitted[pairs] = (xr @ theta)[:, :, 0]
+                theta = np.linalg.solve(system, xrt @ (root_r * target[pairs])[:, :, None])
+                fitted[pairs] = (xr @ theta)[:, :, 0] * inverse_root[pairs]
             out[members] = theta[:, :, 0]
         return out, fitted[:-1]
