@@ -28,7 +28,7 @@ three run by default:
   ``--reference-src`` measures another source tree's package and scripts the same
   way, interleaved, for a before/after table (docs/performance.md);
 - ``e4`` (not in the default sections): E4's weighted ALS
-  (:class:`~debiaseval.recommenders.rating_mf.WeightedMF`, batched ridge half-steps) against
+  (:class:`~debiaseval.recommenders.rating_mf.WeightedMF`, compiled ridge half-steps) against
   the former Gram builder (:class:`ReferenceWeightedMF`) at Coat's and Yahoo! R3's shapes,
   per d and loss, in CPU seconds of a fit of ``--e4-sweeps`` sweeps (docs/experiments/e4.md).
 
@@ -506,7 +506,7 @@ def _e4_fit(cls: type[WeightedMF], problem: dict[str, Any], params: dict[str, An
 
 
 def _e4(args: argparse.Namespace, rows: dict[str, float]) -> None:
-    print(f"\n== E4 weighted ALS: former Gram builder (reference) vs batched ridge solver, "
+    print(f"\n== E4 weighted ALS: former Gram builder (reference) vs compiled ridge solver, "
           f"{args.e4_sweeps} sweeps per fit, CPU seconds")  # fmt: skip
     for name in args.e4_shapes:
         shape = [max(4, round(v * args.e4_scale)) for v in _E4_SHAPES[name]]

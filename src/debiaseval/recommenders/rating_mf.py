@@ -11,11 +11,10 @@ training pairs**, so the data term has the size of MF-Naive's whatever the prope
 scale (1/P̂ reaches several hundred on Coat) and one λ grid means the same for both.
 
 Solver: weighted alternating least squares. With the items' [w_i, 1] fixed, every
-user's [v_u, a_u] solves a (d+1)-dimensional weighted ridge problem, and vice versa;
-users (items) of similar numbers of pairs are solved together in padded batches through
-BLAS, each in the cheaper of the primal (d+1)² and the dual n_u² form
-(:mod:`debiaseval.recommenders.ridge`; see docs/experiments/e4.md); c is the weighted
-mean residual. The absolute error is handled
+user's [v_u, a_u] solves a (d+1)-dimensional weighted ridge problem, and vice versa,
+each by Cholesky in the cheaper of the primal (d+1)² and the dual n_u² form, in one
+compiled loop over the users (items) (:mod:`debiaseval.recommenders.ridge`; see
+docs/experiments/e4.md); c is the weighted mean residual. The absolute error is handled
 by majorise-minimise (iteratively reweighted least squares): every half-step minimises
 the quadratic majoriser with weights w / max(|r|, ε) of the Huber-smoothed absolute
 error, which is |r| for |r| ≥ ε. Every step is an exact block minimisation of the
@@ -56,11 +55,9 @@ def normalise_weights(weights: np.ndarray | None, n: int) -> np.ndarray:
 class _Layout:
     """The observed pairs grouped by user and by item (:class:`RowGroups`), built once per fit."""
 
-    def __init__(
-        self, users: np.ndarray, items: np.ndarray, n_users: int, n_items: int, k: int
-    ) -> None:
-        self.by_user = RowGroups(users, items, n_users, n_items, k)
-        self.by_item = RowGroups(items, users, n_items, n_users, k)
+    def __init__(self, users: np.ndarray, items: np.ndarray, n_users: int, n_items: int) -> None:
+        self.by_user = RowGroups(users, items, n_users, n_items)
+        self.by_item = RowGroups(items, users, n_items, n_users)
 
 
 class WeightedMF:
@@ -169,7 +166,7 @@ class WeightedMF:
                 raise ValueError(f"{name} ids must be integers in [0, {size})")
         w = normalise_weights(weights, n)
         u, i = u.astype(np.int64), i.astype(np.int64)
-        layout = _Layout(u, i, int(n_users), int(n_items), int(self.factors) + 1)
+        layout = _Layout(u, i, int(n_users), int(n_items))
 
         d = int(self.factors)
         self.n_users_, self.n_items_ = int(n_users), int(n_items)

@@ -1,0 +1,138 @@
+"""Compiled row loop of :meth:`debiaseval.recommenders.ridge.RowGroups.solve` (numba).
+
+Imported on first use only, so that jobs without E4 do not pay for numba's import; the
+compiled code is cached next to this file (``cache=True``), so only the first process
+after an install compiles it (a few seconds).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def _cholesky(a: np.ndarray, n: int) -> None:
+    """Lower Cholesky factor of the leading n × n block of ``a``, in place.
+
+    Only the lower triangle of ``a`` is read; the sums run in a fixed order.
+    """
+    for j in range(n):
+        s = a[j, j]
+        for p in range(j):
+            s -= a[j, p] * a[j, p]
+        d = math.sqrt(s)
+        a[j, j] = d
+        for i in range(j + 1, n):
+            s = a[i, j]
+            for p in range(j):
+                s -= a[i, p] * a[j, p]
+            a[i, j] = s / d
+
+
+@njit(cache=True)
+def _cholesky_solve(a: np.ndarray, n: int, b: np.ndarray) -> None:
+    """Overwrite ``b[:n]`` with (L Lᵀ)⁻¹ b, L the factor in ``a`` (L y = b, then Lᵀx = y)."""
+    for i in range(n):
+        s = b[i]
+        for p in range(i):
+            s -= a[i, p] * b[p]
+        b[i] = s / a[i, i]
+    for i in range(n - 1, -1, -1):
+        b[i] /= a[i, i]
+        v = b[i]
+        for p in range(i):
+            b[p] -= v * a[i, p]
+
+
+@njit(cache=True)
+def _dual_is_cheaper(n: int, k: int, gathered: bool) -> bool:
+    """Whether the n × n dual system costs fewer multiply-adds than the k × k primal one."""
+    build = n * n if gathered else n * n * k / 2
+    return build + n * n * n / 6 < n * k * k / 2 + k * k * k / 6
+
+
+@njit(cache=True)
+def solve_rows(
+    ptr: np.ndarray,
+    cols: np.ndarray,
+    weight: np.ndarray,
+    target: np.ndarray,
+    x: np.ndarray,
+    l2: float,
+    gram: np.ndarray,
+    theta: np.ndarray,
+    fitted: np.ndarray,
+) -> None:
+    """Weighted ridge θ_r of every row and fitted x_jᵀθ_r of every pair (pairs sorted by row).
+
+    Writes ``theta`` (rows × k) and ``fitted`` (pairs). ``gram`` is X Xᵀ of the columns, or
+    empty to build the dual systems from ``x``.
+    """
+    n_rows, k = theta.shape
+    gathered = gram.shape[0] > 0
+    longest = 0
+    for r in range(n_rows):
+        n = ptr[r + 1] - ptr[r]
+        if n > longest and _dual_is_cheaper(n, k, gathered):
+            longest = n
+    primal = np.empty((k, k))
+    rhs = np.empty(k)
+    dual = np.empty((longest, longest))
+    coef = np.empty(longest)
+    rows_t = np.empty((k, longest))  # X_rᵀ of a dual row, when it is built from x
+    for r in range(n_rows):
+        start, end = ptr[r], ptr[r + 1]
+        n = end - start
+        if n == 0:
+            theta[r, :] = 0.0
+        elif _dual_is_cheaper(n, k, gathered):  # (X Xᵀ + λΩ⁻¹) γ = t, θ = Xᵀγ
+            if gathered:
+                for i in range(n):
+                    ci = cols[start + i]
+                    for j in range(i + 1):
+                        dual[i, j] = gram[ci, cols[start + j]]
+            else:
+                for i in range(n):
+                    rows_t[:, i] = x[cols[start + i]]
+                for i in range(n):
+                    dual[i, : i + 1] = 0.0
+                for f in range(k):
+                    for i in range(n):
+                        v = rows_t[f, i]
+                        for j in range(i + 1):
+                            dual[i, j] += v * rows_t[f, j]
+            for i in range(n):
+                dual[i, i] += l2 / weight[start + i]
+                coef[i] = target[start + i]
+            _cholesky(dual, n)
+            _cholesky_solve(dual, n, coef)
+            theta[r, :] = 0.0
+            for i in range(n):
+                theta[r, :] += coef[i] * x[cols[start + i]]
+                fitted[start + i] = target[start + i] - l2 / weight[start + i] * coef[i]
+        else:  # (Xᵀ Ω X + λI) θ = Xᵀ Ω t
+            primal[:, :] = 0.0
+            rhs[:] = 0.0
+            for p in range(start, end):
+                xp = x[cols[p]]
+                w = weight[p]
+                wt = w * target[p]
+                for i in range(k):
+                    v = w * xp[i]
+                    rhs[i] += wt * xp[i]
+                    for j in range(i + 1):
+                        primal[i, j] += v * xp[j]
+            for i in range(k):
+                primal[i, i] += l2
+            _cholesky(primal, k)
+            _cholesky_solve(primal, k, rhs)
+            theta[r, :] = rhs
+            for p in range(start, end):
+                xp = x[cols[p]]
+                s = 0.0
+                for i in range(k):
+                    s += xp[i] * rhs[i]
+                fitted[p] = s
