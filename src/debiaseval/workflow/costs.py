@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from debiaseval.evaluation.aggregate import markdown_table
+
 __all__ = ["costs_by_rule", "main", "read_benchmarks"]
 
 _COLUMNS = ("rule_name", "s", "cpu_time", "max_rss", "resources")
@@ -85,17 +87,21 @@ def costs_by_rule(jobs: pd.DataFrame) -> pd.DataFrame:
     return table.reset_index().astype({"jobs": "int64"})
 
 
+_FORMATS = {  # column: (header, format of a value; NaN, not requested, stays empty)
+    "rule": ("rule", "{}"), "jobs": ("jobs", "{:,}"), "wall_s": ("wall s", "{:,.0f}"),
+    "cpu_s": ("CPU s", "{:,.0f}"), "cpu_share": ("CPU share", "{:.1%}"),
+    "max_wall_s": ("longest job s", "{:,.1f}"), "max_rss_mb": ("peak RSS MB", "{:,.0f}"),
+    "mem_mb": ("mem_mb asked", "{:,.0f}"), "runtime_min": ("runtime asked (min)", "{:,.0f}"),
+}  # fmt: skip
+
+
 def _markdown(table: pd.DataFrame) -> str:
-    header = ["rule", "jobs", "wall s", "CPU s", "CPU share", "longest job s", "peak RSS MB",
-              "mem_mb asked", "runtime asked (min)"]  # fmt: skip
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for row in table.itertuples(index=False):
-        cells = [row.rule, f"{row.jobs:,}", f"{row.wall_s:,.0f}", f"{row.cpu_s:,.0f}",
-                 f"{row.cpu_share:.1%}", f"{row.max_wall_s:,.1f}", f"{row.max_rss_mb:,.0f}",
-                 "" if pd.isna(row.mem_mb) else f"{row.mem_mb:,.0f}",
-                 "" if pd.isna(row.runtime_min) else f"{row.runtime_min:,.0f}"]  # fmt: skip
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    """:func:`costs_by_rule`'s table as Markdown, numbers with thousands separators."""
+    cells = pd.DataFrame({
+        header: ["" if pd.isna(v) else fmt.format(v) for v in table[column]]
+        for column, (header, fmt) in _FORMATS.items()
+    })  # fmt: skip
+    return markdown_table(cells)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -110,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
-    print(table.to_csv(index=False) if args.csv else _markdown(table))
+    print(table.to_csv(index=False) if args.csv else _markdown(table), end="")
     return 0
 
 
