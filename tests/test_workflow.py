@@ -72,6 +72,23 @@ def two_runs(tmp_path_factory) -> tuple[Path, Path]:
     return first, second
 
 
+def test_every_job_leaves_a_benchmark_naming_its_rule(two_runs):
+    """Every rule has a benchmark and the default profile sets benchmark-extended, so the
+    per-rule costs count exactly the jobs Snakemake ran (all but the target rule ``all``)."""
+    from debiaseval.workflow.costs import costs_by_rule, read_benchmarks
+
+    workdir, _ = two_runs
+    stats = (workdir / "run.out").read_text().split("Job stats:")[1].split("total")[0]
+    ran = {
+        line.split()[0]: int(line.split()[1])
+        for line in stats.splitlines()
+        if len(line.split()) == 2 and line.split()[1].isdigit()
+    }
+    ran.pop("all")
+    table = costs_by_rule(read_benchmarks(workdir / "benchmarks")).set_index("rule")
+    assert table.drop("total")["jobs"].to_dict() == ran
+
+
 def test_outputs(two_runs):
     workdir, _ = two_runs
     summary = pd.read_parquet(workdir / TARGET)
