@@ -105,6 +105,48 @@ def test_exposure_strength_zero_and_attribute(full):
     assert train_items.mean() > 50  # long videos are exposed far more often
     with pytest.raises(ValueError, match="no such column"):
         expose(full, n_items=80, exposure=by_attr, positive_threshold=3.0, rng=None)
+    inverse = {**by_attr, "by": "inverse_attribute", "strength": 1.0}
+    labelled = expose(
+        full,
+        n_items=80,
+        exposure=inverse,
+        positive_threshold=3.0,
+        rng=np.random.default_rng(1),
+        items=items,
+    )
+    train_items = labelled.loc[labelled["part"] == "train", "item"]
+    assert train_items.mean() < 39.5  # short videos are exposed more often
+    zero = items.assign(duration=np.arange(80.0))
+    with pytest.raises(ValueError, match=r"e5\.exposure\.attribute 'duration'.*> 0"):
+        expose(full, n_items=80, exposure=inverse, positive_threshold=3.0,
+               rng=np.random.default_rng(1), items=zero)  # fmt: skip
+
+
+def test_mar_test_share_and_evaluated_users(full):
+    """[URE24]'s Yahoo! R3 protocol: all MNAR pairs train (users without MAR ratings too), a
+    seeded 90% of the MAR pairs is the random set, the rest set aside; only users with a
+    positive in the random set are evaluated."""
+    mnar = full.sample(frac=0.1, random_state=1).assign(part="mnar")
+    mar_users = np.arange(0, 60, 2)  # half of the users have MAR ratings
+    mar = full[np.isin(full["user"], mar_users)].groupby("user").sample(n=10, random_state=2)
+    data = pd.concat([mnar, mar.assign(part="mar")], ignore_index=True)
+    rng = np.random.default_rng
+    labelled = observed_data(data, test_fraction=0.9, rng=rng(7))
+    parts = labelled["part"].value_counts()
+    assert parts["train"] == len(mnar) and parts["exposed"] == round(0.9 * len(mar))
+    assert parts["validation"] == len(mar) - round(0.9 * len(mar))
+    assert labelled[labelled["part"] == "train"]["user"].nunique() == 60
+    pd.testing.assert_frame_equal(labelled, observed_data(data, test_fraction=0.9, rng=rng(7)))
+    assert not labelled.equals(observed_data(data, test_fraction=0.9, rng=rng(8)))
+    kept = labelled[labelled["part"] != "train"].drop(columns="part").reset_index(drop=True)
+    pd.testing.assert_frame_equal(kept, mar[kept.columns].reset_index(drop=True))
+    assert (observed_data(data)["part"] != "validation").all()  # test_fraction 1: all of MAR
+    with pytest.raises(ValueError, match="needs a numpy Generator"):
+        observed_data(data, test_fraction=0.5)
+    config = {**CONFIG, "models": {"pospop": CONFIG["models"]["pospop"]}}
+    out = run(data, {"e5": config}, seeds=1)
+    assert out["per_seed"]["n_users_exposed"].max() <= mar_users.size
+    assert out["per_seed"]["n_users_exposed"].min() > 0
 
 
 def test_agreement_table_perfect_and_reversed():
@@ -123,6 +165,14 @@ def test_agreement_table_perfect_and_reversed():
     assert agr.loc["traditional", "kendall_tau"] == pytest.approx(-1.0)
     assert agr.loc["traditional", "mean_bias"] == pytest.approx(0.6)
     assert agr.loc["ure", "mean_bias"] == pytest.approx(0.0)
+
+
+def test_config_checks_inverse_attribute():
+    with pytest.raises(ConfigError, match=r"e5\.exposure\.attribute.*inverse_attribute"):
+        settings({"exposure": {"by": "inverse_attribute"}})
+    exposure = {"by": "inverse_attribute", "attribute": "video_duration"}
+    assert settings({"exposure": exposure})["exposure"]["strength"] == 1.0
+    assert settings()["mar_test_fraction"] == 0.9
 
 
 def test_config_checks():

@@ -8,6 +8,7 @@ import pytest
 
 from debiaseval.data.exposure import (
     attribute_weights,
+    inverse_attribute_weights,
     item_popularity,
     popularity_weights,
     simulate_exposure,
@@ -96,3 +97,24 @@ def test_bad_input():
         )
     with pytest.raises(ValueError, match="finite numbers"):
         attribute_weights(np.array([1.0, np.nan]), 1.0)
+
+
+def test_inverse_attribute_exposure_matches_successive_sampling():
+    """Exposure inverse to an attribute ([URE24]: to the video duration): w = a^-strength, and
+    the training sets follow successive sampling with those weights (within 4 SE)."""
+    durations = np.array([1.0, 2.0, 4.0, 8.0, 16.0, 2.0])
+    np.testing.assert_allclose(inverse_attribute_weights(durations, 1.0), 1 / durations)
+    np.testing.assert_allclose(inverse_attribute_weights(durations, 0.5), durations**-0.5)
+    np.testing.assert_array_equal(inverse_attribute_weights(durations, 0.0), 1.0)
+    rng = np.random.default_rng(4)
+    n_users, n_items = 20000, durations.size
+    w = inverse_attribute_weights(durations, 1.0)
+    labels = simulate_exposure(_full(n_users, n_items, rng), w, train_fraction=2 / 6,
+                               n_exposed=1, rng=rng)  # fmt: skip
+    exact = exact_inclusion_probabilities(w, 2)
+    freq = _inclusion(labels, "train", n_items)
+    assert np.abs(freq - exact).max() < 4 * np.sqrt(exact * (1 - exact) / n_users).max()
+    assert freq[0] > freq[1] > freq[2] > freq[3] > freq[4]  # shorter videos shown more
+    for bad in ([1.0, 0.0], [1.0, -2.0], [1.0, np.nan]):
+        with pytest.raises(ValueError, match="finite numbers > 0"):
+            inverse_attribute_weights(np.array(bad), 1.0)

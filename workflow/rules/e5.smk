@@ -1,7 +1,8 @@
 # Experiment E5, Unbiased Recall Evaluation ([URE24]): every rule of E5, in stage order.
 # full (fully exposed data: synthetic's full matrix, kuairec's small matrix) -> expose (biased
-# training set + random set R per seed; MNAR/MAR datasets: train = MNAR, R = MAR) -> evaluate
-# (one model entry, every grid point: true Recall@K, traditional Recall@K, URE@K) -> aggregate.
+# training set + random set R per seed; MNAR/MAR datasets: train = MNAR, R = a share of MAR) ->
+# evaluate (one model entry, every grid point: true Recall@K, traditional Recall@K, URE@K) ->
+# aggregate.
 from debiaseval.experiments.e5 import EXPORT as E5_EXPORT
 from debiaseval.experiments.e5 import FULLY_EXPOSED
 
@@ -53,6 +54,7 @@ rule e5_expose:
         dataset="{dataset}",
         seed=lambda w: int(w.seed),
         exposure=E5["exposure"],
+        mar_test_fraction=E5["mar_test_fraction"],
         positive_threshold=positive_threshold(E5),
         code=CODE,
     conda:

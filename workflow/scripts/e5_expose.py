@@ -1,4 +1,4 @@
-"""Adapter: E5 exposure of one seed (simulated on full data; MNAR/MAR otherwise)."""
+"""Adapter: E5 exposure of one seed (simulated on full data; MNAR and a share of MAR otherwise)."""
 
 from debiaseval.data.splits import run_rng
 from debiaseval.experiments.e5 import FULLY_EXPOSED, expose, observed_data
@@ -18,6 +18,10 @@ with job(snakemake.log[0]) as log:
             items=read_parquet(snakemake.input.item_index),
         )
     else:
-        labelled = observed_data(data)
+        labelled = observed_data(
+            data,
+            test_fraction=float(p.mar_test_fraction),
+            rng=run_rng(p.seed, p.dataset, "e5_mar_test"),
+        )
     log.info("parts: %s", labelled["part"].value_counts().to_dict())
     write_parquet(labelled, snakemake.output[0])

@@ -9,7 +9,10 @@ Efraimidis–Spirakis keys of :mod:`debiaseval.debiasing.sampling`, one draw per
 - ``by="popularity"``: w_i = max(pop_i, 1)^γ, pop_i = # positive pairs of i in
   the full data (the logging system shows what is liked in general);
 - ``by="attribute"``: w_i = exp(γ·z_i), z_i = an item attribute standardised to
-  mean 0 and standard deviation 1 (e.g. the video duration);
+  mean 0 and standard deviation 1;
+- ``by="inverse_attribute"``: w_i = a_i^(−γ), a_i > 0 an item attribute: exposure
+  inversely proportional to it for γ = 1, as [URE24]'s KuaiRec exposure is to the video
+  duration;
 
 with strength γ ≥ 0; γ = 0 is uniform exposure. The user's training set has
 round(``train_fraction`` · #available items) items. Then the randomly exposed
@@ -25,6 +28,7 @@ import pandas as pd
 __all__ = [
     "EXPOSURE_PARTS",
     "attribute_weights",
+    "inverse_attribute_weights",
     "item_popularity",
     "popularity_weights",
     "simulate_exposure",
@@ -65,6 +69,16 @@ def attribute_weights(values: np.ndarray, strength: float) -> np.ndarray:
     sd = v.std()
     z = (v - v.mean()) / sd if sd > 0 else np.zeros_like(v)
     return np.exp(_check_strength(strength) * z)
+
+
+def inverse_attribute_weights(values: np.ndarray, strength: float) -> np.ndarray:
+    """Exposure weights w_i = a_i^(−strength) of a positive attribute a ([URE24]: exposure
+    inverse to the video duration is strength 1). Strength 0: all 1; a value that is not a
+    finite number > 0 raises ``ValueError``."""
+    a = np.asarray(values, dtype=np.float64)
+    if a.ndim != 1 or not (np.isfinite(a).all() and (a > 0).all()):
+        raise ValueError("an inverse exposure attribute must be a 1-D array of finite numbers > 0")
+    return a ** -_check_strength(strength)
 
 
 _BLOCK_CELLS = 1 << 22  # dense cells per block of users (32 MiB of float64)
@@ -116,7 +130,8 @@ def simulate_exposure(
 
     ``full``: one row per available (user, item) pair with its ``rating``
     (0-based ids). ``item_weights``: w_i > 0 of every item
-    (:func:`popularity_weights`, :func:`attribute_weights`). Per user, the
+    (:func:`popularity_weights`, :func:`attribute_weights`,
+    :func:`inverse_attribute_weights`). Per user, the
     training set is a successive weighted sample without replacement of
     round(``train_fraction`` · #pairs) items (keys log(E)/… as in
     :func:`debiaseval.debiasing.sampling.weighted_sample_without_replacement`), and the

@@ -27,8 +27,8 @@ Scores of -inf (excluded candidates, e.g. training items) are never counted.
 
 The kernels take one batch of users' dense scores (rows = users of the batch)
 and the pairs to count as row/column arrays; every per-user value is NaN for a
-user without any pair to count. :func:`recall_estimates` drives them over all
-users in batches and averages over the users where each value is defined.
+user without any pair to count. :func:`recall_estimates` drives them over the
+users with a pair to count, in batches, and averages over the users where each value is defined.
 """
 
 from __future__ import annotations
@@ -256,10 +256,11 @@ def recall_estimates(
     are not candidates). ``exposed``: the randomly exposed sets (user, item,
     rating). ``truth``: the fully exposed data (user, item, rating), or None
     where there is none (then ``true_recall`` is NaN); its training pairs are
-    dropped. Positive = rating > ``positive_threshold`` (docs/datasets.md). Users are
-    scored in batches of ``batch_size`` (memory only, never the result).
+    dropped. Positive = rating > ``positive_threshold`` (docs/datasets.md). Only the users
+    with an exposed pair or a truth pair are scored, in batches of ``batch_size`` (memory
+    only, never the result).
 
-    Returns one row per user and K: ``user`` (int32), ``k`` (int16),
+    Returns one row per scored user and K: ``user`` (int32), ``k`` (int16),
     ``true_recall``, ``traditional_recall``, ``ure`` (float64, NaN where the
     user has no positive to count). Average with :func:`mean_recall`.
     """
@@ -290,25 +291,31 @@ def recall_estimates(
         tru = tru[~np.isin(_pair_keys(tru, n_items), train_keys)]
         tru, tru_users = _user_slices(tru)
 
+    # only users with a pair to count are scored: a training set may hold many more users
+    # than the random sets (Yahoo! R3: 15,400 MNAR users, 5,400 MAR users)
+    counted = [exp_users] + ([tru_users] if truth is not None else [])
+    scored = np.unique(np.concatenate(counted))
     nan = np.full((0, k.size), np.nan)
     blocks: list[tuple[np.ndarray, ...]] = []
-    for start in range(0, n_users, batch_size):
-        stop = min(start + batch_size, n_users)
-        users = np.arange(start, stop)
+    for start in range(0, scored.size, batch_size):
+        users = scored[start : start + batch_size]
         s = model.score(users)
-        rows = x[start:stop]
-        s[np.repeat(np.arange(stop - start), np.diff(rows.indptr)), rows.indices] = -np.inf
-        lo, hi = np.searchsorted(exp_users, [start, stop])
-        er, ec = exp_users[lo:hi] - start, exp["item"].to_numpy(np.int64)[lo:hi]
+        rows = x[users]
+        s[np.repeat(np.arange(users.size), np.diff(rows.indptr)), rows.indices] = -np.inf
+        lo, hi = np.searchsorted(exp_users, [users[0], users[-1] + 1])
+        er, ec = np.searchsorted(users, exp_users[lo:hi]), exp["item"].to_numpy(np.int64)[lo:hi]
         ep = exp_pos[lo:hi]
         trad = traditional_recall_at_k(s, er, ec, ep, k)
         ure = ure_at_k(s, er[ep], ec[ep], k, ties=ties)
         if truth is None:
             true = np.full_like(ure, np.nan)
         else:
-            lo, hi = np.searchsorted(tru_users, [start, stop])
+            lo, hi = np.searchsorted(tru_users, [users[0], users[-1] + 1])
             true = true_recall_at_k(
-                s, tru_users[lo:hi] - start, tru["item"].to_numpy(np.int64)[lo:hi], k
+                s,
+                np.searchsorted(users, tru_users[lo:hi]),
+                tru["item"].to_numpy(np.int64)[lo:hi],
+                k,
             )
         blocks.append((users, true, trad, ure))
     users = np.concatenate([b[0] for b in blocks]) if blocks else np.empty(0, np.int64)

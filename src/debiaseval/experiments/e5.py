@@ -9,8 +9,9 @@ is trained on the biased set and scored three ways (:mod:`debiaseval.evaluation.
 true Recall@K on the full data, traditional Recall@K ranking only R, and URE@K.
 Their agreement with the truth across models (:mod:`debiaseval.evaluation.agreement`) says
 which estimate selects models correctly. On a dataset with MNAR and MAR parts
-and no full data (yahoo-r3) the models train on MNAR, R is the MAR part, and
-the traditional ranking of models is compared with URE's.
+and no full data (yahoo-r3) the models train on all of MNAR, R is a seeded
+``mar_test_fraction`` of the MAR part (90% in [URE24]), and the traditional ranking of
+models is compared with URE's.
 
 Steps (the workflow's ``e5_*`` rules): :func:`full_data` / :func:`observed_data`
 → :func:`expose` → :func:`evaluate_models` (one model entry, all its grid points)
@@ -30,6 +31,7 @@ import pandas as pd
 from debiaseval.data.catalog import positive_threshold_of
 from debiaseval.data.exposure import (
     attribute_weights,
+    inverse_attribute_weights,
     item_popularity,
     popularity_weights,
     simulate_exposure,
@@ -57,6 +59,7 @@ __all__ = [
     "ESTIMATORS",
     "EXPORT",
     "FULLY_EXPOSED",
+    "MAR_PARTS",
     "NEEDS",
     "OUTPUTS",
     "agreement_markdown",
@@ -76,6 +79,11 @@ __all__ = [
     "run",
     "settings",
 ]
+
+MAR_PARTS = ("exposed", "validation")
+"""Labels of the MAR part without full data: the random set R (``mar_test_fraction`` of it)
+and the rest, set aside as [URE24] sets aside 10% of Yahoo! R3's MAR part for validation
+(no model of E5 is selected on it)."""
 
 FULLY_EXPOSED = ("synthetic", "kuairec")
 """Datasets with full truth: exposure is simulated on them."""
@@ -108,10 +116,10 @@ def check_config(config: Mapping[str, Any]) -> None:
     for name, spec in e5["models"].items():
         check_recommender_spec(spec, f"e5.models.{name}")
     exposure = e5["exposure"]
-    if exposure["by"] == "attribute" and not exposure["attribute"]:
+    if exposure["by"] != "popularity" and not exposure["attribute"]:
         raise ConfigError(
-            "config error at 'e5.exposure.attribute': by: attribute needs the name of a numeric "
-            "item column"
+            f"config error at 'e5.exposure.attribute': by: {exposure['by']} needs the name of "
+            "a numeric item column"
         )
 
 
@@ -146,18 +154,38 @@ def identity_tables(full: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     )
 
 
-def observed_data(interactions: pd.DataFrame) -> pd.DataFrame:
-    """An MNAR/MAR dataset as E5 parts: MNAR → ``train``, MAR → ``exposed`` (no truth);
-    time stamps are kept where the dataset has them (for the exported training set)."""
+def observed_data(
+    interactions: pd.DataFrame,
+    *,
+    test_fraction: float = 1.0,
+    rng: np.random.Generator | None = None,
+) -> pd.DataFrame:
+    """An MNAR/MAR dataset as E5 parts (no truth): every MNAR pair → ``train``; a uniform
+    random ``test_fraction`` of the MAR pairs (round(fraction · #MAR) of them, drawn with
+    ``rng``) → ``exposed``, the random set R, and the rest → ``validation``, set aside
+    ([URE24] tests on 90% of Yahoo! R3's MAR part). Time stamps are kept where the dataset
+    has them (for the exported training set). The users evaluated are those with a positive
+    in R, whatever the users of MNAR."""
     parts = set(interactions["part"].unique())
     if not {"mnar", "mar"} <= parts:
         raise ValueError(
             f"E5 without full data needs 'mnar' and 'mar' parts, found {sorted(parts)}"
         )
+    if not 0 < test_fraction <= 1:
+        raise ValueError(f"test_fraction must be in (0, 1], got {test_fraction!r}")
     columns = ["user", "item", "rating"] + (["timestamp"] if "timestamp" in interactions else [])
-    out = interactions[columns].copy()
-    out["part"] = np.where(interactions["part"].to_numpy() == "mnar", "train", "exposed")
-    return out[interactions["part"].isin(["mnar", "mar"]).to_numpy()].reset_index(drop=True)
+    kept = interactions["part"].isin(["mnar", "mar"]).to_numpy()
+    out = interactions.loc[kept, columns].reset_index(drop=True)
+    mar = np.flatnonzero(interactions["part"].to_numpy()[kept] == "mar")
+    label = np.zeros(len(out), dtype=np.int8)  # 0 train, 1 exposed, 2 validation
+    label[mar] = 1
+    n_test = round(test_fraction * mar.size)
+    if n_test < mar.size:
+        if rng is None:
+            raise ValueError("a test_fraction below 1 needs a numpy Generator (rng=None)")
+        label[mar[np.sort(rng.permutation(mar.size)[n_test:])]] = 2
+    out["part"] = np.array(("train", *MAR_PARTS))[label]
+    return out
 
 
 def expose(
@@ -182,10 +210,14 @@ def expose(
         column = exposure["attribute"]
         if items is None or column not in items.columns:
             raise ValueError(
-                f"exposure by attribute {column!r}: the items table has no such column"
+                f"e5.exposure.attribute {column!r}: the dataset's items table has no such column"
             )
         values = items.set_index("item")[column].reindex(np.arange(n_items)).to_numpy(np.float64)
-        weights = attribute_weights(values, strength)
+        form = attribute_weights if exposure["by"] == "attribute" else inverse_attribute_weights
+        try:
+            weights = form(values, strength)
+        except ValueError as exc:
+            raise ValueError(f"e5.exposure.attribute {column!r}: {exc}") from None
     labelled = simulate_exposure(
         full[["user", "item", "rating"]],
         weights,
@@ -465,7 +497,11 @@ def run(
                 items=items,
             )
         else:
-            labelled = observed_data(data)
+            labelled = observed_data(
+                data,
+                test_fraction=float(cfg["mar_test_fraction"]),
+                rng=run_rng(seed, dataset, "e5_mar_test"),
+            )
         for name, spec in cfg["models"].items():
             if spec["algorithm"] == EXTERNAL:
                 given, source, where = lists_of_seed(
