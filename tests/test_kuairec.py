@@ -46,6 +46,8 @@ def test_fully_exposed_frame_reindexes_and_marks_positives():
     assert items["raw_item"].tolist() == [148, 183, 289, 3650, 10000]
     assert items["first_category"].tolist() == [8, 27, 9, 1, 28]
     assert items["n_categories"].tolist() == [1, 2, 1, 3, 1]
+    # the median duration of each video over the small matrix's rows (E5's inverse exposure)
+    assert items["video_duration"].tolist() == [6783.5, 6067.0, 5966.0, 6016.5, 8416.5]
     assert inter["user"].dtype == np.int32 and inter["rating"].dtype == np.float32
     assert (inter["part"] == "full").all()
     positive = inter[inter["rating"] > KUAIREC_POSITIVE_THRESHOLD]

@@ -38,6 +38,7 @@ __all__ = [
     "load_kuairec",
     "read_item_categories",
     "read_kuairec_matrix",
+    "read_video_durations",
 ]
 
 KUAIREC_COLUMNS = (
@@ -88,8 +89,9 @@ class KuaiRec:
 
     ``small``/``big``: columns ``user``, ``item`` (int64 raw ids), ``rating``
     (float64 watch ratio), ``timestamp`` (float64 Unix seconds, NaN where the
-    file has none); one row per pair. ``items``: ``item``, ``first_category``,
-    ``n_categories`` (int64), or None without ``item_categories.csv``.
+    file has none); one row per pair. ``items``: ``item``, ``video_duration`` (median over
+    the small matrix's rows, milliseconds; [URE24] exposes videos inversely to it) and, with
+    ``item_categories.csv``, ``first_category``, ``n_categories`` (int64).
     """
 
     small: pd.DataFrame
@@ -196,18 +198,41 @@ def read_item_categories(path: str | Path) -> pd.DataFrame:
     )
 
 
+def read_video_durations(path: str | Path) -> pd.DataFrame:
+    """``item`` and ``video_duration`` (float64 ms, the median over the file's rows of the
+    video) of a KuaiRec interaction file; a duration that is not a number > 0 raises."""
+    path = Path(path)
+    _check_header(path, KUAIREC_COLUMNS)
+    cols = ["video_id", "video_duration"]
+    raw = _numbers(pd.read_csv(path, usecols=cols, dtype=str, encoding="utf-8-sig"), path)
+    duration = raw["video_duration"].to_numpy()
+    bad = ~(np.isfinite(duration) & (duration > 0))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise _fail(path, i + 2, f"expected a video_duration > 0, got {duration[i]}")
+    out = raw.groupby("video_id", sort=True)["video_duration"].median().reset_index()
+    return pd.DataFrame(
+        {"item": out["video_id"].to_numpy().astype(np.int64),
+         "video_duration": out["video_duration"].to_numpy(np.float64)}
+    )  # fmt: skip
+
+
 def load_kuairec(folder: str | Path, *, big: bool = False) -> KuaiRec:
     """KuaiRec from a folder holding the release's ``data/`` files.
 
-    ``small_matrix.csv`` is required; ``big_matrix.csv`` (large) is read only
-    when ``big``; ``item_categories.csv`` when present.
+    ``small_matrix.csv`` is required (its pairs and its videos' durations);
+    ``big_matrix.csv`` (large) is read only when ``big``; ``item_categories.csv`` when
+    present.
     """
     folder = Path(folder)
     cats = folder / "item_categories.csv"
+    items = read_video_durations(folder / "small_matrix.csv")
+    if cats.is_file():
+        items = items.merge(read_item_categories(cats), on="item", how="left")
     return KuaiRec(
         small=read_kuairec_matrix(folder / "small_matrix.csv"),
         big=read_kuairec_matrix(folder / "big_matrix.csv") if big else None,
-        items=read_item_categories(cats) if cats.is_file() else None,
+        items=items,
     )
 
 
