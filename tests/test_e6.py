@@ -138,6 +138,54 @@ def test_time_log_of_a_real_dataset_and_sampled_users() -> None:
         )  # fmt: skip
 
 
+def test_sampled_protocol_estimates_the_exact_score() -> None:
+    """protocol: sampled ([MYT14]: n draws, Wald interval) scatters around the exact score."""
+    exact = campaign_tables(["g2", "naive_cf"], [20], n_users=300, n_items=60)["scores"]
+    log, cuts, boosted = e6.time_log(
+        "synthetic", interactions=None, n_users=300, n_items=60, snapshots=4,
+        campaign={"n_periods": 4, "n_boosted": 8, "boost": 5.0},
+        synthetic={"n_users": 300, "n_items": 60, "density": 0.06, "seed": 0}, seed=1,
+    )  # fmt: skip
+    n = 20000
+    sampled = e6.evaluate_over_time(
+        log, cuts, n_users=300, n_items=60, boosted=boosted, recommenders=["g2", "naive_cf"],
+        active_items=[20], k=5, min_profile=2, n_boosted=8, interval="wald", level=0.95,
+        n_boot=100, sample_users=None, kl=KL, dataset="synthetic", seed=1, protocol="sampled",
+        n_draws=n,
+    )["scores"]  # fmt: skip
+    merged = exact.merge(sampled, on=["t", "recommender", "weighting", "p"], suffixes=("", "_s"))
+    assert len(merged) == len(exact) == 4 * 2 * 2
+    se = np.sqrt(merged["score"] * (1 - merged["score"]) / n)
+    assert (np.abs(merged["score_s"] - merged["score"]) < 4 * se).all()
+    half = 1.959964 * np.sqrt(merged["score_s"] * (1 - merged["score_s"]) / n)
+    np.testing.assert_allclose(merged["ci_high_s"] - merged["score_s"], half, rtol=1e-5)
+    assert (merged["score_s"] != merged["score"]).any()  # sampled, not exact
+
+
+def test_min_profile_defaults_to_every_user_with_a_profile() -> None:
+    from debiaseval.workflow.config import validate_config
+
+    block = validate_config({}, "e6")["e6"]
+    assert block["min_profile"] == 1 and block["protocol"] == "exact"
+    assert block["n_draws"] == 20000 and block["interval"] == "binomial"
+    tables = campaign_tables(["g1", "cosine_cf", "naive_cf"], [None], n_users=200, n_items=60)
+    one = e6.evaluate_over_time  # the same run with min_profile 1 evaluates more users
+    log, cuts, boosted = e6.time_log(
+        "synthetic", interactions=None, n_users=200, n_items=60, snapshots=4,
+        campaign={"n_periods": 4, "n_boosted": 8, "boost": 5.0},
+        synthetic={"n_users": 200, "n_items": 60, "density": 0.06, "seed": 0}, seed=1,
+    )  # fmt: skip
+    ones = one(
+        log, cuts, n_users=200, n_items=60, boosted=boosted,
+        recommenders=["g1", "cosine_cf", "naive_cf"], active_items=[None], k=5, min_profile=1,
+        n_boosted=8, interval="binomial", level=0.95, n_boot=100, sample_users=None, kl=KL,
+        dataset="synthetic", seed=1,
+    )  # fmt: skip
+    assert (ones["snapshots"]["n_evaluated"] >= tables["snapshots"]["n_evaluated"]).all()
+    assert (ones["snapshots"]["n_evaluated"] > tables["snapshots"]["n_evaluated"]).any()
+    assert ones["scores"]["score"].between(0, 1).all()
+
+
 def test_run_api_matches_run_seed_and_the_figure_draws() -> None:
     from debiaseval.figures import figure_module
     from debiaseval.workflow.config import validate_config
@@ -169,6 +217,8 @@ def test_run_api_matches_run_seed_and_the_figure_draws() -> None:
         ({"campaign": {"n_boosted": 500}}, "exceeds"),
         ({"snapshots": ["1998-02-01", "1998-01-01"]}, "e6.snapshots"),
         ({"active_items": [0]}, "e6.active_items"),
+        ({"protocol": "random"}, "e6.protocol"),
+        ({"n_draws": 0}, "e6.n_draws"),
     ],
 )
 def test_config_errors_name_the_key(block: dict, match: str) -> None:

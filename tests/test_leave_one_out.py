@@ -16,6 +16,7 @@ from debiaseval.evaluation.leave_one_out import (
     loo_interval,
     naive_cf_hits,
     naive_cf_scores,
+    sampled_hits,
     user_hit_rates,
 )
 
@@ -119,7 +120,7 @@ def test_bootstrap_interval_covers_the_mean_and_is_deterministic() -> None:
     with pytest.raises(ValueError, match="Generator"):
         loo_interval(rates, interval="bootstrap")
     with pytest.raises(ValueError, match="unknown interval"):
-        loo_interval(rates, interval="wald")
+        loo_interval(rates, interval="agresti")
     with pytest.raises(ValueError, match="no user"):
         loo_interval(np.array([]))
 
@@ -137,3 +138,40 @@ def test_item_rows_by_groups_of_users_give_the_same_hits(hits_fn, monkeypatch) -
     grouped = hits_fn(x, k=3)
     assert np.array_equal(grouped.indices, whole.indices)
     np.testing.assert_array_equal(grouped.data, whole.data)
+
+
+def test_wald_interval_by_hand() -> None:
+    outcomes = np.array([1.0] * 300 + [0.0] * 700)
+    score, low, high = loo_interval(outcomes, interval="wald")
+    half = 1.959964 * math.sqrt(0.3 * 0.7 / 1000)  # 0.028403
+    assert score == pytest.approx(0.3)
+    assert low == pytest.approx(0.3 - half, abs=1e-6)
+    assert high == pytest.approx(0.3 + half, abs=1e-6)
+    assert loo_interval(np.zeros(5), interval="wald") == (0.0, 0.0, 0.0)  # clipped, degenerate
+
+
+def test_sampled_draws_follow_the_protocol() -> None:
+    """[MYT14]'s sampled protocol: a user uniformly, then an item with P(i|u,w). By hand on two
+    users, and the mean of many draws within 4 SE of the exact score."""
+    x = sp.csr_matrix(np.array([[1, 1, 0], [0, 1, 1], [0, 0, 0]], dtype=float))
+    hits = sp.csr_matrix((np.array([1.0, 0.0, 0.0, 1.0]), x.indices, x.indptr), shape=x.shape)
+    probs = pair_weights(x, np.array([3.0, 1.0, 1.0]))  # user 0: 3/4 on item 0; user 1: 1/2, 1/2
+    n = 200_000
+    outcomes = sampled_hits(hits, probs, n, np.random.default_rng(0))
+    exact = user_hit_rates(hits, probs).mean()  # (0.75 + 0.5) / 2
+    assert exact == pytest.approx(0.625)
+    assert set(np.unique(outcomes)) == {0.0, 1.0}
+    assert abs(outcomes.mean() - exact) < 4 * math.sqrt(exact * (1 - exact) / n)
+    again = sampled_hits(hits, probs, n, np.random.default_rng(0))
+    np.testing.assert_array_equal(outcomes, again)
+    # a larger case: CF hits with KL-like weights
+    y = random_profiles(60, 15, 0.3, 4)
+    weights = pair_weights(y, np.random.default_rng(1).uniform(0.2, 5.0, 15))
+    cf = cosine_cf_hits(y, k=3)
+    exact = user_hit_rates(cf, weights).mean()
+    drawn = sampled_hits(cf, weights, n, np.random.default_rng(2)).mean()
+    assert abs(drawn - exact) < 4 * math.sqrt(exact * (1 - exact) / n)
+    with pytest.raises(ValueError, match="n_draws"):
+        sampled_hits(hits, probs, 0, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="sparsity structure"):
+        sampled_hits(hits, pair_weights(y, np.ones(15)), 10, np.random.default_rng(0))

@@ -10,8 +10,9 @@ evaluation of a recommendation algorithm* (2015). Steps:
    (:mod:`debiaseval.data.campaigns`);
 2. :func:`evaluate_over_time`: at every t, the profiles of the users with at
    least ``min_profile`` items, KL item weights fitted to the t0 marginal for
-   every p (:mod:`debiaseval.debiasing.kl_weights`), and the exact leave-one-out score of
-   every recommender, unweighted and weighted (:mod:`debiaseval.evaluation.leave_one_out`).
+   every p (:mod:`debiaseval.debiasing.kl_weights`), and the leave-one-out score of every
+   recommender, unweighted and weighted (:mod:`debiaseval.evaluation.leave_one_out`): exact
+   (the default), or from ``n_draws`` sampled draws as [MYT14] (``protocol: sampled``).
 
 The boosted set B is the campaign's items on ``synthetic``; on real data, the
 ``n_boosted`` items whose marginal grows most from t0 to the last snapshot.
@@ -43,6 +44,7 @@ from debiaseval.evaluation.leave_one_out import (
     cosine_cf_hits,
     loo_interval,
     naive_cf_hits,
+    sampled_hits,
     user_hit_rates,
 )
 from debiaseval.experiments import Data, input_frames, seed_ids
@@ -222,6 +224,8 @@ def evaluate_over_time(
     kl: Mapping[str, Any],
     dataset: str,
     seed: int,
+    protocol: str = "exact",
+    n_draws: int = 20000,
 ) -> dict[str, pd.DataFrame]:
     """Scores of every recommender at every snapshot, unweighted and KL-weighted ([MYT14]).
 
@@ -234,8 +238,13 @@ def evaluate_over_time(
     ``active_items`` lists p (None = every item; stored as p = n_items); the
     unweighted rows have p = 0. ``sample_users`` evaluates the leave-one-out on a
     uniform sample of that many users (exact over their profiles); the weights
-    are always fitted on every user.
+    are always fitted on every user. ``protocol="sampled"`` scores ``n_draws`` draws of
+    (user, held-out item) per recommender, weighting and t, as [MYT14] do
+    (:func:`~debiaseval.evaluation.leave_one_out.sampled_hits`; the interval's n is then
+    ``n_draws``); "exact" scores their expectation.
     """
+    if protocol not in ("exact", "sampled"):
+        raise ValueError(f"unknown protocol {protocol!r}; expected exact or sampled")
     profiles = snapshot_profiles(
         log, cuts, n_users=n_users, n_items=n_items, min_profile=min_profile
     )
@@ -269,7 +278,12 @@ def evaluate_over_time(
         for name in recommenders:
             hits = _hits(name, x, lists, k, users)
             for weighting, p, w, divergence in variants:
-                rates = user_hit_rates(hits, pair_weights(evaluated, w))
+                probs = pair_weights(evaluated, w)
+                if protocol == "sampled":
+                    draw_rng = run_rng(seed, dataset, "e6_draws", str(t), name, weighting, str(p))
+                    rates = sampled_hits(hits, probs, n_draws, draw_rng)
+                else:
+                    rates = user_hit_rates(hits, probs)
                 score, low, high = loo_interval(
                     rates,
                     interval=interval,
@@ -393,6 +407,8 @@ def run_seed(
         kl=block["kl"],
         dataset=dataset,
         seed=seed,
+        protocol=block["protocol"],
+        n_draws=block["n_draws"],
     )
 
 
