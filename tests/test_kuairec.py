@@ -15,6 +15,7 @@ from debiaseval.data.kuairec import (
     fully_exposed_frame,
     load_kuairec,
     read_kuairec_matrix,
+    read_video_durations,
 )
 
 FIXTURE = Path(__file__).parent / "data" / "kuairec"
@@ -84,3 +85,16 @@ def test_missing_file(tmp_path):
     shutil.copy(FIXTURE / "item_categories.csv", tmp_path)
     with pytest.raises(DatasetError, match=r"small_matrix\.csv: file not found"):
         load_kuairec(tmp_path)
+
+
+def test_video_durations_are_medians_and_a_bad_one_names_its_line(tmp_path):
+    durations = read_video_durations(FIXTURE / "small_matrix.csv")
+    assert durations["item"].tolist() == [148, 183, 289, 3650, 10000]
+    lines = (FIXTURE / "small_matrix.csv").read_text().splitlines()
+    fields = lines[2].split(",")
+    fields[3] = "0"
+    lines[2] = ",".join(fields)
+    (tmp_path / "small_matrix.csv").write_text("\n".join(lines) + "\n")
+    message = r"small_matrix\.csv: line 3: expected a video_duration > 0"
+    with pytest.raises(DatasetError, match=message):
+        read_video_durations(tmp_path / "small_matrix.csv")
