@@ -10,6 +10,8 @@ from scipy.stats import wilcoxon
 from debiaseval.active_learning.evaluation import (
     active_users,
     change_summary,
+    combine_seeds,
+    median_combined_p,
     metric_changes,
     pairwise_wilcoxon,
 )
@@ -187,6 +189,71 @@ def test_wilcoxon_matches_scipy_by_hand():
     assert out.loc[("A", "B"), "n_users"] == 30
     assert out.loc[("A", "C"), "p_value"] == 1.0 and not out.loc[("A", "C"), "significant"]
     assert list(out.index) == [("A", "B"), ("A", "C"), ("B", "C")]
+    assert out.loc[("A", "B"), "mean_difference"] == pytest.approx(
+        np.mean(rows[0]["after"] - rows[1]["after"])
+    )
+
+
+def _changes(seeds: int, users: np.ndarray, difference: np.ndarray, strategies=("A", "B")):
+    """Per-user changes: strategy b gains ``difference`` more than a, every seed the same users."""
+    frames = []
+    for seed in range(seeds):
+        for strategy, shift in zip(strategies, (0.0, 1.0), strict=True):
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "method": "M", "scope": "user", "metric": "recall", "k": 10,
+                        "seed": seed, "user": users, "strategy": strategy, "before": 0.0,
+                        "after": shift * difference + 0.01 * seed,
+                    }
+                )
+            )  # fmt: skip
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_wilcoxon_never_pairs_a_user_with_itself_across_seeds():
+    # 5 users, b better than a for each of them, in each of 10 seeds. Within a seed the exact
+    # two-sided p is 2/32 = 0.0625: not significant. Pooled over seeds as 50 pairs, the same
+    # 5 users would give p < 1e-8.
+    users = np.array([3, 8, 13, 21, 34])
+    changes = _changes(10, users, np.array([0.1, 0.2, 0.3, 0.4, 0.5]))
+    tests = pairwise_wilcoxon(changes, ["A", "B"])
+    assert len(tests) == 10 and list(tests["seed"]) == list(range(10))
+    assert (tests["n_users"] == users.size).all()  # a user is one pair of one seed's test
+    assert tests["p_value"].to_numpy() == pytest.approx(np.full(10, 0.0625))
+    assert not tests["significant"].any()
+    assert tests["mean_difference"].to_numpy() == pytest.approx(np.full(10, -0.3))
+    combined = combine_seeds(tests).iloc[0]
+    assert combined["n_seeds"] == 10 and combined["share_significant"] == 0.0
+    assert combined["combined_p"] == pytest.approx(0.125) and not combined["significant"]
+    # a user rated in seed 0 by A only and in seed 1 by B only is never a pair
+    lone = pd.concat(
+        [
+            _changes(1, np.array([99]), np.array([1.0]), ("A", "X")),
+            _changes(2, np.array([99]), np.array([1.0]), ("Y", "B")).query("seed == 1"),
+        ]
+    )
+    tests = pairwise_wilcoxon(pd.concat([changes, lone]), ["A", "B"])
+    assert (tests["n_users"] == users.size).all()
+
+
+def test_median_combined_p_is_valid_and_by_hand():
+    assert median_combined_p([0.3]) == 0.3
+    assert median_combined_p([0.04, 0.01]) == pytest.approx(0.02)  # K = 2: Bonferroni
+    assert median_combined_p([0.5, 0.01, 0.02]) == pytest.approx(1.5 * 0.02)
+    ps = [0.001, 0.002, 0.003, 0.004, 0.02, 0.5, 0.6, 0.7, 0.8, 0.9]
+    assert median_combined_p(ps) == pytest.approx(2 * 0.02)  # twice the 5th smallest of 10
+    assert median_combined_p([0.9, 0.95]) == 1.0
+    with pytest.raises(ValueError, match="p-values"):
+        median_combined_p([])
+    # level alpha under the worst dependence: 10 copies of one uniform p (identical tests)
+    rng = np.random.default_rng(0)
+    draws = rng.random(4000)
+    rejected = np.mean([median_combined_p(np.full(10, u)) < 0.05 for u in draws])
+    assert rejected <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / draws.size)
+    # and under independence
+    rejected = np.mean([median_combined_p(rng.random(10)) < 0.05 for _ in range(4000)])
+    assert rejected <= 0.05
 
 
 @pytest.fixture(scope="module")
@@ -249,18 +316,31 @@ def test_tiny_run_tables(tiny_run):
     ]
     assert set(summary["scope"]) == {"user", "system"}
     assert list(dict.fromkeys(summary["metric"])) == ["recall", "precision", "ndcg"]
-    assert list(tests.columns)[:9] == [
+    assert list(tests.columns) == [
         "method",
         "scope",
         "metric",
         "k",
         "strategy_a",
         "strategy_b",
-        "statistic",
-        "p_value",
-        "n_users",
+        "n_seeds",
+        "n_significant",
+        "share_significant",
+        "median_p",
+        "combined_p",
+        "mean_users",
+        "mean_difference",
+        "significant",
     ]
-    assert len(tests) == 3 * 2 * 3 * 15 and tests["p_value"].between(0, 1).all()
+    assert len(tests) == 3 * 2 * 3 * 15 and tests["combined_p"].between(0, 1).all()
+    assert (tests["n_seeds"] == 2).all() and tests["share_significant"].between(0, 1).all()
+    per_seed = tiny_run["wilcoxon_seeds"]
+    assert len(per_seed) == 2 * len(tests) and set(per_seed["seed"]) == {0, 1}
+    # within a seed, a test has at most one pair per evaluated user of that seed
+    users = tiny_run["changes"].groupby(["seed", "method", "scope"])["user"]
+    most = users.nunique().rename("most").reset_index()
+    checked = per_seed.merge(most, on=["seed", "method", "scope"])
+    assert (checked["n_users"] <= checked["most"]).all() and len(checked) == len(per_seed)
     # the same active users in every method and strategy
     changes = tiny_run["changes"]
     user_scope = changes[changes["scope"] == "user"]

@@ -151,6 +151,53 @@ def test_summaries_and_table1():
     assert "40 draws" in lines[-1]
 
 
+def test_rmse_averaged_over_matrices_as_figures_2_and_4():
+    draws = _simulate(n_draws=4, metrics=["mae", "mse", "dcg@50"])
+    block = {"alpha": 0.25, "table_metrics": ["mae", "dcg@50"], "curve_metrics": ["mse", "dcg@50"]}
+    tables = e3.aggregate(draws, block)
+    assert list(dict.fromkeys(tables["estimates"]["metric"])) == ["mae", "dcg@50"]  # Table 1
+    for name in ("rmse_vs_alpha", "rmse_vs_mar", "rmse_vs_alpha_mean", "rmse_vs_mar_mean"):
+        assert list(dict.fromkeys(tables[name]["metric"])) == ["mse", "dcg@50"], name
+    mean = tables["rmse_vs_alpha_mean"]
+    assert list(mean.columns) == [
+        "metric", "estimator", "alpha", "mar_size", "rmse", "abs_bias", "sd", "n_matrices"
+    ]  # fmt: skip
+    assert len(mean) == 2 * 3 * 3 and (mean["n_matrices"] == 5).all()
+    # by hand: the mean over the five matrices of each matrix's RMSE over the draws
+    cell = draws[
+        (draws["propensity"] == "known") & (draws["alpha"] == 0.5) & (draws["metric"] == "mse")
+        & (draws["estimator"] == "naive")
+    ]  # fmt: skip
+    per_matrix = cell.groupby("matrix").apply(
+        lambda g: np.sqrt(((g["value"] - g["true_value"]) ** 2).mean()), include_groups=False
+    )
+    got = mean[(mean["metric"] == "mse") & (mean["estimator"] == "naive") & (mean["alpha"] == 0.5)]
+    assert got["rmse"].item() == pytest.approx(per_matrix.mean())
+    assert sorted(tables["rmse_vs_mar_mean"]["mar_size"].unique()) == [200, 4000]
+    everything = e3.aggregate(draws, {"alpha": 0.25})  # no selection: every metric
+    assert set(everything["estimates"]["metric"]) == {"mae", "mse", "dcg@50"}
+
+
+def test_rotate_dcg_is_the_papers_when_every_user_has_50_true_ones():
+    # ICML16 Table 1: ROTATE's true DCG@50 is 12.90 = sum over r <= 50 of 1/log2(1 + r): every
+    # user's top 50 are true 1s (Y-hat = 5, gain 1), whatever the tie order
+    rng = np.random.default_rng(4)
+    y = np.where(rng.random((30, 200)) < 0.5, 1.0, rng.integers(2, 6, (30, 200)).astype(float))
+    y[:, :60] = 1.0  # at least 60 true 1s per user
+    paper = float(np.sum(1.0 / np.log2(1.0 + np.arange(1, 51))))
+    assert paper == pytest.approx(12.898, abs=1e-3)
+    for seed in (0, 1):
+        cells, _ = e3.true_losses(
+            y, matrices=["ROTATE"], metrics=["dcg@50"], rng=np.random.default_rng(seed)
+        )
+        assert cells["true_value"].item() == pytest.approx(paper)
+    # a user with 10 true 1s gets true 5s (Y-hat = 4, gain 5) into the top 50: the truth rises,
+    # as it does for the 23 such users of the completed ML-100K (docs/experiments/e3.md)
+    y[0] = np.where(np.arange(200) < 10, 1.0, 5.0)
+    cells, _ = e3.true_losses(y, matrices=["ROTATE"], metrics=["dcg@50"], rng=rng)
+    assert cells["true_value"].item() > paper + 1.0
+
+
 def test_simulate_bad_input():
     with pytest.raises(ValueError, match="MAR sample sizes"):
         _simulate(mar_sizes=[10**9])
@@ -165,9 +212,11 @@ def test_figures_draw_every_panel():
 
     tables = e3.aggregate(_simulate(n_draws=3), {"alpha": 0.25})
     assert set(figures.TABLES) <= set(tables)
-    for name in figures.FIGURES:
+    panels = {"rmse_vs_alpha": 2, "rmse_vs_mar": 2, "rmse_vs_alpha_by_matrix": 5 * 2}
+    assert set(panels) == set(figures.FIGURES)
+    for name, n_panels in panels.items():
         fig = figures.draw(name, tables, "synthetic")
-        assert len(fig.axes) == 5 * 2  # matrices x metrics
+        assert len(fig.axes) == n_panels  # metrics (averaged over matrices), or matrices x metrics
         assert fig.axes[0].get_yscale() == "log"
     with pytest.raises(ValueError, match="no figure"):
         figures.draw("bias", tables, "synthetic")
@@ -181,7 +230,10 @@ def test_run_api_and_config_checks():
         "e3": {"seeds": 2, "n_draws": 3, "alphas": [1.0], "mar_sizes": [50]},
     }
     out = e3.run("synthetic", config)
-    assert set(out) == {"draws", "naive_bayes", "estimates", "rmse_vs_alpha", "rmse_vs_mar"}
+    assert set(out) == {
+        "draws", "naive_bayes", "estimates", "rmse_vs_alpha", "rmse_vs_mar",
+        "rmse_vs_alpha_mean", "rmse_vs_mar_mean",
+    }  # fmt: skip
     assert set(out["estimates"]["n_draws"]) == {6}
     # the same as the workflow's steps: simulate_seed per seed, then aggregate
     from debiaseval.workflow.config import validate_config
@@ -204,6 +256,8 @@ def test_run_api_and_config_checks():
         validate_config({"synthetic": SMALL, "e3": {"mar_sizes": [100, 5000]}})
     with pytest.raises(ConfigError, match=r"'e3.metrics.0'"):
         validate_config({"e3": {"metrics": ["ndcg@10"]}})
+    with pytest.raises(ConfigError, match=r"'e3.curve_metrics.1': 'mse' is not one of the metrics"):
+        validate_config({"e3": {"metrics": ["mae", "dcg@50"], "curve_metrics": ["mae", "mse"]}})
 
 
 def test_full_truth_from_a_full_part():

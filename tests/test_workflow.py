@@ -545,11 +545,12 @@ def test_e2_outputs(two_runs):
     assert len(summary) == 3 * 3 * 2 * 3 and set(summary["scope"]) == {"user", "system"}
     assert summary[["before", "after"]].stack().between(0, 1).all()
     wilcoxon = pd.read_parquet(folder / "wilcoxon.parquet")
-    assert list(wilcoxon.columns)[:9] == [
-        "method", "scope", "metric", "k", "strategy_a", "strategy_b", "statistic", "p_value",
-        "n_users",
+    assert list(wilcoxon.columns)[:6] == [
+        "method", "scope", "metric", "k", "strategy_a", "strategy_b",
     ]  # fmt: skip
-    assert len(wilcoxon) == 3 * 2 * 3 * 3 and wilcoxon["p_value"].between(0, 1).all()
+    assert len(wilcoxon) == 3 * 2 * 3 * 3 and wilcoxon["combined_p"].between(0, 1).all()
+    per_seed = pd.read_parquet(folder / "wilcoxon_seeds.parquet")
+    assert len(per_seed) == 2 * len(wilcoxon) and per_seed["p_value"].between(0, 1).all()
     assert (folder / "summary.md").read_text().startswith("# E2 on synthetic")
     for seed in (0, 1):
         active = set(pd.read_parquet(folder / f"seed{seed}/active.parquet")["user"])
@@ -585,7 +586,7 @@ def test_e2_api_gives_the_workflow_bytes(two_runs, tmp_path):
     from debiaseval.workflow.io import write_parquet
 
     out = run_e2("synthetic", yaml.safe_load(TINY.read_text()))
-    for stem in ("elicited", "summary", "wilcoxon"):
+    for stem in ("elicited", "summary", "wilcoxon", "wilcoxon_seeds"):
         write_parquet(out[stem], tmp_path / f"{stem}.parquet")
         written = two_runs[0] / E2 / f"{stem}.parquet"
         assert (tmp_path / f"{stem}.parquet").read_bytes() == written.read_bytes(), stem

@@ -198,7 +198,7 @@ rule e2_evaluate:
 
 
 rule e2_aggregate:
-    """Elicited ratings per active user, % changes, pairwise Wilcoxon tests; Markdown."""
+    """Elicited ratings per active user, % changes, per-seed Wilcoxon tests combined; Markdown."""
     input:
         changes=expand(
             "results/e2/{{dataset}}/seed{seed}/changes/{strategy}.parquet",
@@ -215,6 +215,7 @@ rule e2_aggregate:
         elicited="results/e2/{dataset}/elicited.parquet",
         summary="results/e2/{dataset}/summary.parquet",
         wilcoxon="results/e2/{dataset}/wilcoxon.parquet",
+        wilcoxon_seeds="results/e2/{dataset}/wilcoxon_seeds.parquet",
         summary_md="results/e2/{dataset}/summary.md",
         **report_outputs("e2"),
     params:

@@ -43,7 +43,8 @@ rule e3_simulate:
 
 
 rule e3_aggregate:
-    """[ICML16] Table 1 (mean and sd over draws), RMSE vs alpha and vs the MAR sample size."""
+    """[ICML16] Table 1 (mean and sd over draws), RMSE vs alpha and vs the MAR sample size,
+    per matrix and averaged over the matrices (Figures 2 and 4)."""
     input:
         expand("results/e3/{{dataset}}/seed{seed}/draws.parquet", seed=experiment_seeds("e3")),
     output:
@@ -51,11 +52,13 @@ rule e3_aggregate:
         estimates_md="results/e3/{dataset}/estimates.md",
         rmse_vs_alpha="results/e3/{dataset}/rmse_vs_alpha.parquet",
         rmse_vs_mar="results/e3/{dataset}/rmse_vs_mar.parquet",
+        rmse_vs_alpha_mean="results/e3/{dataset}/rmse_vs_alpha_mean.parquet",
+        rmse_vs_mar_mean="results/e3/{dataset}/rmse_vs_mar_mean.parquet",
         **report_outputs("e3"),
     params:
         captions=figure_module("e3").FIGURES,
         dataset="{dataset}",
-        alpha=E3["alpha"],
+        block={k: E3[k] for k in ("alpha", "table_metrics", "curve_metrics")},
         code=CODE,
     conda:
         "../envs/debiaseval.yaml"

@@ -1,4 +1,5 @@
-"""Adapter: aggregate E2's seeds: elicited ratings, % changes, Wilcoxon tests (+ Markdown)."""
+"""Adapter: aggregate E2's seeds: elicited ratings, % changes, per-seed Wilcoxon tests combined
+over seeds (+ Markdown)."""
 
 from pathlib import Path
 
@@ -24,9 +25,14 @@ with job(snakemake.log[0]) as log:
         {**p.e2, "seeds": len(p.seeds)},
         dataset=p.dataset,
     )
-    for stem in ("elicited", "summary", "wilcoxon"):
+    for stem in ("elicited", "summary", "wilcoxon", "wilcoxon_seeds"):
         write_parquet(tables[stem], snakemake.output[stem])
     write_text(tables["summary_md"], snakemake.output.summary_md)
-    log.info("%d summary rows, %d Wilcoxon tests", len(tables["summary"]), len(tables["wilcoxon"]))
+    log.info(
+        "%d summary rows, %d Wilcoxon tests within seeds, %d combined over seeds",
+        len(tables["summary"]),
+        len(tables["wilcoxon_seeds"]),
+        len(tables["wilcoxon"]),
+    )
     publish_report("e2", p.dataset, Path(snakemake.output.figures).parent)
     log.info("drew the figures and HTML tables of the report")

@@ -12,10 +12,11 @@ from debiaseval.workflow.runtime import job
 with job(snakemake.log[0]) as log:
     p = snakemake.params
     draws = pd.concat([read_parquet(path) for path in snakemake.input], ignore_index=True)
-    tables = e3.aggregate(draws, {"alpha": p.alpha})
-    for name in ("estimates", "rmse_vs_alpha", "rmse_vs_mar"):
-        write_parquet(tables[name], snakemake.output[name])
-    title = f"E3 on {p.dataset}: estimates at alpha = {p.alpha:g} (ICML16 Table 1)"
+    tables = e3.aggregate(draws, p.block)
+    for name, table in tables.items():
+        write_parquet(table, snakemake.output[name])
+    alpha = p.block["alpha"]
+    title = f"E3 on {p.dataset}: estimates at alpha = {alpha:g} (ICML16 Table 1)"
     write_text(e3.table1_markdown(tables["estimates"], title=title), snakemake.output.estimates_md)
     log.info("aggregated %d draws rows", len(draws))
     publish_report("e3", p.dataset, Path(snakemake.output.figures).parent)

@@ -5,7 +5,9 @@ systems*, FLAIRS-33 2020, §4: a random third of the users are active; a
 recommender is trained on K_before and again on K_before ∪ elicited, and both
 are evaluated on the test set T, for the active users (user-centric) and for
 every user with a relevant test pair (system-wide); strategies are compared
-by pairwise two-sided Wilcoxon signed-rank tests on the per-user changes.
+by pairwise two-sided Wilcoxon signed-rank tests on the per-user changes, one test
+per seed (a user is one pair), combined over seeds by a median rule valid under
+dependence (docs/experiments/e2.md).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ __all__ = [
     "SCOPES",
     "active_users",
     "change_summary",
+    "combine_seeds",
+    "median_combined_p",
     "metric_changes",
     "pairwise_wilcoxon",
 ]
@@ -98,20 +102,21 @@ def pairwise_wilcoxon(
     keys: Sequence[str] = ("method", "scope", "metric", "k"),
     alpha: float = 0.05,
 ) -> pd.DataFrame:
-    """Two-sided Wilcoxon signed-rank tests between strategies on the per-user changes.
+    """Two-sided Wilcoxon signed-rank tests between strategies, within each seed.
 
     ``changes`` has ``strategy``, ``seed``, ``user``, the ``keys`` and ``before``,
-    ``after``; per group of ``keys``, the change after − before of strategy a and
-    of strategy b are paired by (seed, user), pooled over seeds, and compared with
-    :func:`scipy.stats.wilcoxon` (zero differences dropped, its default). When every
-    difference is 0 the statistic is 0 and p = 1. ``significant`` = p < ``alpha``.
+    ``after``; per group of ``keys`` and per seed, the change after − before of
+    strategy a and of strategy b are paired by user, so a user is one pair of one
+    test and is never paired with itself across seeds ([FLAIRS20] §4 tests each run),
+    and compared with :func:`scipy.stats.wilcoxon` (zero differences dropped, its
+    default). When every difference is 0 the statistic is 0 and p = 1.
+    ``mean_difference`` is the mean of change_a − change_b over the paired users;
+    ``significant`` = p < ``alpha``. Seeds are combined by :func:`combine_seeds`.
     """
     frame = changes.assign(change=changes["after"] - changes["before"])
     rows = []
-    for group, block in frame.groupby(list(keys), sort=False):
-        wide = block.pivot_table(
-            index=["seed", "user"], columns="strategy", values="change", aggfunc="first"
-        )
+    for group, block in frame.groupby([*keys, "seed"], sort=False):
+        wide = block.pivot_table(index="user", columns="strategy", values="change", aggfunc="first")
         present = [s for s in strategies if s in wide.columns]
         for i, a in enumerate(present):
             for b in present[i + 1 :]:
@@ -126,14 +131,71 @@ def pairwise_wilcoxon(
                     statistic, p_value = float(result.statistic), float(result.pvalue)
                 rows.append(
                     {
-                        **dict(zip(keys, group, strict=True)),
+                        **dict(zip([*keys, "seed"], group, strict=True)),
                         "strategy_a": a,
                         "strategy_b": b,
                         "statistic": statistic,
                         "p_value": p_value,
                         "n_users": np.int64(len(pair)),
+                        "mean_difference": float(np.mean(x - y)) if len(pair) else np.nan,
                         "significant": bool(p_value < alpha),
                     }
                 )
-    columns = [*keys, "strategy_a", "strategy_b", "statistic", "p_value", "n_users", "significant"]
-    return pd.DataFrame(rows, columns=columns)
+    columns = [*keys, "strategy_a", "strategy_b", "seed", "statistic", "p_value", "n_users"]
+    columns += ["mean_difference", "significant"]
+    out = pd.DataFrame(rows, columns=columns)
+    out["seed"] = out["seed"].astype(np.int64)
+    return out
+
+
+def median_combined_p(p_values: Sequence[float] | np.ndarray) -> float:
+    """One p from the p-values of dependent tests: min(1, K/k · p_(k)), k = ⌈K/2⌉.
+
+    p_(k) is the k-th smallest of the K p-values: with an even K, twice the lower
+    median. Valid under any dependence between the tests (Rüschendorf 1982;
+    Vovk & Wang, Biometrika 2020): if every test is valid, the count N of p-values
+    ≤ kα/K has E[N] ≤ kα, so P(N ≥ k) ≤ α by Markov's inequality. It is below α
+    only when at least half of the tests are below about α/2.
+    """
+    p = np.sort(np.asarray(p_values, dtype=np.float64))
+    if p.ndim != 1 or p.size == 0 or np.isnan(p).any() or p[0] < 0 or p[-1] > 1:
+        raise ValueError(f"need one or more p-values in [0, 1], got {list(p_values)}")
+    k = -(-p.size // 2)
+    return float(min(1.0, p.size / k * p[k - 1]))
+
+
+def combine_seeds(
+    tests: pd.DataFrame,
+    *,
+    keys: Sequence[str] = ("method", "scope", "metric", "k"),
+    alpha: float = 0.05,
+) -> pd.DataFrame:
+    """Per group of ``keys`` and pair of strategies, the per-seed tests of
+    :func:`pairwise_wilcoxon` summarised: ``n_seeds``, ``n_significant`` and
+    ``share_significant`` (seeds with p < ``alpha``), ``median_p``, ``combined_p``
+    (:func:`median_combined_p`, valid although the seeds re-split the same users),
+    ``mean_users`` (users per test, mean over seeds), ``mean_difference`` (its mean
+    over seeds) and ``significant`` = combined_p < ``alpha``.
+    """
+    group = [*keys, "strategy_a", "strategy_b"]
+    out = (
+        tests.groupby(group, sort=False)
+        .agg(
+            n_seeds=("seed", "size"),
+            n_significant=("significant", "sum"),
+            median_p=("p_value", "median"),
+            combined_p=("p_value", median_combined_p),
+            mean_users=("n_users", "mean"),
+            mean_difference=("mean_difference", "mean"),
+        )
+        .reset_index()
+    )
+    out["n_seeds"] = out["n_seeds"].astype(np.int64)
+    out["n_significant"] = out["n_significant"].astype(np.int64)
+    out.insert(
+        out.columns.get_loc("n_significant") + 1,
+        "share_significant",
+        out["n_significant"] / out["n_seeds"],
+    )
+    out["significant"] = out["combined_p"] < alpha
+    return out

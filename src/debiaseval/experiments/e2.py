@@ -29,6 +29,7 @@ from debiaseval.active_learning.evaluation import (
     SCOPES,
     active_users,
     change_summary,
+    combine_seeds,
     metric_changes,
     pairwise_wilcoxon,
 )
@@ -67,7 +68,13 @@ __all__ = [
 NEEDS: tuple[tuple[str, ...], ...] = (("mnar",),)
 """The parts E2 needs of a dataset (:mod:`debiaseval.data.catalog`): MNAR (MAR is not used)."""
 
-OUTPUTS = ("elicited.parquet", "summary.parquet", "wilcoxon.parquet", "summary.md")
+OUTPUTS = (
+    "elicited.parquet",
+    "summary.parquet",
+    "wilcoxon.parquet",
+    "wilcoxon_seeds.parquet",
+    "summary.md",
+)
 """E2's aggregated files in ``results/e2/<dataset>/``."""
 
 ROLES = ("hidden", "test")
@@ -429,8 +436,11 @@ def summary_markdown(
     *,
     dataset: str,
     about: Sequence[str] = (),
+    alpha: float = 0.05,
 ) -> str:
-    """E2's results for people: elicited ratings, % changes per scope and metric, Wilcoxon."""
+    """E2's results for people: elicited ratings, % changes per scope and metric, and the
+    Wilcoxon tests (:func:`~debiaseval.active_learning.evaluation.combine_seeds`) whose
+    combined p is below ``alpha``."""
     methods = list(dict.fromkeys(elicited["method"]))
     strategies = list(dict.fromkeys(elicited["strategy"]))
     parts = [
@@ -462,11 +472,19 @@ def summary_markdown(
                 + markdown_table(cells.reindex(index=strategies, columns=methods).reset_index())
             )
     significant = wilcoxon[wilcoxon["significant"]]
+    columns = ["method", "scope", "metric", "k", "strategy_a", "strategy_b", "n_seeds"]
+    shown = significant[
+        [*columns, "share_significant", "combined_p", "mean_users", "mean_difference"]
+    ]
     parts.append(
-        "\n## Wilcoxon signed-rank tests with p < 0.05\n\n"
-        "Two-sided, between strategies, on the per-user changes pooled over seeds "
-        "(all tests in `wilcoxon.parquet`).\n\n"
-        + (markdown_table(significant) if len(significant) else "None.\n")
+        f"\n## Wilcoxon signed-rank tests with a combined p < {alpha:g}\n\n"
+        "Two-sided, between strategies, on the per-user changes after − before, one test per "
+        "seed (a user is one pair of a test, never pooled over seeds). `share_significant`: "
+        f"the seeds with p < {alpha:g}; `combined_p`: min(1, K/k · p_(k)) with k = ⌈K/2⌉ of "
+        "the K seeds' p-values (about twice their median), valid although the seeds re-split "
+        "the same users; `mean_difference`: change of a − change of b, mean over users and "
+        "seeds. Every test in `wilcoxon.parquet`, every seed's in `wilcoxon_seeds.parquet`."
+        "\n\n" + (markdown_table(shown) if len(shown) else "None.\n")
     )
     return "".join(parts)
 
@@ -487,7 +505,8 @@ def aggregate_step(
     per_user = pd.concat(changes, ignore_index=True)
     elicited = elicited_table(counts, orders)
     summary = summary_table(per_user, {**orders, "metric": list(block["metrics"])})
-    wilcoxon = pairwise_wilcoxon(per_user, block["strategies"], alpha=block["alpha"])
+    per_seed = pairwise_wilcoxon(per_user, block["strategies"], alpha=block["alpha"])
+    wilcoxon = combine_seeds(per_seed, alpha=block["alpha"])
     about = [
         f"{block['seeds']} seed(s); split {block['split']}; user filter "
         f"{block['user_filter'].get(dataset) or 'none'}; active users: "
@@ -498,7 +517,10 @@ def aggregate_step(
         "elicited": elicited,
         "summary": summary,
         "wilcoxon": wilcoxon,
-        "summary_md": summary_markdown(elicited, summary, wilcoxon, dataset=dataset, about=about),
+        "wilcoxon_seeds": per_seed,
+        "summary_md": summary_markdown(
+            elicited, summary, wilcoxon, dataset=dataset, about=about, alpha=block["alpha"]
+        ),
     }
 
 
@@ -514,8 +536,8 @@ def run(
     ``data``: a dataset name (loaded like the workflow, see
     :func:`debiaseval.api.load_dataset`) or a canonical interactions frame with an
     ``mnar`` part, named ``dataset`` (default "data"; the name seeds the random
-    streams). Returns ``elicited``, ``summary``, ``wilcoxon`` (as written to
-    ``results/e2/<dataset>/``), ``summary_md``, and per seed ``changes`` (per user),
+    streams). Returns ``elicited``, ``summary``, ``wilcoxon``, ``wilcoxon_seeds`` (as
+    written to ``results/e2/<dataset>/``), ``summary_md``, and per seed ``changes`` (per user),
     ``tuning`` and ``elicited_pairs``.
     """
     from debiaseval.workflow.config import validate_config

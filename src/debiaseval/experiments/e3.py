@@ -15,7 +15,9 @@ table's α, so the comparisons across α and MAR sizes are paired.
 
 Steps: :func:`simulate` (one seed: prediction matrices, true values, draws) →
 :func:`summarise_estimates` (Table 1), :func:`rmse_table` (RMSE vs α and vs the
-MAR sample size), :func:`table1_markdown`; :func:`run` does it all in-process.
+MAR sample size, per matrix), :func:`mean_over_matrices` (the same averaged over the
+matrices, as [ICML16] Figures 2 and 4 show them), :func:`table1_markdown`;
+:func:`run` does it all in-process.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ __all__ = [
     "check_config",
     "dataset_truth",
     "full_truth",
+    "mean_over_matrices",
     "rmse_table",
     "run",
     "simulate",
@@ -60,7 +63,14 @@ NEEDS: tuple[tuple[str, ...], ...] = (("truth",),)
 """The parts E3 needs of a dataset (:mod:`debiaseval.data.catalog`): a full rating matrix
 and its observation model (``synthetic``, ``ml-100k-semi``)."""
 
-OUTPUTS = ("estimates.parquet", "estimates.md", "rmse_vs_alpha.parquet", "rmse_vs_mar.parquet")
+OUTPUTS = (
+    "estimates.parquet",
+    "estimates.md",
+    "rmse_vs_alpha.parquet",
+    "rmse_vs_mar.parquet",
+    "rmse_vs_alpha_mean.parquet",
+    "rmse_vs_mar_mean.parquet",
+)
 """Aggregated outputs of E3 in ``results/e3/{dataset}/``."""
 
 LEVELS = np.arange(1.0, 6.0)
@@ -409,18 +419,74 @@ def simulate_seed(
     )
 
 
+def mean_over_matrices(rmse: pd.DataFrame) -> pd.DataFrame:
+    """RMSE, |bias| and sd of each estimator averaged over the prediction matrices.
+
+    [ICML16] Figures 2 and 4 plot, per metric and estimator, the RMSE averaged over the five
+    prediction matrices against α (Fig. 2) and against the MAR sample size (Fig. 4). From a
+    :func:`rmse_table`: per ``metric``, ``estimator``, ``alpha``, ``mar_size``, the means over
+    matrices of ``rmse``, of ``abs_bias`` = |bias| and of ``sd``, with ``n_matrices``.
+    """
+    keys = ["metric", "estimator", "alpha", "mar_size"]
+    out = (
+        rmse.assign(abs_bias=rmse["bias"].abs())
+        .groupby(keys, sort=False)
+        .agg(
+            rmse=("rmse", "mean"),
+            abs_bias=("abs_bias", "mean"),
+            sd=("sd", "mean"),
+            n_matrices=("matrix", "nunique"),
+        )
+        .reset_index()
+    )
+    out["n_matrices"] = out["n_matrices"].astype(np.int64)
+    return out
+
+
+def _chosen(block: Mapping[str, Any], key: str) -> list[str] | None:
+    """The metrics of ``block[key]`` (Table 1's or the curves'); None = every metric."""
+    chosen = block.get(key)
+    return None if chosen is None else list(chosen)
+
+
+def _only(frame: pd.DataFrame, metrics: Sequence[str] | None) -> pd.DataFrame:
+    if metrics is None:
+        return frame
+    return frame[frame["metric"].isin(metrics)].reset_index(drop=True)
+
+
 def aggregate(draws: pd.DataFrame, block: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
-    """The aggregated tables of E3 from every seed's draws: estimates and the two RMSE tables."""
+    """The aggregated tables of E3 from every seed's draws.
+
+    ``estimates`` ([ICML16] Table 1) for the metrics of ``block['table_metrics']``; the RMSE
+    tables per matrix (``rmse_vs_alpha``, ``rmse_vs_mar``) and averaged over the matrices
+    (``rmse_vs_alpha_mean``, ``rmse_vs_mar_mean``, Figures 2 and 4) for those of
+    ``block['curve_metrics']``; a missing or null key means every metric of the draws.
+    """
+    curves = _only(draws, _chosen(block, "curve_metrics"))
+    by_alpha = rmse_table(curves, propensity="known", by="alpha")
+    by_mar = rmse_table(curves, propensity="naive_bayes", by="mar_size")
     return {
-        "estimates": summarise_estimates(draws, alpha=block["alpha"]),
-        "rmse_vs_alpha": rmse_table(draws, propensity="known", by="alpha"),
-        "rmse_vs_mar": rmse_table(draws, propensity="naive_bayes", by="mar_size"),
+        "estimates": summarise_estimates(
+            _only(draws, _chosen(block, "table_metrics")), alpha=block["alpha"]
+        ),
+        "rmse_vs_alpha": by_alpha,
+        "rmse_vs_mar": by_mar,
+        "rmse_vs_alpha_mean": mean_over_matrices(by_alpha),
+        "rmse_vs_mar_mean": mean_over_matrices(by_mar),
     }
 
 
 def check_config(config: Mapping[str, Any]) -> None:
     """Cross-field checks of the ``e3`` block (after schema validation); raise ``ConfigError``."""
     block = config["e3"]
+    for key in ("table_metrics", "curve_metrics"):
+        for position, metric in enumerate(block[key] or ()):
+            if metric not in block["metrics"]:
+                raise ConfigError(
+                    f"config error at 'e3.{key}.{position}': {metric!r} is not one of the "
+                    f"metrics E3 estimates (e3.metrics: {block['metrics']})"
+                )
     if "synthetic" in block["datasets"] and block["mar_sizes"]:
         n_pairs = config["synthetic"]["n_users"] * config["synthetic"]["n_items"]
         too_big = [m for m in block["mar_sizes"] if m > n_pairs]
@@ -446,7 +512,8 @@ def run(
     :class:`Truth`. ``config`` is a workflow config (validated, defaults filled);
     ``seeds`` a number of runs or a list of seed ids (default: the ``e3`` block's).
     Returns ``draws`` and ``naive_bayes`` (every seed's, concatenated: the
-    per-seed files), ``estimates``, ``rmse_vs_alpha`` and ``rmse_vs_mar``.
+    per-seed files), ``estimates``, ``rmse_vs_alpha``, ``rmse_vs_mar``,
+    ``rmse_vs_alpha_mean`` and ``rmse_vs_mar_mean`` (:func:`aggregate`).
     """
     from debiaseval.workflow.config import validate_config
 

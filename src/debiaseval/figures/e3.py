@@ -1,4 +1,4 @@
-"""Figures of experiment E3 ([ICML16] Fig. 2-style): estimation error of Naive, IPS and SNIPS."""
+"""Figures of experiment E3 ([ICML16] Figures 2 and 4): estimation error of Naive, IPS, SNIPS."""
 
 from __future__ import annotations
 
@@ -13,19 +13,24 @@ __all__ = ["FIGURES", "TABLES", "TITLE", "draw"]
 
 TITLE = "E3 · Estimator accuracy under selection bias (ICML 2016)"
 
-TABLES = ("estimates", "rmse_vs_alpha", "rmse_vs_mar")
+TABLES = ("estimates", "rmse_vs_alpha", "rmse_vs_mar", "rmse_vs_alpha_mean", "rmse_vs_mar_mean")
 
 FIGURES = {
     "rmse_vs_alpha": (
-        "RMSE of the Naive, IPS and SNIPS estimates of each prediction matrix's MAE and DCG@k "
-        "against the true value on the full matrix, over the draws of O, as the selection-bias "
+        "RMSE of the Naive, IPS and SNIPS estimates against the true value on the full matrix, "
+        "over the draws of O, averaged over the prediction matrices, as the selection-bias "
         "strength alpha varies (alpha = 1: missing completely at random); known propensities. "
-        "Lower is better; log scale."
+        "One panel per metric, as ICML16 Figure 2 (MSE and DCG@50). Lower is better; log scale."
     ),
     "rmse_vs_mar": (
         "RMSE of the estimates with Naive-Bayes propensities, whose rating marginal P(Y=r) comes "
-        "from a MAR sample of the given size, at the table's alpha. Naive does not use "
-        "propensities and is shown for reference. Lower is better; log scales."
+        "from a MAR sample of the given size, at the table's alpha, averaged over the prediction "
+        "matrices, as ICML16 Figure 4. Naive does not use propensities and is shown for "
+        "reference. Lower is better; log scales."
+    ),
+    "rmse_vs_alpha_by_matrix": (
+        "The RMSE-vs-alpha curves of each prediction matrix (columns) and metric (rows): the "
+        "curves the averaged figure is made of."
     ),
 }
 
@@ -64,9 +69,42 @@ def _panels(table: pd.DataFrame, x: str, xlabel: str, title: str, log_x: bool) -
     return fig
 
 
+def _mean_panels(table: pd.DataFrame, x: str, xlabel: str, title: str, log_x: bool) -> Figure:
+    """One panel per metric: each estimator's RMSE averaged over the matrices against ``x``."""
+    if table.empty:
+        raise ValueError(f"no rows to plot for {title!r}")
+    metrics = list(dict.fromkeys(table["metric"]))
+    fig = Figure(figsize=(3.4 * len(metrics) + 1.2, 3.4), layout="constrained")
+    axes = fig.subplots(1, len(metrics), squeeze=False)[0]
+    for ax, metric in zip(axes, metrics, strict=True):
+        cell = table[table["metric"] == metric]
+        for est, rows in cell.groupby("estimator", sort=False):
+            label, marker = _STYLE.get(str(est), (str(est), "."))
+            rows = rows.sort_values(x)
+            ax.plot(rows[x], rows["rmse"], marker=marker, markersize=4, label=label)
+        ax.set_yscale("log")
+        if log_x:
+            ax.set_xscale("log")
+        ax.grid(alpha=0.3)
+        ax.set_title(metric.upper(), fontsize="medium")
+        ax.set_xlabel(xlabel)
+    axes[0].set_ylabel("RMSE, mean over the matrices")
+    legend_outside(fig, list(axes))
+    fig.suptitle(title)
+    return fig
+
+
 def draw(name: str, tables: Mapping[str, pd.DataFrame], dataset: str) -> Figure:
     """Figure ``name`` of :data:`FIGURES` from E3's aggregated tables."""
     if name == "rmse_vs_alpha":
+        return _mean_panels(
+            tables["rmse_vs_alpha_mean"],
+            "alpha",
+            "alpha",
+            f"E3 on {dataset}: estimator RMSE vs selection bias (known propensities)",
+            log_x=False,
+        )
+    if name == "rmse_vs_alpha_by_matrix":
         return _panels(
             tables["rmse_vs_alpha"],
             "alpha",
@@ -75,9 +113,9 @@ def draw(name: str, tables: Mapping[str, pd.DataFrame], dataset: str) -> Figure:
             log_x=False,
         )
     if name == "rmse_vs_mar":
-        table = tables["rmse_vs_mar"]
+        table = tables["rmse_vs_mar_mean"]
         alpha = f" (alpha = {table['alpha'].iloc[0]:g})" if len(table) else ""
-        return _panels(
+        return _mean_panels(
             table,
             "mar_size",
             "MAR ratings for P(Y=r)",
