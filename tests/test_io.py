@@ -78,7 +78,7 @@ def test_other_read_errors_are_not_reported_as_unreadable(tmp_path):
     assert not isinstance(error.value, io.UnreadableFileError)
 
 
-def test_remove_unreadable_parquet_deletes_only_damaged_files(tmp_path):
+def test_output_damage_finds_damaged_files_and_changes_nothing(tmp_path):
     good = _table(tmp_path / "a" / "good.parquet")
     truncated = _table(tmp_path / "a" / "truncated.parquet")
     truncated.write_bytes(truncated.read_bytes()[:-10])
@@ -88,8 +88,10 @@ def test_remove_unreadable_parquet_deletes_only_damaged_files(tmp_path):
     empty.write_bytes(b"")
     other = tmp_path / "b" / ".x.parquet.abc.tmp"
     other.write_bytes(b"partial")
-    removed = io.remove_unreadable_parquet(tmp_path)
-    assert removed == [truncated, empty, headless]  # sorted by path
-    assert good.exists() and other.exists()
-    assert io.is_readable_parquet(good) and not truncated.exists()
-    assert io.remove_unreadable_parquet(tmp_path / "none") == []
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    found = io.output_damage(tmp_path)
+    assert [p for p, _ in found.damaged] == [truncated, empty, headless]  # sorted by path
+    assert found.unreadable == []
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
+    assert io.is_readable_parquet(good) and not io.is_readable_parquet(truncated)
+    assert io.output_damage(tmp_path / "none").damaged == []

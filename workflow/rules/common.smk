@@ -19,7 +19,12 @@ from debiaseval.figures import figure_module
 from debiaseval.recommenders.registry import EXTERNAL, plugin_source_hash
 from debiaseval.recommenders.tuning import grid_chunks
 from debiaseval.workflow.data_check import missing_data_message, unobtainable
-from debiaseval.workflow.io import remove_unreadable_parquet
+from debiaseval.workflow.io import (
+    downstream_outputs,
+    output_damage,
+    read_only_message,
+    remove_outputs,
+)
 from debiaseval.workflow.report import finished_message
 
 try:
@@ -27,12 +32,35 @@ try:
 except ConfigError as error:
     sys.exit(str(error))  # one line naming the key, before any job is scheduled
 
-# A damaged Parquet under results/ (truncated by a full disk, say) is deleted before the DAG is
-# built (dry runs included: the file is garbage), so Snakemake reruns the job that writes it.
-# Only the main process does this, not the jobs a cluster executor starts.
+# Damaged outputs under results/ (a Parquet, PNG, SVG, HTML or Markdown file truncated by a
+# full disk, say) are removed with every output made from them (Snakemake's records), so that
+# their jobs run again; a dry run only says so and changes nothing. A file the file system does
+# not let us read (permission denied, an I/O error) is reported and never removed. Only the
+# main process checks, not the jobs it starts.
 if workflow.is_main_process:
-    for path in remove_unreadable_parquet("results"):
-        print(f"removed unreadable {path}: the job that writes it runs again", file=sys.stderr)
+    _damage = output_damage("results")
+    for _path, _reason in _damage.unreadable:
+        print(
+            f"debiaseval: cannot read {_path} ({_reason}): left as it is; fix its permissions "
+            "or the file system, then run again",
+            file=sys.stderr,
+        )
+    if _damage.damaged:
+        _stale = downstream_outputs(path for path, _ in _damage.damaged)
+        _dry = workflow.output_settings.dryrun
+        for _path, _reason in _damage.damaged:
+            print(f"debiaseval: {_path} is damaged ({_reason})", file=sys.stderr)
+        _read_only = None if _dry else read_only_message("results")
+        if _read_only:
+            sys.exit(_read_only)
+        if not _dry:
+            remove_outputs(_stale, "results")
+        print(
+            f"debiaseval: {'a run (not -n) removes' if _dry else 'removed'} "
+            f"{len(_stale)} output(s), the damaged ones and those made from them, so that "
+            f"their jobs run again: {', '.join(_stale)}",
+            file=sys.stderr,
+        )
 
 CODE = code_hash()
 # A plugin recommender's source hash (empty for the package's own), in the params of the jobs
@@ -234,8 +262,12 @@ def run_jobs():
 
 
 def check_data():
-    """Stop before the first job, with one message, if the run needs datasets that cannot be
-    downloaded and have no local copy (resources/raw, the mirror, sources.<name>.path)."""
+    """Stop before the first job, with one message, if results/ is read-only or the run needs
+    datasets that cannot be downloaded and have no local copy (resources/raw, the mirror,
+    sources.<name>.path)."""
+    read_only = read_only_message("results")
+    if read_only:
+        sys.exit(read_only)
     fetched = {job.wildcards.dataset for job in run_jobs() if job.rule.name == "download"}
     needed = [name for name in SOURCES if name in fetched]  # in the registry's order
     missing = unobtainable(
