@@ -197,8 +197,7 @@ def _check_finite(instance: Any, path: tuple[Any, ...] = ()) -> None:
     (every comparison with it is false), and no key of ours means anything by them."""
     if isinstance(instance, float) and not math.isfinite(instance):
         raise ConfigError(
-            f"config error at '{_key_path(path)}': got {instance}; "
-            "expected a finite number"
+            f"config error at '{_key_path(path)}': got {instance}; expected a finite number"
         )
     if isinstance(instance, Mapping):
         for key, value in instance.items():
