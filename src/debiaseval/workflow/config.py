@@ -274,10 +274,11 @@ def _check_own_datasets(sources: Mapping[str, Any]) -> None:
 
 RANK_LIMIT = 32767
 """The largest cut-off k: :func:`debiaseval.evaluation.ranking.top_k` stores ranks as int16."""
-_CELL_BYTES = 20
+_CELL_BYTES = 28
 """Peak bytes per (user, item) cell that :func:`debiaseval.data.synthetic.generate_synthetic`
-draws at once (float32 latent scores, ratings, propensities, draws and masks), measured with
-tracemalloc; the pair sampler of larger sizes draws blocks of at most ``DENSE_CELLS`` cells."""
+draws at once (float32 latent scores, ratings, propensities, draws, masks and the raw frames),
+measured with tracemalloc (26); the pair sampler of larger sizes draws blocks of at most
+``DENSE_CELLS`` cells."""
 _PAIR_BYTES = 24
 """Bytes per sampled pair kept (user, item, rating, propensity and the frames' copies)."""
 
