@@ -315,6 +315,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 self.wfile.write(b"\0" * 3 * 2**20)
             except OSError:
                 pass
+        elif self.path.endswith("/.."):
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(_zip([("toy/ratings.txt", b"1 2 3\n")]))
         else:
             self.send_response(404)
             self.end_headers()
@@ -415,7 +419,7 @@ def toy(monkeypatch):
 def test_a_url_ending_in_dot_dot_is_a_dataset_error(server, tmp_path, toy):
     with pytest.raises(DatasetError) as error:
         fetch_dataset("toy", tmp_path / "raw" / "toy", url=f"{server}/a/..")
-    _one_line(error.value, "toy: cannot download ")
+    _one_line(error.value, f"toy: refusing {server}/a/..: its path has a '..' part; give the ")
     assert _files(tmp_path) == {}
 
 

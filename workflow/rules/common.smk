@@ -19,12 +19,7 @@ from debiaseval.figures import figure_module
 from debiaseval.recommenders.registry import EXTERNAL, plugin_source_hash
 from debiaseval.recommenders.tuning import grid_chunks
 from debiaseval.workflow.data_check import missing_data_message, unobtainable
-from debiaseval.workflow.io import (
-    downstream_outputs,
-    output_damage,
-    read_only_message,
-    remove_outputs,
-)
+from debiaseval.workflow.io import read_only_message, rebuild_damaged
 from debiaseval.workflow.report import finished_message
 
 try:
@@ -38,29 +33,11 @@ except ConfigError as error:
 # not let us read (permission denied, an I/O error) is reported and never removed. Only the
 # main process checks, not the jobs it starts.
 if workflow.is_main_process:
-    _damage = output_damage("results")
-    for _path, _reason in _damage.unreadable:
-        print(
-            f"debiaseval: cannot read {_path} ({_reason}): left as it is; fix its permissions "
-            "or the file system, then run again",
-            file=sys.stderr,
-        )
-    if _damage.damaged:
-        _stale = downstream_outputs(path for path, _ in _damage.damaged)
-        _dry = workflow.output_settings.dryrun
-        for _path, _reason in _damage.damaged:
-            print(f"debiaseval: {_path} is damaged ({_reason})", file=sys.stderr)
-        _read_only = None if _dry else read_only_message("results")
-        if _read_only:
-            sys.exit(_read_only)
-        if not _dry:
-            remove_outputs(_stale, "results")
-        print(
-            f"debiaseval: {'a run (not -n) removes' if _dry else 'removed'} "
-            f"{len(_stale)} output(s), the damaged ones and those made from them, so that "
-            f"their jobs run again: {', '.join(_stale)}",
-            file=sys.stderr,
-        )
+    _lines, _stop = rebuild_damaged("results", dry_run=workflow.output_settings.dryrun)
+    for _line in _lines:
+        print(_line, file=sys.stderr)
+    if _stop:
+        sys.exit(_stop)
 
 CODE = code_hash()
 # A plugin recommender's source hash (empty for the package's own), in the params of the jobs

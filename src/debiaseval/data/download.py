@@ -113,6 +113,8 @@ def _check_url(url: str, *, allow_file: bool = True, after: str | None = None) -
     for; a redirect may not go from https:// to anything else."""
     parts = urllib.parse.urlsplit(url)
     what = f"a redirect from {after} to {url}" if after else url
+    if ".." in urllib.parse.unquote(parts.path).split("/"):
+        raise DatasetError(f"refusing {what}: its path has a '..' part; give the archive's own URL")
     if (
         after is not None
         and urllib.parse.urlsplit(after).scheme == "https"

@@ -29,6 +29,7 @@ __all__ = [
     "output_damage",
     "read_only_message",
     "read_parquet",
+    "rebuild_damaged",
     "remove_outputs",
     "rerun_target",
     "write_csv",
@@ -352,3 +353,37 @@ def write_csv(df: pd.DataFrame, path: str | os.PathLike[str]) -> None:
     """Write ``df`` (without its index) as CSV atomically, byte-identical for identical frames."""
     with atomic_path(path) as tmp:
         df.to_csv(tmp, index=False, lineterminator="\n")
+
+
+def rebuild_damaged(
+    folder: str | os.PathLike[str] = "results", *, dry_run: bool
+) -> tuple[list[str], str | None]:
+    """Find damaged and unreadable outputs under ``folder`` (:func:`output_damage`) and, unless
+    ``dry_run``, remove each damaged one with every output made from it
+    (:func:`downstream_outputs`), so that the run rebuilds them all.
+
+    Returns the lines to print and, when damaged files must go but ``folder`` is read-only,
+    the one line to stop with (then nothing is removed). Unreadable files are never removed.
+    """
+    damage = output_damage(folder)
+    lines = [
+        f"debiaseval: cannot read {path} ({reason}): left as it is; fix its permissions or "
+        "the file system, then run again"
+        for path, reason in damage.unreadable
+    ]
+    if not damage.damaged:
+        return lines, None
+    lines += [f"debiaseval: {path} is damaged ({reason})" for path, reason in damage.damaged]
+    stale = downstream_outputs(path for path, _ in damage.damaged)
+    if not dry_run:
+        stop = read_only_message(folder)
+        if stop is not None:
+            return lines, stop
+        remove_outputs(stale, folder)
+    more = f" and {len(stale) - 5} more" if len(stale) > 5 else ""
+    lines.append(
+        f"debiaseval: {'a run (not -n) removes' if dry_run else 'removed'} {len(stale)} "
+        "output(s), the damaged ones and those made from them, so that their jobs run again: "
+        f"{', '.join(stale[:5])}{more}"
+    )
+    return lines, None
