@@ -115,6 +115,23 @@ def test_the_synthetic_estimate_covers_what_generation_allocates():
     assert peak <= synthetic_memory(block) <= 3 * peak
 
 
+def test_an_exposure_that_leaves_nothing_unexposed_stops_its_job_in_one_line():
+    """KuaiRec has its size in its files only: the exposure job says it, in one line."""
+    from debiaseval.data.exposure import simulate_exposure
+
+    users, items = np.indices((4, 10)).reshape(2, -1)
+    full = pd.DataFrame({"user": users, "item": items, "rating": 1.0})
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError) as error:
+        simulate_exposure(full, np.ones(10), train_fraction=0.2, n_exposed=8, rng=rng)
+    _one_line(
+        error.value,
+        "config error at 'e5.exposure.n_exposed': 8 leaves no pair unexposed (a user has at most "
+        "8 items besides the training ones), so the true recall is undefined; expected at most 7",
+    )
+    simulate_exposure(full, np.ones(10), train_fraction=0.2, n_exposed=7, rng=rng)
+
+
 def test_the_ranking_limit_is_the_ranking_s():
     from debiaseval.evaluation.ranking import top_k
     from debiaseval.recommenders import make_recommender
