@@ -18,6 +18,8 @@ from typing import Any, ClassVar, Self
 import numpy as np
 import scipy.sparse as sp
 
+from debiaseval.workflow.errors import ContractError
+
 __all__ = [
     "NotFittedError",
     "Recommender",
@@ -123,8 +125,6 @@ def _checked_scores(result: object, cls: type, shape: tuple[int, int]) -> np.nda
     naming the class, what was expected and what came back. A scipy sparse matrix is made
     dense (its unset entries score 0); complex, object, string and boolean scores are refused,
     never cast."""
-    from debiaseval.recommenders.registry import ContractError  # registry imports this module
-
     expected = f"a float64 array of shape {shape} (users × items)"
     label = f"{cls.__module__}.{cls.__qualname__}._score()"
     if sp.issparse(result):

@@ -40,6 +40,7 @@ from debiaseval.recommenders.baselines import AvgRating, PosPop, Random
 from debiaseval.recommenders.knn import ItemKNN, KNNRecommender, UserKNN
 from debiaseval.recommenders.mf import LightFMRanker
 from debiaseval.recommenders.mf_ips import IPSMF
+from debiaseval.workflow.errors import ContractError
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -73,10 +74,6 @@ PLUGIN_PATHS_ENV = "DEBIASEVAL_PLUGIN_PATHS"
 workflow's job processes, which import plugins the same way the config check does."""
 
 _REGISTERED: dict[str, type[Recommender]] = {}
-
-
-class ContractError(TypeError):
-    """A recommender class breaks the contract of :class:`Recommender` (one line)."""
 
 
 def check_recommender_class(cls: object, what: str | None = None) -> type[Recommender]:
