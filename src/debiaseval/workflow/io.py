@@ -11,6 +11,7 @@ import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 import pandas as pd
 import pyarrow as pa
@@ -145,7 +146,8 @@ def index_sizes(
 def is_readable_parquet(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` starts and ends with Parquet's magic bytes and its footer parses."""
     try:
-        return damage_of(path) is None
+        with open(path, "rb") as fh:
+            return _parquet_damage(fh, os.fstat(fh.fileno()).st_size, path) is None
     except OSError:
         return False
 
@@ -161,7 +163,7 @@ def _io_error(error: Exception) -> bool:
     return isinstance(error, OSError) and error.errno is not None
 
 
-def _parquet_damage(fh, size: int, path: str | os.PathLike[str]) -> str | None:
+def _parquet_damage(fh: BinaryIO, size: int, path: str | os.PathLike[str]) -> str | None:
     head = fh.read(4)
     if size < 12:
         return f"{size} bytes, shorter than any Parquet file"
