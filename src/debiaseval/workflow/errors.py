@@ -22,4 +22,3 @@ class ContractError(TypeError):
     """A recommender class breaks the contract of
     :class:`~debiaseval.recommenders.base.Recommender` (one line), e.g. scores of the wrong
     shape or dtype; :mod:`debiaseval.recommenders.registry` exports it."""
-
