@@ -82,10 +82,10 @@ def test_scores_order_the_lists_with_ties_by_item_and_are_cut_at_depth():
 
 
 def test_ranks_alone_give_scores_minus_rank_and_renumber_from_one():
-    lists = pd.DataFrame({"user": ["b 2"] * 3, "item": ["41", "3", "8"], "rank": ["7", "3", "3"]})
+    lists = pd.DataFrame({"user": ["b 2"] * 3, "item": ["41", "3", "8"], "rank": ["7", "4", "3"]})
     recs, _ = prepare(lists)
-    # ranks 3, 3, 7: the tie goes to the smaller item id (3 -> item 0, 8 -> item 1)
-    assert recs[["user", "item", "rank"]].values.tolist() == [[1, 0, 1], [1, 1, 2], [1, 3, 3]]
+    # ranks 3, 4, 7 (8 -> item 1, 3 -> item 0): renumbered 1, 2, 3
+    assert recs[["user", "item", "rank"]].values.tolist() == [[1, 1, 1], [1, 0, 2], [1, 3, 3]]
     assert recs["score"].tolist() == [-1.0, -2.0, -3.0]
 
 

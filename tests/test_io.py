@@ -78,7 +78,7 @@ def test_other_read_errors_are_not_reported_as_unreadable(tmp_path):
     assert not isinstance(error.value, io.UnreadableFileError)
 
 
-def test_remove_unreadable_parquet_deletes_only_damaged_files(tmp_path):
+def test_output_damage_finds_damaged_files_and_changes_nothing(tmp_path):
     good = _table(tmp_path / "a" / "good.parquet")
     truncated = _table(tmp_path / "a" / "truncated.parquet")
     truncated.write_bytes(truncated.read_bytes()[:-10])
@@ -88,8 +88,54 @@ def test_remove_unreadable_parquet_deletes_only_damaged_files(tmp_path):
     empty.write_bytes(b"")
     other = tmp_path / "b" / ".x.parquet.abc.tmp"
     other.write_bytes(b"partial")
-    removed = io.remove_unreadable_parquet(tmp_path)
-    assert removed == [truncated, empty, headless]  # sorted by path
-    assert good.exists() and other.exists()
-    assert io.is_readable_parquet(good) and not truncated.exists()
-    assert io.remove_unreadable_parquet(tmp_path / "none") == []
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    found = io.output_damage(tmp_path)
+    assert [p for p, _ in found.damaged] == [truncated, empty, headless]  # sorted by path
+    assert found.unreadable == []
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
+    assert io.is_readable_parquet(good) and not io.is_readable_parquet(truncated)
+    assert io.output_damage(tmp_path / "none").damaged == []
+
+
+def _record(output: str, inputs: list[str]) -> None:
+    name = base64.urlsafe_b64encode(output.encode()).decode()
+    path = Path(".snakemake/metadata") / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"rule": "r", "input": inputs}))
+
+
+def test_a_damaged_output_goes_with_everything_made_from_it_except_in_a_dry_run(
+    tmp_path, monkeypatch
+):
+    """split -> test set -> metrics -> figures/ (a folder output); other is unrelated."""
+    monkeypatch.chdir(tmp_path)
+    split, testset, metrics = (
+        _table(Path(f"results/e1/{name}.parquet")) for name in ("split", "testset", "metrics")
+    )
+    figures = Path("results/e1/figures")
+    figures.mkdir()
+    (figures / "f.svg").write_text("<svg></svg>\n")
+    other = _table(Path("results/e1/other.parquet"))
+    _record(str(testset), [str(split), "results/data/users.parquet"])
+    _record(str(metrics), [str(testset)])
+    _record(str(figures), [str(metrics)])
+    _record(str(other), ["results/data/users.parquet"])
+    split.write_bytes(split.read_bytes()[:-1])
+    before = {p: p.read_bytes() for p in Path("results").rglob("*") if p.is_file()}
+    lines, stop = io.rebuild_damaged("results", dry_run=True)
+    assert stop is None
+    assert lines == [
+        f"debiaseval: {split} is damaged (Parquet magic bytes not found at the end (truncated?))",
+        "debiaseval: a run (not -n) removes 4 output(s), the damaged ones and those made from "
+        f"them, so that their jobs run again: {figures}, {metrics}, {split}, {testset}",
+    ]
+    assert {p: p.read_bytes() for p in Path("results").rglob("*") if p.is_file()} == before
+    lines, stop = io.rebuild_damaged("results", dry_run=False)
+    assert stop is None and lines[-1].startswith("debiaseval: removed 4 output(s)")
+    assert sorted(p for p in Path("results").rglob("*")) == [Path("results/e1"), other]
+    # a damaged figure inside a folder output takes the whole folder (Snakemake's output)
+    figures.mkdir()
+    (figures / "f.svg").write_text("<svg>")
+    assert io.rerun_target(figures / "f.svg") == str(figures)
+    io.rebuild_damaged("results", dry_run=False)
+    assert not figures.exists() and other.exists()

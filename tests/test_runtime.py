@@ -9,7 +9,7 @@ import pytest
 from debiaseval.data import DatasetError
 from debiaseval.experiments import e1
 from debiaseval.workflow.config import ConfigError
-from debiaseval.workflow.errors import EmptyTestSetError, ListsError
+from debiaseval.workflow.errors import ContractError, EmptyTestSetError, ListsError
 from debiaseval.workflow.io import UnreadableFileError
 from debiaseval.workflow.runtime import USER_ERRORS, job
 
@@ -17,6 +17,7 @@ from debiaseval.workflow.runtime import USER_ERRORS, job
 def test_user_errors_are_the_documented_ones():
     assert set(USER_ERRORS) == {
         ConfigError,
+        ContractError,
         DatasetError,
         EmptyTestSetError,
         ListsError,
@@ -25,7 +26,9 @@ def test_user_errors_are_the_documented_ones():
     assert e1.EmptyTestSetError is EmptyTestSetError
 
 
-@pytest.mark.parametrize("error", [DatasetError, EmptyTestSetError, ConfigError, ListsError])
+@pytest.mark.parametrize(
+    "error", [DatasetError, EmptyTestSetError, ConfigError, ListsError, ContractError]
+)
 def test_user_error_prints_one_line_and_exits(tmp_path, capsys, error):
     log = tmp_path / "job.log"
     with pytest.raises(SystemExit) as exit_info, job(log):

@@ -19,7 +19,7 @@ from debiaseval.figures import figure_module
 from debiaseval.recommenders.registry import EXTERNAL, plugin_source_hash
 from debiaseval.recommenders.tuning import grid_chunks
 from debiaseval.workflow.data_check import missing_data_message, unobtainable
-from debiaseval.workflow.io import remove_unreadable_parquet
+from debiaseval.workflow.io import read_only_message, rebuild_damaged
 from debiaseval.workflow.report import finished_message
 
 try:
@@ -27,12 +27,17 @@ try:
 except ConfigError as error:
     sys.exit(str(error))  # one line naming the key, before any job is scheduled
 
-# A damaged Parquet under results/ (truncated by a full disk, say) is deleted before the DAG is
-# built (dry runs included: the file is garbage), so Snakemake reruns the job that writes it.
-# Only the main process does this, not the jobs a cluster executor starts.
+# Damaged outputs under results/ (a Parquet, PNG, SVG, HTML or Markdown file truncated by a
+# full disk, say) are removed with every output made from them (Snakemake's records), so that
+# their jobs run again; a dry run only says so and changes nothing. A file the file system does
+# not let us read (permission denied, an I/O error) is reported and never removed. Only the
+# main process checks, not the jobs it starts.
 if workflow.is_main_process:
-    for path in remove_unreadable_parquet("results"):
-        print(f"removed unreadable {path}: the job that writes it runs again", file=sys.stderr)
+    _lines, _stop = rebuild_damaged("results", dry_run=workflow.output_settings.dryrun)
+    for _line in _lines:
+        print(_line, file=sys.stderr)
+    if _stop:
+        sys.exit(_stop)
 
 CODE = code_hash()
 # A plugin recommender's source hash (empty for the package's own), in the params of the jobs
@@ -234,8 +239,12 @@ def run_jobs():
 
 
 def check_data():
-    """Stop before the first job, with one message, if the run needs datasets that cannot be
-    downloaded and have no local copy (resources/raw, the mirror, sources.<name>.path)."""
+    """Stop before the first job, with one message, if results/ is read-only or the run needs
+    datasets that cannot be downloaded and have no local copy (resources/raw, the mirror,
+    sources.<name>.path)."""
+    read_only = read_only_message("results")
+    if read_only:
+        sys.exit(read_only)
     fetched = {job.wildcards.dataset for job in run_jobs() if job.rule.name == "download"}
     needed = [name for name in SOURCES if name in fetched]  # in the registry's order
     missing = unobtainable(

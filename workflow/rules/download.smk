@@ -14,6 +14,7 @@ rule download:
         url=lambda w: config["sources"][w.dataset]["url"],
         mirror=mirror(),
         mirror_origin=mirror_origin(),
+        limits=config["download"],
     conda:
         "../envs/debiaseval.yaml"
     benchmark:

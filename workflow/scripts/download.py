@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from debiaseval.data.download import fetch_dataset
+from debiaseval.data.download import DownloadLimits, fetch_dataset
 from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0]) as log:
@@ -14,5 +14,6 @@ with job(snakemake.log[0]) as log:
         path=Path(p.path) if p.path else None,
         url=p.url,
         mirror_origin=p.mirror_origin,
+        limits=DownloadLimits(**p.limits),
     )
     log.info("dataset %s ready in %s", p.dataset, dest)

@@ -11,18 +11,26 @@ SHA-256 before the folder is renamed into place.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import posixpath
 import shutil
+import signal
 import stat
 import tarfile
 import tempfile
+import threading
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
 import zipfile
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Any, BinaryIO
 
 from debiaseval.data.registry import SOURCES, DatasetSource
 from debiaseval.workflow.io import atomic_path
@@ -31,6 +39,7 @@ __all__ = [
     "DATA_ENV",
     "MIRROR_ENV",
     "DatasetError",
+    "DownloadLimits",
     "cache_folder",
     "download_file",
     "fetch_dataset",
@@ -47,6 +56,27 @@ _LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
 class DatasetError(ValueError):
     """A dataset cannot be obtained, verified or parsed; the message is one line."""
+
+
+@dataclass(frozen=True)
+class DownloadLimits:
+    """What one download may take (config block ``download``, docs/datasets.md): the whole
+    download's wall time in seconds, and the megabytes (2**20 bytes) downloaded and extracted."""
+
+    deadline: float = 1800.0
+    max_mb: float = 1024.0
+    max_extracted_mb: float = 4096.0
+
+    @property
+    def max_bytes(self) -> int:
+        return int(self.max_mb * 2**20)
+
+    @property
+    def max_extracted_bytes(self) -> int:
+        return int(self.max_extracted_mb * 2**20)
+
+
+_DEFAULT_LIMITS = DownloadLimits()
 
 
 def sha256_file(path: str | os.PathLike[str]) -> str:
@@ -77,32 +107,109 @@ def cache_folder() -> Path:
 # --------------------------------------------------------------------------- download
 
 
-def _check_url(url: str) -> None:
+def _check_url(url: str, *, allow_file: bool = True, after: str | None = None) -> None:
+    """The URL policy, for the URL asked for and for every redirect (``after`` = the URL that
+    redirected): https://, http:// only to this machine (tests), file:// only as the URL asked
+    for; a redirect may not go from https:// to anything else."""
     parts = urllib.parse.urlsplit(url)
-    if parts.scheme in ("https", "file"):
+    what = f"a redirect from {after} to {url}" if after else url
+    if ".." in urllib.parse.unquote(parts.path).split("/"):
+        raise DatasetError(f"refusing {what}: its path has a '..' part; give the archive's own URL")
+    if (
+        after is not None
+        and urllib.parse.urlsplit(after).scheme == "https"
+        and parts.scheme != "https"
+    ):
+        raise DatasetError(f"refusing {what}: a download that starts on https:// stays on it")
+    if parts.scheme == "https" or (parts.scheme == "file" and allow_file and after is None):
         return
     if parts.scheme == "http" and parts.hostname in _LOCAL_HOSTS:
         return
     raise DatasetError(
-        f"refusing to download {url}: only https://, file:// and http://127.0.0.1 are allowed"
+        f"refusing to download {what}: only https:// (and file:// or http://127.0.0.1 as the "
+        "URL asked for) are allowed"
     )
 
 
-def download_file(url: str, dest: Path, *, sha256: str | None, timeout: float = 60) -> Path:
+class _CheckedRedirects(urllib.request.HTTPRedirectHandler):
+    """Follow a redirect only to a URL that passes the same policy (:func:`_check_url`)."""
+
+    def http_error_302(
+        self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: Any
+    ) -> Any:
+        location = headers.get("Location") or headers.get("URI")
+        if location:  # checked before urllib's own scheme check, for the same one line
+            _check_url(urllib.parse.urljoin(req.full_url, location), after=req.full_url)
+        return super().http_error_302(req, fp, code, msg, headers)
+
+    http_error_301 = http_error_303 = http_error_307 = http_error_308 = http_error_302
+
+    def redirect_request(
+        self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: Any, newurl: str
+    ) -> urllib.request.Request | None:
+        _check_url(newurl, allow_file=False, after=req.full_url)
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+def _opener() -> urllib.request.OpenerDirector:
+    return urllib.request.build_opener(_CheckedRedirects)
+
+
+def _stream(
+    resp: Any, out: BinaryIO, digest: Any, url: str, limits: DownloadLimits, start: float
+) -> None:
+    """Copy ``resp`` to ``out`` as bytes arrive, within ``limits``' deadline and size."""
+    length = resp.headers.get("Content-Length") if hasattr(resp, "headers") else None
+    if length is not None and length.isdigit() and int(length) > limits.max_bytes:
+        raise DatasetError(
+            f"refusing {url}: it announces {int(length) / 2**20:,.1f} MB, more than "
+            f"download.max_mb = {limits.max_mb:g}"
+        )
+    read = getattr(resp, "read1", resp.read)
+    total = 0
+    while chunk := read(_CHUNK):
+        total += len(chunk)
+        if total > limits.max_bytes:
+            raise DatasetError(
+                f"refusing {url}: more than download.max_mb = {limits.max_mb:g} MB downloaded"
+            )
+        if time.monotonic() - start > limits.deadline:
+            raise DatasetError(
+                f"cannot download {url}: not done within download.deadline = "
+                f"{limits.deadline:g} s ({total:,} bytes received)"
+            )
+        digest.update(chunk)
+        out.write(chunk)
+
+
+def download_file(
+    url: str,
+    dest: Path,
+    *,
+    sha256: str | None,
+    timeout: float = 60,
+    limits: DownloadLimits = _DEFAULT_LIMITS,
+) -> Path:
     """Stream ``url`` to ``dest`` through a temp file beside it, verify, rename atomically.
 
-    On any failure (HTTP error, checksum mismatch) ``dest`` is not created.
+    Every redirect passes the same URL policy; ``timeout`` bounds each read, ``limits`` the
+    whole download's time and size. On any failure (HTTP error, checksum mismatch, a limit)
+    ``dest`` is not created.
     """
     _check_url(url)
     dest = Path(dest)
     digest = hashlib.sha256()
+    start = time.monotonic()
     with atomic_path(dest) as tmp:
         try:
-            with urllib.request.urlopen(url, timeout=timeout) as resp, open(tmp, "wb") as out:
-                for chunk in iter(lambda: resp.read(_CHUNK), b""):
-                    digest.update(chunk)
-                    out.write(chunk)
+            with (
+                _opener().open(url, timeout=min(timeout, limits.deadline)) as resp,
+                open(tmp, "wb") as out,
+            ):
+                _stream(resp, out, digest, url, limits, start)
         except (urllib.error.URLError, OSError, ValueError) as exc:
+            if isinstance(exc, DatasetError):
+                raise
             reason = " ".join(str(exc).split())
             raise DatasetError(f"cannot download {url}: {reason}") from exc
         got = digest.hexdigest()
@@ -158,12 +265,28 @@ def _check_through_links(path: PurePosixPath, links: set[PurePosixPath]) -> None
         raise ValueError("path goes through a link")
 
 
+def _check_unique(path: PurePosixPath, seen: set[PurePosixPath]) -> None:
+    if path in seen:
+        raise ValueError("a second member of the same name (which one would be kept?)")
+    seen.add(path)
+
+
+def _check_size(total: int, archive: Path, limits: DownloadLimits) -> None:
+    if total > limits.max_extracted_bytes:
+        raise DatasetError(
+            f"refusing {archive}: it expands to more than download.max_extracted_mb = "
+            f"{limits.max_extracted_mb:g} MB"
+        )
+
+
 def _validate_tar(tf: tarfile.TarFile) -> None:
     members = tf.getmembers()
     links = {_normalised(m.name) for m in members if m.issym()}
+    seen: set[PurePosixPath] = set()
     for m in members:
         try:
             path = _member_target(m.name)
+            _check_unique(path, seen)
             _check_through_links(path, links)
             if (
                 m.ischr()
@@ -185,9 +308,11 @@ def _zip_is_symlink(info: zipfile.ZipInfo) -> bool:
 def _validate_zip(zf: zipfile.ZipFile, archive: Path) -> None:
     infos = zf.infolist()
     links = {_normalised(i.filename) for i in infos if _zip_is_symlink(i)}
+    seen: set[PurePosixPath] = set()
     for info in infos:
         try:
             path = _member_target(info.filename)
+            _check_unique(path, seen)
             _check_through_links(path, links)
             kind = stat.S_IFMT(info.external_attr >> 16)  # 0 when the zip records no type
             if kind not in (0, stat.S_IFREG, stat.S_IFDIR, stat.S_IFLNK):
@@ -199,7 +324,8 @@ def _validate_zip(zf: zipfile.ZipFile, archive: Path) -> None:
             raise DatasetError(msg) from None
 
 
-def _extract_zip(zf: zipfile.ZipFile, dest: Path) -> None:
+def _extract_zip(zf: zipfile.ZipFile, dest: Path, archive: Path, limits: DownloadLimits) -> None:
+    written = 0
     for info in zf.infolist():
         target = dest / _member_target(info.filename)
         if info.is_dir():
@@ -210,32 +336,47 @@ def _extract_zip(zf: zipfile.ZipFile, dest: Path) -> None:
             os.symlink(zf.read(info).decode("utf-8"), target)
             continue
         with zf.open(info) as src, open(target, "wb") as out:
-            shutil.copyfileobj(src, out, _CHUNK)
+            while chunk := src.read(_CHUNK):  # counted: the sizes a zip declares may lie
+                written += len(chunk)
+                _check_size(written, archive, limits)
+                out.write(chunk)
 
 
-def safe_extract(archive: Path, dest: Path) -> None:
+def safe_extract(archive: Path, dest: Path, *, limits: DownloadLimits = _DEFAULT_LIMITS) -> None:
     """Extract a zip or tar(.gz/.bz2/.xz) archive into ``dest``, refusing unsafe members.
 
     Every member is checked before anything is written: absolute paths, ``..`` escapes,
-    links pointing outside ``dest`` (or paths through links) and device files raise a
-    one-line :class:`DatasetError` naming the archive and the member.
+    two members of the same name, links pointing outside ``dest`` (or paths through
+    links), device files and a total size above ``limits.max_extracted_mb`` raise a
+    one-line :class:`DatasetError` naming the archive (and the member); so does a
+    damaged archive, and a zip whose members expand beyond what they declare.
     """
     archive, dest = Path(archive), Path(dest)
-    dest.mkdir(parents=True, exist_ok=True)
-    if zipfile.is_zipfile(archive):
-        with zipfile.ZipFile(archive) as zf:
-            _validate_zip(zf, archive)
-            _extract_zip(zf, dest)
-    elif tarfile.is_tarfile(archive):
-        with tarfile.open(archive) as tf:
-            _validate_tar(tf)
-            try:
-                tf.extractall(dest, filter="data")
-            except tarfile.FilterError as exc:
-                member = exc.tarinfo.name if exc.tarinfo is not None else "?"
-                raise DatasetError(f"unsafe archive {archive}: member {member!r}: {exc}") from None
-    else:
-        raise DatasetError(f"{archive} is neither a zip nor a tar archive")
+    try:
+        dest.mkdir(parents=True, exist_ok=True)
+        if zipfile.is_zipfile(archive):
+            with zipfile.ZipFile(archive) as zf:
+                _validate_zip(zf, archive)
+                _check_size(sum(i.file_size for i in zf.infolist()), archive, limits)
+                _extract_zip(zf, dest, archive, limits)
+        elif tarfile.is_tarfile(archive):
+            with tarfile.open(archive) as tf:
+                _validate_tar(tf)
+                _check_size(sum(m.size for m in tf.getmembers() if m.isfile()), archive, limits)
+                try:
+                    tf.extractall(dest, filter="data")
+                except tarfile.FilterError as exc:
+                    member = exc.tarinfo.name if exc.tarinfo is not None else "?"
+                    raise DatasetError(
+                        f"unsafe archive {archive}: member {member!r}: {exc}"
+                    ) from None
+        else:
+            raise DatasetError(f"{archive} is neither a zip nor a tar archive")
+    except DatasetError:
+        raise
+    except (OSError, EOFError, zipfile.BadZipFile, tarfile.TarError, zlib.error) as exc:
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        raise DatasetError(f"cannot extract {archive}: {reason}") from None
 
 
 # --------------------------------------------------------------------------- fetch
@@ -274,7 +415,9 @@ def what_to_do(name: str) -> str:
     )
 
 
-def _user_folder(path: Path, source: DatasetSource, work: Path) -> Path:
+def _user_folder(
+    path: Path, source: DatasetSource, work: Path, limits: DownloadLimits = _DEFAULT_LIMITS
+) -> Path:
     """Resolve a user-supplied ``path``: a folder with the files, or an archive."""
     if path.is_dir():
         nested = path / source.archive_root
@@ -283,7 +426,7 @@ def _user_folder(path: Path, source: DatasetSource, work: Path) -> Path:
         return path
     if path.is_file():
         extracted = work / "extracted"
-        safe_extract(path, extracted)
+        safe_extract(path, extracted, limits=limits)
         return _locate_root(extracted, source)
     hint = f". {source.manual_instructions}" if source.manual_instructions else ""
     raise DatasetError(
@@ -308,15 +451,26 @@ def _mirror_folder(mirror: Path | None, name: str, origin: str | None) -> Path |
     return mirror / name if (mirror / name).is_dir() else None
 
 
-def _download(source: DatasetSource, url: str | None, work: Path) -> Path:
+def _archive_name(url: str) -> str:
+    """A safe local file name for the archive at ``url`` (its last path part, else "archive")."""
+    name = PurePosixPath(urllib.parse.unquote(urllib.parse.urlsplit(url).path)).name
+    if name in ("", ".", "..") or "/" in name or "\\" in name or "\0" in name:
+        return "archive"
+    return name[:200]
+
+
+def _download(
+    source: DatasetSource, url: str | None, work: Path, limits: DownloadLimits = _DEFAULT_LIMITS
+) -> Path:
     url = url or source.url
     if url is None:
         raise DatasetError(f"{source.name}: no local copy found. {source.manual_instructions}")
-    filename = PurePosixPath(urllib.parse.urlsplit(url).path).name or "archive"
     try:
-        archive = download_file(url, work / filename, sha256=source.archive_sha256)
+        archive = download_file(
+            url, work / _archive_name(url), sha256=source.archive_sha256, limits=limits
+        )
         extracted = work / "extracted"
-        safe_extract(archive, extracted)
+        safe_extract(archive, extracted, limits=limits)
     except DatasetError as error:
         raise DatasetError(f"{source.name}: {error}; {what_to_do(source.name)}") from error
     return _locate_root(extracted, source)
@@ -348,6 +502,45 @@ def _copy_verified(source: DatasetSource, root: Path, out: Path) -> None:
             )
 
 
+def _staging_prefix(dest: Path) -> str:
+    """Staging folders are ``.<name>.<host>-<pid>.<random>.tmp``: the next fetch on the same
+    host removes those whose process is gone (killed before its cleanup ran)."""
+    return f".{dest.name}.{os.uname().nodename}-{os.getpid()}."
+
+
+def _remove_stale_staging(dest: Path) -> None:
+    host = os.uname().nodename
+    for folder in dest.parent.glob(f".{dest.name}.{host}-*.tmp"):
+        pid = folder.name.removeprefix(f".{dest.name}.{host}-").split(".", 1)[0]
+        if not pid.isdigit() or not folder.is_dir():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except OSError:
+            continue  # alive, as another user
+
+
+@contextlib.contextmanager
+def _terminate_as_exit() -> Iterator[None]:
+    """Turn SIGTERM (a scheduler or Snakemake stopping the job) into ``SystemExit(143)`` while
+    the body runs, so that its ``finally`` clauses remove the staging folder; SIGINT already
+    raises ``KeyboardInterrupt``. Only in the main thread, where signal handlers live."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def _move_into_place(built: Path, dest: Path, staging: Path) -> None:
     if dest.exists() or dest.is_symlink():
         old = staging / "old"
@@ -363,6 +556,7 @@ def fetch_dataset(
     path: Path | None = None,
     url: str | None = None,
     mirror_origin: str | None = None,
+    limits: DownloadLimits = _DEFAULT_LIMITS,
 ) -> Path:
     """Materialise dataset ``name``'s canonical files in folder ``dest``, atomically.
 
@@ -373,25 +567,31 @@ def fetch_dataset(
     is an error (``mirror_origin`` says where the mirror was set, for the message);
     a mirror without the dataset's subfolder falls through to the download. Every
     failure is a one-line :class:`DatasetError` saying what to do; ``dest`` is then
-    left as it was.
+    left as it was. ``limits`` bound a download and an extraction (:class:`DownloadLimits`).
+    The staging folder beside ``dest`` is removed on failure, on SIGINT and SIGTERM, and
+    otherwise (``kill -9``) by the next fetch on the same host.
     """
     source = _source(name)
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent))
-    try:
-        work = staging / "work"
-        work.mkdir()
-        if path is not None:
-            root = _user_folder(Path(path), source, work)
-        else:
-            root = _mirror_folder(None if mirror is None else Path(mirror), name, mirror_origin)
-            if root is None:
-                root = _download(source, url, work)
-        built = staging / "out"
-        built.mkdir()
-        _copy_verified(source, root, built)
-        _move_into_place(built, dest, staging)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    _remove_stale_staging(dest)
+    with _terminate_as_exit():
+        staging = Path(
+            tempfile.mkdtemp(prefix=_staging_prefix(dest), suffix=".tmp", dir=dest.parent)
+        )
+        try:
+            work = staging / "work"
+            work.mkdir()
+            if path is not None:
+                root = _user_folder(Path(path), source, work, limits)
+            else:
+                root = _mirror_folder(None if mirror is None else Path(mirror), name, mirror_origin)
+                if root is None:
+                    root = _download(source, url, work, limits)
+            built = staging / "out"
+            built.mkdir()
+            _copy_verified(source, root, built)
+            _move_into_place(built, dest, staging)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
     return dest

@@ -157,6 +157,14 @@ def simulate_exposure(
     uniform[train] = np.inf  # training pairs are never among the smallest: R is drawn from the rest
     n_rest = per_user - np.bincount(users[train], minlength=per_user.size)
     exposed = _smallest_per_user(users, uniform, np.minimum(n_exposed, n_rest))
+    if users.size and (train | exposed).all():
+        from debiaseval.workflow.config import ConfigError  # a config error, in the job's line
+
+        raise ConfigError(
+            f"config error at 'e5.exposure.n_exposed': {n_exposed} leaves no pair unexposed (a "
+            f"user has at most {int(n_rest.max())} items besides the training ones), so the true "
+            f"recall is undefined; expected at most {int(n_rest.max()) - 1}"
+        )
     part = pd.Categorical.from_codes(
         np.where(train, 0, np.where(exposed, 1, 2)).astype(np.int8), categories=EXPOSURE_PARTS
     )

@@ -14,6 +14,8 @@ Every malformed value fails with a one-line :class:`DatasetError` naming the fil
 
 from __future__ import annotations
 
+import csv
+import itertools
 import re
 import warnings
 from collections.abc import Mapping, Sequence
@@ -89,13 +91,37 @@ def sniff_delimiter(header: str, path: Path) -> str:
 
 
 class _Table:
-    """A file's wanted columns (as read) and the line (CSV) or row (Parquet) of every record."""
+    """A file's wanted columns (as read) and the record number of every row: its 1-based row
+    (Parquet), or its 0-based record after the header (CSV), whose line is found on demand."""
 
-    def __init__(self, path: Path, frame: pd.DataFrame, numbers: np.ndarray, unit: str) -> None:
+    def __init__(
+        self, path: Path, frame: pd.DataFrame, numbers: np.ndarray, unit: str, sep: str = ""
+    ) -> None:
         self.path, self.frame, self.numbers, self.unit = path, frame, numbers, unit
+        self.sep = sep
+
+    def where(self, position: int) -> int:
+        """The row (Parquet) or first line (CSV) of record ``position`` of the frame."""
+        number = int(self.numbers[position])
+        return number if self.unit == "row" else _csv_line(self.path, self.sep, number)
 
     def fail(self, position: int, message: str) -> DatasetError:
-        return DatasetError(f"{self.path}: {self.unit} {int(self.numbers[position])}: {message}")
+        return DatasetError(f"{self.path}: {self.unit} {self.where(position)}: {message}")
+
+
+def _csv_line(path: Path, sep: str, record: int) -> int:
+    """The line on which data record ``record`` (0-based, after the header) of a CSV file starts.
+
+    A quoted field may hold line breaks, so records and lines differ after one; read only for
+    an error message, up to the record named.
+    """
+    with open(path, encoding="utf-8-sig", errors="replace", newline="") as fh:
+        reader = csv.reader(fh, delimiter=sep[0] if sep else ",")
+        next(reader, None)  # the header
+        end = reader.line_num
+        for _ in itertools.islice(reader, record):
+            end = reader.line_num
+        return end + 1
 
 
 def _missing_columns(
@@ -137,9 +163,9 @@ def _read_csv(path: Path, wanted: Mapping[str, str], sep: str | None, where: str
     frame.columns = [str(name).strip() for name in frame.columns]
     _missing_columns(path, list(frame.columns), wanted, where)
     frame = frame[list(dict.fromkeys(wanted.values()))]
-    lines = np.arange(len(frame), dtype=np.int64) + 2  # the header is line 1
+    records = np.arange(len(frame), dtype=np.int64)  # lines are found from them on demand
     blank = (frame == "").all(axis=1).to_numpy()
-    return _Table(path, frame[~blank].reset_index(drop=True), lines[~blank], "line")
+    return _Table(path, frame[~blank].reset_index(drop=True), records[~blank], "line", sep)
 
 
 def _read_parquet(path: Path, wanted: Mapping[str, str], where: str) -> _Table:
@@ -151,6 +177,15 @@ def _read_parquet(path: Path, wanted: Mapping[str, str], where: str) -> _Table:
         reason = " ".join(str(exc).split())
         raise DatasetError(f"{path}: not a readable Parquet file ({reason})") from None
     return _Table(path, frame, np.arange(len(frame), dtype=np.int64) + 1, "row")
+
+
+def _value(value: object) -> str:
+    """A bad value as a message shows it: NaN and ±inf as such, not ``np.float64(nan)``."""
+    if isinstance(value, float | np.floating) and not np.isfinite(value):
+        return "NaN" if np.isnan(value) else ("inf" if value > 0 else "-inf")
+    if value is None or value is pd.NA:
+        return "none"
+    return _show(value)
 
 
 def _text(values: pd.Series) -> pd.Series:
@@ -197,7 +232,7 @@ def _numbers(table: _Table, column: str, what: str) -> np.ndarray:
     bad = ~np.isfinite(numbers)
     if bad.any():
         i = _first(bad)
-        raise table.fail(i, f"expected {what} in column {column!r}, got {_show(values.iloc[i])}")
+        raise table.fail(i, f"expected {what} in column {column!r}, got {_value(values.iloc[i])}")
     return numbers
 
 
@@ -241,7 +276,7 @@ def _deduplicate(frame: pd.DataFrame, table: _Table, keep: str) -> pd.DataFrame:
         i = _first(dup)
         user, item = frame["user"].iat[i], frame["item"].iat[i]
         same = (frame["user"] == user).to_numpy() & (frame["item"] == item).to_numpy()
-        first = int(table.numbers[_first(same)])
+        first = table.where(_first(same))
         raise table.fail(
             i,
             f"duplicate (user, item) pair ({user!r}, {item!r}) first seen on {table.unit} {first}; "

@@ -115,6 +115,11 @@ def lists_of_seed(
             )
         return by_seed[seed], f"lists[{name!r}][{seed}]", None
     path = lists_path(spec["recs"], dataset=dataset, seed=seed)
+    if Path(path).is_dir():
+        raise ListsError(
+            f"{where}.recs: {path} is a folder, not a lists file (the lists of seed {seed} on "
+            f"{dataset}); expected a Parquet or CSV file"
+        )
     if not Path(path).is_file():
         raise ListsError(f"{where}.recs: {path} not found (the lists of seed {seed} on {dataset})")
     return read_lists(path), path, where
@@ -126,6 +131,16 @@ def missing_lists(
     """One line naming every missing lists file of an entry, for a run that needs them
     (before any job runs); None when every file of ``datasets`` × ``seeds`` exists."""
     paths = [lists_path(template, dataset=d, seed=s) for d in datasets for s in seeds]
+    folders = list(dict.fromkeys(p for p in paths if Path(p).is_dir()))
+    if folders:
+        shown = ", ".join(folders[:4]) + (
+            f" and {len(folders) - 4:,} more" if len(folders) > 4 else ""
+        )
+        return (
+            f"{where}: {len(folders):,} of {len(set(paths)):,} lists paths are folders, not "
+            f"files: {shown} (recs: {template}); expected one Parquet or CSV file per dataset "
+            "and seed"
+        )
     missing = list(dict.fromkeys(p for p in paths if not Path(p).is_file()))
     if not missing:
         return None
@@ -155,6 +170,8 @@ def read_lists(path: str | Path) -> pd.DataFrame:
     kind = _format(path)
     if kind is None:
         raise ListsError(f"{path}: lists must be a Parquet (.parquet) or CSV (.csv) file")
+    if Path(path).is_dir():
+        raise ListsError(f"{path}: is a folder, not a lists file; expected a {kind} file")
     try:
         if kind == "parquet":
             return pd.read_parquet(path)
@@ -224,6 +241,80 @@ def _check_known(
     raise ListsError(f"{source}: of {len(lists):,} rows, {' and '.join(found)}; {hint}")
 
 
+def _check_ranks(
+    rank: np.ndarray,
+    user: np.ndarray,
+    given: np.ndarray,
+    raw_user: np.ndarray,
+    raw_item: np.ndarray,
+    source: str,
+) -> None:
+    """Ranks are positive integers (1 = best), each given once within a user's list."""
+    bad = (rank < 1) | (rank != np.floor(rank))
+    if bad.any():
+        raise ListsError(
+            f"{source}: column rank has {int(bad.sum()):,} value(s) that are not positive "
+            f"integers, e.g. {_examples(bad, given)}; expected 1 for a user's best item, then "
+            "2, 3, ..."
+        )
+    order = np.lexsort((rank, user))
+    same = np.zeros(rank.size, dtype=bool)
+    same[1:] = (user[order][1:] == user[order][:-1]) & (rank[order][1:] == rank[order][:-1])
+    if same.any():
+        at = order[int(np.flatnonzero(same)[0])]
+        before = order[int(np.flatnonzero(same)[0]) - 1]
+        n_users = np.unique(user[order][same]).size
+        raise ListsError(
+            f"{source}: {int(same.sum()):,} rank(s) repeated within the lists of {n_users:,} "
+            f"user(s), e.g. user {format_ids(raw_user[[at]])}: rank {rank[at]:g} given to items "
+            f"{format_ids(raw_item[[before]])} and {format_ids(raw_item[[at]])}; expected each "
+            "item of a user's list its own rank"
+        )
+
+
+def _check_not_raw(
+    lists: pd.DataFrame,
+    user: np.ndarray,
+    item: np.ndarray,
+    train: pd.DataFrame,
+    users: pd.DataFrame,
+    items: pd.DataFrame,
+    n_users: int,
+    n_items: int,
+    source: str,
+    where: str | None,
+) -> None:
+    """Lists said to be in the project's ids (``ids: internal``) that read as the dataset's
+    raw ids: every id is a raw one, and as raw ids none of the pairs is a training pair
+    while as the project's ids some are (the telltale of ids read in the wrong space)."""
+    user_ids, item_ids = raw_ids(users, "user", n_users), raw_ids(items, "item", n_items)
+    if np.array_equal(user_ids, np.arange(n_users)) and np.array_equal(
+        item_ids, np.arange(n_items)
+    ):
+        return  # raw ids are the project's: nothing tells them apart
+    raw_user, raw_item = to_internal(lists["user"], user_ids), to_internal(lists["item"], item_ids)
+    if (raw_user < 0).any() or (raw_item < 0).any():
+        return
+    train_keys = np.unique(
+        _keys(train["user"].to_numpy(np.int64), train["item"].to_numpy(np.int64), n_items)
+    )
+    known = (user >= 0) & (item >= 0)
+    as_internal = int(np.isin(_keys(user[known], item[known], n_items), train_keys).sum())
+    as_raw = int(np.isin(_keys(raw_user, raw_item, n_items), train_keys).sum())
+    if known.all() and not (as_internal > 0 and as_raw == 0):
+        return
+    what = (
+        f"{int((~known).sum()):,} of {len(lists):,} rows name no user or item of the project"
+        if not known.all()
+        else f"{as_internal:,} of {len(lists):,} listed pairs are training pairs"
+    )
+    raise ListsError(
+        f"{source}: the lists are read with ids: internal, but they look like the dataset's raw "
+        f"ids: as the project's ids {what}, as raw ids every id is known and no pair is a "
+        f"training pair{_at('ids: raw', where, '; set ')}"
+    )
+
+
 def _at(setting: str, where: str | None, lead: str) -> str:
     """``lead`` + the setting that changes the behaviour, with its config key when known."""
     return f"{lead}{setting}" + (f" (at {where})" if where else "")
@@ -289,10 +380,14 @@ def prepare_lists(
     item_ids = raw_ids(items if ids == "raw" else None, "item", n_items)
     user = to_internal(lists["user"], user_ids)
     item = to_internal(lists["item"], item_ids)
+    if ids == "internal" and users is not None and items is not None:
+        _check_not_raw(lists, user, item, train, users, items, n_users, n_items, source, where)
     _check_known(lists, user, item, user_ids, item_ids, ids=ids, source=source, where=where)
     score = _numbers(lists, "score", source) if has_score else None
     rank = _numbers(lists, "rank", source) if has_rank else None
     raw_user, raw_item = lists["user"].to_numpy(), lists["item"].to_numpy()
+    if rank is not None:
+        _check_ranks(rank, user, lists["rank"].to_numpy(), raw_user, raw_item, source)
 
     keys = _keys(user, item, n_items)
     dup = pd.Series(keys).duplicated(keep="first").to_numpy()

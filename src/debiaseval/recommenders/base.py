@@ -18,6 +18,8 @@ from typing import Any, ClassVar, Self
 import numpy as np
 import scipy.sparse as sp
 
+from debiaseval.workflow.errors import ContractError
+
 __all__ = [
     "NotFittedError",
     "Recommender",
@@ -112,6 +114,37 @@ def trains_by_epochs(cls: type) -> bool:
         and "epochs" in cls._param_names()
         and callable(getattr(cls, "_fit_partial", None))
     )
+
+
+_SCORE_KINDS = "fiu"
+"""dtype kinds of scores that mean numbers: float, signed and unsigned integers."""
+
+
+def _checked_scores(result: object, cls: type, shape: tuple[int, int]) -> np.ndarray:
+    """``_score``'s result as a float64 array of ``shape``, or a one-line ``ContractError``
+    naming the class, what was expected and what came back. A scipy sparse matrix is made
+    dense (its unset entries score 0); complex, object, string and boolean scores are refused,
+    never cast."""
+    expected = f"a float64 array of shape {shape} (users × items)"
+    label = f"{cls.__module__}.{cls.__qualname__}._score()"
+    if sp.issparse(result):
+        if result.shape != shape:
+            raise ContractError(
+                f"{label} returned a sparse matrix of shape {result.shape}; expected {expected}"
+            )
+        result = result.toarray()
+    result = np.asarray(result)
+    if result.dtype.kind not in _SCORE_KINDS:
+        raise ContractError(
+            f"{label} returned dtype {result.dtype} (shape {result.shape}); expected {expected}"
+        )
+    if result.shape != shape:
+        hint = " (transposed?)" if result.shape == shape[::-1] else ""
+        raise ContractError(
+            f"{label} returned shape {result.shape}{hint} (dtype {result.dtype}); "
+            f"expected {expected}"
+        )
+    return np.asarray(result, dtype=np.float64)
 
 
 class Recommender(ABC):
@@ -255,9 +288,7 @@ class Recommender(ABC):
         u = u.astype(np.int64, copy=False)
         if u.size and (u.min() < 0 or u.max() >= self.n_users_):
             raise ValueError(f"user ids must lie in [0, {self.n_users_}), got {u.min()}..{u.max()}")
-        out = np.asarray(self._score(u), dtype=np.float64)
-        assert out.shape == (u.size, self.n_items_), out.shape
-        return out
+        return _checked_scores(self._score(u), type(self), (u.size, self.n_items_))
 
     @abstractmethod
     def _fit(self, train: sp.csr_matrix, seed: int) -> None:

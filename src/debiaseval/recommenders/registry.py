@@ -40,6 +40,7 @@ from debiaseval.recommenders.baselines import AvgRating, PosPop, Random
 from debiaseval.recommenders.knn import ItemKNN, KNNRecommender, UserKNN
 from debiaseval.recommenders.mf import LightFMRanker
 from debiaseval.recommenders.mf_ips import IPSMF
+from debiaseval.workflow.errors import ContractError
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -73,10 +74,6 @@ PLUGIN_PATHS_ENV = "DEBIASEVAL_PLUGIN_PATHS"
 workflow's job processes, which import plugins the same way the config check does."""
 
 _REGISTERED: dict[str, type[Recommender]] = {}
-
-
-class ContractError(TypeError):
-    """A recommender class breaks the contract of :class:`Recommender` (one line)."""
 
 
 def check_recommender_class(cls: object, what: str | None = None) -> type[Recommender]:
@@ -172,6 +169,19 @@ def _entry_points() -> dict[str, metadata.EntryPoint]:
     return {ep.name: ep for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)}
 
 
+def _import_failure(module: str, error: BaseException) -> str:
+    """What went wrong importing ``module``, in one line: the error's text, or which exit or
+    interrupt the module's own code raised (uncaught, ``sys.exit(3)`` would end the whole
+    run silently with status 3)."""
+    if isinstance(error, SystemExit | KeyboardInterrupt):
+        code = f"({error.code!r})" if isinstance(error, SystemExit) else ""
+        return (
+            f"importing module {module!r} raised {type(error).__name__}{code}; a plugin module "
+            "must not exit or stop the process when imported"
+        )
+    return " ".join(str(error).split())
+
+
 def _import_path(path: str) -> object:
     module_name, _, attribute = path.partition(":")
     if not module_name or not attribute:
@@ -179,9 +189,8 @@ def _import_path(path: str) -> object:
     _extend_sys_path()
     try:
         target: object = importlib.import_module(module_name)
-    except Exception as exc:  # an import error of any kind, in one line
-        message = " ".join(str(exc).split())
-        raise ValueError(f"cannot import {path!r}: {message}") from None
+    except (Exception, SystemExit, KeyboardInterrupt) as exc:  # any failure, in one line
+        raise ValueError(f"cannot import {path!r}: {_import_failure(module_name, exc)}") from None
     for part in attribute.split("."):
         try:
             target = getattr(target, part)
@@ -224,9 +233,9 @@ def resolve_recommender(algorithm: str) -> type[Recommender]:
     what = f"{algorithm!r} (entry point {entry.value!r})"
     try:
         target = entry.load()
-    except Exception as exc:  # an import error of any kind, in one line
-        message = " ".join(str(exc).split())
-        raise ValueError(f"cannot import {what}: {message}") from None
+    except (Exception, SystemExit, KeyboardInterrupt) as exc:  # any failure, in one line
+        module_name = entry.value.partition(":")[0]
+        raise ValueError(f"cannot import {what}: {_import_failure(module_name, exc)}") from None
     return check_recommender_class(target, what)
 
 

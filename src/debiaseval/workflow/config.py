@@ -9,6 +9,8 @@ from __future__ import annotations
 import copy
 import importlib
 import itertools
+import math
+import os
 import re
 from collections.abc import Iterable, Mapping
 from importlib import resources
@@ -25,6 +27,8 @@ __all__ = [
     "expand_grid",
     "experiment_names",
     "load_schema",
+    "memory_bytes",
+    "synthetic_memory",
     "validate_config",
 ]
 
@@ -188,6 +192,21 @@ def _one_line(error: jsonschema.ValidationError) -> str:
     return f"config error at '{where}': {message}{hint}"
 
 
+def _check_finite(instance: Any, path: tuple[Any, ...] = ()) -> None:
+    """Refuse NaN and ±inf anywhere in the config: JSON Schema's bounds let NaN through
+    (every comparison with it is false), and no key of ours means anything by them."""
+    if isinstance(instance, float) and not math.isfinite(instance):
+        raise ConfigError(
+            f"config error at '{_key_path(path)}': got {instance}; expected a finite number"
+        )
+    if isinstance(instance, Mapping):
+        for key, value in instance.items():
+            _check_finite(value, (*path, key))
+    elif isinstance(instance, list | tuple):
+        for position, value in enumerate(instance):
+            _check_finite(value, (*path, position))
+
+
 def _check_dataset_names(where: str, names: Iterable[str], sources: Mapping[str, Any]) -> None:
     from debiaseval.data.catalog import dataset_names
 
@@ -253,6 +272,85 @@ def _check_own_datasets(sources: Mapping[str, Any]) -> None:
             )
 
 
+RANK_LIMIT = 32767
+"""The largest cut-off k: :func:`debiaseval.evaluation.ranking.top_k` stores ranks as int16."""
+_CELL_BYTES = 28
+"""Peak bytes per (user, item) cell that :func:`debiaseval.data.synthetic.generate_synthetic`
+draws at once (float32 latent scores, ratings, propensities, draws, masks and the raw frames),
+measured with tracemalloc (26); the pair sampler of larger sizes draws blocks of at most
+``DENSE_CELLS`` cells."""
+_PAIR_BYTES = 24
+"""Bytes per sampled pair kept (user, item, rating, propensity and the frames' copies)."""
+
+
+def synthetic_memory(block: Mapping[str, Any]) -> int:
+    """Estimated peak bytes of building the ``synthetic`` dataset of config block ``block``:
+    the cells drawn at once, the float32 latent factors and the sampled MNAR and MAR pairs."""
+    from debiaseval.data.synthetic import DENSE_CELLS
+
+    n_users, n_items = block["n_users"], block["n_items"]
+    cells = n_users * n_items
+    pairs = block["density"] * cells + block["n_mar"] * n_users
+    factors = 4 * block["rank"] * (n_users + n_items)
+    return int(_CELL_BYTES * min(cells, DENSE_CELLS) + 2 * factors + _PAIR_BYTES * pairs)
+
+
+def memory_bytes() -> int | None:
+    """This machine's physical memory in bytes (None where the system does not say)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _gib(n: float) -> str:
+    return f"{n / 2**30:,.1f} GiB"
+
+
+def _check_job_limits(config: Mapping[str, Any]) -> None:
+    """Refuse now what would fail in a job: all-zero marginals, cut-offs beyond the ranking's
+    limit, an exposure that leaves nothing unexposed, a synthetic matrix larger than memory."""
+    for block in ("synthetic", "semisynthetic"):
+        if not any(share > 0 for share in config[block]["marginal"]):
+            raise ConfigError(
+                f"config error at '{block}.marginal': every share is 0; expected the shares of "
+                "ratings 1..5, at least one of them positive"
+            )
+    for name in experiment_names():
+        ks = config[name].get("ks")
+        for position, k in enumerate(ks if isinstance(ks, list) else []):
+            if isinstance(k, int) and k > RANK_LIMIT:
+                raise ConfigError(
+                    f"config error at '{name}.ks.{position}': {k} is beyond the ranking's limit; "
+                    f"expected a cut-off in [1, {RANK_LIMIT}]"
+                )
+    synthetic = config["synthetic"]
+    n_users, n_items = synthetic["n_users"], synthetic["n_items"]
+    used = {d for name in config["experiments"] for d in config[name]["datasets"]}
+    need, have = synthetic_memory(synthetic), memory_bytes()
+    if "synthetic" in used and have is not None and need > have:
+        raise ConfigError(
+            f"config error at 'synthetic': {n_users:,} users × {n_items:,} items need about "
+            f"{_gib(need)} of memory to generate, more than this machine's {_gib(have)}; "
+            "expected a smaller synthetic.n_users, n_items or density"
+        )
+    if synthetic["n_mar"] > n_items:
+        raise ConfigError(
+            f"config error at 'synthetic.n_mar': {synthetic['n_mar']} MAR ratings per user, "
+            f"more than the {n_items} items; expected at most synthetic.n_items"
+        )
+    exposure = config["e5"]["exposure"]
+    if "e5" in config["experiments"] and "synthetic" in config["e5"]["datasets"]:
+        rest = n_items - round(exposure["train_fraction"] * n_items)
+        if exposure["n_exposed"] >= rest:
+            raise ConfigError(
+                f"config error at 'e5.exposure.n_exposed': {exposure['n_exposed']} exposed items "
+                f"leave none unexposed on synthetic ({n_items} items, {n_items - rest} of them "
+                f"a user's training set), so the true recall is undefined; expected at most "
+                f"{rest - 1}"
+            )
+
+
 def _experiment(name: str) -> Any:
     return importlib.import_module(f"debiaseval.experiments.{name}")
 
@@ -315,6 +413,7 @@ def validate_config(
     filled = coerce_strings(copy.deepcopy(dict(config)), schema)
     _check_reserved_sources(filled.get("sources"))
     _fill_defaults(filled, schema, schema)
+    _check_finite(filled)
     import jsonschema  # lazy: 0.1 s of every job, which only needs ConfigError
 
     validator = jsonschema.Draft202012Validator(schema)
@@ -329,6 +428,7 @@ def validate_config(
     if only is not None:
         filled["experiments"] = [only] if isinstance(only, str) else list(only)
     _resolve_experiments(filled)
+    _check_job_limits(filled)
     return filled
 
 

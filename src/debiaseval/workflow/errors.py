@@ -6,7 +6,7 @@ recognise them in every job.
 
 from __future__ import annotations
 
-__all__ = ["EmptyTestSetError", "ListsError"]
+__all__ = ["ContractError", "EmptyTestSetError", "ListsError"]
 
 
 class EmptyTestSetError(ValueError):
@@ -16,3 +16,9 @@ class EmptyTestSetError(ValueError):
 class ListsError(ValueError):
     """Precomputed recommendation lists fail a check: unknown ids, duplicated pairs, training
     items (leakage), a rank that disagrees with the score, lists too short for a K."""
+
+
+class ContractError(TypeError):
+    """A recommender class breaks the contract of
+    :class:`~debiaseval.recommenders.base.Recommender` (one line), e.g. scores of the wrong
+    shape or dtype; :mod:`debiaseval.recommenders.registry` exports it."""

@@ -1,25 +1,38 @@
-"""Parquet I/O at the edges: deterministic bytes, atomic writes, unreadable files named."""
+"""Parquet I/O at the edges: deterministic bytes, atomic writes, damaged outputs found."""
 
 from __future__ import annotations
 
 import base64
+import errno
 import json
 import os
+import shutil
 import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 __all__ = [
+    "DAMAGE_CHECKED",
+    "OutputDamage",
     "UnreadableFileError",
     "atomic_path",
     "current_umask",
+    "damage_of",
+    "downstream_outputs",
     "index_sizes",
     "is_readable_parquet",
+    "output_damage",
+    "read_only_message",
     "read_parquet",
-    "remove_unreadable_parquet",
+    "rebuild_damaged",
+    "remove_outputs",
+    "rerun_target",
     "write_csv",
     "write_parquet",
     "write_text",
@@ -134,37 +147,202 @@ def is_readable_parquet(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` starts and ends with Parquet's magic bytes and its footer parses."""
     try:
         with open(path, "rb") as fh:
-            head = fh.read(4)
-            fh.seek(0, os.SEEK_END)
-            if fh.tell() < 12:
-                return False
-            fh.seek(-4, os.SEEK_END)
-            tail = fh.read(4)
-        if head != _MAGIC or tail != _MAGIC:
-            return False
-        pq.read_metadata(path)
-    except (pa.ArrowInvalid, OSError):
+            return _parquet_damage(fh, os.fstat(fh.fileno()).st_size, path) is None
+    except OSError:
         return False
-    return True
 
 
-def remove_unreadable_parquet(folder: str | os.PathLike[str]) -> list[Path]:
-    """Delete every ``*.parquet`` under ``folder`` that is not readable; return their paths.
+_PNG_HEAD = b"\x89PNG\r\n\x1a\n"
+_PNG_TAIL = b"\x00\x00\x00\x00IEND\xaeB`\x82"
+DAMAGE_CHECKED = (".parquet", ".png", ".svg", ".html", ".md")
+"""The outputs whose damage :func:`damage_of` can prove, by file name suffix."""
 
-    Run at the start of the workflow: Snakemake then sees the files missing and
-    reruns the jobs that write them (a damaged intermediate would otherwise make
-    every later job fail with "Parquet magic bytes not found"). Temporary files
-    of writes in progress (``.name.*.tmp``) are not ``*.parquet`` and are left alone.
+
+def _io_error(error: Exception) -> bool:
+    """An error of the file system (permission, I/O, ...), not of the bytes: it has an errno."""
+    return isinstance(error, OSError) and error.errno is not None
+
+
+def _parquet_damage(fh: BinaryIO, size: int, path: str | os.PathLike[str]) -> str | None:
+    head = fh.read(4)
+    if size < 12:
+        return f"{size} bytes, shorter than any Parquet file"
+    fh.seek(-8, os.SEEK_END)
+    footer = fh.read(8)
+    if head != _MAGIC:
+        return "Parquet magic bytes not found at the start"
+    if footer[4:] != _MAGIC:
+        return "Parquet magic bytes not found at the end (truncated?)"
+    length = int.from_bytes(footer[:4], "little")
+    if length + 12 > size:
+        return f"footer of {length} bytes in a file of {size} bytes"
+    try:
+        pq.read_metadata(path)
+    except Exception as error:  # pyarrow raises several kinds for bad bytes
+        if _io_error(error):
+            raise
+        return "footer does not parse: " + " ".join(str(error).split()).rstrip(".")
+    return None
+
+
+def _text_damage(data: bytes, end: bytes | None) -> str | None:
+    if not data:
+        return "empty"
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return f"not UTF-8 text (byte {error.start})"
+    if end is not None and not text.rstrip().endswith(end.decode()):
+        return f"does not end with {end.decode()} (truncated?)"
+    if end is None and not text.endswith("\n"):
+        return "does not end with a line break (truncated?)"
+    return None
+
+
+def damage_of(path: str | os.PathLike[str]) -> str | None:
+    """Why the output ``path`` is provably damaged, or None when it looks whole.
+
+    By suffix (:data:`DAMAGE_CHECKED`): Parquet, the magic bytes at both ends and a
+    footer that parses; PNG, its signature and final IEND chunk; SVG and HTML, UTF-8
+    text ending with ``</svg>`` / ``</html>``; Markdown, non-empty UTF-8 text ending with
+    a line break. Other files are never called damaged. An ``OSError`` of the file
+    system (permission denied, an I/O error) is raised, never taken for damage.
     """
-    removed = []
+    suffix = Path(path).suffix.lower()
+    if suffix not in DAMAGE_CHECKED:
+        return None
+    with open(path, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if suffix == ".parquet":
+            return _parquet_damage(fh, size, path)
+        if suffix == ".png":
+            head = fh.read(8)
+            fh.seek(max(size - 12, 0))
+            tail = fh.read(12)
+            if head != _PNG_HEAD:
+                return "PNG signature not found"
+            return (
+                None if tail == _PNG_TAIL else "PNG does not end with its IEND chunk (truncated?)"
+            )
+        data = fh.read()
+    return _text_damage(data, {".svg": b"</svg>", ".html": b"</html>"}.get(suffix))
+
+
+@dataclass
+class OutputDamage:
+    """What :func:`output_damage` found: damaged files, and files it could not read."""
+
+    damaged: list[tuple[Path, str]] = field(default_factory=list)
+    unreadable: list[tuple[Path, str]] = field(default_factory=list)
+
+
+def _reason(error: OSError) -> str:
+    name = errno.errorcode.get(error.errno or 0, "")
+    text = error.strerror or " ".join(str(error).split())
+    return f"{text} [{name}]" if name else text
+
+
+def output_damage(folder: str | os.PathLike[str]) -> OutputDamage:
+    """Check every output under ``folder`` that :func:`damage_of` can judge; change nothing.
+
+    Run at the start of the workflow (dry runs too: it only reads). A damaged file
+    (truncated by a full disk, overwritten) is then removed with everything downstream
+    of it (:func:`downstream_outputs`), except in a dry run; a file the file system does
+    not let us read (permission denied, an I/O error) is reported and left alone.
+    Temporary files of writes in progress (``.name.*.tmp``) are skipped.
+    """
+    found = OutputDamage()
     root = Path(folder)
     if not root.is_dir():
-        return removed
-    for path in sorted(root.rglob("*.parquet")):
-        if path.is_file() and not is_readable_parquet(path):
-            path.unlink()
-            removed.append(path)
+        return found
+    for path in sorted(p for p in root.rglob("*") if p.suffix.lower() in DAMAGE_CHECKED):
+        try:
+            if not path.is_file():
+                continue
+            reason = damage_of(path)
+        except OSError as error:
+            found.unreadable.append((path, _reason(error)))
+            continue
+        if reason is not None:
+            found.damaged.append((path, reason))
+    return found
+
+
+def rerun_target(path: str | os.PathLike[str]) -> str:
+    """The output Snakemake knows ``path`` as: ``path``, or the nearest folder above it that
+    has a record in ``.snakemake/metadata`` (a ``directory()`` output such as ``figures/``)."""
+    path = Path(path)
+    for candidate in (path, *path.parents[:-1]):
+        name = base64.urlsafe_b64encode(os.fspath(candidate).encode()).decode()
+        if Path(".snakemake", "metadata", name).is_file():
+            return os.fspath(candidate)
+    return os.fspath(path)
+
+
+def _records(metadata: Path) -> dict[str, list[str]]:
+    """Every output Snakemake recorded in ``metadata`` (``.snakemake/metadata``) -> its inputs."""
+    inputs = {}
+    if not metadata.is_dir():
+        return inputs
+    for record in metadata.iterdir():
+        try:
+            output = base64.urlsafe_b64decode(record.name).decode()
+            listed = json.loads(record.read_text(encoding="utf-8")).get("input") or []
+        except (OSError, ValueError, UnicodeDecodeError, AttributeError):
+            continue
+        inputs[output] = [str(p) for p in listed if isinstance(p, str)]
+    return inputs
+
+
+def downstream_outputs(
+    paths: Iterable[str | os.PathLike[str]],
+    metadata: str | os.PathLike[str] = ".snakemake/metadata",
+) -> list[str]:
+    """``paths`` (each as :func:`rerun_target` names it) and every output made from them,
+    directly or not, as Snakemake's records in ``metadata`` say; sorted."""
+    inputs = _records(Path(metadata))
+    consumers: dict[str, list[str]] = {}
+    for output, listed in inputs.items():
+        for path in listed:
+            consumers.setdefault(os.path.normpath(path), []).append(output)
+    found = {os.path.normpath(rerun_target(p)) for p in paths}
+    todo = list(found)
+    while todo:
+        for output in consumers.get(todo.pop(), []):
+            output = os.path.normpath(output)
+            if output not in found:
+                found.add(output)
+                todo.append(output)
+    return sorted(found)
+
+
+def remove_outputs(paths: Iterable[str], folder: str | os.PathLike[str]) -> list[str]:
+    """Delete the files and folders of ``paths`` that lie under ``folder``; return them."""
+    root = Path(folder).resolve()
+    removed = []
+    for path in paths:
+        target = Path(path)
+        if root not in target.resolve().parents:
+            continue
+        if target.is_dir() and not target.is_symlink():
+            shutil.rmtree(target)
+        elif target.exists() or target.is_symlink():
+            target.unlink()
+        else:
+            continue
+        removed.append(path)
     return removed
+
+
+def read_only_message(folder: str | os.PathLike[str]) -> str | None:
+    """One line when ``folder`` exists but this process may not write in it, else None."""
+    folder = Path(folder)
+    if folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK, effective_ids=True):
+        return (
+            f"debiaseval: {folder}/ is read-only for this user: no job can write its outputs "
+            f"(nothing was run); make {folder}/ writable, or run in a copy of the workflow"
+        )
+    return None
 
 
 def write_text(text: str, path: str | os.PathLike[str]) -> None:
@@ -177,3 +355,37 @@ def write_csv(df: pd.DataFrame, path: str | os.PathLike[str]) -> None:
     """Write ``df`` (without its index) as CSV atomically, byte-identical for identical frames."""
     with atomic_path(path) as tmp:
         df.to_csv(tmp, index=False, lineterminator="\n")
+
+
+def rebuild_damaged(
+    folder: str | os.PathLike[str] = "results", *, dry_run: bool
+) -> tuple[list[str], str | None]:
+    """Find damaged and unreadable outputs under ``folder`` (:func:`output_damage`) and, unless
+    ``dry_run``, remove each damaged one with every output made from it
+    (:func:`downstream_outputs`), so that the run rebuilds them all.
+
+    Returns the lines to print and, when damaged files must go but ``folder`` is read-only,
+    the one line to stop with (then nothing is removed). Unreadable files are never removed.
+    """
+    damage = output_damage(folder)
+    lines = [
+        f"debiaseval: cannot read {path} ({reason}): left as it is; fix its permissions or "
+        "the file system, then run again"
+        for path, reason in damage.unreadable
+    ]
+    if not damage.damaged:
+        return lines, None
+    lines += [f"debiaseval: {path} is damaged ({reason})" for path, reason in damage.damaged]
+    stale = downstream_outputs(path for path, _ in damage.damaged)
+    if not dry_run:
+        stop = read_only_message(folder)
+        if stop is not None:
+            return lines, stop
+        remove_outputs(stale, folder)
+    more = f" and {len(stale) - 5} more" if len(stale) > 5 else ""
+    lines.append(
+        f"debiaseval: {'a run (not -n) removes' if dry_run else 'removed'} {len(stale)} "
+        "output(s), the damaged ones and those made from them, so that their jobs run again: "
+        f"{', '.join(stale[:5])}{more}"
+    )
+    return lines, None

@@ -12,13 +12,14 @@ from threadpoolctl import threadpool_limits
 
 from debiaseval.data.download import DatasetError
 from debiaseval.workflow.config import ConfigError
-from debiaseval.workflow.errors import EmptyTestSetError, ListsError
+from debiaseval.workflow.errors import ContractError, EmptyTestSetError, ListsError
 from debiaseval.workflow.io import UnreadableFileError
 
 __all__ = ["USER_ERRORS", "job", "one_line", "warn"]
 
 USER_ERRORS: tuple[type[Exception], ...] = (
     ConfigError,
+    ContractError,
     DatasetError,
     EmptyTestSetError,
     ListsError,
