@@ -5,7 +5,8 @@ and nothing else; :meth:`Recommender.fit` learns from an n_users × n_items CSR
 matrix of training ratings and returns ``self``; learned state ends in ``_``;
 :meth:`Recommender.score` gives a dense float64 score for every item of the
 requested users (higher = better). Top-N lists over the candidate set are made
-by :func:`debiaseval.evaluation.ranking.top_k`.
+by :func:`debiaseval.evaluation.ranking.top_k`, from the dense scores or from the
+optional ``_rank`` of a model that ranks without them.
 """
 
 from __future__ import annotations
@@ -124,6 +125,12 @@ class Recommender(ABC):
     A model trained by epochs also has an ``epochs`` hyperparameter and implements
     ``_fit_partial(train, epochs)``, which trains that many more epochs of the fitted
     model (see :meth:`fit_partial`); tuning then chooses its epochs by early stopping.
+    A model that can list its top k without a dense score matrix may implement
+    ``_rank(users, k, exclude)``, returning (items, scores), each (len(users), k), best
+    first by (score descending, item id ascending), item -1 after the last candidate,
+    where row u of the CSR matrix ``exclude`` (sorted indices) holds the items that are
+    not candidates of user u; :func:`~debiaseval.evaluation.ranking.top_k` then uses it,
+    and it must equal the dense path (checked by ``check_recommender``).
     The contract is written down in docs/own-recommender.md.
     """
 
@@ -247,6 +254,15 @@ class Recommender(ABC):
 
         Higher is better. The array belongs to the caller, who may modify it.
         """
+        return np.asarray(self._native_scores(users), dtype=np.float64)
+
+    def _native_scores(self, users: np.ndarray) -> np.ndarray:
+        """:meth:`score` before its cast to float64: float32 when ``_score`` gives float32.
+
+        The cast is exact, so ranking by these scores equals ranking by :meth:`score`;
+        :func:`~debiaseval.evaluation.ranking.top_k` uses them to rank in the model's own
+        precision.
+        """
         if not hasattr(self, "n_items_"):
             raise NotFittedError(f"{type(self).__name__} is not fitted; call fit() first")
         u = np.asarray(users)
@@ -255,7 +271,9 @@ class Recommender(ABC):
         u = u.astype(np.int64, copy=False)
         if u.size and (u.min() < 0 or u.max() >= self.n_users_):
             raise ValueError(f"user ids must lie in [0, {self.n_users_}), got {u.min()}..{u.max()}")
-        out = np.asarray(self._score(u), dtype=np.float64)
+        out = np.asarray(self._score(u))
+        if out.dtype not in (np.float32, np.float64):
+            out = out.astype(np.float64)
         assert out.shape == (u.size, self.n_items_), out.shape
         return out
 
