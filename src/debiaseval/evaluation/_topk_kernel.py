@@ -65,8 +65,37 @@ def _sort_heap(vals, items) -> None:  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
+def _offer(s, start, stop, worst, vals, items, indices, p, end):  # type: ignore[no-untyped-def]
+    """Offer items ``start:stop`` to the heap; returns (worst, p, nan).
+
+    An item above the root is inserted unless it is excluded: ``indices[p:end]`` are the
+    row's excluded items not yet passed, sorted, so one forward pointer finds them.
+    """
+    k = items.shape[0]
+    nan = False
+    for q in range(start, stop):
+        v = s[q]
+        if v > worst:
+            while p < end and indices[p] < q:
+                p += 1
+            if p < end and indices[p] == q:
+                continue
+            vals[0], items[0] = v, q
+            _sift_down(vals, items, 0, k)
+            worst = vals[0]
+        elif v != v:
+            nan = True
+    return worst, p, nan
+
+
+@njit(cache=True, inline="always")
 def _select_row(s, u, indptr, indices, vals, items, nan_rows, r) -> None:  # type: ignore[no-untyped-def]
-    """:func:`select_top_k` of row ``r`` (scores ``s``, user ``u``) into ``vals``/``items``."""
+    """:func:`select_top_k` of row ``r`` (scores ``s``, user ``u``) into ``vals``/``items``.
+
+    Blocks of ``_BLOCK`` items are first counted (vectorised) against the root: a block with
+    none above it (nor NaN, for which the comparison is false too) is skipped whole, and so is
+    every such eighth of a block that has one; only the rest is offered item by item.
+    """
     n_items = s.shape[0]
     k = items.shape[0]
     for slot in range(k):  # sentinels: worse than any candidate
@@ -74,43 +103,19 @@ def _select_row(s, u, indptr, indices, vals, items, nan_rows, r) -> None:  # typ
         items[slot] = n_items + k - slot
     worst = vals[0]
     nan = False
-    lo = 0
-    for p in range(indptr[u], indptr[u + 1] + 1):
-        hi = indices[p] if p < indptr[u + 1] else n_items
-        j = lo
-        while j < hi:
-            stop = j + _BLOCK
-            if stop <= hi:
-                # a whole block: one vectorised count first; a block with no entry above
-                # the root (nor NaN, for which the comparison is false too) is skipped,
-                # and so is every such eighth of a block that has one
-                if _count_above(s, j, _BLOCK, worst) == 0:
-                    j = stop
-                    continue
-                for sub in range(j, stop, _BLOCK // 8):
-                    if _count_above(s, sub, _BLOCK // 8, worst) == 0:
-                        continue
-                    for q in range(sub, sub + _BLOCK // 8):
-                        v = s[q]
-                        if v > worst:
-                            vals[0], items[0] = v, q
-                            _sift_down(vals, items, 0, k)
-                            worst = vals[0]
-                        elif v != v:
-                            nan = True
-                j = stop
+    p, end = indptr[u], indptr[u + 1]
+    sub = _BLOCK // 8
+    full = n_items - n_items % _BLOCK
+    for j in range(0, full, _BLOCK):
+        if _count_above(s, j, _BLOCK, worst) == 0:
+            continue
+        for start in range(j, j + _BLOCK, sub):
+            if _count_above(s, start, sub, worst) == 0:
                 continue
-            for q in range(j, hi):
-                v = s[q]
-                if v > worst:
-                    vals[0], items[0] = v, q
-                    _sift_down(vals, items, 0, k)
-                    worst = vals[0]
-                elif v != v:
-                    nan = True
-            j = hi
-        lo = max(lo, hi + 1)
-    nan_rows[r] = nan
+            worst, p, found = _offer(s, start, start + sub, worst, vals, items, indices, p, end)
+            nan |= found
+    worst, p, found = _offer(s, full, n_items, worst, vals, items, indices, p, end)
+    nan_rows[r] = nan | found
     _sort_heap(vals, items)
     for slot in range(k):
         if items[slot] >= n_items:
@@ -137,27 +142,37 @@ def select_top_k_serial(scores, users, indptr, indices, out_items, out_scores, n
         _select_row(scores[r], users[r], indptr, indices, out_scores[r], out_items[r], nan_rows, r)
 
 
-@njit(cache=True, inline="always")
-def _take_row(order, order_scores, indptr, indices, out_items, out_scores, u, r) -> None:  # type: ignore[no-untyped-def]
-    """:func:`take_from_order` of user ``u`` into row ``r``."""
+_CHUNK = 256
+"""Users per task of :func:`take_from_order`: each task marks its users' items in one array."""
+
+
+@njit(cache=True)
+def _take_rows(order, order_scores, users, indptr, indices, out_items, out_scores, start, stop):  # type: ignore[no-untyped-def]
+    """:func:`take_from_order` of rows ``start:stop``, with one array marking a user's items."""
     k = out_items.shape[1]
     n = order.shape[0]
-    own = indices[indptr[u] : indptr[u + 1]]
-    taken = 0
-    p = 0
-    while taken < k and p < n:
-        if order_scores[p] == -np.inf:  # never listed, as in select_top_k
-            break
-        item = order[p]
-        at = np.searchsorted(own, item)
-        if at == own.shape[0] or own[at] != item:
-            out_items[r, taken] = item
-            out_scores[r, taken] = order_scores[p]
-            taken += 1
-        p += 1
-    for slot in range(taken, k):
-        out_items[r, slot] = -1
-        out_scores[r, slot] = -np.inf
+    marked = np.zeros(n, dtype=np.bool_)
+    for r in range(start, stop):
+        u = users[r]
+        own = indices[indptr[u] : indptr[u + 1]]
+        for item in own:
+            marked[item] = True
+        taken = 0
+        p = 0
+        while taken < k and p < n:
+            if order_scores[p] == -np.inf:  # never listed, as in select_top_k
+                break
+            item = order[p]
+            if not marked[item]:
+                out_items[r, taken] = item
+                out_scores[r, taken] = order_scores[p]
+                taken += 1
+            p += 1
+        for slot in range(taken, k):
+            out_items[r, slot] = -1
+            out_scores[r, slot] = -np.inf
+        for item in own:
+            marked[item] = False
 
 
 @njit(cache=True, parallel=True)
@@ -165,12 +180,16 @@ def take_from_order(order, order_scores, users, indptr, indices, out_items, out_
     """The first ``k = out_items.shape[1]`` candidates of one item ``order`` for every user.
 
     ``order`` lists every item best first (ties by the smaller id) and ``order_scores`` their
-    scores; user ``users[r]``'s items ``indices[indptr[u]:indptr[u + 1]]`` (sorted) are
-    skipped, found by binary search: O(k + |I_u|) steps of O(log |I_u|) per user. Writes
-    ``out_items[r]`` (-1 after the last) and ``out_scores[r]``.
+    scores; user ``users[r]``'s items ``indices[indptr[u]:indptr[u + 1]]`` are skipped (marked
+    in an array of the items): O(k + |I_u|) steps per user. Writes ``out_items[r]`` (-1 after
+    the last) and ``out_scores[r]`` (-inf after the last).
     """
-    for r in prange(users.shape[0]):
-        _take_row(order, order_scores, indptr, indices, out_items, out_scores, users[r], r)
+    n_users = users.shape[0]
+    for c in prange((n_users + _CHUNK - 1) // _CHUNK):
+        stop = min((c + 1) * _CHUNK, n_users)
+        _take_rows(
+            order, order_scores, users, indptr, indices, out_items, out_scores, c * _CHUNK, stop
+        )
 
 
 @njit(cache=True)
@@ -178,5 +197,6 @@ def take_from_order_serial(
     order, order_scores, users, indptr, indices, out_items, out_scores
 ) -> None:  # type: ignore[no-untyped-def]
     """:func:`take_from_order` on the calling thread."""
-    for r in range(users.shape[0]):
-        _take_row(order, order_scores, indptr, indices, out_items, out_scores, users[r], r)
+    _take_rows(
+        order, order_scores, users, indptr, indices, out_items, out_scores, 0, users.shape[0]
+    )
