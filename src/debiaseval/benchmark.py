@@ -829,7 +829,7 @@ def _ranking_shape(args: argparse.Namespace, rows: dict[str, float], shape: str)
     if importlib.util.find_spec("implicit") is not None:
         from implicit.cpu.als import AlternatingLeastSquares as implicit_als
     k = args.ranking_k
-    n_users, n_items, n_pairs = _RANK_SHAPES[shape]
+    n_users, n_items, n_pairs = (max(1, round(n * args.ranking_scale)) for n in _RANK_SHAPES[shape])
     train = _ranking_data(n_users, n_items, n_pairs, seed=0)
     _FloatFactors.factors = args.ranking_factors
     model = _FloatFactors().fit(train, seed=0)
@@ -864,10 +864,10 @@ def _ranking_shape(args: argparse.Namespace, rows: dict[str, float], shape: str)
             f"{name} {value:.2f} ({wall[name]:.2f})" for name, value in seconds.items()
         )
         print(f"  {label}, cpu (wall) s: {cells}", flush=True)
-        _ratio(rows, f"{label}: debiaseval / product", seconds["debiaseval"],
+        _ratio(rows, f"ranking {label}: debiaseval / product", seconds["debiaseval"],
                seconds["product"], "target <= 1.5")  # fmt: skip
         if "implicit" in seconds:
-            _ratio(rows, f"{label}: implicit / debiaseval", seconds["implicit"],
+            _ratio(rows, f"ranking {label}: implicit / debiaseval", seconds["implicit"],
                    seconds["debiaseval"], "target >= 1")  # fmt: skip
             ours = outputs["debiaseval"]
             ids = outputs["implicit"][0][ours["user"], ours["rank"] - 1]
@@ -914,6 +914,9 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     )
     parser.add_argument("--ranking-factors", type=int, default=64, help="ranking: MF factors d")
     parser.add_argument("--ranking-k", type=int, default=10, help="ranking: list length")
+    parser.add_argument(
+        "--ranking-scale", type=float, default=1.0, help="ranking: multiply the shapes (tests)"
+    )
     parser.add_argument(
         "--scale-sizes",
         default="1,5,20",
