@@ -215,3 +215,14 @@ def test_lists_of_every_builtin_on_real_data_equal_the_reference(dataset: str, t
         scores = model.score(every)
         got = top_k(model, train, 100, batch_size=100)
         pd.testing.assert_frame_equal(got, reference_top_k(scores, train, 100, every), obj=name)
+
+
+def test_a_job_gives_the_ranking_its_snakemake_threads(tmp_path, monkeypatch) -> None:
+    """numba reads NUMBA_NUM_THREADS when a job first imports it: the job's threads."""
+    import os
+
+    from debiaseval.workflow.runtime import job
+
+    monkeypatch.setenv("NUMBA_NUM_THREADS", "8")
+    with job(tmp_path / "job.log", threads=3):
+        assert os.environ["NUMBA_NUM_THREADS"] == "3"
