@@ -31,6 +31,12 @@ three run by default:
   (:class:`~debiaseval.recommenders.rating_mf.WeightedMF`, compiled ridge half-steps) against
   the former Gram builder (:class:`ReferenceWeightedMF`) at Coat's and Yahoo! R3's shapes,
   per d and loss, in CPU seconds of a fit of ``--e4-sweeps`` sweeps (docs/experiments/e4.md).
+- ``ranking`` (not in the default sections): top-10 of every item for every user, training
+  items excluded, at ML-1M's and ML-20M's shapes (``--ranking-shapes``) on 1 and 2 threads
+  (``--ranking-threads``): :func:`~debiaseval.evaluation.ranking.top_k` on float32 MF scores
+  vs implicit's ``recommend`` on the same factors (when installed) vs the bare float32
+  products, in CPU and wall seconds with their ratios, and E1's tune+rank stage of PosPop
+  (docs/performance.md).
 
 Each timing is the best of ``--repeat`` runs (2 × ``--repeat`` + 1 for the
 project and the numpy reference), with the contenders interleaved.
