@@ -226,3 +226,24 @@ def test_a_job_gives_the_ranking_its_snakemake_threads(tmp_path, monkeypatch) ->
     monkeypatch.setenv("NUMBA_NUM_THREADS", "8")
     with job(tmp_path / "job.log", threads=3):
         assert os.environ["NUMBA_NUM_THREADS"] == "3"
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_ure_thresholds_equal_a_partition(seed: int) -> None:
+    """E5's thresholds s_K from the compiled pass equal numpy's (K+1)-th largest entries,
+    with ties, -inf entries (rows with fewer candidates than K + 1) and K beyond the items."""
+    from debiaseval.evaluation.ranking import largest
+    from debiaseval.evaluation.ure import kth_largest
+
+    scores, train = random_case(seed, np.float64)
+    rows, cols = train.nonzero()
+    scores[rows, cols] = -np.inf
+    ks = [1, 5, 10, 39, 40, 60]
+    n_cols = scores.shape[1]
+    expected = np.full((scores.shape[0], len(ks)), -np.inf)
+    for j, k in enumerate(ks):
+        if k < n_cols:
+            expected[:, j] = np.sort(scores, axis=1)[:, n_cols - 1 - k]
+    np.testing.assert_array_equal(kth_largest(scores, ks), expected)
+    with pytest.raises(ValueError, match="NaN"):
+        largest(np.array([[0.0, np.nan]]), 1)

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 __all__ = [
     "empty_recommendations",
     "item_order",
+    "largest",
     "rank_from_order",
     "rank_threads",
     "top_k",
@@ -123,6 +124,32 @@ def rank_from_order(
     take = kernel.take_from_order if _parallel(u.size) else kernel.take_from_order_serial
     take(order, order_scores, u, exclude.indptr, exclude.indices, items, vals)
     return items, vals
+
+
+def largest(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` largest entries of every row of a dense matrix, best first, by the compiled
+    pass of :func:`top_k` (ties by the smaller column, -inf never listed), on numba's threads.
+
+    Returns (columns, values), each (n_rows, k): int64 columns, -1 after the last listed
+    entry, and the values in the dtype of ``scores`` (float32 or float64), -inf after the
+    last. Raises ``ValueError`` for NaN.
+    """
+    from debiaseval.evaluation import _topk_kernel as kernel  # numba: only when ranking
+
+    s = np.ascontiguousarray(scores)
+    if s.dtype not in (np.float32, np.float64):
+        s = s.astype(np.float64)
+    n_rows = s.shape[0]
+    cols = np.empty((n_rows, k), dtype=np.int64)
+    vals = np.empty((n_rows, k), dtype=s.dtype)
+    nan = np.empty(n_rows, dtype=np.bool_)
+    none = np.zeros(n_rows + 1, dtype=np.int64)  # no excluded column
+    rows = np.arange(n_rows, dtype=np.int64)
+    select = kernel.select_top_k if _parallel(n_rows) else kernel.select_top_k_serial
+    select(s, rows, none, none[:0], cols, vals, nan)
+    if nan.any():
+        raise ValueError("scores contain NaN")
+    return cols, vals
 
 
 def empty_recommendations() -> pd.DataFrame:
