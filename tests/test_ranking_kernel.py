@@ -247,3 +247,17 @@ def test_ure_thresholds_equal_a_partition(seed: int) -> None:
     np.testing.assert_array_equal(kth_largest(scores, ks), expected)
     with pytest.raises(ValueError, match="NaN"):
         largest(np.array([[0.0, np.nan]]), 1)
+
+
+def test_a_model_that_overrides_score_is_ranked_by_its_score() -> None:
+    class Flipped(Table):
+        name = "flipped"
+
+        def score(self, users: np.ndarray) -> np.ndarray:
+            return -super().score(users)
+
+    scores, train = random_case(3, np.float32)
+    got = top_k(Flipped(table=scores).fit(train), train, 5)
+    expected = reference_top_k(-scores.astype(np.float64), sp.csr_matrix(train), 5,
+                               np.arange(scores.shape[0]))  # fmt: skip
+    pd.testing.assert_frame_equal(got, expected)

@@ -179,11 +179,14 @@ def _scores(model: Recommender, users: np.ndarray) -> np.ndarray:
     """A batch's dense scores in the model's own precision (float32 or float64).
 
     A :class:`~debiaseval.recommenders.base.Recommender` gives them before
-    ``score``'s cast to float64 (exact, so the ranking is the same); any other object
-    with ``score(users)`` (a strategy, lists made elsewhere) through ``score``.
+    ``score``'s cast to float64 (exact, so the ranking is the same); one that overrides
+    ``score``, or any other object with ``score(users)`` (a strategy, lists made
+    elsewhere), through ``score``.
     """
-    native = getattr(model, "_native_scores", None)
-    s = native(users) if native is not None else model.score(users)
+    from debiaseval.recommenders.base import Recommender
+
+    native = isinstance(model, Recommender) and type(model).score is Recommender.score
+    s = model._native_scores(users) if native else model.score(users)
     s = np.asarray(s)
     if s.dtype not in (np.float32, np.float64):
         s = s.astype(np.float64)
