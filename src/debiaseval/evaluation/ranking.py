@@ -8,6 +8,7 @@ boundary, so results never depend on the batch size.
 
 from __future__ import annotations
 
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -91,7 +92,13 @@ def _parallel(n_rows: int) -> bool:
     """Whether ``n_rows`` rows are ranked on numba's threads (more than one, enough rows)."""
     import numba
 
-    return n_rows >= _PARALLEL_ROWS and numba.get_num_threads() > 1
+    # the config first: a process limited to one thread never starts numba's pool
+    return n_rows >= _PARALLEL_ROWS and _pool_size(numba) > 1 and numba.get_num_threads() > 1
+
+
+def _pool_size(numba: ModuleType) -> int:
+    """numba's most threads (``NUMBA_NUM_THREADS``), read without starting its pool."""
+    return int(numba.config.NUMBA_NUM_THREADS)
 
 
 def item_order(scores: np.ndarray) -> np.ndarray:
@@ -198,11 +205,15 @@ def rank_threads(threads: int | None) -> int:
     which a workflow job sets to its Snakemake ``threads``) when None."""
     import numba
 
+    if threads is not None and (
+        isinstance(threads, bool) or not isinstance(threads, int | np.integer) or threads < 1
+    ):
+        raise ValueError(f"threads must be an int >= 1, got {threads!r}")
+    if _pool_size(numba) == 1:
+        return 1
     if threads is None:
         return int(numba.get_num_threads())
-    if isinstance(threads, bool) or not isinstance(threads, int | np.integer) or threads < 1:
-        raise ValueError(f"threads must be an int >= 1, got {threads!r}")
-    return min(int(threads), int(numba.config.NUMBA_NUM_THREADS))
+    return min(int(threads), _pool_size(numba))
 
 
 def _frame(blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> pd.DataFrame:
@@ -305,13 +316,17 @@ def top_k(
     from debiaseval.evaluation import _topk_kernel as kernel  # numba: only when ranking
 
     x = _exclusions(train, exclude_train)
-    before = numba.get_num_threads()
-    numba.set_num_threads(rank_threads(threads))
+    n_threads = rank_threads(threads)
+    pooled = _pool_size(numba) > 1  # else the pool is never started
+    before = numba.get_num_threads() if pooled else 1
+    if pooled:
+        numba.set_num_threads(n_threads)
     try:
         blocks = []
         for start in range(0, users.size, batch_size):
             batch = users[start : start + batch_size]
             blocks.append((batch, *_ranked_batch(model, batch, kk, x, kernel)))
     finally:
-        numba.set_num_threads(before)
+        if pooled:
+            numba.set_num_threads(before)
     return _frame(blocks)
