@@ -121,3 +121,15 @@ def test_scale_section_runs_each_size_in_a_child_at_tiny_sizes(capsys) -> None:
     )
     with pytest.raises(ValueError, match="--scale-recommenders"):
         main(["--sections", "scale", "--scale-recommenders", "Nope"])
+
+
+def test_ranking_section_runs_at_a_tiny_size() -> None:
+    """``--sections ranking``: the project, the bare product and implicit (when installed),
+    on 1 and 2 threads, with the same lists as implicit's, and PosPop's tune+rank."""
+    rows = main(["--sections", "ranking", "--ranking-shapes", "ML-1M", "--ranking-scale", "0.05",
+                 "--repeat", "1", "--ranking-threads", "1", "2"])  # fmt: skip
+    for label in ("ML-1M 1 thread", "ML-1M 2 threads"):
+        assert rows[f"ranking {label}: debiaseval / product"] > 0
+        assert rows[f"ranking {label}: E1 tune+rank PosPop cpu [s]"] > 0
+        if f"ranking {label}: implicit cpu [s]" in rows:
+            assert rows[f"ranking {label}: lists agree with implicit"] == 1.0

@@ -40,6 +40,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from debiaseval.evaluation.ranking import largest
+
 if TYPE_CHECKING:
     from debiaseval.recommenders.base import Recommender
 
@@ -89,9 +91,10 @@ def _check_pairs(rows: np.ndarray, cols: np.ndarray, shape: tuple[int, int]) -> 
 def kth_largest(scores: np.ndarray, ks: Sequence[int]) -> np.ndarray:
     """The (K+1)-th largest score of every row for every K: shape (n_rows, len(ks)).
 
-    This is [URE24]'s threshold s_K. One :func:`numpy.partition` per call
-    (O(n_items) per row for all K at once). A row with at most K entries has no
-    (K+1)-th score: its threshold is -inf (every finite score passes).
+    This is [URE24]'s threshold s_K. One compiled top-(max K + 1) pass per row for all K
+    at once (:func:`debiaseval.evaluation.ranking.largest`, O(n_items) per row, no copy). A
+    row with at most K entries above -inf has no finite (K+1)-th score: its threshold is
+    -inf (every finite score passes).
     """
     s = _check_scores(scores)
     k = _check_ks(ks)
@@ -99,9 +102,8 @@ def kth_largest(scores: np.ndarray, ks: Sequence[int]) -> np.ndarray:
     out = np.full((n_rows, k.size), -np.inf)
     inside = k < n_cols
     if n_rows and inside.any():
-        idx = n_cols - 1 - k[inside]
-        part = np.partition(s, np.unique(idx), axis=1)
-        out[:, inside] = part[:, idx]
+        _, vals = largest(s, int(k[inside].max()) + 1)
+        out[:, inside] = vals[:, k[inside]]
     return out
 
 

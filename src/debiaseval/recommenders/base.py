@@ -5,7 +5,8 @@ and nothing else; :meth:`Recommender.fit` learns from an n_users × n_items CSR
 matrix of training ratings and returns ``self``; learned state ends in ``_``;
 :meth:`Recommender.score` gives a dense float64 score for every item of the
 requested users (higher = better). Top-N lists over the candidate set are made
-by :func:`debiaseval.evaluation.ranking.top_k`.
+by :func:`debiaseval.evaluation.ranking.top_k`, from the dense scores or from the
+optional ``_rank`` of a model that ranks without them.
 """
 
 from __future__ import annotations
@@ -121,7 +122,8 @@ _SCORE_KINDS = "fiu"
 
 
 def _checked_scores(result: object, cls: type, shape: tuple[int, int]) -> np.ndarray:
-    """``_score``'s result as a float64 array of ``shape``, or a one-line ``ContractError``
+    """``_score``'s result as an array of ``shape`` (float32 kept, any other real dtype
+    as float64), or a one-line ``ContractError``
     naming the class, what was expected and what came back. A scipy sparse matrix is made
     dense (its unset entries score 0); complex, object, string and boolean scores are refused,
     never cast."""
@@ -144,6 +146,8 @@ def _checked_scores(result: object, cls: type, shape: tuple[int, int]) -> np.nda
             f"{label} returned shape {result.shape}{hint} (dtype {result.dtype}); "
             f"expected {expected}"
         )
+    if result.dtype == np.float32:
+        return result
     return np.asarray(result, dtype=np.float64)
 
 
@@ -157,6 +161,12 @@ class Recommender(ABC):
     A model trained by epochs also has an ``epochs`` hyperparameter and implements
     ``_fit_partial(train, epochs)``, which trains that many more epochs of the fitted
     model (see :meth:`fit_partial`); tuning then chooses its epochs by early stopping.
+    A model that can list its top k without a dense score matrix may implement
+    ``_rank(users, k, exclude)``, returning (items, scores), each (len(users), k), best
+    first by (score descending, item id ascending), item -1 after the last candidate,
+    where row u of the CSR matrix ``exclude`` (sorted indices) holds the items that are
+    not candidates of user u; :func:`~debiaseval.evaluation.ranking.top_k` then uses it,
+    and it must equal the dense path (checked by ``check_recommender``).
     The contract is written down in docs/own-recommender.md.
     """
 
@@ -279,6 +289,15 @@ class Recommender(ABC):
         """Scores of every item for ``users``: a new float64 array (len(users), n_items).
 
         Higher is better. The array belongs to the caller, who may modify it.
+        """
+        return np.asarray(self._native_scores(users), dtype=np.float64)
+
+    def _native_scores(self, users: np.ndarray) -> np.ndarray:
+        """:meth:`score` before its cast to float64: float32 when ``_score`` gives float32.
+
+        The cast is exact, so ranking by these scores equals ranking by :meth:`score`;
+        :func:`~debiaseval.evaluation.ranking.top_k` uses them to rank in the model's own
+        precision.
         """
         if not hasattr(self, "n_items_"):
             raise NotFittedError(f"{type(self).__name__} is not fitted; call fit() first")

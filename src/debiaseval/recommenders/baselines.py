@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from debiaseval.evaluation.ranking import item_order, rank_from_order
 from debiaseval.recommenders.base import Recommender, check_real
 
 __all__ = ["AvgRating", "PosPop", "Random"]
@@ -33,7 +34,28 @@ class Random(Recommender):
         return out
 
 
-class PosPop(Recommender):
+class _ItemScores(Recommender):
+    """A model whose score of an item is the same for every user (``item_scores_``).
+
+    It ranks from its one item order (``item_order_``, best first, ties by the smaller
+    id) without a dense score matrix: ``_rank`` takes each user's first k candidates
+    of that order, O(k + training items of the user) per user.
+    """
+
+    def _learn(self, item_scores: np.ndarray) -> None:
+        self.item_scores_ = item_scores
+        self.item_order_ = item_order(item_scores)
+
+    def _score(self, users: np.ndarray) -> np.ndarray:
+        return np.tile(self.item_scores_, (users.size, 1))
+
+    def _rank(
+        self, users: np.ndarray, k: int, exclude: sp.csr_matrix
+    ) -> tuple[np.ndarray, np.ndarray]:
+        return rank_from_order(self.item_order_, self.item_scores_, users, k, exclude)
+
+
+class PosPop(_ItemScores):
     """Positive popularity: the number of positive training ratings of the item.
 
     See docs/experiments/e1.md.
@@ -52,13 +74,10 @@ class PosPop(Recommender):
 
     def _fit(self, train: sp.csr_matrix, seed: int) -> None:
         positive = (train.data > float(self.positive_threshold)).astype(np.float64)
-        self.item_scores_ = np.bincount(train.indices, weights=positive, minlength=self.n_items_)
-
-    def _score(self, users: np.ndarray) -> np.ndarray:
-        return np.tile(self.item_scores_, (users.size, 1))
+        self._learn(np.bincount(train.indices, weights=positive, minlength=self.n_items_))
 
 
-class AvgRating(Recommender):
+class AvgRating(_ItemScores):
     """Mean training rating of the item, optionally damped toward the global mean.
 
     See docs/experiments/e1.md.
@@ -86,7 +105,4 @@ class AvgRating(Recommender):
         scores = np.full(self.n_items_, self.global_mean_)
         rated = denom > 0
         scores[rated] = (sums[rated] + damping * self.global_mean_) / denom[rated]
-        self.item_scores_ = scores
-
-    def _score(self, users: np.ndarray) -> np.ndarray:
-        return np.tile(self.item_scores_, (users.size, 1))
+        self._learn(scores)

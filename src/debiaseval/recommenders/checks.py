@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from debiaseval.evaluation.ranking import top_k
 from debiaseval.recommenders.base import NotFittedError, Recommender, trains_by_epochs
 from debiaseval.recommenders.registry import ContractError, check_recommender_class
 
@@ -43,6 +44,33 @@ def _equal(a: np.ndarray, b: np.ndarray) -> bool:
     return a.shape == b.shape and bool(np.array_equal(a, b))
 
 
+class _Dense:
+    """A fitted model seen through ``score`` alone: :func:`top_k` ranks its dense scores."""
+
+    def __init__(self, model: Recommender) -> None:
+        self.model = model
+
+    def score(self, users: np.ndarray) -> np.ndarray:
+        return self.model.score(users)
+
+
+def _check_rank(model: Recommender, x: sp.csr_matrix, label: str) -> None:
+    """A model's own ``_rank`` lists equal the lists of its dense scores (ties included)."""
+    n_users, n_items = x.shape
+    subset = np.array([0, 2, min(17, n_users - 1)])
+    for k in (1, 3, n_items + 2):  # the last: more than any user's candidates
+        for exclude in (True, False):
+            for users, batch in ((None, 7), (subset, 1)):
+                ranked = top_k(model, x, k, users=users, batch_size=batch, exclude_train=exclude)
+                dense = top_k(_Dense(model), x, k, users=users, exclude_train=exclude)  # type: ignore[arg-type]
+                _require(
+                    ranked.equals(dense),
+                    label,
+                    f"_rank lists differ from the ranking of score() (k = {k}, "
+                    f"exclude_train = {exclude})",
+                )
+
+
 def check_recommender(
     cls: type[Recommender],
     params: Mapping[str, Any] | None = None,
@@ -59,7 +87,9 @@ def check_recommender(
     attributes ending in ``_``; ``score`` gives finite float64 scores of shape
     (users, items), the same for any subset or order of users, a fresh array, the same
     again for a fresh instance fitted with the same seed, and the same after
-    ``copy.deepcopy`` (tuning copies models); and, for a model trained by epochs
+    ``copy.deepcopy`` (tuning copies models); a model with the optional ``_rank`` lists
+    exactly what :func:`~debiaseval.evaluation.ranking.top_k` lists from its scores; and,
+    for a model trained by epochs
     (:func:`~debiaseval.recommenders.base.trains_by_epochs`), ``fit`` with ``epochs = 2``
     then ``fit_partial(epochs=1)`` equals ``fit`` with ``epochs = 3``. ``train``
     defaults to :func:`check_train_matrix`.
@@ -126,6 +156,9 @@ def check_recommender(
         pass
     else:
         raise ContractError(f"{label}: score() of an unknown user does not raise ValueError")
+
+    if callable(getattr(model, "_rank", None)):
+        _check_rank(model, x, label)
 
     if trains_by_epochs(cls):
         stepped = fresh().set_params(epochs=2).fit(x, seed=seed).fit_partial(x, epochs=1)

@@ -45,6 +45,9 @@ def warn(logger: logging.Logger, message: str) -> None:
 def job(log_path: str | os.PathLike[str], threads: int = 1) -> Iterator[logging.Logger]:
     """Run a job body with logging to ``log_path`` and BLAS/OpenMP pools capped at ``threads``.
 
+    numba's pool, which ranks users in parallel (:func:`debiaseval.evaluation.ranking.top_k`),
+    gets ``threads`` threads too (``NUMBA_NUM_THREADS``; numba is imported later, lazily).
+
     Warnings and tracebacks go to the log. A user error (:data:`USER_ERRORS`)
     prints one line on stderr naming the log and exits with status 1; any other
     exception is re-raised with its traceback. Outputs are written atomically,
@@ -56,6 +59,8 @@ def job(log_path: str | os.PathLike[str], threads: int = 1) -> Iterator[logging.
     root.addHandler(handler)
     root.setLevel(logging.INFO)
     logging.captureWarnings(True)
+    # numba's pool (the ranking kernel's threads) reads this when numba is first imported
+    os.environ["NUMBA_NUM_THREADS"] = str(max(1, int(threads)))
     logger = logging.getLogger("debiaseval")
     user_error: BaseException | None = None
     try:
