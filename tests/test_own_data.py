@@ -112,7 +112,7 @@ def test_a_small_mar_file_cuts_nothing_but_e1(tmp_path):
     assert report.loc["mnar", "ratings_dropped"] == 20_000 - in_both.sum() > 19_000
     assert report.loc["mnar", "users_dropped"] == log["uid"].nunique() - len(common_users)
     assert report.loc["mar", "ratings_dropped"] == 0
-    assert (kept.interactions["part"] == "mnar").sum() == in_both.sum()
+    assert (kept.interactions["part"] == "mnar").sum() == in_both.sum() == 88  # docs/own-data.md
     (warning,) = dropped_warnings(kept.dropped)
     assert warning.startswith(f"filter common_users_items drops {20_000 - in_both.sum():,} of")
     assert "of part mnar" in warning

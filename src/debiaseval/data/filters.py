@@ -2,7 +2,7 @@
 
 A dataset as loaded holds every rating of every part (:mod:`debiaseval.data.preprocess`).
 Keeping only some users or items is a step of an experiment's protocol: the users and
-items present in both the MNAR and the MAR part in E1 ([SAC20] §5.1,
+items present in both the MNAR and the MAR part in E1 ([SAC20],
 :func:`common_users_items`), users by their number of ratings in E2 ([FLAIRS20] §4,
 :func:`~debiaseval.data.preprocess.filter_users_by_count`). Every such filter goes
 through :func:`apply_filter`: it keeps the rows of a mask, re-indexes users and items to
@@ -205,7 +205,7 @@ def common_users_items(
     parts: Sequence[str] = ("mnar", "mar"),
     where: str = "dataset",
 ) -> Filtered:
-    """The rows of the users and items that occur in every one of ``parts`` ([SAC20] §5.1).
+    """The rows of the users and items that occur in every one of ``parts`` ([SAC20]).
 
     [SAC20] evaluates on the users and items present in both the MNAR and the MAR part
     (E1's ``e1.common_users_items``); rows of other parts are kept if their user and item

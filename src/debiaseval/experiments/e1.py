@@ -384,7 +384,7 @@ def data_step(
 ) -> Filtered:
     """Rule ``e1_data``: the dataset as E1's protocol takes it, re-indexed, and what it drops.
 
-    With ``common_users_items`` (``e1.common_users_items``, [SAC20] §5.1) only the users
+    With ``common_users_items`` (``e1.common_users_items``, [SAC20]) only the users
     and items present in both the MNAR and the MAR part are kept
     (:func:`~debiaseval.data.filters.common_users_items`); else every rating. The
     result's ``dropped`` is the filter's report, one row per part (docs/experiments/e1.md).
