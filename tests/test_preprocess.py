@@ -3,6 +3,8 @@ user-count filter on hand-made data, with what the filters drop."""
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -15,6 +17,8 @@ from debiaseval.data import (
     dropped_warnings,
     filter_users_by_count,
 )
+from debiaseval.data.filters import users_by_count
+from debiaseval.data.splits import filter_users
 
 
 def _frame(rows: list[tuple[int, int, float]]) -> pd.DataFrame:
@@ -179,3 +183,24 @@ def test_filter_users_by_count_open_bounds_and_items_dropped() -> None:
     assert users["raw_user"].tolist() == [2, 3]
     with pytest.raises(DatasetError, match="empty after filter users_by_count"):
         filter_users_by_count(_interactions(), 100, 500)
+
+
+def test_e2s_user_filter_logs_what_it_drops_and_warns_past_half(caplog) -> None:
+    rows = _interactions()
+    mnar = rows[rows["part"] == "mnar"].reset_index(drop=True)
+    with caplog.at_level(logging.INFO, logger="debiaseval.data.filters"):
+        kept = filter_users(mnar, min_ratings=3)  # user 0 only: 3 of the 6 MNAR ratings
+    assert kept["user"].unique().tolist() == [0]  # ids kept, not re-indexed
+    assert "users with 3 to None ratings: dropped by its filters" in caplog.text
+    assert not [r for r in caplog.records if r.levelno == logging.WARNING]  # half: no warning
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="debiaseval.data.filters"):
+        filter_users(mnar, max_ratings=1)  # user 1 only: 1 of 6
+    (warning,) = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warning == (
+        "users with None to 1 ratings: filter users_by_count drops 5 of the 6 ratings (83.3%) "
+        "of part mnar, and 2 of its 3 users and 3 of its 4 items"
+    )
+    mask = users_by_count(rows, 2, None, part="mnar")  # users 0 and 2, their MAR row too
+    assert rows.loc[mask, "user"].unique().tolist() == [0, 2]
+    assert mask.sum() == 6

@@ -4,15 +4,16 @@ A dataset as loaded holds every rating of every part (:mod:`debiaseval.data.prep
 Keeping only some users or items is a step of an experiment's protocol: the users and
 items present in both the MNAR and the MAR part in E1 ([SAC20],
 :func:`common_users_items`), users by their number of ratings in E2 ([FLAIRS20] §4,
-:func:`~debiaseval.data.preprocess.filter_users_by_count`). Every such filter goes
-through :func:`apply_filter`: it keeps the rows of a mask, re-indexes users and items to
-contiguous ids in the order of the old ones, and reports per part the users, items and
-ratings it dropped (:func:`dropped_report`), with a warning for every part that lost
-more than half of its ratings (:func:`dropped_warnings`). See docs/datasets.md.
+:func:`users_by_count`). Every such filter reports per part the users, items and ratings
+it dropped (:func:`dropped_report`), with a warning for every part that lost more than
+half of its ratings (:func:`dropped_warnings`, :func:`log_dropped`); :func:`apply_filter`
+keeps the rows of a mask, re-indexes users and items to contiguous ids in the order of the
+old ones, and reports. See docs/datasets.md.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -30,8 +31,10 @@ __all__ = [
     "dropped_markdown",
     "dropped_report",
     "dropped_warnings",
+    "log_dropped",
     "part_sizes",
     "reindex",
+    "users_by_count",
 ]
 
 DROPPED_COLUMNS = (
@@ -124,6 +127,42 @@ def dropped_warnings(report: pd.DataFrame, *, limit: float = WARN_SHARE) -> list
         for row in report.itertuples(index=False)
         if row.share_dropped > limit
     ]
+
+
+def log_dropped(report: pd.DataFrame, where: str, logger: logging.Logger | None = None) -> None:
+    """Log ``report`` (info) and its :func:`dropped_warnings` (warning), prefixed by ``where``.
+
+    A workflow job logs to its log file (``debiaseval.workflow.runtime.job``).
+    """
+    logger = logger or logging.getLogger(__name__)
+    logger.info("%s: dropped by its filters:\n%s", where, report.to_string(index=False))
+    for line in dropped_warnings(report):
+        logger.warning("%s: %s", where, line)
+
+
+def users_by_count(
+    interactions: pd.DataFrame,
+    min_count: int | None,
+    max_count: int | None,
+    part: str | None = None,
+) -> np.ndarray:
+    """The mask of the rows of users with ``min_count <= #ratings <= max_count`` (None = open).
+
+    Ratings are counted in ``part`` (every row when None, or without a ``part`` column);
+    a kept user keeps its rows in every part. [FLAIRS20] §4 keeps the users with 100-500
+    ratings of ml-1m and LibraryThing.
+    """
+    user = interactions["user"].to_numpy(np.int64)
+    counted = np.ones(len(user), dtype=bool)
+    if part is not None and "part" in interactions:
+        counted = interactions["part"].to_numpy() == part
+    counts = np.bincount(user[counted], minlength=int(user.max()) + 1 if len(user) else 0)
+    keep = np.ones(len(counts), dtype=bool)
+    if min_count is not None:
+        keep &= counts >= min_count
+    if max_count is not None:
+        keep &= counts <= max_count
+    return keep[user]
 
 
 def dropped_markdown(report: pd.DataFrame, title: str) -> str:

@@ -5,7 +5,8 @@ A dataset holds every rating of every part (MNAR, MAR): ids are re-indexed to co
 strings, as a user's own log may have: :mod:`debiaseval.data.user_logs`). Keeping only
 some users or items is a step of an experiment's protocol, not of the dataset
 (:mod:`debiaseval.data.filters`): the users and items present in both parts in E1
-([SAC20]), users with 100-500 ratings in E2 ([FLAIRS20], :func:`filter_users_by_count`).
+([SAC20]), users with 100-500 ratings in E2 ([FLAIRS20],
+:func:`~debiaseval.data.filters.users_by_count`; re-indexed by :func:`filter_users_by_count`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from debiaseval.data.download import DatasetError
-from debiaseval.data.filters import Filtered, apply_filter
+from debiaseval.data.filters import Filtered, apply_filter, users_by_count
 from debiaseval.data.loaders import RawDataset
 
 __all__ = ["PARTS", "build_interactions", "filter_users_by_count"]
@@ -106,15 +107,6 @@ def build_interactions(raw: RawDataset) -> tuple[pd.DataFrame, pd.DataFrame, pd.
     )
 
 
-def _in_range(counts: np.ndarray, lo: int | None, hi: int | None) -> np.ndarray:
-    keep = np.ones(len(counts), dtype=bool)
-    if lo is not None:
-        keep &= counts >= lo
-    if hi is not None:
-        keep &= counts <= hi
-    return keep
-
-
 def _identity(ids: np.ndarray, kind: str) -> pd.DataFrame:
     """An id table mapping the ids ``0..max`` to themselves as raw ids."""
     n = int(ids.max()) + 1 if len(ids) else 0
@@ -142,13 +134,9 @@ def filter_users_by_count(
     """
     user = interactions["user"].to_numpy(np.int64)
     item = interactions["item"].to_numpy(np.int64)
-    in_part = np.ones(len(user), dtype=bool)
-    if "part" in interactions:
-        in_part = interactions["part"].to_numpy() == part
-    counts = np.bincount(user[in_part], minlength=int(user.max()) + 1 if len(user) else 0)
     return apply_filter(
         interactions,
-        _in_range(counts, min_count, max_count)[user],
+        users_by_count(interactions, min_count, max_count, part),
         name="users_by_count",
         where=f"dataset (users with {min_count} to {max_count} ratings in part {part!r})",
         users=_identity(user, "user") if users is None else users,
