@@ -64,8 +64,8 @@ def build_interactions(raw: RawDataset) -> tuple[pd.DataFrame, pd.DataFrame, pd.
     """Canonical ``(interactions, users, items)`` of a raw dataset.
 
     Every rating of every part is kept. ``interactions``: ``user``/``item`` int32
-    (contiguous, in raw-id order), ``rating``
-    float32, ``timestamp`` int64 (only if every part has it), ``part`` ("mnar"/"mar"),
+    (contiguous, in raw-id order), ``rating`` float32, ``timestamp`` int64 (only if
+    every part has it), ``part`` ("mnar"/"mar"),
     ``propensity`` float32 (only if the raw data has propensities; NaN for a pair without
     one). Sorted by part, user, item. ``users``/``items`` map new ids to raw ids
     (``raw_user``/``raw_item``: int64, or strings) plus features.
