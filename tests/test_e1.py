@@ -12,6 +12,7 @@ from debiaseval.evaluation.ranking import top_k
 from debiaseval.experiments.e1 import (
     EmptyTestSetError,
     check_testset,
+    data_step,
     evaluate_on_testsets,
     evaluate_step,
     run,
@@ -139,3 +140,32 @@ def test_evaluate_step_warns_when_k_exceeds_the_candidates():
     with pytest.warns(UserWarning, match=r"seed 0: k = 100 exceeds the number of candidate"):
         evaluate_step(split, recs, {}, n_items=60, ks=[100], **kwargs)
     assert len(gt)
+
+
+def test_run_takes_e1s_data_step_reports_it_and_warns_past_half_a_part():
+    """E1 keeps the users and items of both parts ([SAC20]): MNAR-only users added to a dataset
+    change nothing but the report, which warns when they are more than half of the MNAR part."""
+    interactions, users, _ = build_interactions(
+        generate_synthetic(n_users=40, n_items=30, density=0.3, n_mar=8, seed=1).to_raw()
+    )
+    mnar = interactions[interactions["part"] == "mnar"]
+    extra = pd.concat(
+        [mnar.assign(user=mnar["user"] + (k + 1) * len(users)) for k in range(2)],
+        ignore_index=True,
+    )  # two copies of the MNAR part by users without MAR ratings: 2/3 of the MNAR ratings
+    extra = extra.astype({"user": np.int32})
+    grown = pd.concat([interactions, extra], ignore_index=True)
+    config = {"e1": {"recommenders": {"PosPop": {"algorithm": "pospop"}}, "ks": [5]}}
+    with pytest.warns(UserWarning, match=r"common_users_items drops [\d,]+ of the .* of part mnar"):
+        out = run(grown, config, seeds=1, dataset="d")
+    dropped = out["dropped"].set_index("part")
+    assert dropped.loc["mnar", "users_dropped"] == 2 * len(users)
+    assert dropped.loc["mnar", "ratings_dropped"] == len(extra)
+    assert dropped.loc["mar", "ratings_dropped"] == 0
+    assert "| common_users_items | mnar |" in out["dropped_md"]
+    kept = data_step(grown, common_users_items=True, dataset="d").interactions
+    same = run(kept, config, seeds=1, dataset="d")
+    pd.testing.assert_frame_equal(out["summary"], same["summary"])
+    every = run(grown, {"e1": {**config["e1"], "common_users_items": False}}, seeds=1, dataset="d")
+    assert (every["dropped"]["ratings_dropped"] == 0).all()
+    assert not every["summary"].equals(out["summary"])

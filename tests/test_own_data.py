@@ -15,10 +15,10 @@ import pytest
 import yaml
 
 from debiaseval import api
-from debiaseval.data import DATA_ENV, DATASET_NAMES, DatasetError
+from debiaseval.data import DATA_ENV, DATASET_NAMES, DatasetError, dropped_warnings
 from debiaseval.data.catalog import positive_threshold_of
 from debiaseval.data.user_logs import load_user_log
-from debiaseval.experiments import e4
+from debiaseval.experiments import e1, e4
 from debiaseval.workflow.config import ConfigError, validate_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,10 +44,25 @@ def _load(spec: dict, name: str = "mylog"):
 
 
 def test_hand_computed_log_with_a_mar_part(tmp_path):
-    """Only users and items in both parts are kept [SAC20], then re-indexed in raw-id order."""
+    """Every rating of both files is kept, re-indexed in raw-id order; E1 alone keeps the users
+    and items of both parts [SAC20], re-indexed again."""
     ratings = _write(tmp_path / "r.csv", "uid,iid,stars\nb,x,4\na,y,2\nc,x,5\na,x,1\n")
     mar = _write(tmp_path / "m.csv", "uid,iid,stars\na,x,3\nb,z,4\nd,x,2\nb,x,5\n")
     interactions, users, items = _load(_spec(ratings, mar=mar))
+    expected = pd.DataFrame(
+        {
+            "user": np.array([0, 0, 1, 2, 0, 1, 1, 3], dtype=np.int32),
+            "item": np.array([0, 1, 0, 0, 0, 0, 2, 0], dtype=np.int32),
+            "rating": np.array([1, 2, 4, 5, 3, 5, 4, 2], dtype=np.float32),
+            "part": ["mnar"] * 4 + ["mar"] * 4,
+        }
+    )
+    pd.testing.assert_frame_equal(interactions, expected, check_dtype=False)
+    assert interactions[["user", "item"]].dtypes.tolist() == [np.int32, np.int32]
+    assert users["raw_user"].tolist() == ["a", "b", "c", "d"]
+    assert items["raw_item"].tolist() == ["x", "y", "z"]
+
+    kept = e1.data_step(interactions, users, items, common_users_items=True, dataset="mylog")
     expected = pd.DataFrame(
         {
             "user": np.array([0, 1, 0, 1], dtype=np.int32),
@@ -56,10 +71,69 @@ def test_hand_computed_log_with_a_mar_part(tmp_path):
             "part": ["mnar", "mnar", "mar", "mar"],
         }
     )
-    pd.testing.assert_frame_equal(interactions, expected, check_dtype=False)
-    assert interactions[["user", "item"]].dtypes.tolist() == [np.int32, np.int32]
-    assert users["raw_user"].tolist() == ["a", "b"]
-    assert items["raw_item"].tolist() == ["x"]
+    pd.testing.assert_frame_equal(kept.interactions, expected, check_dtype=False)
+    assert kept.users["raw_user"].tolist() == ["a", "b"]
+    assert kept.items["raw_item"].tolist() == ["x"]
+    # MNAR loses user c and item y with their 2 ratings; MAR user d and item z, 2 ratings.
+    assert kept.dropped[["part", "users_dropped", "items_dropped", "ratings_dropped"]].to_dict(
+        "list"
+    ) == {
+        "part": ["mnar", "mar"],
+        "users_dropped": [1, 1],
+        "items_dropped": [1, 1],
+        "ratings_dropped": [2, 2],
+    }
+
+
+def test_a_small_mar_file_cuts_nothing_but_e1(tmp_path):
+    """A large log with a 20-row MAR file: the dataset, and so E2, E4, E5 and E6, keep every
+    logged rating; E1's filter drops what its protocol asks, reports it per part and warns
+    that it took more than half of the log."""
+    rng = np.random.default_rng(0)
+    pairs = rng.choice(400 * 300, size=20_000, replace=False)
+    log = pd.DataFrame(
+        {"uid": pairs // 300, "iid": pairs % 300, "stars": rng.integers(1, 6, size=len(pairs))}
+    )
+    ratings = tmp_path / "r.csv"
+    log.to_csv(ratings, index=False)
+    mar = log.iloc[:20].assign(stars=3)  # 20 random pairs of 20 users (any 20 rows would do)
+    mar.to_csv(tmp_path / "m.csv", index=False)
+    interactions, users, items = _load(_spec(str(ratings), mar=str(tmp_path / "m.csv")))
+    parts = interactions["part"].value_counts().to_dict()
+    assert parts == {"mnar": 20_000, "mar": 20}
+    assert len(users) == log["uid"].nunique() and len(items) == log["iid"].nunique()
+
+    kept = e1.data_step(interactions, users, items, common_users_items=True, dataset="mylog")
+    common_users = set(mar["uid"]) & set(log["uid"])
+    common_items = set(mar["iid"]) & set(log["iid"])
+    in_both = log["uid"].isin(common_users) & log["iid"].isin(common_items)
+    report = kept.dropped.set_index("part")
+    assert report.loc["mnar", "ratings"] == 20_000
+    assert report.loc["mnar", "ratings_dropped"] == 20_000 - in_both.sum() > 19_000
+    assert report.loc["mnar", "users_dropped"] == log["uid"].nunique() - len(common_users)
+    assert report.loc["mar", "ratings_dropped"] == 0
+    assert (kept.interactions["part"] == "mnar").sum() == in_both.sum() == 88  # docs/own-data.md
+    (warning,) = dropped_warnings(kept.dropped)
+    assert warning.startswith(f"filter common_users_items drops {20_000 - in_both.sum():,} of")
+    assert "of part mnar" in warning
+    text = e1.dropped_text(kept.dropped, "mylog")
+    assert "| common_users_items | mnar |" in text and "Warning: filter common_users_items" in text
+    # Without the filter, E1 takes every rating and reports nothing dropped.
+    every = e1.data_step(interactions, users, items, common_users_items=False, dataset="mylog")
+    assert len(every.interactions) == 20_020 and (every.dropped["ratings_dropped"] == 0).all()
+    assert dropped_warnings(every.dropped) == []
+
+
+def test_disjoint_files_are_a_dataset_but_give_e1_nothing(tmp_path):
+    ratings = _write(tmp_path / "r.csv", "uid,iid,stars\na,x,4\n")
+    mar = _write(tmp_path / "m.csv", "uid,iid,stars\nz,q,4\n")
+    interactions, users, items = _load(_spec(ratings, mar=mar))
+    assert interactions["part"].tolist() == ["mnar", "mar"]
+    with pytest.raises(
+        DatasetError,
+        match=r"^E1 on mylog is empty after filter common_users_items: no mnar/mar interactions",
+    ):
+        e1.data_step(interactions, users, items, common_users_items=True, dataset="mylog")
 
 
 def test_fixture_round_trips_through_the_raw_ids():
@@ -216,17 +290,10 @@ def test_propensity_column_gives_e4_provided_propensities(tmp_path):
             {},
             r"line 1: cannot tell the delimiter .*set the dataset's sep",
         ),
-        (
-            "uid,iid,stars\na,x,4\n",
-            {"mar": "disjoint"},
-            r"dataset 'mylog' is empty after filtering: no mnar/mar interactions left",
-        ),
     ],
 )
 def test_bad_files_fail_with_one_line(tmp_path, ratings, extra, message):
     path = tmp_path / "nope.csv" if ratings is None else Path(_write(tmp_path / "r.csv", ratings))
-    if extra.get("mar") == "disjoint":
-        extra = {"mar": _write(tmp_path / "m.csv", "uid,iid,stars\nz,q,4\n")}
     with pytest.raises(DatasetError, match=message) as info:
         _load(_spec(str(path), **extra))
     assert "\n" not in str(info.value)
@@ -414,7 +481,7 @@ def test_readme_example_runs_as_written(monkeypatch):
         "e6": ["mylog"],
     }  # fmt: skip
     interactions, _, _ = api.load_dataset("mylog", config=config)
-    assert interactions["part"].value_counts().to_dict() == {"mnar": 346, "mar": 431}
+    assert interactions["part"].value_counts().to_dict() == {"mnar": 346, "mar": 500}
     namespace: dict = {}
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     exec(compile(code, "docs/own-data.md", "exec"), namespace)

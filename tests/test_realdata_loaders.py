@@ -12,7 +12,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from debiaseval.data import MIRROR_ENV, build_interactions, fetch_dataset, load_raw
+from debiaseval import api
+from debiaseval.data import (
+    MIRROR_ENV,
+    build_interactions,
+    dropped_warnings,
+    fetch_dataset,
+    load_raw,
+)
+from debiaseval.experiments.e1 import data_step, split_step
 
 pytestmark = pytest.mark.realdata
 
@@ -77,11 +85,40 @@ def test_yahoo_r3(mirror: Path, tmp_path: Path) -> None:
     assert raw.mnar.iloc[0].tolist() == [1, 14, 5]
     assert raw.mar.iloc[0].tolist() == [1, 49, 1]
 
-    inter, users, items = build_interactions(raw)
-    assert len(users) == 5_400 and len(items) == 1_000
-    parts = inter["part"].value_counts()
-    assert parts["mar"] == 54_000 and 0 < parts["mnar"] < 311_704
-    assert users["raw_user"].tolist() == list(range(1, 5_401))
+    # The dataset holds every rating of both parts ([ICML16] §6.5 and [URE24] train on all of
+    # them), as the workflow's preprocess rule and the Python API load it.
+    inter, users, items = api.load_dataset("yahoo-r3", raw=tmp_path / "yahoo-r3")
+    mnar = inter[inter["part"] == "mnar"]
+    assert len(users) == 15_400 and len(items) == 1_000
+    assert len(mnar) == 311_704 and mnar["user"].nunique() == 15_400
+    assert (inter["part"] == "mar").sum() == 54_000
+    assert users["raw_user"].tolist() == list(range(1, 15_401))
+
+    # E1's split holds the users and items of both parts ([SAC20]), re-indexed, and its report
+    # says what the filter dropped: 10,000 MNAR-only users and their 182,525 ratings.
+    kept = data_step(inter, users, items, common_users_items=True, dataset="yahoo-r3")
+    split = split_step(
+        kept.interactions,
+        mnar_split={"train": 0.6, "heldout": 0.4},
+        mar_split={"weights": 0.15, "val": 0.15, "gt": 0.7},
+        dataset="yahoo-r3",
+        seed=0,
+    )
+    mar_users = np.unique(raw.mar["user"])
+    assert split["user"].nunique() == 5_400 and split["item"].nunique() == 1_000
+    assert kept.users["raw_user"].tolist() == mar_users.tolist() == list(range(1, 5_401))
+    in_mnar = split["part"].isin(["train", "heldout"])
+    assert in_mnar.sum() == raw.mnar["user"].isin(mar_users).sum() == 129_179
+    assert (~in_mnar).sum() == 54_000
+    report = kept.dropped.set_index("part")
+    assert report.loc["mnar", ["users_dropped", "items_dropped", "ratings_dropped"]].tolist() == [
+        10_000,
+        0,
+        182_525,
+    ]
+    assert report.loc["mar", "ratings_dropped"] == 0
+    (warning,) = dropped_warnings(kept.dropped)
+    assert "182,525 of the 311,704 ratings (58.6%) of part mnar" in warning
 
 
 def test_ml_100k(mirror: Path, tmp_path: Path) -> None:

@@ -1,5 +1,5 @@
 # Experiment E1, intervened test sets ([SAC20]): every rule of E1, in stage order.
-# split -> intervene (every test set of a seed) -> train (tune one chunk of a recommender's grid on
+# data (E1's filter: common users and items, with its report) -> split -> intervene (every test set of a seed) -> train (tune one chunk of a recommender's grid on
 # MAR val) -> select (best usable grid point) -> evaluate (gt and every test set) -> aggregate.
 # A grid of one chunk is trained and selected by one job (tune, the same files).
 # Precomputed lists (algorithm external) replace train/select by external (check, rank); export
@@ -21,16 +21,44 @@ E1_CHUNKED = [name for name in E1_TRAINED if E1_CHUNKS[name] > 1]
 
 
 localrules:
+    e1_data,
     e1_select,
     e1_export,
     e1_external,
     e1_aggregate,
 
 
+rule e1_data:
+    """The dataset as E1 takes it: with e1.common_users_items, the users and items present in
+    both the MNAR and the MAR part ([SAC20]), re-indexed; what it drops, per part."""
+    input:
+        interactions="results/data/{dataset}/interactions.parquet",
+        user_index="results/data/{dataset}/users.parquet",
+        item_index="results/data/{dataset}/items.parquet",
+    output:
+        interactions="results/e1/{dataset}/data/interactions.parquet",
+        user_index="results/e1/{dataset}/data/users.parquet",
+        item_index="results/e1/{dataset}/data/items.parquet",
+        dropped="results/e1/{dataset}/dropped.parquet",
+        dropped_md="results/e1/{dataset}/dropped.md",
+    params:
+        dataset="{dataset}",
+        common_users_items=E1["common_users_items"],
+        code=CODE,
+    conda:
+        "../envs/debiaseval.yaml"
+    benchmark:
+        "benchmarks/e1/{dataset}/data.tsv"
+    log:
+        "logs/e1/{dataset}/data.log",
+    script:
+        "../scripts/e1_data.py"
+
+
 rule e1_split:
     """MNAR -> train/heldout, MAR -> weights/val/gt ([SAC20] section 5.2)."""
     input:
-        interactions="results/data/{dataset}/interactions.parquet",
+        interactions="results/e1/{dataset}/data/interactions.parquet",
     output:
         "results/e1/{dataset}/seed{seed}/split.parquet",
     params:
@@ -53,8 +81,8 @@ rule e1_export:
     """The seed's training and validation parts in raw ids, to train other frameworks on."""
     input:
         split="results/e1/{dataset}/seed{seed}/split.parquet",
-        user_index="results/data/{dataset}/users.parquet",
-        item_index="results/data/{dataset}/items.parquet",
+        user_index="results/e1/{dataset}/data/users.parquet",
+        item_index="results/e1/{dataset}/data/items.parquet",
     output:
         **export_outputs("e1"),
     params:
@@ -75,8 +103,8 @@ rule e1_intervene:
     own random stream (docs/experiments/e1.md); one job per seed, as e1_evaluate reads them all."""
     input:
         split="results/e1/{dataset}/seed{seed}/split.parquet",
-        user_index="results/data/{dataset}/users.parquet",
-        item_index="results/data/{dataset}/items.parquet",
+        user_index="results/e1/{dataset}/data/users.parquet",
+        item_index="results/e1/{dataset}/data/items.parquet",
     output:
         testsets=expand(
             "results/e1/{{dataset}}/seed{{seed}}/testsets/{testset}.parquet",
@@ -108,8 +136,8 @@ rule e1_train:
     """Tune one chunk of a recommender's grid on MAR val ([SAC20] section 5.2)."""
     input:
         split="results/e1/{dataset}/seed{seed}/split.parquet",
-        user_index="results/data/{dataset}/users.parquet",
-        item_index="results/data/{dataset}/items.parquet",
+        user_index="results/e1/{dataset}/data/users.parquet",
+        item_index="results/e1/{dataset}/data/items.parquet",
     output:
         tuning="results/e1/{dataset}/seed{seed}/tuning/{recommender}/chunk{chunk}.parquet",
         recs="results/e1/{dataset}/seed{seed}/tuning/{recommender}/chunk{chunk}.recs.parquet",
@@ -195,8 +223,8 @@ rule e1_external:
     input:
         lists=lists_input("e1", "recommenders", "recommender"),
         split="results/e1/{dataset}/seed{seed}/split.parquet",
-        user_index="results/data/{dataset}/users.parquet",
-        item_index="results/data/{dataset}/items.parquet",
+        user_index="results/e1/{dataset}/data/users.parquet",
+        item_index="results/e1/{dataset}/data/items.parquet",
     output:
         recs="results/e1/{dataset}/seed{seed}/recs/{recommender}.parquet",
     wildcard_constraints:
@@ -226,7 +254,7 @@ rule e1_evaluate:
             recommender=E1["recommenders"],
         ),
         split="results/e1/{dataset}/seed{seed}/split.parquet",
-        item_index="results/data/{dataset}/items.parquet",
+        item_index="results/e1/{dataset}/data/items.parquet",
         testsets=expand(
             "results/e1/{{dataset}}/seed{{seed}}/testsets/{testset}.parquet",
             testset=E1["testsets"],
@@ -267,7 +295,8 @@ rule e1_aggregate:
             seed=experiment_seeds("e1"),
             testset=E1["testsets"],
         ),
-        data="results/data/{dataset}/interactions.parquet",
+        data="results/e1/{dataset}/data/interactions.parquet",
+        dropped_md="results/e1/{dataset}/dropped.md",
     output:
         summary="results/e1/{dataset}/summary.parquet",
         kendall="results/e1/{dataset}/kendall.parquet",

@@ -1,5 +1,5 @@
 rule preprocess:
-    """Canonical interactions (MNAR and MAR parts on common users/items), users and items.
+    """Canonical interactions (every rating of the MNAR and MAR parts), users and items.
 
     A dataset of the config's own (sources.<name>) reads its ratings/mar files, the inputs:
     editing one reruns that dataset only."""

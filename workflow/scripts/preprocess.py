@@ -2,6 +2,7 @@
 canonical Parquet."""
 
 from debiaseval.data.build import build_dataset
+from debiaseval.data.filters import part_sizes
 from debiaseval.workflow.io import write_parquet
 from debiaseval.workflow.runtime import job
 
@@ -17,12 +18,12 @@ with job(snakemake.log[0], snakemake.threads) as log:
     if tuning is not None:
         log.info("MF completion grid (0/1 accuracy on 10%%):\n%s", tuning.to_string())
     log.info(
-        "%s: %d interactions (%s), %d users, %d items",
+        "%s: %d interactions, %d users, %d items; per part:\n%s",
         p.dataset,
         len(interactions),
-        interactions["part"].value_counts().to_dict(),
         len(users),
         len(items),
+        part_sizes(interactions).to_string(index=False),
     )
     write_parquet(interactions, snakemake.output.interactions)
     write_parquet(users, snakemake.output.user_index)

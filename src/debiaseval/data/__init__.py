@@ -13,6 +13,15 @@ from debiaseval.data.download import (
     safe_extract,
     sha256_file,
 )
+from debiaseval.data.filters import (
+    Filtered,
+    apply_filter,
+    common_users_items,
+    dropped_markdown,
+    dropped_report,
+    dropped_warnings,
+    part_sizes,
+)
 from debiaseval.data.loaders import (
     LOADERS,
     RawDataset,
@@ -37,12 +46,18 @@ __all__ = [
     "SOURCES",
     "DatasetError",
     "DatasetSource",
+    "Filtered",
     "RawDataset",
+    "apply_filter",
     "build_interactions",
     "cache_folder",
+    "common_users_items",
     "dataset_names",
     "dataset_parts",
     "download_file",
+    "dropped_markdown",
+    "dropped_report",
+    "dropped_warnings",
     "fetch_dataset",
     "filter_users_by_count",
     "load_coat",
@@ -52,6 +67,7 @@ __all__ = [
     "load_raw",
     "load_user_log",
     "load_yahoo_r3",
+    "part_sizes",
     "safe_extract",
     "sha256_file",
 ]

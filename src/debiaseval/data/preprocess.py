@@ -1,10 +1,12 @@
 """Turn a :class:`RawDataset` into the canonical interactions/users/items frames (docs/datasets.md).
 
-With both an MNAR and a MAR part, only users and items present in both parts are kept
-([SAC20] §4), then ids are re-indexed to contiguous 0-based ids in increasing raw-id
-order (numeric for integer raw ids, lexicographic for strings, as a user's own log may
-have: :mod:`debiaseval.data.user_logs`). User filters such as "100-500 ratings"
-([FLAIRS20]) are applied separately by :func:`filter_users_by_count`.
+A dataset holds every rating of every part (MNAR, MAR): ids are re-indexed to contiguous
+0-based ids in increasing raw-id order (numeric for integer raw ids, lexicographic for
+strings, as a user's own log may have: :mod:`debiaseval.data.user_logs`). Keeping only
+some users or items is a step of an experiment's protocol, not of the dataset
+(:mod:`debiaseval.data.filters`): the users and items present in both parts in E1
+([SAC20]), users with 100-500 ratings in E2 ([FLAIRS20],
+:func:`~debiaseval.data.filters.users_by_count`; re-indexed by :func:`filter_users_by_count`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from debiaseval.data.download import DatasetError
+from debiaseval.data.filters import Filtered, apply_filter, users_by_count
 from debiaseval.data.loaders import RawDataset
 
 __all__ = ["PARTS", "build_interactions", "filter_users_by_count"]
@@ -22,13 +25,6 @@ PARTS = ("mnar", "mar")
 
 def _label(name: str) -> str:
     return f"dataset {name!r}" if name else "dataset"
-
-
-def _restrict_to_common(mnar: pd.DataFrame, mar: pd.DataFrame) -> list[pd.DataFrame]:
-    """Keep only users and items that occur in both parts [SAC20]."""
-    users = np.intersect1d(_id_values(mnar["user"]), _id_values(mar["user"]))
-    items = np.intersect1d(_id_values(mnar["item"]), _id_values(mar["item"]))
-    return [df[df["user"].isin(users) & df["item"].isin(items)] for df in (mnar, mar)]
 
 
 def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
@@ -67,13 +63,14 @@ def _id_frame(raw_ids: np.ndarray, kind: str, features: pd.DataFrame | None) -> 
 def build_interactions(raw: RawDataset) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Canonical ``(interactions, users, items)`` of a raw dataset.
 
-    ``interactions``: ``user``/``item`` int32 (contiguous, in raw-id order), ``rating``
-    float32, ``timestamp`` int64 (only if every part has it), ``part`` ("mnar"/"mar"),
+    Every rating of every part is kept. ``interactions``: ``user``/``item`` int32
+    (contiguous, in raw-id order), ``rating`` float32, ``timestamp`` int64 (only if
+    every part has it), ``part`` ("mnar"/"mar"),
     ``propensity`` float32 (only if the raw data has propensities; NaN for a pair without
     one). Sorted by part, user, item. ``users``/``items`` map new ids to raw ids
     (``raw_user``/``raw_item``: int64, or strings) plus features.
     """
-    parts = [raw.mnar] if raw.mar is None else _restrict_to_common(raw.mnar, raw.mar)
+    parts = [raw.mnar] if raw.mar is None else [raw.mnar, raw.mar]
     has_ts = all("timestamp" in p.columns for p in parts)
     cols = ["user", "item", "rating"] + (["timestamp"] if has_ts else [])
     frame = pd.concat(
@@ -83,8 +80,8 @@ def build_interactions(raw: RawDataset) -> tuple[pd.DataFrame, pd.DataFrame, pd.
     empty = [label for p, label in zip(parts, PARTS, strict=False) if p.empty]
     if empty:
         raise DatasetError(
-            f"{_label(raw.name)} is empty after filtering: no {'/'.join(empty)} "
-            "interactions left (users and items must occur in both parts)"
+            f"{_label(raw.name)} has no {'/'.join(empty)} interactions: expected at least "
+            "one rating in every part"
         )
     if raw.propensities is not None:
         props = raw.propensities[["user", "item", "propensity"]]
@@ -110,24 +107,10 @@ def build_interactions(raw: RawDataset) -> tuple[pd.DataFrame, pd.DataFrame, pd.
     )
 
 
-def _in_range(counts: pd.Series, lo: int | None, hi: int | None) -> pd.Series:
-    keep = pd.Series(True, index=counts.index)
-    if lo is not None:
-        keep &= counts >= lo
-    if hi is not None:
-        keep &= counts <= hi
-    return keep
-
-
-def _reindex(ids: np.ndarray, kind: str, mapping: pd.DataFrame | None) -> pd.DataFrame:
-    """New id frame for the kept old ids, composing with ``mapping`` when given."""
-    if mapping is None:
-        return pd.DataFrame(
-            {kind: np.arange(len(ids), dtype=np.int32), f"raw_{kind}": ids.astype(np.int64)}
-        )
-    kept = mapping.set_index(kind).loc[ids].reset_index(drop=True)
-    kept.insert(0, kind, np.arange(len(ids), dtype=np.int32))
-    return kept
+def _identity(ids: np.ndarray, kind: str) -> pd.DataFrame:
+    """An id table mapping the ids ``0..max`` to themselves as raw ids."""
+    n = int(ids.max()) + 1 if len(ids) else 0
+    return pd.DataFrame({kind: np.arange(n, dtype=np.int32), f"raw_{kind}": np.arange(n)})
 
 
 def filter_users_by_count(
@@ -138,30 +121,24 @@ def filter_users_by_count(
     *,
     users: pd.DataFrame | None = None,
     items: pd.DataFrame | None = None,
-) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+) -> Filtered:
     """Keep users with ``min_count <= #ratings in part <= max_count``, then re-index.
 
     [FLAIRS20] keeps ML-1M users with 100-500 ratings. A bound of ``None`` is open; the
     count is taken in ``part`` (all rows if there is no ``part`` column) and the kept
     users keep their rows in every part. Items left without rows are dropped. Returns
-    ``(interactions, users, items)``; ``users``/``items`` carry ``raw_user``/``raw_item``
-    from the given mappings, or the input ids when no mapping is given.
+    :class:`~debiaseval.data.filters.Filtered`: ``(interactions, users, items, dropped)``;
+    ``users``/``items`` carry ``raw_user``/``raw_item`` from the given mappings, or the
+    input ids when no mapping is given; ``dropped`` is the filter's report
+    (:func:`~debiaseval.data.filters.dropped_report`, filter ``users_by_count``).
     """
-    in_part = (
-        interactions if "part" not in interactions else interactions[interactions["part"] == part]
+    user = interactions["user"].to_numpy(np.int64)
+    item = interactions["item"].to_numpy(np.int64)
+    return apply_filter(
+        interactions,
+        users_by_count(interactions, min_count, max_count, part),
+        name="users_by_count",
+        where=f"dataset (users with {min_count} to {max_count} ratings in part {part!r})",
+        users=_identity(user, "user") if users is None else users,
+        items=_identity(item, "item") if items is None else items,
     )
-    all_users = np.unique(interactions["user"].to_numpy())
-    counts = in_part.groupby("user").size().reindex(all_users, fill_value=0)
-    keep_users = counts.index.to_numpy()[_in_range(counts, min_count, max_count).to_numpy()]
-    kept = interactions[interactions["user"].isin(keep_users)]
-    if kept.empty:
-        raise DatasetError(
-            f"dataset is empty after filtering users by count in part {part!r} "
-            f"(min {min_count}, max {max_count})"
-        )
-    user_ids = np.unique(kept["user"].to_numpy())
-    item_ids = np.unique(kept["item"].to_numpy())
-    out = kept.reset_index(drop=True).copy()
-    out["user"] = np.searchsorted(user_ids, out["user"].to_numpy()).astype(np.int32)
-    out["item"] = np.searchsorted(item_ids, out["item"].to_numpy()).astype(np.int32)
-    return out, _reindex(user_ids, "user", users), _reindex(item_ids, "item", items)

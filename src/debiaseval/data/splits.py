@@ -8,6 +8,8 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from debiaseval.data.filters import dropped_report, log_dropped, users_by_count
+
 __all__ = ["assign_parts", "filter_users", "run_rng", "split_e1", "split_e2"]
 
 
@@ -65,15 +67,13 @@ def filter_users(
     """Rows of the users whose number of rows lies in [min_ratings, max_ratings] (None = open).
 
     [FLAIRS20] §4 keeps the users with 100–500 ratings of ml-1m and LibraryThing.
-    User ids are kept (no re-indexing): dropped users simply have no rows.
+    User ids are kept (no re-indexing): dropped users simply have no rows. What it drops
+    is logged per part (:func:`~debiaseval.data.filters.log_dropped`: in the job's log,
+    with a warning when more than half of a part goes).
     """
-    counts = np.bincount(interactions["user"].to_numpy(np.int64))
-    users = interactions["user"].to_numpy(np.int64)
-    keep = np.ones(len(interactions), dtype=bool)
-    if min_ratings is not None:
-        keep &= counts[users] >= min_ratings
-    if max_ratings is not None:
-        keep &= counts[users] <= max_ratings
+    keep = users_by_count(interactions, min_ratings, max_ratings)
+    report = dropped_report(interactions, keep, name="users_by_count")
+    log_dropped(report, f"users with {min_ratings} to {max_ratings} ratings")
     return interactions[keep].reset_index(drop=True)
 
 

@@ -350,8 +350,9 @@ def prepare_lists(
     """Checked lists in the project's ids, ranked: ``(recs, warnings)``.
 
     ``lists``: rows ``user``, ``item`` and ``score`` and/or ``rank``, ids as ``ids``
-    says (raw ids are looked up in the ``users``/``items`` tables of
-    ``results/data/<dataset>/``; without tables they are the project's).
+    says (raw ids are looked up in the ``users``/``items`` tables the experiment reads:
+    E1's ``results/e1/<dataset>/data/``, E5's ``results/data/<dataset>/`` (on fully
+    exposed data ``results/e5/<dataset>/``); without tables they are the project's).
     ``train``: the seed's training pairs (``user``, ``item``, project ids), which
     must not be listed (``on_train_items``). ``depth``: keep each user's first
     ``depth`` items (E1 keeps max(ks), as its models' lists). ``source`` names the

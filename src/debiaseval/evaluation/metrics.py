@@ -2,8 +2,13 @@
 
 Top-k metrics are computed per user from recommendation lists and a test set:
 relevant = test pairs with rating > ``positive_threshold`` (strictly, docs/datasets.md),
-evaluated users = users with at least one relevant test pair (as in [SAC20]
-§4 and [FLAIRS20] §4). :func:`hit_matrix` builds the users × k boolean hit
+evaluated users = users with at least one relevant test pair. That is the
+project's choice, not [SAC20]'s or [FLAIRS20]'s, which do not say which users
+they average over: Recall@k and AP@k are undefined for a user with no relevant
+pair (0/0), and counting such users as 0 in Precision, HitRate and NDCG would
+make every metric depend on how many users a test set happens to leave without
+a positive, which differs between the test sets being compared (docs/experiments/e1.md,
+Metrics). :func:`hit_matrix` builds the users × k boolean hit
 matrix once; every metric in :data:`TOPK_METRICS` (the single registry of
 metric names) maps ``(hits, n_relevant)`` to one value per user.
 Rating metrics (MAE, MSE, RMSE, 0/1 accuracy of rounded predictions, as in

@@ -19,6 +19,8 @@ import numpy as np
 import pandas as pd
 
 from debiaseval.data.catalog import positive_threshold_of
+from debiaseval.data.filters import Filtered, apply_filter, dropped_markdown, dropped_warnings
+from debiaseval.data.filters import common_users_items as _common_users_items
 from debiaseval.data.interactions import rating_matrix
 from debiaseval.data.splits import run_rng, split_e1
 from debiaseval.debiasing.interventions import TestSetSpec, intervene, marginal_kl, sampling_weights
@@ -54,6 +56,8 @@ __all__ = [
     "aggregate_step",
     "check_config",
     "check_testset",
+    "data_step",
+    "dropped_text",
     "evaluate_on_testsets",
     "evaluate_recommenders",
     "evaluate_step",
@@ -75,7 +79,15 @@ __all__ = [
 NEEDS: tuple[tuple[str, ...], ...] = (("mnar", "mar"),)
 """The parts E1 needs of a dataset (:mod:`debiaseval.data.catalog`): MNAR and MAR."""
 
-OUTPUTS = ("summary.parquet", "kendall.parquet", "testsets.parquet", "summary.md", "kendall.md")
+OUTPUTS = (
+    "summary.parquet",
+    "kendall.parquet",
+    "testsets.parquet",
+    "summary.md",
+    "kendall.md",
+    "dropped.parquet",
+    "dropped.md",
+)
 """E1's aggregated files in ``results/e1/<dataset>/``."""
 
 EXPORT = {"train": "train", "val": "val"}
@@ -362,6 +374,33 @@ def run_metadata(interactions: pd.DataFrame, block: Mapping[str, Any]) -> list[s
 # -- the workflow's steps, one function per rule; run() chains them in-process ------------------
 
 
+def data_step(
+    interactions: pd.DataFrame,
+    users: pd.DataFrame | None = None,
+    items: pd.DataFrame | None = None,
+    *,
+    common_users_items: bool,
+    dataset: str,
+) -> Filtered:
+    """Rule ``e1_data``: the dataset as E1's protocol takes it, re-indexed, and what it drops.
+
+    With ``common_users_items`` (``e1.common_users_items``, [SAC20]) only the users
+    and items present in both the MNAR and the MAR part are kept
+    (:func:`~debiaseval.data.filters.common_users_items`); else every rating. The
+    result's ``dropped`` is the filter's report, one row per part (docs/experiments/e1.md).
+    """
+    where = f"E1 on {dataset}"
+    if common_users_items:
+        return _common_users_items(interactions, users, items, where=where)
+    keep = np.ones(len(interactions), dtype=bool)
+    return apply_filter(interactions, keep, name="none", users=users, items=items, where=where)
+
+
+def dropped_text(dropped: pd.DataFrame, dataset: str) -> str:
+    """``dropped.md``: what E1's filters dropped from ``dataset``, per part, with warnings."""
+    return dropped_markdown(dropped, f"E1 on {dataset}: ratings dropped by E1's protocol")
+
+
 def split_step(
     interactions: pd.DataFrame,
     *,
@@ -606,17 +645,29 @@ def run(
     ``external`` are read from their ``recs`` files, or from ``lists`` (name -> seed ->
     lists frame, as :func:`debiaseval.api.evaluate_lists` gives them), checked as the
     workflow checks them; their warnings are Python warnings. Returns ``summary``,
-    ``kendall``, ``testsets`` (as written to ``results/e1/<dataset>/``), the
-    Markdown texts ``summary_md`` and ``kendall_md``, and per-seed ``metrics``
-    and ``tuning`` (with ``seed`` and ``recommender`` columns).
+    ``kendall``, ``testsets``, ``dropped`` (as written to ``results/e1/<dataset>/``), the
+    Markdown texts ``summary_md``, ``kendall_md`` and ``dropped_md``, and per-seed
+    ``metrics`` and ``tuning`` (with ``seed`` and ``recommender`` columns). The data is
+    first taken as E1's protocol takes it (:func:`data_step`); a filter that drops more
+    than half of a part is a Python warning.
     """
     from debiaseval.workflow.config import validate_config
 
     full = validate_config(dict(config or {}), "e1")
     block = full["e1"]
     frames = input_frames(data, config, dataset, experiment="e1")
-    dataset, interactions = frames.dataset, frames.interactions
-    n_users, n_items = frames.n_users, frames.n_items
+    dataset = frames.dataset
+    kept = data_step(
+        frames.interactions,
+        frames.users,
+        frames.items,
+        common_users_items=block["common_users_items"],
+        dataset=dataset,
+    )
+    for line in dropped_warnings(kept.dropped):
+        warnings.warn(f"E1 on {dataset}: {line}", stacklevel=2)
+    frames = frames._replace(interactions=kept.interactions, users=kept.users, items=kept.items)
+    interactions, n_users, n_items = frames.interactions, frames.n_users, frames.n_items
     threshold = positive_threshold_of(dataset, block["positive_threshold"], full["sources"])
     block = {**block, "positive_threshold": threshold}
     sizes = {"dataset": dataset, "n_users": n_users, "n_items": n_items}
@@ -702,6 +753,8 @@ def run(
         )
     block = {**block, "seeds": len(run_seeds)}
     out = aggregate_step(metrics, diagnostics, interactions, block, dataset=dataset)
+    out["dropped"] = kept.dropped
+    out["dropped_md"] = dropped_text(kept.dropped, dataset)
     out["metrics"] = pd.concat(metrics, ignore_index=True)
     out["tuning"] = pd.concat(tunings, ignore_index=True) if tunings else pd.DataFrame()
     return out
