@@ -105,6 +105,51 @@ def test_paired_t_test_on_hand_values() -> None:
     assert np.isnan(summary.iloc[0]["p_value"])
 
 
+def test_pair_test_pairs_the_two_models_per_test_rating() -> None:
+    """[ICML16]'s test: within a seed, MF-IPS's and MF-Naive's losses on the same test pair
+    are one pair (matched by ``pair``, not by row order); hand-computed t."""
+    naive, ips = [1.0, 2.0, 3.0, 4.0, 2.5], [0.5, 1.5, 3.5, 3.0, 2.0]
+    rows = []
+    for seed, shift in ((0, 0.0), (1, 0.1)):
+        for propensity, values in (("none", naive), ("known", ips)):
+            for pair, v in enumerate(values):
+                rows.append({"seed": seed, "alpha": np.nan, "propensity": propensity,
+                             "metric": "mse", "pair": pair, "value": v + shift})  # fmt: skip
+    losses = pd.DataFrame(rows).sample(frac=1.0, random_state=0)  # any row order
+    tests = e4.pair_tests(losses)
+    assert list(tests.columns) == list(e4.PAIR_TEST_COLUMNS)
+    assert list(tests["seed"]) == [0, 1] and (tests["n_pairs"] == 5).all()
+    d = np.array(ips) - np.array(naive)  # -0.5, -0.5, 0.5, -1, -0.5
+    t = d.mean() / (d.std(ddof=1) / np.sqrt(d.size))
+    np.testing.assert_allclose(tests["t"], [t, t])
+    np.testing.assert_allclose(tests["mean_diff"], [d.mean()] * 2)
+    from scipy.stats import t as student
+
+    np.testing.assert_allclose(tests["p_value"], 2 * student.sf(abs(t), d.size - 1))
+    # a pair present for one model only is an error, not a silent mismatch
+    with pytest.raises(pd.errors.MergeError):
+        e4.pair_tests(pd.concat([losses, losses.iloc[:1]]))
+
+
+def test_naive_selection_uses_the_ips_estimate(coat_like) -> None:
+    """MF-Naive's validation error is the IPS estimate by default ([ICML16] §6.1): with a
+    constant propensity c, IPS = (1/(U·I)) Σ δ k/c = Naive mean × n_val k / (c U I)."""
+    mnar = coat_like.mnar.assign(propensity=0.05)
+    data = e4.LearningData("coat", coat_like.n_users, coat_like.n_items, mnar=mnar,
+                           mar=coat_like.mar)  # fmt: skip
+    values = {}
+    for how in ("ips", "naive"):
+        block = _block(propensities={"coat": ["provided"]}, metrics=["mse"], naive_selection=how)
+        pairs = e4.prepare(data, block, 0)
+        errors, cv, losses = e4.fit(data, pairs, block, 0, "none")
+        values[how] = cv["value"].to_numpy()
+        folds = cv["fold"].to_numpy()
+        assert len(losses) == errors["n_test"].iloc[0] == (pairs["part"] == "test").sum()
+    n_val = np.where(folds == 0, (len(mnar) + 1) // 2, len(mnar) // 2)  # fold sizes
+    scale = n_val * 2 / (0.05 * data.n_users * data.n_items)
+    np.testing.assert_allclose(values["ips"], values["naive"] * scale, rtol=1e-12)
+
+
 def test_run_alpha_sweep_summary_and_workflow_steps() -> None:
     config = {"synthetic": SMALL, "e4": {**FAST, "alpha_sweep": {"alphas": [0.25, 1.0],
               "grid": {"factors": [4], "l2": [3.0, 30.0]}}}}  # fmt: skip

@@ -56,6 +56,7 @@ from debiaseval.workflow.config import ConfigError, expand_grid
 
 __all__ = [
     "ERROR_COLUMNS",
+    "LOSS_COLUMNS",
     "NEEDS",
     "OUTPUTS",
     "PROPENSITY_MODELS",
@@ -68,6 +69,7 @@ __all__ = [
     "ips_weights",
     "learning_data",
     "model_name",
+    "pair_tests",
     "prepare",
     "propensity_models",
     "read_learning_data",
@@ -105,7 +107,7 @@ def propensity_models(block: Mapping[str, Any], dataset: str) -> list[str]:
     return list(block["propensities"].get(dataset, OWN_DEFAULT))
 
 
-OUTPUTS = ("errors.parquet", "summary.parquet", "summary.md")
+OUTPUTS = ("errors.parquet", "summary.parquet", "pair_tests.parquet", "summary.md")
 """Aggregated outputs of E4 in ``results/e4/{dataset}/``."""
 
 ERROR_COLUMNS = (
@@ -113,6 +115,15 @@ ERROR_COLUMNS = (
     "factors", "l2", "cv_value", "n_train", "n_test",
 )  # fmt: skip
 """Columns of the per-seed test errors (``errors.parquet``)."""
+
+LOSS_COLUMNS = ("seed", "alpha", "propensity", "metric", "pair", "value")
+"""Columns of one fit's per-pair MAR test losses (``losses.parquet``): ``pair`` numbers the
+test pairs of the seed in :func:`prepare`'s order, so two models' losses pair up."""
+
+PAIR_TEST_COLUMNS = (
+    "model", "propensity", "metric", "alpha", "seed", "n_pairs", "mean_diff", "t", "p_value",
+)  # fmt: skip
+"""Columns of the per-seed paired t-tests over the test pairs (``pair_tests.parquet``)."""
 
 
 def model_name(propensity: str) -> str:
@@ -325,18 +336,21 @@ def fit(
     block: Mapping[str, Any],
     seed: int,
     propensity: str,
-) -> tuple[pd.DataFrame, pd.DataFrame]:
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """One seed of one model: CV-tuned MF-Naive (``propensity="none"``) or MF-IPS.
 
     For each α in ``pairs`` and each metric: :func:`cv_select` over the grid (``grid``;
     ``alpha_sweep.grid`` with a full truth) with ``n_folds`` folds, the model's loss
     that of the metric; the chosen point refitted on every training pair; its test
-    error (the mean δ over the MAR test pairs, or over the full matrix). The random
-    stream ``run_rng(seed, dataset, "e4", "fit", metric, str(α))`` does not depend on
-    ``propensity``, so MF-Naive and MF-IPS share folds and initialisation.
+    error (the mean δ over the MAR test pairs, or over the full matrix). The validation
+    error is IPS-estimated ([ICML16] §6.1), for MF-Naive with the propensities of the
+    dataset's first propensity model (``naive_selection: naive``: the Naive mean). The
+    random stream ``run_rng(seed, dataset, "e4", "fit", metric, str(α))`` does not depend
+    on ``propensity``, so MF-Naive and MF-IPS share folds and initialisation.
 
     Returns (errors: :data:`ERROR_COLUMNS`, cv: ``seed``, ``alpha``, ``model``,
-    ``propensity``, ``metric``, ``params``, ``fold``, ``value``, ``selected``).
+    ``propensity``, ``metric``, ``params``, ``fold``, ``value``, ``selected``, losses:
+    :data:`LOSS_COLUMNS`, the per-pair MAR test losses; none with a full truth).
     """
     if propensity != "none" and _column(propensity) not in pairs.columns:
         raise ValueError(f"the pairs of {data.name} hold no {propensity!r} propensities")
@@ -345,19 +359,21 @@ def fit(
     grid = expand_grid(sweep["grid"] if truth else block["grid"])
     metrics = sweep["metrics"] if truth else block["metrics"]
     params = dict(block["model"])
-    errors, tables = [], []
+    selection = _selection_propensity(block, data.name, propensity)
+    errors, tables, losses = [], [], []
     for alpha, rows in pairs.groupby("alpha", sort=True, dropna=False):
         train = rows[rows["part"] == "train"]
         u, i = train["user"].to_numpy(np.int64), train["item"].to_numpy(np.int64)
         y = train["rating"].to_numpy(np.float64)
         p = None if propensity == "none" else train[_column(propensity)].to_numpy(np.float64)
+        pv = None if selection is None else train[_column(selection)].to_numpy(np.float64)
         test = rows[rows["part"] == "test"]
         for metric in metrics:
             rng = run_rng(seed, data.name, "e4", "fit", metric, f"{float(alpha):g}")
             best, table = cv_select(
                 u, i, y, p, n_users=data.n_users, n_items=data.n_items, grid=grid,
                 metric=metric, n_folds=block["n_folds"], model_params=params, rng=rng,
-                warm_start=block["warm_start"],
+                warm_start=block["warm_start"], validation_propensities=pv,
             )  # fmt: skip
             model = WeightedMF(**{**params, "loss": LOSS_OF_METRIC[metric], **best}).fit(
                 u, i, y, n_users=data.n_users, n_items=data.n_items,
@@ -371,6 +387,10 @@ def fit(
                 tu, ti = test["user"].to_numpy(np.int64), test["item"].to_numpy(np.int64)
                 delta = pair_losses(metric, test["rating"].to_numpy(), model.predict(tu, ti))
                 n_test = delta.size
+                losses.append(pd.DataFrame({
+                    "seed": np.int32(seed), "alpha": float(alpha), "propensity": propensity,
+                    "metric": metric, "pair": np.arange(n_test, dtype=np.int64), "value": delta,
+                }))  # fmt: skip
             chosen = table[table["selected"]]
             errors.append(
                 {
@@ -389,7 +409,55 @@ def fit(
     cv = pd.concat(tables, ignore_index=True)
     cv_cols = ["seed", "alpha", "model", "propensity", "metric", "params", "fold", "value"]
     cv = cv[[*cv_cols, "selected"]].astype({"seed": np.int32, "fold": np.int64})
-    return out, cv
+    return out, cv, _losses_frame(losses)
+
+
+def _losses_frame(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    if not frames:
+        types = {"seed": np.int32, "alpha": np.float64, "propensity": object, "metric": object,
+                 "pair": np.int64, "value": np.float64}  # fmt: skip
+        return pd.DataFrame({c: pd.Series(dtype=t) for c, t in types.items()})
+    return pd.concat(frames, ignore_index=True)[list(LOSS_COLUMNS)]
+
+
+def _selection_propensity(block: Mapping[str, Any], dataset: str, propensity: str) -> str | None:
+    """The propensity model whose IPS estimate selects this model's hyperparameters (None:
+    the Naive mean): MF-IPS's own; MF-Naive's the dataset's first ([ICML16] §6.1)."""
+    if propensity != "none":
+        return propensity
+    models = propensity_models(block, dataset)
+    return models[0] if block["naive_selection"] == "ips" and models else None
+
+
+def pair_tests(losses: pd.DataFrame) -> pd.DataFrame:
+    """[ICML16]'s paired t-test of each MF-IPS against MF-Naive within a seed ([ICML16] §6.5).
+
+    The two models' losses δ on the same MAR test pairs are paired (``scipy.stats.ttest_rel``,
+    two-sided); one row per ``propensity``, ``metric``, ``alpha``, ``seed``: ``n_pairs``,
+    ``mean_diff`` (MF-IPS − MF-Naive, the difference of the test errors), ``t``, ``p_value``.
+    """
+    from scipy.stats import ttest_rel
+
+    keys = ["seed", "alpha", "metric", "pair"]
+    naive = losses[losses["propensity"] == "none"]
+    rows = []
+    for propensity, block in losses[losses["propensity"] != "none"].groupby("propensity",
+                                                                           sort=False):  # fmt: skip
+        both = block.merge(naive, on=keys, suffixes=("", "_naive"), validate="one_to_one")
+        for (metric, alpha, seed), cell in both.groupby(["metric", "alpha", "seed"], sort=True,
+                                                        dropna=False):  # fmt: skip
+            a, b = cell["value"].to_numpy(), cell["value_naive"].to_numpy()
+            same = a.size < 2 or np.all(a == b)
+            test = None if same else ttest_rel(a, b)
+            rows.append({
+                "model": model_name(propensity), "propensity": propensity, "metric": metric,
+                "alpha": float(alpha), "seed": np.int32(seed), "n_pairs": np.int64(a.size),
+                "mean_diff": float(np.mean(a - b)) if a.size else np.nan,
+                "t": np.nan if test is None else float(test.statistic),
+                "p_value": np.nan if test is None else float(test.pvalue),
+            })  # fmt: skip
+    out = pd.DataFrame(rows, columns=list(PAIR_TEST_COLUMNS))
+    return out.astype({"seed": np.int32, "n_pairs": np.int64, "alpha": np.float64})
 
 
 def summarise(errors: pd.DataFrame) -> pd.DataFrame:
@@ -444,11 +512,19 @@ def _same_alpha(values: pd.Series, alpha: float) -> np.ndarray:
     return np.isnan(v) if np.isnan(alpha) else v == alpha
 
 
-def summary_markdown(summary: pd.DataFrame, *, title: str = "", alpha: float | None = None) -> str:
+def summary_markdown(
+    summary: pd.DataFrame,
+    *,
+    title: str = "",
+    alpha: float | None = None,
+    tests: pd.DataFrame | None = None,
+) -> str:
     """Markdown table of the summary ([ICML16] Table 2 layout): models × (MSE, MAE).
 
     With an α sweep only the rows at ``alpha`` are shown (all α are in the Parquet table).
-    Cells are ``mean ± sd``; the p-values are of the paired t-test against MF-Naive.
+    Cells are ``mean ± sd``; the p-values are of the paired t-test against MF-Naive across
+    seeds. With ``tests`` (:func:`pair_tests`) a second table gives every seed's p of
+    [ICML16]'s test, paired over the MAR test pairs.
     """
     rows = summary
     if alpha is not None and summary["alpha"].notna().any():
@@ -476,14 +552,37 @@ def summary_markdown(summary: pd.DataFrame, *, title: str = "", alpha: float | N
         f"Test error{where}, mean ± sd over {n} seed(s); p: paired t-test against MF-Naive "
         "across seeds (scipy.stats.ttest_rel, two-sided).",
     ]
+    if tests is not None and len(tests):
+        seeds = sorted(set(tests["seed"].tolist()))
+        lines += [
+            "",
+            "Paired t-test of MF-IPS against MF-Naive over the MAR test pairs, per seed "
+            "(ICML16 section 6.5; p, and the mean difference of the errors):",
+            "",
+            "| model | propensity | metric | " + " | ".join(f"seed {s}" for s in seeds) + " |",
+            "|---|---|---|" + "---:|" * len(seeds),
+        ]
+        keys = ["model", "propensity", "metric"]
+        for (model, propensity, metric), block in tests.groupby(keys, sort=False):
+            by_seed = block.set_index("seed")
+            cells = [
+                f"{by_seed.at[s, 'p_value']:.2g} ({by_seed.at[s, 'mean_diff']:+.3f})"
+                if s in by_seed.index else "" for s in seeds
+            ]  # fmt: skip
+            head = f"| {model} | {propensity} | {metric.upper()} | "
+            lines.append(head + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
-def aggregate(errors: Sequence[pd.DataFrame]) -> dict[str, pd.DataFrame]:
-    """Every seed's and model's errors (sorted by seed, propensity order kept) and the summary."""
+def aggregate(
+    errors: Sequence[pd.DataFrame], losses: Sequence[pd.DataFrame] = ()
+) -> dict[str, pd.DataFrame]:
+    """Every seed's and model's errors (sorted by seed, propensity order kept), the summary
+    and, from the per-pair test ``losses`` of the same fits, the per-seed :func:`pair_tests`."""
     table = pd.concat(list(errors), ignore_index=True)
     table = table.sort_values(["seed"], kind="stable", ignore_index=True)
-    return {"errors": table, "summary": summarise(table)}
+    pairs = pd.concat(list(losses), ignore_index=True) if losses else _losses_frame([])
+    return {"errors": table, "summary": summarise(table), "pair_tests": pair_tests(pairs)}
 
 
 def fit_models(block: Mapping[str, Any], dataset: str) -> list[str]:
@@ -546,17 +645,19 @@ def run(
         frames = input_frames(data, config, dataset, experiment="e4")
         data = learning_data(frames.dataset, frames.interactions, frames.users, frames.items)
     ids = seed_ids(seeds, block["seeds"])
-    errors, cvs, pairs = [], [], []
+    errors, cvs, pairs, losses = [], [], [], []
     for s in ids:
         prepared = prepare(data, block, int(s))
         pairs.append(prepared.assign(seed=np.int32(s)))
         for model in fit_models(block, data.name):
-            e, c = fit(data, prepared, block, int(s), model)
+            e, c, loss = fit(data, prepared, block, int(s), model)
             errors.append(e)
             cvs.append(c)
-    tables = aggregate(errors)
+            losses.append(loss)
+    tables = aggregate(errors, losses)
     title = summary_title(data.name)
-    md = summary_markdown(tables["summary"], title=title, alpha=block["alpha_sweep"]["alpha"])
+    md = summary_markdown(tables["summary"], title=title, alpha=block["alpha_sweep"]["alpha"],
+                          tests=tables["pair_tests"])  # fmt: skip
     return {
         **tables,
         "summary_md": md,

@@ -7,8 +7,10 @@ a model is trained on k−1 of them and its loss is estimated on the held-out fo
 lands in the training folds with probability (k−1)/k and in the validation fold with
 probability 1/k, so its propensity is scaled by (k−1)/k for training (weights
 1/(P·(k−1)/k)) and by 1/k for validation (IPS estimate (1/(U·I)) Σ δ/(P/k), [ICML16]
-eq. 10). Without propensities (MF-Naive) the weights are 1 and the validation error is
-the Naive mean ([ICML16] eq. 5). The selected hyperparameters minimise the mean
+eq. 10). MF-Naive trains with weights 1; [ICML16] §6.1 selects every model "using the IPS
+estimator", so MF-Naive's validation error is IPS-estimated too, given the propensities of
+validation alone (``validation_propensities``); without them it is the Naive mean
+([ICML16] eq. 5). The selected hyperparameters minimise the mean
 validation estimate over the folds (the first grid point wins ties).
 
 Since :class:`WeightedMF` normalises its weights to mean 1, the training scale
@@ -52,6 +54,13 @@ def pair_losses(metric: str, y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarr
     return diff**2 if metric == "mse" else np.abs(diff)
 
 
+def _check_propensities(values: np.ndarray, n: int) -> np.ndarray:
+    p = np.asarray(values, dtype=np.float64)
+    if p.shape != (n,) or not np.all((p > 0) & (p <= 1)):
+        raise ValueError("propensities must be one value in (0, 1] per rating")
+    return p
+
+
 def cv_select(
     users: np.ndarray,
     items: np.ndarray,
@@ -66,11 +75,15 @@ def cv_select(
     model_params: Mapping[str, Any] | None = None,
     rng: np.random.Generator,
     warm_start: bool = False,
+    validation_propensities: np.ndarray | str | None = "same",
 ) -> tuple[dict[str, Any], pd.DataFrame]:
     """Choose :class:`WeightedMF` hyperparameters from ``grid`` by k-fold CV ([ICML16] §6.4).
 
     The model's loss is that of ``metric`` (squared for ``mse``, absolute for ``mae``);
-    ``propensities`` (one per pair, in (0, 1]) make it MF-IPS, None MF-Naive. Returns the
+    ``propensities`` (one per pair, in (0, 1]) make it MF-IPS, None MF-Naive.
+    ``validation_propensities`` give the validation estimate: IPS with these propensities,
+    or the Naive mean with None; by default (``"same"``) those of training, so MF-Naive
+    selected by IPS ([ICML16] §6.1) passes None and the propensities here. Returns the
     best grid point and one row per grid point and fold: ``params`` (JSON), ``fold``,
     ``value`` (the fold's validation estimate), ``selected``. With ``warm_start`` a fit
     starts from the same fold's fit of the previous grid point that differs only in
@@ -79,10 +92,14 @@ def cv_select(
     u = np.asarray(users, dtype=np.int64)
     i = np.asarray(items, dtype=np.int64)
     y = np.asarray(ratings, dtype=np.float64)
-    if propensities is not None:
-        p = np.asarray(propensities, dtype=np.float64)
-        if p.shape != y.shape or not np.all((p > 0) & (p <= 1)):
-            raise ValueError("propensities must be one value in (0, 1] per rating")
+    p = None if propensities is None else _check_propensities(propensities, y.size)
+    if isinstance(validation_propensities, str):
+        if validation_propensities != "same":
+            raise ValueError("validation_propensities must be an array, None or 'same'")
+        pv = p
+    else:
+        pv = (None if validation_propensities is None
+              else _check_propensities(validation_propensities, y.size))  # fmt: skip
     if not grid:
         raise ValueError("the hyperparameter grid is empty")
     folds = fold_labels(y.size, n_folds, rng)
@@ -93,7 +110,7 @@ def cv_select(
         others = json.dumps({k: v for k, v in point.items() if k != "l2"}, sort_keys=True)
         for fold in range(n_folds):
             train, val = folds != fold, folds == fold
-            weights = None if propensities is None else 1.0 / (p[train] * (n_folds - 1) / n_folds)
+            weights = None if p is None else 1.0 / (p[train] * (n_folds - 1) / n_folds)
             model = WeightedMF(**{**base, **point}).fit(
                 u[train], i[train], y[train], n_users=n_users, n_items=n_items,
                 weights=weights, rng=rng, init=previous.get((others, fold)),
@@ -101,11 +118,7 @@ def cv_select(
             if warm_start:
                 previous[others, fold] = model
             delta = pair_losses(metric, y[val], model.predict(u[val], i[val]))
-            value = (
-                naive(delta)
-                if propensities is None
-                else ips(delta, p[val] / n_folds, n_users * n_items)
-            )
+            value = naive(delta) if pv is None else ips(delta, pv[val] / n_folds, n_users * n_items)
             rows.append({"params": json.dumps(dict(point), sort_keys=True), "fold": fold,
                          "value": value})  # fmt: skip
     table = pd.DataFrame(rows)
