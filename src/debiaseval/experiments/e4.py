@@ -285,7 +285,7 @@ def prepare(data: LearningData, block: Mapping[str, Any], seed: int) -> pd.DataF
         sample = mar[in_sample]
         train = _pairs(*(mnar[c].to_numpy() for c in ("user", "item", "rating")), "train", nan)
         for model in models:
-            train[_column(model)] = _train_propensities(data, model, block, sample)
+            train[_column(model)] = _train_propensities(data, model, block, sample, seed)
         frames = [train]
         for rows, part in ((mar[~in_sample], "test"), (sample, "mar_sample")):
             cols = (rows[c].to_numpy() for c in ("user", "item", "rating"))
@@ -302,9 +302,11 @@ def prepare(data: LearningData, block: Mapping[str, Any], seed: int) -> pd.DataF
 
 
 def _train_propensities(
-    data: LearningData, model: str, block: Mapping[str, Any], sample: pd.DataFrame
+    data: LearningData, model: str, block: Mapping[str, Any], sample: pd.DataFrame, seed: int
 ) -> np.ndarray:
-    """P̂ of the MNAR training pairs under propensity ``model`` (observed data only)."""
+    """P̂ of the MNAR training pairs under propensity ``model`` (observed data only); the
+    logistic model's L2 is cross-validated (folds from ``run_rng(seed, dataset, "e4",
+    "logistic")``) when ``logistic.l2`` is a list of more than one value."""
     mnar = data.mnar
     assert mnar is not None
     if model == "provided":
@@ -315,9 +317,16 @@ def _train_propensities(
         if data.user_features is None or data.item_features is None:
             raise ValueError(f"{data.name} has no user and item features for logistic propensities")
         settings = block["logistic"]
+        grid = settings["l2"] if isinstance(settings["l2"], list) else [settings["l2"]]
+        l2 = grid[0]
+        if len(grid) > 1:
+            l2, _ = prop.logistic_cv(
+                mnar, data.user_features, data.item_features, l2=grid,
+                n_folds=settings["n_folds"], cross=settings["cross"],
+                rng=run_rng(seed, data.name, "e4", "logistic"),
+            )  # fmt: skip
         table = prop.logistic(
-            mnar, data.user_features, data.item_features,
-            l2=settings["l2"], cross=settings["cross"],
+            mnar, data.user_features, data.item_features, l2=l2, cross=settings["cross"],
         )  # fmt: skip
         return prop.lookup(table, mnar)
     if model == "naive_bayes":
