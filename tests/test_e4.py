@@ -200,6 +200,14 @@ def test_figure_draws_bars_and_the_alpha_curve() -> None:
         figures.draw("nope", {"summary": summary}, "coat")
 
 
+def test_dataset_seeds_give_the_sweep_its_own_trials() -> None:
+    block = validate_config({"seeds": 4, "e4": {"alpha_sweep": {"seeds": 30}}}, "e4")["e4"]
+    assert e4.dataset_seeds(block, "ml-100k-semi") == e4.dataset_seeds(block, "synthetic") == 30
+    assert e4.dataset_seeds(block, "coat") == e4.dataset_seeds(block, "yahoo-r3") == 4
+    block = validate_config({"seeds": 4}, "e4")["e4"]
+    assert e4.dataset_seeds(block, "ml-100k-semi") == 4
+
+
 def test_config_checks() -> None:
     with pytest.raises(ConfigError, match=r"'e4.datasets.0': E4 cannot run on 'ml-1m'"):
         validate_config({"e4": {"datasets": ["ml-1m"]}})

@@ -3,11 +3,13 @@
 # MAR test and Naive-Bayes sample, or the alpha sweep's draws of O) -> fit (one seed and model:
 # k-fold IPS cross-validation, refit, test error, per-pair test losses) -> aggregate (mean +- sd
 # over seeds, paired t-tests over the test pairs per seed and across seeds).
+from debiaseval.experiments.e4 import dataset_seeds as e4_dataset_seeds
 from debiaseval.experiments.e4 import fit_models as e4_fit_models
 
 
 E4 = config["e4"]
 E4_BLOCK = {k: v for k, v in E4.items() if k not in ("datasets", "seeds", "resources")}
+E4_BLOCK["alpha_sweep"] = {k: v for k, v in E4["alpha_sweep"].items() if k != "seeds"}
 
 
 localrules:
@@ -91,12 +93,12 @@ rule e4_aggregate:
     input:
         errors=lambda w: [
             f"results/e4/{w.dataset}/seed{seed}/{model}/errors.parquet"
-            for seed in experiment_seeds("e4")
+            for seed in range(e4_dataset_seeds(E4, w.dataset))
             for model in e4_fit_models(E4, w.dataset)
         ],
         losses=lambda w: [
             f"results/e4/{w.dataset}/seed{seed}/{model}/losses.parquet"
-            for seed in experiment_seeds("e4")
+            for seed in range(e4_dataset_seeds(E4, w.dataset))
             for model in e4_fit_models(E4, w.dataset)
         ],
     output:

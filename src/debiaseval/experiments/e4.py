@@ -64,6 +64,7 @@ __all__ = [
     "aggregate",
     "available_propensities",
     "check_config",
+    "dataset_seeds",
     "fit",
     "fit_models",
     "ips_weights",
@@ -594,6 +595,13 @@ def aggregate(
     return {"errors": table, "summary": summarise(table), "pair_tests": pair_tests(pairs)}
 
 
+def dataset_seeds(block: Mapping[str, Any], dataset: str) -> int:
+    """Number of seeds (trials) of E4 on ``dataset``: ``alpha_sweep.seeds`` for a dataset with
+    a full truth when set (ICML16 Figure 3: 30 trials), else ``e4.seeds``."""
+    sweep = block["alpha_sweep"].get("seeds")
+    return int(sweep) if dataset in TRUTH_DATASETS and sweep is not None else int(block["seeds"])
+
+
 def fit_models(block: Mapping[str, Any], dataset: str) -> list[str]:
     """The models E4 fits on ``dataset``: ``none`` (MF-Naive) then its propensity models."""
     return ["none", *propensity_models(block, dataset)]
@@ -640,7 +648,7 @@ def run(
     block, the others loaded like the workflow does), a dataset's canonical frames
     named ``dataset`` (an E4 dataset's name: :func:`learning_data` reads them as it
     reads that dataset's), or a :class:`LearningData`. ``config`` is a workflow config;
-    ``seeds`` a number of runs or a list of seed ids (default: the ``e4`` block's).
+    ``seeds`` a number of runs or a list of seed ids (default: :func:`dataset_seeds`).
     Returns ``errors``, ``summary``, ``summary_md``, ``cv`` and ``propensities``
     (every seed's pairs, with a ``seed`` column).
     """
@@ -653,7 +661,7 @@ def run(
     elif not isinstance(data, LearningData):
         frames = input_frames(data, config, dataset, experiment="e4")
         data = learning_data(frames.dataset, frames.interactions, frames.users, frames.items)
-    ids = seed_ids(seeds, block["seeds"])
+    ids = seed_ids(seeds, dataset_seeds(block, data.name))
     errors, cvs, pairs, losses = [], [], [], []
     for s in ids:
         prepared = prepare(data, block, int(s))
