@@ -234,3 +234,21 @@ def test_cv_select_warm_start_draws_the_same_random_stream(biased) -> None:
     first = tables[0]["params"] == tables[0]["params"].iloc[0]  # cold in both runs
     np.testing.assert_array_equal(tables[0]["value"][first], tables[1]["value"][first])
     assert not np.array_equal(tables[0]["value"][~first], tables[1]["value"][~first])
+
+
+def test_cv_select_per_pair_l2_is_the_summed_l2_over_training_pairs(biased) -> None:
+    """``l2_per_pair``: a grid value c is λ = c · n_train ([ICML16]'s grid read per pair)."""
+    from debiaseval.recommenders.ips_cv import model_l2
+
+    _, frame = biased
+    frame = frame.iloc[: 2 * (len(frame) // 2)]  # two folds of n/2 training pairs each
+    args = (frame["user"].to_numpy(), frame["item"].to_numpy(), frame["rating"].to_numpy(),
+            frame["propensity"].to_numpy())  # fmt: skip
+    half = len(frame) // 2
+    kwargs = dict(n_users=200, n_items=250, metric="mse", n_folds=2)
+    _, summed = cv_select(*args, **kwargs, grid=[{"factors": 3, "l2": 5.0}],
+                          rng=np.random.default_rng(2))  # fmt: skip
+    _, per_pair = cv_select(*args, **kwargs, grid=[{"factors": 3, "l2": 5.0 / half}],
+                            rng=np.random.default_rng(2), l2_per_pair=True)  # fmt: skip
+    np.testing.assert_allclose(per_pair["value"], summed["value"], rtol=1e-10)
+    assert model_l2(1e-3, 5220, True) == pytest.approx(5.22) and model_l2(3.0, 10, False) == 3.0

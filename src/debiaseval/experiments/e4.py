@@ -50,7 +50,7 @@ from debiaseval.data.splits import run_rng
 from debiaseval.debiasing import propensities as prop
 from debiaseval.experiments import Data, input_frames, seed_ids, unsupported
 from debiaseval.experiments.e3 import Truth, full_truth, synthetic_truth
-from debiaseval.recommenders.ips_cv import LOSS_OF_METRIC, cv_select, pair_losses
+from debiaseval.recommenders.ips_cv import LOSS_OF_METRIC, cv_select, model_l2, pair_losses
 from debiaseval.recommenders.rating_mf import WeightedMF, normalise_weights
 from debiaseval.workflow.config import ConfigError, expand_grid
 
@@ -370,6 +370,7 @@ def fit(
     metrics = sweep["metrics"] if truth else block["metrics"]
     params = dict(block["model"])
     selection = _selection_propensity(block, data.name, propensity)
+    per_pair = block["l2_scale"] == "per_pair"
     errors, tables, losses = [], [], []
     for alpha, rows in pairs.groupby("alpha", sort=True, dropna=False):
         train = rows[rows["part"] == "train"]
@@ -384,8 +385,10 @@ def fit(
                 u, i, y, p, n_users=data.n_users, n_items=data.n_items, grid=grid,
                 metric=metric, n_folds=block["n_folds"], model_params=params, rng=rng,
                 warm_start=block["warm_start"], validation_propensities=pv,
+                l2_per_pair=per_pair,
             )  # fmt: skip
-            model = WeightedMF(**{**params, "loss": LOSS_OF_METRIC[metric], **best}).fit(
+            refit = {**best, "l2": model_l2(best["l2"], y.size, per_pair)}
+            model = WeightedMF(**{**params, "loss": LOSS_OF_METRIC[metric], **refit}).fit(
                 u, i, y, n_users=data.n_users, n_items=data.n_items,
                 weights=None if p is None else 1.0 / p, rng=rng,
             )  # fmt: skip

@@ -31,7 +31,7 @@ import pandas as pd
 from debiaseval.evaluation.estimators import ips, naive
 from debiaseval.recommenders.rating_mf import WeightedMF
 
-__all__ = ["LOSS_OF_METRIC", "cv_select", "fold_labels", "pair_losses"]
+__all__ = ["LOSS_OF_METRIC", "cv_select", "fold_labels", "model_l2", "pair_losses"]
 
 LOSS_OF_METRIC = {"mse": "squared", "mae": "absolute"}
 """Training loss of the model that is evaluated (and tuned) on each rating metric."""
@@ -52,6 +52,13 @@ def pair_losses(metric: str, y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarr
         raise ValueError(f"metric must be one of {sorted(LOSS_OF_METRIC)}, got {metric!r}")
     diff = np.asarray(y_true, dtype=np.float64) - np.asarray(y_pred, dtype=np.float64)
     return diff**2 if metric == "mse" else np.abs(diff)
+
+
+def model_l2(l2: float, n_train: int, per_pair: bool) -> float:
+    """λ of :class:`WeightedMF` for a grid value ``l2``: itself, or ``l2`` × n_train when the
+    grid is per training pair, the scale of [ICML16]'s grid {1e-6, …, 1} (a mean loss plus
+    λ‖·‖²; see docs/experiments/e4.md)."""
+    return float(l2) * n_train if per_pair else float(l2)
 
 
 def _check_propensities(values: np.ndarray, n: int) -> np.ndarray:
@@ -76,6 +83,7 @@ def cv_select(
     rng: np.random.Generator,
     warm_start: bool = False,
     validation_propensities: np.ndarray | str | None = "same",
+    l2_per_pair: bool = False,
 ) -> tuple[dict[str, Any], pd.DataFrame]:
     """Choose :class:`WeightedMF` hyperparameters from ``grid`` by k-fold CV ([ICML16] §6.4).
 
@@ -83,7 +91,9 @@ def cv_select(
     ``propensities`` (one per pair, in (0, 1]) make it MF-IPS, None MF-Naive.
     ``validation_propensities`` give the validation estimate: IPS with these propensities,
     or the Naive mean with None; by default (``"same"``) those of training, so MF-Naive
-    selected by IPS ([ICML16] §6.1) passes None and the propensities here. Returns the
+    selected by IPS ([ICML16] §6.1) passes None and the propensities here. With
+    ``l2_per_pair`` a grid point's ``l2`` is per training pair: the fit's λ is ``l2`` times
+    the fold's training pairs (:func:`model_l2`). Returns the
     best grid point and one row per grid point and fold: ``params`` (JSON), ``fold``,
     ``value`` (the fold's validation estimate), ``selected``. With ``warm_start`` a fit
     starts from the same fold's fit of the previous grid point that differs only in
@@ -111,7 +121,8 @@ def cv_select(
         for fold in range(n_folds):
             train, val = folds != fold, folds == fold
             weights = None if p is None else 1.0 / (p[train] * (n_folds - 1) / n_folds)
-            model = WeightedMF(**{**base, **point}).fit(
+            fitted = {**point, "l2": model_l2(point["l2"], int(train.sum()), l2_per_pair)}
+            model = WeightedMF(**{**base, **fitted}).fit(
                 u[train], i[train], y[train], n_users=n_users, n_items=n_items,
                 weights=weights, rng=rng, init=previous.get((others, fold)),
             )  # fmt: skip
