@@ -20,7 +20,8 @@ FIGURES = {
     "test_error": (
         "Test error of MF-Naive and MF-IPS (one bar per propensity model), mean ± sd over seeds, "
         "on the MAR test (coat, yahoo-r3) or the full matrix (synthetic, ml-100k-semi, at the "
-        "smallest alpha of the sweep); p = paired t-test against MF-Naive. With an alpha sweep, "
+        "smallest alpha of the sweep); p = paired t-test against MF-Naive across seeds (every "
+        "seed's test over the MAR test pairs, ICML16's, is in pair_tests). With an alpha sweep, "
         "a second panel shows the test MSE vs the selection-bias strength alpha (1 = MCAR). "
         "Lower is better."
     ),
