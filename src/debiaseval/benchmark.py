@@ -864,7 +864,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         help="e4: data shapes (Coat's, Yahoo! R3's)",
     )  # fmt: skip
     parser.add_argument(
-        "--e4-factors", type=int, nargs="+", help="e4: d values (40; the paper grid 5 10 20 40)"
+        "--e4-factors", type=int, nargs="+", help="e4: d values (40; the paper's d = 5 10 20 40)"
     )
     parser.add_argument(
         "--e4-losses", nargs="+", choices=["squared", "absolute"], default=["squared", "absolute"]
