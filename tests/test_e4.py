@@ -94,9 +94,7 @@ def test_paired_t_test_on_hand_values() -> None:
             rows.append({"seed": seed, "alpha": np.nan, "model": e4.model_name(propensity),
                          "propensity": propensity, "metric": "mse", "value": value})  # fmt: skip
     summary = e4.summarise(pd.DataFrame(rows))
-    assert list(summary.columns) == [
-        "model", "propensity", "metric", "alpha", "mean", "sd", "n_seeds", "p_value"
-    ]  # fmt: skip
+    assert list(summary.columns) == list(e4.SUMMARY_COLUMNS)
     assert list(summary["model"]) == ["MF-Naive", "MF-IPS"]
     ips = summary.iloc[1]
     assert ips["mean"] == pytest.approx(2.8 / 3)
@@ -175,6 +173,48 @@ def test_run_alpha_sweep_summary_and_workflow_steps() -> None:
         pairs = e4.prepare(data, cfg["e4"], seed)
         parts += [e4.fit(data, pairs, cfg["e4"], seed, m)[0] for m in ("none", "known")]
     pd.testing.assert_frame_equal(e4.aggregate(parts)["summary"], summary)
+
+
+def test_mf_ips_nb_on_the_sweep_per_mcar_sample_size() -> None:
+    """[ICML16] Figure 3 (right): Naive-Bayes propensities from MCAR samples of each size,
+    at alpha_sweep.alpha only, one MF-IPS-NB fit per size sharing MF-Naive's stream."""
+    config = {"synthetic": SMALL, "e4": {**FAST, "propensities": {"synthetic": ["known",
+              "naive_bayes"]}, "alpha_sweep": {"alphas": [0.25, 1.0], "mar_sizes": [50, 4000],
+              "grid": {"factors": [4], "l2": [3.0, 30.0]}}}}  # fmt: skip
+    cfg = validate_config(config, "e4")
+    data = e4.learning_data("synthetic", synthetic=cfg["synthetic"])
+    pairs = e4.prepare(data, cfg["e4"], 0)
+    train = pairs["part"] == "train"
+    for size in (50, 4000):
+        col = pairs[f"propensity_naive_bayes_mar{size}"]
+        assert col[train & (pairs["alpha"] == 0.25)].notna().all()
+        assert col[pairs["alpha"] == 1.0].isna().all()
+        # one propensity per rating level: P(Y=r|O=1) P(O=1) / P(Y=r)
+        at = pairs[train & (pairs["alpha"] == 0.25)]
+        assert (at.groupby("rating")[col.name].nunique() == 1).all()
+    # the larger sample's P(Y=r) is closer to the full matrix's, so its propensities too
+    from debiaseval.debiasing import propensities as prop
+
+    full = prop.naive_bayes(at["rating"], data.truth.ratings.ravel(), n_users=data.n_users,
+                            n_items=data.n_items, levels=np.unique(data.truth.ratings))  # fmt: skip
+    exact = prop.lookup(full, at[["rating"]])
+    err = {s: np.abs(np.log(at[f"propensity_naive_bayes_mar{s}"] / exact)).mean()
+           for s in (50, 4000)}  # fmt: skip
+    assert err[4000] < 0.5 * err[50]
+    errors, cv, losses = e4.fit(data, pairs, cfg["e4"], 0, "naive_bayes")
+    assert list(errors["mar_size"]) == [50.0, 4000.0] and set(errors["alpha"]) == {0.25}
+    assert losses.empty and set(cv["mar_size"]) == {50.0, 4000.0}
+    naive = e4.fit(data, pairs, cfg["e4"], 0, "none")[0]
+    assert naive["mar_size"].isna().all()
+    summary = e4.summarise(pd.concat([naive, errors]))
+    assert summary["mar_size"].notna().sum() == 2
+    md = e4.summary_markdown(summary, alpha=0.25)
+    assert "naive_bayes (MCAR sample 4,000)" in md
+    from debiaseval.figures import e4 as figures
+
+    assert len(figures.draw("test_error", {"summary": summary}, "synthetic").axes) == 3
+    with pytest.raises(ConfigError, match=r"alpha_sweep\.mar_sizes"):
+        validate_config({"e4": {"propensities": {"synthetic": ["known", "naive_bayes"]}}})
 
 
 def test_figure_draws_bars_and_the_alpha_curve() -> None:

@@ -60,6 +60,7 @@ __all__ = [
     "NEEDS",
     "OUTPUTS",
     "PROPENSITY_MODELS",
+    "SUMMARY_COLUMNS",
     "LearningData",
     "aggregate",
     "available_propensities",
@@ -99,7 +100,7 @@ def available_propensities(parts: frozenset[str]) -> tuple[str, ...]:
     """The propensity models a dataset with these parts supports: ``known`` with a full
     truth, else those whose input it has (provided propensities, features, a MAR sample)."""
     if "truth" in parts:
-        return ("known",)
+        return ("known", "naive_bayes")
     return tuple(m for m, part in _PROPENSITY_PART.items() if part in parts)
 
 
@@ -112,10 +113,15 @@ OUTPUTS = ("errors.parquet", "summary.parquet", "pair_tests.parquet", "summary.m
 """Aggregated outputs of E4 in ``results/e4/{dataset}/``."""
 
 ERROR_COLUMNS = (
-    "seed", "alpha", "model", "propensity", "metric", "value",
+    "seed", "alpha", "mar_size", "model", "propensity", "metric", "value",
     "factors", "l2", "cv_value", "n_train", "n_test",
 )  # fmt: skip
 """Columns of the per-seed test errors (``errors.parquet``)."""
+
+SUMMARY_COLUMNS = (
+    "model", "propensity", "metric", "alpha", "mar_size", "mean", "sd", "n_seeds", "p_value",
+)  # fmt: skip
+"""Columns of the summary (``summary.parquet``)."""
 
 LOSS_COLUMNS = ("seed", "alpha", "propensity", "metric", "pair", "value")
 """Columns of one fit's per-pair MAR test losses (``losses.parquet``): ``pair`` numbers the
@@ -270,6 +276,8 @@ def prepare(data: LearningData, block: Mapping[str, Any], seed: int) -> pd.DataF
             frame[_column("known")] = p[u, i]
             frames.append(frame)
         out = pd.concat(frames, ignore_index=True)
+        if "naive_bayes" in models:
+            _sweep_naive_bayes(data, block, out, rng)
     else:
         assert data.mnar is not None and data.mar is not None
         mnar, mar = data.mnar, data.mar
@@ -292,14 +300,43 @@ def prepare(data: LearningData, block: Mapping[str, Any], seed: int) -> pd.DataF
             cols = (rows[c].to_numpy() for c in ("user", "item", "rating"))
             frames.append(_pairs(*cols, part, nan))
         out = pd.concat(frames, ignore_index=True)
+    columns = [c for c in out.columns if c.startswith("propensity_")]
     for model in models:
-        col = _column(model)
-        if col not in out.columns:
+        if data.truth is None and _column(model) not in columns:
             raise ValueError(f"{data.name} has no {model!r} propensities")
-        if clip is not None:
-            train = out["part"] == "train"
+    if clip is not None:
+        train = out["part"] == "train"
+        for col in columns:
             out.loc[train, col] = np.maximum(out.loc[train, col].to_numpy(), clip)
     return out
+
+
+def _nb_column(size: int) -> str:
+    return f"{_column('naive_bayes')}_mar{int(size)}"
+
+
+def _sweep_naive_bayes(
+    data: LearningData, block: Mapping[str, Any], out: pd.DataFrame, rng: np.random.Generator
+) -> None:
+    """MF-IPS-NB's propensities on the sweep ([ICML16] Figure 3, right): for every size s of
+    ``alpha_sweep.mar_sizes``, Naive-Bayes P̂ of the training pairs at ``alpha_sweep.alpha``
+    with P(Y = r) from s MCAR ratings drawn uniformly from the full matrix (column
+    ``propensity_naive_bayes_mar<s>``, NaN at the other α)."""
+    assert data.truth is not None
+    ratings = data.truth.ratings
+    alpha = float(block["alpha_sweep"]["alpha"])
+    rows = (out["alpha"].to_numpy() == alpha) & (out["part"].to_numpy() == "train")
+    observed = out.loc[rows, "rating"].to_numpy(np.float64)
+    levels = np.unique(ratings)
+    for size in block["alpha_sweep"]["mar_sizes"]:
+        if not 1 <= size <= ratings.size:
+            raise ValueError(f"alpha_sweep.mar_sizes: {size} is not in [1, {ratings.size}]")
+        sample = ratings.ravel()[rng.choice(ratings.size, int(size), replace=False)]
+        table = prop.naive_bayes(observed, sample, n_users=data.n_users, n_items=data.n_items,
+                                 levels=levels, smoothing=block["smoothing"])  # fmt: skip
+        column = np.full(len(out), np.nan)
+        column[rows] = prop.lookup(table, out.loc[rows, ["rating"]])
+        out[_nb_column(size)] = column
 
 
 def _train_propensities(
@@ -362,10 +399,15 @@ def fit(
     ``propensity``, ``metric``, ``params``, ``fold``, ``value``, ``selected``, losses:
     :data:`LOSS_COLUMNS`, the per-pair MAR test losses; none with a full truth).
     """
-    if propensity != "none" and _column(propensity) not in pairs.columns:
-        raise ValueError(f"the pairs of {data.name} hold no {propensity!r} propensities")
     truth = data.truth is not None
     sweep = block["alpha_sweep"]
+    nb_sweep = truth and propensity == "naive_bayes"
+    if nb_sweep:
+        wanted = [_nb_column(size) for size in sweep["mar_sizes"]]
+    else:
+        wanted = [] if propensity == "none" else [_column(propensity)]
+    if not all(c in pairs.columns for c in wanted) or (nb_sweep and not wanted):
+        raise ValueError(f"the pairs of {data.name} hold no {propensity!r} propensities")
     grid = expand_grid(sweep["grid"] if truth else block["grid"])
     metrics = sweep["metrics"] if truth else block["metrics"]
     params = dict(block["model"])
@@ -376,51 +418,65 @@ def fit(
         train = rows[rows["part"] == "train"]
         u, i = train["user"].to_numpy(np.int64), train["item"].to_numpy(np.int64)
         y = train["rating"].to_numpy(np.float64)
-        p = None if propensity == "none" else train[_column(propensity)].to_numpy(np.float64)
-        pv = None if selection is None else train[_column(selection)].to_numpy(np.float64)
         test = rows[rows["part"] == "test"]
-        for metric in metrics:
-            rng = run_rng(seed, data.name, "e4", "fit", metric, f"{float(alpha):g}")
-            best, table = cv_select(
-                u, i, y, p, n_users=data.n_users, n_items=data.n_items, grid=grid,
-                metric=metric, n_folds=block["n_folds"], model_params=params, rng=rng,
-                warm_start=block["warm_start"], validation_propensities=pv,
-                l2_per_pair=per_pair,
-            )  # fmt: skip
-            refit = {**best, "l2": model_l2(best["l2"], y.size, per_pair)}
-            model = WeightedMF(**{**params, "loss": LOSS_OF_METRIC[metric], **refit}).fit(
-                u, i, y, n_users=data.n_users, n_items=data.n_items,
-                weights=None if p is None else 1.0 / p, rng=rng,
-            )  # fmt: skip
-            if truth:
-                assert data.truth is not None
-                delta = pair_losses(metric, data.truth.ratings, model.predict_matrix())
-                n_test = delta.size
-            else:
-                tu, ti = test["user"].to_numpy(np.int64), test["item"].to_numpy(np.int64)
-                delta = pair_losses(metric, test["rating"].to_numpy(), model.predict(tu, ti))
-                n_test = delta.size
-                losses.append(pd.DataFrame({
-                    "seed": np.int32(seed), "alpha": float(alpha), "propensity": propensity,
-                    "metric": metric, "pair": np.arange(n_test, dtype=np.int64), "value": delta,
-                }))  # fmt: skip
-            chosen = table[table["selected"]]
-            errors.append(
-                {
-                    "seed": seed, "alpha": float(alpha), "model": model_name(propensity),
-                    "propensity": propensity, "metric": metric, "value": float(delta.mean()),
-                    "factors": int(best["factors"]), "l2": float(best["l2"]),
-                    "cv_value": float(chosen["value"].mean()), "n_train": int(y.size),
-                    "n_test": int(n_test),
-                }
-            )  # fmt: skip
-            tables.append(table.assign(seed=seed, alpha=float(alpha), model=model_name(propensity),
-                                       propensity=propensity, metric=metric))  # fmt: skip
+        if nb_sweep:  # MF-IPS-NB: one fit per MCAR sample size, at alpha_sweep.alpha only
+            variants = [(float(size), train[c].to_numpy(np.float64))
+                        for size, c in zip(sweep["mar_sizes"], wanted, strict=True)
+                        if train[c].notna().all()]  # fmt: skip
+        else:
+            variants = [(np.nan, train[wanted[0]].to_numpy(np.float64) if wanted else None)]
+        for mar_size, p in variants:
+            pv = (
+                p
+                if selection == propensity
+                else (None if selection is None else train[_column(selection)].to_numpy(np.float64))
+            )
+            for metric in metrics:
+                rng = run_rng(seed, data.name, "e4", "fit", metric, f"{float(alpha):g}")
+                best, table = cv_select(
+                    u, i, y, p, n_users=data.n_users, n_items=data.n_items, grid=grid,
+                    metric=metric, n_folds=block["n_folds"], model_params=params, rng=rng,
+                    warm_start=block["warm_start"], validation_propensities=pv,
+                    l2_per_pair=per_pair,
+                )  # fmt: skip
+                refit = {**best, "l2": model_l2(best["l2"], y.size, per_pair)}
+                model = WeightedMF(**{**params, "loss": LOSS_OF_METRIC[metric], **refit}).fit(
+                    u, i, y, n_users=data.n_users, n_items=data.n_items,
+                    weights=None if p is None else 1.0 / p, rng=rng,
+                )  # fmt: skip
+                if truth:
+                    assert data.truth is not None
+                    delta = pair_losses(metric, data.truth.ratings, model.predict_matrix())
+                    n_test = delta.size
+                else:
+                    tu, ti = test["user"].to_numpy(np.int64), test["item"].to_numpy(np.int64)
+                    delta = pair_losses(metric, test["rating"].to_numpy(), model.predict(tu, ti))
+                    n_test = delta.size
+                    losses.append(pd.DataFrame({
+                        "seed": np.int32(seed), "alpha": float(alpha), "propensity": propensity,
+                        "metric": metric, "pair": np.arange(n_test, dtype=np.int64),
+                        "value": delta,
+                    }))  # fmt: skip
+                chosen = table[table["selected"]]
+                errors.append(
+                    {
+                        "seed": seed, "alpha": float(alpha), "mar_size": mar_size,
+                        "model": model_name(propensity), "propensity": propensity,
+                        "metric": metric, "value": float(delta.mean()),
+                        "factors": int(best["factors"]), "l2": float(best["l2"]),
+                        "cv_value": float(chosen["value"].mean()), "n_train": int(y.size),
+                        "n_test": int(n_test),
+                    }
+                )  # fmt: skip
+                tables.append(table.assign(seed=seed, alpha=float(alpha), mar_size=mar_size,
+                                           model=model_name(propensity), propensity=propensity,
+                                           metric=metric))  # fmt: skip
     out = pd.DataFrame(errors, columns=list(ERROR_COLUMNS))
     ints = {"factors": np.int64, "n_train": np.int64, "n_test": np.int64}
-    out = out.astype({"seed": np.int32, **ints})
+    out = out.astype({"seed": np.int32, "mar_size": np.float64, **ints})
     cv = pd.concat(tables, ignore_index=True)
-    cv_cols = ["seed", "alpha", "model", "propensity", "metric", "params", "fold", "value"]
+    cv_cols = ["seed", "alpha", "mar_size", "model", "propensity", "metric", "params", "fold",
+               "value"]  # fmt: skip
     cv = cv[[*cv_cols, "selected"]].astype({"seed": np.int32, "fold": np.int64})
     return out, cv, _losses_frame(losses)
 
@@ -476,14 +532,17 @@ def pair_tests(losses: pd.DataFrame) -> pd.DataFrame:
 def summarise(errors: pd.DataFrame) -> pd.DataFrame:
     """Mean ± sd (ddof 1) of the test error over seeds, and a paired t-test against MF-Naive.
 
-    One row per ``model``, ``propensity``, ``metric``, ``alpha`` (in the errors' order,
-    MF-Naive first): ``mean``, ``sd``, ``n_seeds`` and ``p_value``, the two-sided paired
+    One row per ``model``, ``propensity``, ``metric``, ``alpha``, ``mar_size`` (MF-IPS-NB's
+    MCAR sample on the sweep, else NaN; in the errors' order, MF-Naive first): ``mean``,
+    ``sd``, ``n_seeds`` and ``p_value``, the two-sided paired
     t-test (``scipy.stats.ttest_rel``) of the model's per-seed errors against MF-Naive's
     on the same seeds (NaN for MF-Naive itself and with fewer than two common seeds).
     """
     from scipy.stats import ttest_rel  # lazy: scipy.stats costs 0.5 s of every E4 job
 
-    keys = ["model", "propensity", "metric", "alpha"]
+    if "mar_size" not in errors.columns:
+        errors = errors.assign(mar_size=np.nan)
+    keys = ["model", "propensity", "metric", "alpha", "mar_size"]
     rows = errors.assign(_naive=errors["propensity"] != "none").sort_values("_naive", kind="stable")
     out = rows.groupby(keys, sort=False, dropna=False)["value"].agg(
         mean="mean", sd="std", n_seeds="size"
@@ -496,12 +555,12 @@ def summarise(errors: pd.DataFrame) -> pd.DataFrame:
         for m, a, s, v in naive[["metric", "alpha", "seed", "value"]].itertuples(index=False)
     }
     p_values = []
-    for _model, propensity, metric, alpha in out[keys].itertuples(index=False):
+    for _model, propensity, metric, alpha, size in out[keys].itertuples(index=False):
         if propensity == "none":
             p_values.append(np.nan)
             continue
         sel = errors[(errors["propensity"] == propensity) & (errors["metric"] == metric)]
-        sel = sel[_same_alpha(sel["alpha"], alpha)]
+        sel = sel[_same_alpha(sel["alpha"], alpha) & _same_alpha(sel["mar_size"], size)]
         pairs = [
             (v, naive_values[(metric, _alpha_key(alpha), int(s))])
             for s, v in sel[["seed", "value"]].itertuples(index=False)
@@ -513,7 +572,7 @@ def summarise(errors: pd.DataFrame) -> pd.DataFrame:
         a, b = np.array(pairs).T
         p_values.append(np.nan if np.all(a == b) else float(ttest_rel(a, b).pvalue))
     out["p_value"] = np.asarray(p_values, dtype=np.float64)
-    return out[["model", "propensity", "metric", "alpha", "mean", "sd", "n_seeds", "p_value"]]
+    return out[list(SUMMARY_COLUMNS)]
 
 
 def _alpha_key(alpha: float) -> float | None:
@@ -546,7 +605,15 @@ def summary_markdown(
     lines = [f"# {title}", ""] if title else []
     head = "| model | propensity | " + " | ".join(f"{m.upper()} | p ({m.upper()})" for m in metrics)
     lines += [head + " |", "|---|---|" + "---:|---:|" * len(metrics)]
-    for (model, propensity), block in rows.groupby(["model", "propensity"], sort=False):
+    rows = (
+        rows.assign(_size=rows["mar_size"].fillna(-1.0))
+        if "mar_size" in rows
+        else rows.assign(_size=-1.0)
+    )
+    for (model, propensity, size), block in rows.groupby(["model", "propensity", "_size"],
+                                                         sort=False):  # fmt: skip
+        if size >= 0:
+            propensity = f"{propensity} (MCAR sample {int(size):,})"
         cells = []
         for metric in metrics:
             cell = block[block["metric"] == metric]
@@ -631,6 +698,13 @@ def check_config(config: Mapping[str, Any]) -> None:
                     f"it lacks {missing_text(name, [part], sources)}"
                 )
     sweep = block["alpha_sweep"]
+    for name, models in block["propensities"].items():
+        if "naive_bayes" in models and "truth" in dataset_parts(name, sources):
+            if not sweep["mar_sizes"]:
+                raise ConfigError(
+                    f"config error at 'e4.propensities.{name}': naive_bayes on {name} needs "
+                    "MCAR sample sizes in e4.alpha_sweep.mar_sizes"
+                )
     if sweep["alpha"] not in sweep["alphas"]:
         raise ConfigError(
             f"config error at 'e4.alpha_sweep.alpha': {sweep['alpha']} is not in "
