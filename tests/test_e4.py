@@ -94,15 +94,58 @@ def test_paired_t_test_on_hand_values() -> None:
             rows.append({"seed": seed, "alpha": np.nan, "model": e4.model_name(propensity),
                          "propensity": propensity, "metric": "mse", "value": value})  # fmt: skip
     summary = e4.summarise(pd.DataFrame(rows))
-    assert list(summary.columns) == [
-        "model", "propensity", "metric", "alpha", "mean", "sd", "n_seeds", "p_value"
-    ]  # fmt: skip
+    assert list(summary.columns) == list(e4.SUMMARY_COLUMNS)
     assert list(summary["model"]) == ["MF-Naive", "MF-IPS"]
     ips = summary.iloc[1]
     assert ips["mean"] == pytest.approx(2.8 / 3)
     assert ips["sd"] == pytest.approx(np.std([0.8, 1.1, 0.9], ddof=1))
     assert ips["p_value"] == pytest.approx(1 - 5 / np.sqrt(27))
     assert np.isnan(summary.iloc[0]["p_value"])
+
+
+def test_pair_test_pairs_the_two_models_per_test_rating() -> None:
+    """[ICML16]'s test: within a seed, MF-IPS's and MF-Naive's losses on the same test pair
+    are one pair (matched by ``pair``, not by row order); hand-computed t."""
+    naive, ips = [1.0, 2.0, 3.0, 4.0, 2.5], [0.5, 1.5, 3.5, 3.0, 2.0]
+    rows = []
+    for seed, shift in ((0, 0.0), (1, 0.1)):
+        for propensity, values in (("none", naive), ("known", ips)):
+            for pair, v in enumerate(values):
+                rows.append({"seed": seed, "alpha": np.nan, "propensity": propensity,
+                             "metric": "mse", "pair": pair, "value": v + shift})  # fmt: skip
+    losses = pd.DataFrame(rows).sample(frac=1.0, random_state=0)  # any row order
+    tests = e4.pair_tests(losses)
+    assert list(tests.columns) == list(e4.PAIR_TEST_COLUMNS)
+    assert list(tests["seed"]) == [0, 1] and (tests["n_pairs"] == 5).all()
+    d = np.array(ips) - np.array(naive)  # -0.5, -0.5, 0.5, -1, -0.5
+    t = d.mean() / (d.std(ddof=1) / np.sqrt(d.size))
+    np.testing.assert_allclose(tests["t"], [t, t])
+    np.testing.assert_allclose(tests["mean_diff"], [d.mean()] * 2)
+    from scipy.stats import t as student
+
+    np.testing.assert_allclose(tests["p_value"], 2 * student.sf(abs(t), d.size - 1))
+    # a pair present for one model only is an error, not a silent mismatch
+    with pytest.raises(pd.errors.MergeError):
+        e4.pair_tests(pd.concat([losses, losses.iloc[:1]]))
+
+
+def test_naive_selection_uses_the_ips_estimate(coat_like) -> None:
+    """MF-Naive's validation error is the IPS estimate by default ([ICML16] §6.1): with a
+    constant propensity c, IPS = (1/(U·I)) Σ δ k/c = Naive mean × n_val k / (c U I)."""
+    mnar = coat_like.mnar.assign(propensity=0.05)
+    data = e4.LearningData("coat", coat_like.n_users, coat_like.n_items, mnar=mnar,
+                           mar=coat_like.mar)  # fmt: skip
+    values = {}
+    for how in ("ips", "naive"):
+        block = _block(propensities={"coat": ["provided"]}, metrics=["mse"], naive_selection=how)
+        pairs = e4.prepare(data, block, 0)
+        errors, cv, losses = e4.fit(data, pairs, block, 0, "none")
+        values[how] = cv["value"].to_numpy()
+        folds = cv["fold"].to_numpy()
+        assert len(losses) == errors["n_test"].iloc[0] == (pairs["part"] == "test").sum()
+    n_val = np.where(folds == 0, (len(mnar) + 1) // 2, len(mnar) // 2)  # fold sizes
+    scale = n_val * 2 / (0.05 * data.n_users * data.n_items)
+    np.testing.assert_allclose(values["ips"], values["naive"] * scale, rtol=1e-12)
 
 
 def test_run_alpha_sweep_summary_and_workflow_steps() -> None:
@@ -132,6 +175,48 @@ def test_run_alpha_sweep_summary_and_workflow_steps() -> None:
     pd.testing.assert_frame_equal(e4.aggregate(parts)["summary"], summary)
 
 
+def test_mf_ips_nb_on_the_sweep_per_mcar_sample_size() -> None:
+    """[ICML16] Figure 3 (right): Naive-Bayes propensities from MCAR samples of each size,
+    at alpha_sweep.alpha only, one MF-IPS-NB fit per size sharing MF-Naive's stream."""
+    config = {"synthetic": SMALL, "e4": {**FAST, "propensities": {"synthetic": ["known",
+              "naive_bayes"]}, "alpha_sweep": {"alphas": [0.25, 1.0], "mar_sizes": [50, 4000],
+              "grid": {"factors": [4], "l2": [3.0, 30.0]}}}}  # fmt: skip
+    cfg = validate_config(config, "e4")
+    data = e4.learning_data("synthetic", synthetic=cfg["synthetic"])
+    pairs = e4.prepare(data, cfg["e4"], 0)
+    train = pairs["part"] == "train"
+    for size in (50, 4000):
+        col = pairs[f"propensity_naive_bayes_mar{size}"]
+        assert col[train & (pairs["alpha"] == 0.25)].notna().all()
+        assert col[pairs["alpha"] == 1.0].isna().all()
+        # one propensity per rating level: P(Y=r|O=1) P(O=1) / P(Y=r)
+        at = pairs[train & (pairs["alpha"] == 0.25)]
+        assert (at.groupby("rating")[col.name].nunique() == 1).all()
+    # the larger sample's P(Y=r) is closer to the full matrix's, so its propensities too
+    from debiaseval.debiasing import propensities as prop
+
+    full = prop.naive_bayes(at["rating"], data.truth.ratings.ravel(), n_users=data.n_users,
+                            n_items=data.n_items, levels=np.unique(data.truth.ratings))  # fmt: skip
+    exact = prop.lookup(full, at[["rating"]])
+    err = {s: np.abs(np.log(at[f"propensity_naive_bayes_mar{s}"] / exact)).mean()
+           for s in (50, 4000)}  # fmt: skip
+    assert err[4000] < 0.5 * err[50]
+    errors, cv, losses = e4.fit(data, pairs, cfg["e4"], 0, "naive_bayes")
+    assert list(errors["mar_size"]) == [50.0, 4000.0] and set(errors["alpha"]) == {0.25}
+    assert losses.empty and set(cv["mar_size"]) == {50.0, 4000.0}
+    naive = e4.fit(data, pairs, cfg["e4"], 0, "none")[0]
+    assert naive["mar_size"].isna().all()
+    summary = e4.summarise(pd.concat([naive, errors]))
+    assert summary["mar_size"].notna().sum() == 2
+    md = e4.summary_markdown(summary, alpha=0.25)
+    assert "naive_bayes (MCAR sample 4,000)" in md
+    from debiaseval.figures import e4 as figures
+
+    assert len(figures.draw("test_error", {"summary": summary}, "synthetic").axes) == 3
+    with pytest.raises(ConfigError, match=r"alpha_sweep\.mar_sizes"):
+        validate_config({"e4": {"propensities": {"synthetic": ["known", "naive_bayes"]}}})
+
+
 def test_figure_draws_bars_and_the_alpha_curve() -> None:
     from debiaseval.figures import e4 as figures
 
@@ -153,6 +238,14 @@ def test_figure_draws_bars_and_the_alpha_curve() -> None:
     assert len(figures.draw("test_error", {"summary": flat}, "coat").axes) == 1
     with pytest.raises(ValueError, match="no figure"):
         figures.draw("nope", {"summary": summary}, "coat")
+
+
+def test_dataset_seeds_give_the_sweep_its_own_trials() -> None:
+    block = validate_config({"seeds": 4, "e4": {"alpha_sweep": {"seeds": 30}}}, "e4")["e4"]
+    assert e4.dataset_seeds(block, "ml-100k-semi") == e4.dataset_seeds(block, "synthetic") == 30
+    assert e4.dataset_seeds(block, "coat") == e4.dataset_seeds(block, "yahoo-r3") == 4
+    block = validate_config({"seeds": 4}, "e4")["e4"]
+    assert e4.dataset_seeds(block, "ml-100k-semi") == 4
 
 
 def test_config_checks() -> None:

@@ -135,3 +135,25 @@ def test_bad_propensities_and_missing_pairs():
         prop.lookup(nb, pd.DataFrame({"user": [0]}))
     with pytest.raises(ValueError, match=r"clipping floor"):
         prop.clip(np.array([0.5]), 0.0)
+
+
+def test_logistic_cv_chooses_l2_by_held_out_log_loss():
+    """k-fold CV over every pair: a huge l2 flattens the cross weights and a tiny one
+    overfits the per-user and per-item offsets; the held-out log-loss prefers neither."""
+    xu, xi, p, pairs = _logistic_world()
+    grid = [1e-4, 3.0, 1e5]
+    best, table = prop.logistic_cv(pairs, xu, xi, l2=grid, n_folds=3,
+                                   rng=np.random.default_rng(0))  # fmt: skip
+    assert list(table.columns) == ["l2", "fold", "log_loss", "selected"]
+    assert len(table) == 9 and table["selected"].sum() == 3
+    means = table.groupby("l2", sort=False)["log_loss"].mean()
+    assert best == grid[int(np.argmin(means.to_numpy()))] == 3.0, means
+    # the held-out log-loss is about the true propensities' own (their entropy)
+    truth = float(np.mean(-(p * np.log(p) + (1 - p) * np.log1p(-p))))
+    assert means[3.0] == pytest.approx(truth, rel=0.05)
+    again, _ = prop.logistic_cv(pairs, xu, xi, l2=grid, n_folds=3, rng=np.random.default_rng(0))
+    assert again == best
+    with pytest.raises(ValueError, match="n_folds"):
+        prop.logistic_cv(pairs, xu, xi, l2=grid, n_folds=1, rng=np.random.default_rng(0))
+    with pytest.raises(ValueError, match="empty"):
+        prop.logistic_cv(pairs, xu, xi, l2=[], n_folds=3, rng=np.random.default_rng(0))

@@ -48,6 +48,28 @@ def test_squared_als_reaches_a_stationary_point(biased) -> None:
     assert abs(r.sum()) < 1e-6  # the unregularised offset: residuals sum to zero
 
 
+@pytest.mark.parametrize("penalise_biases", [False, True])
+def test_biases_are_unpenalised_as_in_eq_14(biased, penalise_biases: bool) -> None:
+    """At convergence ∂/∂a_u = −2 Σ_i w r_ui + 2λ a_u·[penalised] = 0: without a bias
+    penalty ([ICML16] eq. 14) every user's and item's weighted residuals sum to zero."""
+    _, frame = biased
+    w = 1.0 / frame["propensity"].to_numpy()
+    model = _fit(frame, w, factors=4, l2=2.0, max_iter=2000, tol=0.0,
+                 penalise_biases=penalise_biases)  # fmt: skip
+    u, i = frame["user"].to_numpy(), frame["item"].to_numpy()
+    r = normalise_weights(w, w.size) * (frame["rating"].to_numpy() - model.predict(u, i))
+    lam = 2.0 if penalise_biases else 0.0
+    np.testing.assert_allclose(np.bincount(u, r, 200), lam * model.user_bias_, atol=1e-4)
+    np.testing.assert_allclose(np.bincount(i, r, 250), lam * model.item_bias_, atol=1e-4)
+    assert np.abs(model.user_bias_).max() > 0.1  # the check is not vacuous
+    penalty = 2.0 * (np.sum(model.user_factors_**2) + np.sum(model.item_factors_**2))
+    if penalise_biases:
+        penalty += 2.0 * (np.sum(model.user_bias_**2) + np.sum(model.item_bias_**2))
+    y = frame["rating"].to_numpy()
+    objective = model.objective(u, i, y, w)
+    assert objective == pytest.approx(np.sum(r * (y - model.predict(u, i))) + penalty)
+
+
 def test_unit_weights_equal_unweighted(biased) -> None:
     _, frame = biased
     plain = _fit(frame, None, factors=5, l2=3.0)
@@ -131,11 +153,14 @@ def test_cv_select_scales_propensities_and_picks_the_minimum(biased) -> None:
     assert naive_best == grid[int(np.argmin(naive_means.to_numpy()))]
 
 
+@pytest.mark.parametrize("free_last", [False, True])
 @pytest.mark.parametrize("column_gram", ["gathered", "built"])
-def test_ridge_rows_equal_the_reference_half_step(monkeypatch, column_gram: str) -> None:
+def test_ridge_rows_equal_the_reference_half_step(monkeypatch, column_gram: str,
+                                                  free_last: bool) -> None:  # fmt: skip
     """Every row's weighted ridge solution equals the former Gram builder's, in every form:
     dual gathered from X Xᵀ (also for rows somewhat longer than k, where it is cheaper),
-    dual built from the rows, primal, empty rows."""
+    dual built from the rows, primal, empty rows; with ``free_last`` (an unpenalised bias
+    against a column of ones: the dual's free intercept) as well."""
     from debiaseval.benchmark import reference_ridge_rows
     from debiaseval.recommenders import ridge
 
@@ -152,8 +177,10 @@ def test_ridge_rows_equal_the_reference_half_step(monkeypatch, column_gram: str)
     groups = ridge.RowGroups(rows, cols, n_rows, n_cols)
     for k in (3, 12, 41):  # every row primal; a mix; mostly dual
         x = rng.normal(size=(n_cols, k))
-        theta, fitted = groups.solve(weight, target, x, 2.5)
-        expected = reference_ridge_rows(groups, weight, target, x, 2.5)
+        if free_last:
+            x[:, -1] = 1.0
+        theta, fitted = groups.solve(weight, target, x, 2.5, free_last=free_last)
+        expected = reference_ridge_rows(groups, weight, target, x, 2.5, free_last=free_last)
         np.testing.assert_allclose(theta, expected, rtol=1e-9, atol=1e-12)
         np.testing.assert_allclose(fitted, np.einsum("nk,nk->n", x[cols], expected[rows]),
                                    rtol=1e-9, atol=1e-12)  # fmt: skip
@@ -207,3 +234,21 @@ def test_cv_select_warm_start_draws_the_same_random_stream(biased) -> None:
     first = tables[0]["params"] == tables[0]["params"].iloc[0]  # cold in both runs
     np.testing.assert_array_equal(tables[0]["value"][first], tables[1]["value"][first])
     assert not np.array_equal(tables[0]["value"][~first], tables[1]["value"][~first])
+
+
+def test_cv_select_per_pair_l2_is_the_summed_l2_over_training_pairs(biased) -> None:
+    """``l2_per_pair``: a grid value c is λ = c · n_train ([ICML16]'s grid read per pair)."""
+    from debiaseval.recommenders.ips_cv import model_l2
+
+    _, frame = biased
+    frame = frame.iloc[: 2 * (len(frame) // 2)]  # two folds of n/2 training pairs each
+    args = (frame["user"].to_numpy(), frame["item"].to_numpy(), frame["rating"].to_numpy(),
+            frame["propensity"].to_numpy())  # fmt: skip
+    half = len(frame) // 2
+    kwargs = dict(n_users=200, n_items=250, metric="mse", n_folds=2)
+    _, summed = cv_select(*args, **kwargs, grid=[{"factors": 3, "l2": 5.0}],
+                          rng=np.random.default_rng(2))  # fmt: skip
+    _, per_pair = cv_select(*args, **kwargs, grid=[{"factors": 3, "l2": 5.0 / half}],
+                            rng=np.random.default_rng(2), l2_per_pair=True)  # fmt: skip
+    np.testing.assert_allclose(per_pair["value"], summed["value"], rtol=1e-10)
+    assert model_l2(1e-3, 5220, True) == pytest.approx(5.22) and model_l2(3.0, 10, False) == 3.0

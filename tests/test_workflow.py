@@ -499,9 +499,7 @@ def test_e4_outputs_and_api_parity(two_runs, tmp_path):
     workdir, _ = two_runs
     folder = workdir / "results" / "e4" / "synthetic"
     summary = pd.read_parquet(folder / "summary.parquet")
-    assert list(summary.columns) == [
-        "model", "propensity", "metric", "alpha", "mean", "sd", "n_seeds", "p_value"
-    ]  # fmt: skip
+    assert list(summary.columns) == list(e4.SUMMARY_COLUMNS)
     assert set(zip(summary["model"], summary["propensity"], strict=True)) == {
         ("MF-Naive", "none"), ("MF-IPS", "known")
     }  # fmt: skip

@@ -74,7 +74,7 @@ from debiaseval.evaluation.metrics import evaluate_topk, summarise, train_overla
 from debiaseval.evaluation.ranking import top_k
 from debiaseval.experiments.e1 import evaluate_on_testsets, evaluate_recommenders
 from debiaseval.recommenders import LightFMRanker, Recommender, fit_grid, make_recommender
-from debiaseval.recommenders.rating_mf import WeightedMF
+from debiaseval.recommenders.rating_mf import WeightedMF, normalise_weights
 from debiaseval.recommenders.ridge import RowGroups
 from debiaseval.scale_benchmark import run_scale
 from debiaseval.workflow.io import write_parquet
@@ -425,28 +425,21 @@ _REFERENCE_BLOCK = 4_000_000
 """Upper bound on (pairs × (d+1)²) floats the reference holds while building Gram matrices."""
 
 
-def reference_ridge_rows(
-    groups: RowGroups, omega: np.ndarray, target: np.ndarray, x: np.ndarray, l2: float
+def _reference_ridge(
+    weight: sp.csr_matrix, weighted_target: sp.csr_matrix, x: np.ndarray, ridge: np.ndarray
 ) -> np.ndarray:
-    """E4's former half-step, the yardstick of :meth:`RowGroups.solve` (same arguments).
-
-    Normal equations (Xᵀ Ω_r X + λI) θ_r = Xᵀ Ω_r t_r of every row r: the Gram matrices
-    of a block of rows are the sparse product Ω_block @ [vec(x_j x_jᵀ)]_j (pairs × (d+1)²
-    work outside BLAS), solved with batched ``numpy.linalg.solve``. Rows without pairs
-    get θ = 0.
-    """
-    n_rows, n_cols = groups.n_rows, groups.n_cols
-    w = omega[groups.order]
-    shape = (n_rows, n_cols)
-    weight = sp.csr_matrix((w, groups.sorted_cols, groups.ptr), shape=shape)
-    weighted_target = sp.csr_matrix(
-        (w * target[groups.order], groups.sorted_cols, groups.ptr), shape=shape
-    )
+    """Normal equations (Xᵀ Ω_r X + Λ) θ_r = Xᵀ Ω_r t_r of every row r of ``weight`` (Ω), as
+    E4 solved them at commit 65cf481: the Gram matrices of a block of rows are the sparse
+    product Ω_block @ [vec(x_j x_jᵀ)]_j (pairs × (d+1)² work outside BLAS), solved with
+    batched ``numpy.linalg.solve``; ``ridge`` is the diagonal Λ. Rows without pairs get
+    θ = 0 (with Λ singular, an empty row's system is singular: its θ is set to 0)."""
+    n_rows, n_cols = weight.shape
     k = x.shape[1]
     rhs = weighted_target @ x
     out = np.empty((n_rows, k))
-    ridge = l2 * np.eye(k)
+    lam = np.diag(ridge)
     chunk = max(1, _REFERENCE_BLOCK // (k * k))
+    empty = np.diff(weight.indptr) == 0
     for r0 in range(0, n_rows, chunk):
         rows = weight[r0 : r0 + chunk]
         gram = np.zeros((rows.shape[0], k * k))
@@ -456,33 +449,122 @@ def reference_ridge_rows(
             xc = x[c0 : c0 + chunk]
             outer = (xc[:, :, None] * xc[:, None, :]).reshape(len(xc), k * k)
             gram += (rows if n_cols <= chunk else rows[:, c0 : c0 + chunk]) @ outer
-        gram = gram.reshape(-1, k, k) + ridge
+        gram = gram.reshape(-1, k, k) + lam
+        gram[empty[r0 : r0 + chunk]] = np.eye(k)
         out[r0 : r0 + chunk] = np.linalg.solve(gram, rhs[r0 : r0 + chunk, :, None])[:, :, 0]
     return out
 
 
+def reference_ridge_rows(
+    groups: RowGroups,
+    omega: np.ndarray,
+    target: np.ndarray,
+    x: np.ndarray,
+    l2: float,
+    *,
+    free_last: bool = False,
+) -> np.ndarray:
+    """E4's half-step as at commit 65cf481, the yardstick of :meth:`RowGroups.solve` (same
+    arguments; ``free_last``: no λ on the last coefficient)."""
+    order = np.lexsort((groups.sorted_cols, np.repeat(np.arange(groups.n_rows),
+                                                       np.diff(groups.ptr))))  # fmt: skip
+    pairs = groups.order[order]
+    cols, w = groups.sorted_cols[order], omega[pairs]
+    shape = (groups.n_rows, groups.n_cols)
+    weight = sp.csr_matrix((w, cols, groups.ptr), shape=shape)
+    weighted_target = sp.csr_matrix((w * target[pairs], cols, groups.ptr), shape=shape)
+    ridge = np.full(x.shape[1], float(l2))
+    if free_last:
+        ridge[-1] = 0.0
+    return _reference_ridge(weight, weighted_target, x, ridge)
+
+
+class _ReferenceLayout:
+    """The observed pairs in CSR order by user and by item (commit 65cf481's layout)."""
+
+    def __init__(self, users: np.ndarray, items: np.ndarray, n_users: int, n_items: int):
+        self.by_user = np.lexsort((items, users))
+        self.by_item = np.lexsort((users, items))
+        self.user_cols = items[self.by_user]
+        self.item_cols = users[self.by_item]
+        self.user_ptr = np.searchsorted(users[self.by_user], np.arange(n_users + 1))
+        self.item_ptr = np.searchsorted(items[self.by_item], np.arange(n_items + 1))
+        self.shape = (n_users, n_items)
+
+    def matrices(self, values: np.ndarray, target: np.ndarray, *, by_user: bool):
+        """CSR (Ω, Ω∘T) with users (``by_user``) or items as rows."""
+        if by_user:
+            order, cols, ptr, shape = self.by_user, self.user_cols, self.user_ptr, self.shape
+        else:
+            order, cols, ptr = self.by_item, self.item_cols, self.item_ptr
+            shape = self.shape[::-1]
+        w = values[order]
+        return (
+            sp.csr_matrix((w, cols, ptr), shape=shape),
+            sp.csr_matrix((w * target[order], cols, ptr), shape=shape),
+        )
+
+
 class ReferenceWeightedMF(WeightedMF):
-    """:class:`WeightedMF` with E4's former sweep: :func:`reference_ridge_rows` half-steps
-    and residuals from ``predict``, as often as the former code predicted."""
+    """:class:`WeightedMF` fitted as at commit 65cf481 (the benchmark's yardstick): the same
+    start, its layout, its Gram-builder half-steps (:func:`_reference_ridge`), and its
+    unchunked ``predict`` for every residual it needed (twice per sweep, four times for the
+    absolute error). ``penalise_biases`` is honoured (65cf481 always penalised them)."""
 
-    def _sweep(self, u, i, y, w, layout, residual):  # type: ignore[no-untyped-def]
-        ridge = self.l2 if self.loss == "squared" else 2.0 * self.l2
+    def predict(self, users: np.ndarray, items: np.ndarray) -> np.ndarray:
+        u = np.asarray(users, dtype=np.int64)
+        i = np.asarray(items, dtype=np.int64)
+        out = np.einsum("nd,nd->n", self.user_factors_[u], self.item_factors_[i])
+        out += self.user_bias_[u] + self.item_bias_[i] + self.offset_
+        return out
 
-        def omega() -> np.ndarray:
-            return w if self.loss == "squared" else self._irls(w, y - self.predict(u, i))
+    def fit(self, users, items, ratings, *, n_users, n_items, weights=None, rng, init=None):  # type: ignore[no-untyped-def]
+        self.validate_params()
+        u = np.asarray(users).astype(np.int64)
+        i = np.asarray(items).astype(np.int64)
+        y = np.asarray(ratings, dtype=np.float64)
+        w = normalise_weights(weights, y.size)
+        layout = _ReferenceLayout(u, i, int(n_users), int(n_items))
+        d = int(self.factors)
+        self.n_users_, self.n_items_ = int(n_users), int(n_items)
+        self.user_factors_ = self.init_scale * rng.standard_normal((n_users, d))
+        self.item_factors_ = self.init_scale * rng.standard_normal((n_items, d))
+        self.user_bias_ = np.zeros(n_users)
+        self.item_bias_ = np.zeros(n_items)
+        self.offset_ = float(np.dot(w, y) / w.sum())
+        objective = [self._objective(w, y - self.predict(u, i))]
+        for _ in range(int(self.max_iter)):
+            self._reference_sweep(u, i, y, w, layout)
+            objective.append(self._objective(w, y - self.predict(u, i)))
+            if objective[-2] - objective[-1] <= self.tol * abs(objective[-2]):
+                break
+        self.objective_ = np.asarray(objective)
+        return self
+
+    def _reference_sweep(self, u, i, y, w, layout: _ReferenceLayout) -> None:  # type: ignore[no-untyped-def]
+        scale = self.l2 if self.loss == "squared" else 2.0 * self.l2
+        ridge = np.full(self.factors + 1, float(scale))
+        if not self.penalise_biases:
+            ridge[-1] = 0.0
+
+        def omega(residual=None):  # type: ignore[no-untyped-def]
+            if self.loss == "squared":
+                return w
+            if residual is None:
+                residual = y - self.predict(u, i)
+            return self._irls(w, residual)
 
         x = np.hstack([self.item_factors_, np.ones((self.n_items_, 1))])
         target = y - self.offset_ - self.item_bias_[i]
-        theta = reference_ridge_rows(layout.by_user, omega(), target, x, ridge)
+        theta = _reference_ridge(*layout.matrices(omega(), target, by_user=True), x, ridge)
         self.user_factors_, self.user_bias_ = theta[:, :-1], theta[:, -1].copy()
         x = np.hstack([self.user_factors_, np.ones((self.n_users_, 1))])
         target = y - self.offset_ - self.user_bias_[u]
-        theta = reference_ridge_rows(layout.by_item, omega(), target, x, ridge)
+        theta = _reference_ridge(*layout.matrices(omega(), target, by_user=False), x, ridge)
         self.item_factors_, self.item_bias_ = theta[:, :-1], theta[:, -1].copy()
         residual = y - self.predict(u, i)
-        weight = w if self.loss == "squared" else self._irls(w, residual)
+        weight = omega(residual)
         self.offset_ += float(np.dot(weight, residual) / weight.sum())
-        return y - self.predict(u, i)
 
 
 _E4_SHAPES = {"coat": (290, 300, 6_960), "yahoo-r3": (15_400, 1_000, 311_704)}
@@ -973,7 +1055,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         help="e4: data shapes (Coat's, Yahoo! R3's)",
     )  # fmt: skip
     parser.add_argument(
-        "--e4-factors", type=int, nargs="+", help="e4: d values (40; the paper grid 5 10 20 40)"
+        "--e4-factors", type=int, nargs="+", help="e4: d values (40; the paper's d = 5 10 20 40)"
     )
     parser.add_argument(
         "--e4-losses", nargs="+", choices=["squared", "absolute"], default=["squared", "absolute"]

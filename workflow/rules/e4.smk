@@ -1,12 +1,15 @@
 # Experiment E4, debiased learning: MF-Naive vs MF-IPS ([ICML16] sections 6.3-6.5): every rule of
 # E4, in stage order. propensities (one seed: training pairs with every propensity model's P,
 # MAR test and Naive-Bayes sample, or the alpha sweep's draws of O) -> fit (one seed and model:
-# k-fold IPS cross-validation, refit, test error) -> aggregate (mean +- sd, paired t-tests).
+# k-fold IPS cross-validation, refit, test error, per-pair test losses) -> aggregate (mean +- sd
+# over seeds, paired t-tests over the test pairs per seed and across seeds).
+from debiaseval.experiments.e4 import dataset_seeds as e4_dataset_seeds
 from debiaseval.experiments.e4 import fit_models as e4_fit_models
 
 
 E4 = config["e4"]
 E4_BLOCK = {k: v for k, v in E4.items() if k not in ("datasets", "seeds", "resources")}
+E4_BLOCK["alpha_sweep"] = {k: v for k, v in E4["alpha_sweep"].items() if k != "seeds"}
 
 
 localrules:
@@ -60,6 +63,7 @@ rule e4_fit:
     output:
         errors="results/e4/{dataset}/seed{seed}/{propensity}/errors.parquet",
         cv="results/e4/{dataset}/seed{seed}/{propensity}/cv.parquet",
+        losses="results/e4/{dataset}/seed{seed}/{propensity}/losses.parquet",
     wildcard_constraints:
         propensity="none|known|provided|logistic|naive_bayes",
     params:
@@ -84,16 +88,23 @@ rule e4_fit:
 
 
 rule e4_aggregate:
-    """Every seed's and model's test errors, mean +- sd over seeds, paired t-tests."""
+    """Every seed's and model's test errors, mean +- sd over seeds, paired t-tests (per seed over
+    the MAR test pairs, [ICML16]'s; and across seeds)."""
     input:
-        lambda w: [
+        errors=lambda w: [
             f"results/e4/{w.dataset}/seed{seed}/{model}/errors.parquet"
-            for seed in experiment_seeds("e4")
+            for seed in range(e4_dataset_seeds(E4, w.dataset))
+            for model in e4_fit_models(E4, w.dataset)
+        ],
+        losses=lambda w: [
+            f"results/e4/{w.dataset}/seed{seed}/{model}/losses.parquet"
+            for seed in range(e4_dataset_seeds(E4, w.dataset))
             for model in e4_fit_models(E4, w.dataset)
         ],
     output:
         errors="results/e4/{dataset}/errors.parquet",
         summary="results/e4/{dataset}/summary.parquet",
+        pair_tests="results/e4/{dataset}/pair_tests.parquet",
         summary_md="results/e4/{dataset}/summary.md",
         **report_outputs("e4"),
     params:

@@ -8,7 +8,8 @@ as Parquet like any other stage output. :func:`lookup` maps any set of pairs to
 their propensities by joining on the table's key columns:
 
 - :func:`naive_bayes`: keyed by ``rating``, P(O=1 | Y=r) ([ICML16] §5.1);
-- :func:`logistic`: keyed by ``user``, ``item`` (every pair), σ(wᵀx + β_i + γ_u);
+- :func:`logistic`: keyed by ``user``, ``item`` (every pair), σ(wᵀx + β_i + γ_u), its
+  L2 weight chosen by :func:`logistic_cv`;
 - :func:`popularity`: keyed by ``item``, the share of users who rated the item;
 - :func:`known`: keyed by ``user``, ``item``, the true propensities of a
   synthetic dataset.
@@ -30,6 +31,7 @@ __all__ = [
     "clip",
     "known",
     "logistic",
+    "logistic_cv",
     "lookup",
     "naive_bayes",
     "popularity",
@@ -205,65 +207,18 @@ def logistic(
     plus (``l2``/2)·(‖w‖² + ‖β‖² + ‖γ‖²) (the intercept c is not penalised),
     minimised by L-BFGS on the exact gradient, computed with dense U × I matrix
     products (no loop over pairs), until every gradient entry is below ``tol``
-    (in units of pairs: the intercept's entry is Σ P̂ − |O|).
+    (in units of pairs: the intercept's entry is Σ P̂ − |O|). :func:`logistic_cv`
+    chooses ``l2`` by cross-validation.
 
     ``user_features`` / ``item_features``: arrays (or frames of feature columns
     only) with one row per contiguous user / item id. Returns ``user``, ``item``,
     ``propensity`` for every pair, sorted by user and item.
     """
-    import scipy.optimize  # lazy: 0.3 s of every job importing this module
     from scipy.special import expit
 
-    xu = _features(user_features, "user features")
-    xi = _features(item_features, "item features")
-    n_users, n_items = xu.shape[0], xi.shape[0]
-    if not np.isfinite(l2) or l2 < 0:
-        raise ValueError(f"l2 must be a finite number >= 0, got {l2}")
-    users, items = _ids(pairs, "user", n_users), _ids(pairs, "item", n_items)
-    observed = sp.csr_matrix((np.ones(users.size), (users, items)), shape=(n_users, n_items))
-    observed.sum_duplicates()
-    if observed.nnz != users.size:
-        raise ValueError("pairs hold a (user, item) pair more than once")
-    obs = observed.toarray()
-    du, di = xu.shape[1], xi.shape[1]
-    sizes = [1, du, di, du * di if cross else 0, n_users, n_items]
-    bounds = np.cumsum([0, *sizes])
-
-    def unpack(theta: np.ndarray) -> list[np.ndarray]:
-        return [theta[bounds[j] : bounds[j + 1]] for j in range(len(sizes))]
-
-    def logits(theta: np.ndarray) -> np.ndarray:
-        c, wu, wi, wx, gamma, beta = unpack(theta)
-        lin = c[0] + (xu @ wu + gamma)[:, None] + (xi @ wi + beta)[None, :]
-        if cross:
-            lin = lin + (xu @ wx.reshape(du, di)) @ xi.T
-        return lin
-
-    def objective(theta: np.ndarray) -> tuple[float, np.ndarray]:
-        z = logits(theta)
-        loss = np.logaddexp(0.0, z).sum() - (z * obs).sum()
-        resid = expit(z) - obs
-        ru, ri = resid.sum(axis=1), resid.sum(axis=0)
-        parts = [np.array([ru.sum()]), xu.T @ ru, xi.T @ ri]
-        parts.append((xu.T @ resid @ xi).ravel() if cross else np.empty(0))
-        parts += [ru, ri]
-        grad = np.concatenate(parts)
-        penalised = theta[1:]
-        loss += 0.5 * l2 * float(penalised @ penalised)
-        grad[1:] += l2 * penalised
-        return float(loss), grad
-
-    theta0 = np.zeros(bounds[-1])
-    rate = (users.size + 0.5) / (n_users * n_items + 1.0)
-    theta0[0] = np.log(rate / (1.0 - rate))
-    result = scipy.optimize.minimize(
-        objective,
-        theta0,
-        jac=True,
-        method="L-BFGS-B",
-        options={"maxiter": max_iter, "ftol": 1e-14, "gtol": tol},
-    )
-    prop = expit(logits(result.x))
+    problem = _LogisticProblem(pairs, user_features, item_features, cross=cross)
+    prop = expit(problem.fit(l2, None, max_iter=max_iter, tol=tol)[0])
+    n_users, n_items = prop.shape
     return pd.DataFrame(
         {
             "user": np.repeat(np.arange(n_users, dtype=np.int32), n_items),
@@ -271,6 +226,138 @@ def logistic(
             "propensity": check_propensities(prop.ravel(), "logistic propensities"),
         }
     )
+
+
+def logistic_cv(
+    pairs: pd.DataFrame,
+    user_features: np.ndarray | pd.DataFrame,
+    item_features: np.ndarray | pd.DataFrame,
+    *,
+    l2: Sequence[float],
+    n_folds: int,
+    rng: np.random.Generator,
+    cross: bool = True,
+    max_iter: int = 1000,
+    tol: float = 1e-2,
+) -> tuple[float, pd.DataFrame]:
+    """The L2 weight of :func:`logistic` chosen by k-fold cross-validation ([ICML16] §6.4).
+
+    The n_users × n_items pairs (observed or not: the labels O) are dealt uniformly at
+    random into ``n_folds`` folds; for every candidate of ``l2`` and every fold the model
+    is fitted on the other folds' pairs and scored by the mean log-loss of the fold's
+    pairs. Returns the candidate with the lowest mean over the folds (the first wins
+    ties) and one row per candidate and fold: ``l2``, ``fold``, ``log_loss``, ``selected``.
+    Each fold's fits run from the largest ``l2`` down, each starting from the previous
+    solution (the objective is convex, so the start changes the iterations, not the fit),
+    to a looser ``tol`` than the final fit's: on Coat the held-out log-losses agree with
+    those at 1e-4 to six digits, in half the time.
+    """
+    grid = [float(v) for v in l2]
+    if not grid:
+        raise ValueError("the logistic l2 grid is empty")
+    problem = _LogisticProblem(pairs, user_features, item_features, cross=cross)
+    n_users, n_items = problem.obs.shape
+    if not 2 <= n_folds <= n_users * n_items:
+        raise ValueError(f"n_folds must be in [2, {n_users * n_items}], got {n_folds}")
+    folds = np.empty(n_users * n_items, dtype=np.int64)
+    folds[rng.permutation(folds.size)] = np.arange(folds.size) % n_folds
+    folds = folds.reshape(n_users, n_items)
+    rows = []
+    for fold in range(n_folds):
+        held = folds == fold
+        theta = None
+        for value in sorted(grid, reverse=True):
+            z, theta = problem.fit(value, ~held, max_iter=max_iter, tol=tol, start=theta)
+            obs = problem.obs[held]
+            loss = float(np.mean(np.logaddexp(0.0, z[held]) - z[held] * obs))
+            rows.append({"l2": value, "fold": fold, "log_loss": loss})
+    order = {value: j for j, value in enumerate(grid)}
+    table = pd.DataFrame(rows)
+    table = table.sort_values(["l2", "fold"], key=lambda c: c.map(order) if c.name == "l2" else c,
+                              ignore_index=True)  # fmt: skip
+    means = table.groupby("l2", sort=False)["log_loss"].mean()
+    best = float(means.index[int(np.argmin(means.to_numpy()))])
+    table["selected"] = table["l2"] == best
+    return best, table
+
+
+class _LogisticProblem:
+    """The data of :func:`logistic`: labels O (dense U × I) and features, fitted by L-BFGS."""
+
+    def __init__(self, pairs, user_features, item_features, *, cross: bool) -> None:  # type: ignore[no-untyped-def]
+        self.xu = _features(user_features, "user features")
+        self.xi = _features(item_features, "item features")
+        self.cross = cross
+        n_users, n_items = self.xu.shape[0], self.xi.shape[0]
+        users, items = _ids(pairs, "user", n_users), _ids(pairs, "item", n_items)
+        observed = sp.csr_matrix((np.ones(users.size), (users, items)), shape=(n_users, n_items))
+        observed.sum_duplicates()
+        if observed.nnz != users.size:
+            raise ValueError("pairs hold a (user, item) pair more than once")
+        self.obs = observed.toarray()
+        du, di = self.xu.shape[1], self.xi.shape[1]
+        self.sizes = [1, du, di, du * di if cross else 0, n_users, n_items]
+        self.bounds = np.cumsum([0, *self.sizes])
+
+    def _unpack(self, theta: np.ndarray) -> list[np.ndarray]:
+        b = self.bounds
+        return [theta[b[j] : b[j + 1]] for j in range(len(self.sizes))]
+
+    def logits(self, theta: np.ndarray) -> np.ndarray:
+        """The U × I matrix of wᵀx_{u,i} + β_i + γ_u + c."""
+        xu, xi = self.xu, self.xi
+        c, wu, wi, wx, gamma, beta = self._unpack(theta)
+        lin = c[0] + (xu @ wu + gamma)[:, None] + (xi @ wi + beta)[None, :]
+        if self.cross:
+            lin = lin + (xu @ wx.reshape(xu.shape[1], xi.shape[1])) @ xi.T
+        return lin
+
+    def fit(
+        self,
+        l2: float,
+        mask: np.ndarray | None,
+        *,
+        max_iter: int,
+        tol: float,
+        start: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Logits of every pair after fitting on the pairs of ``mask`` (all when None), and
+        the parameters; ``start`` is the first iterate (default: the intercept alone)."""
+        import scipy.optimize  # lazy: 0.3 s of every job importing this module
+        from scipy.special import expit
+
+        if not np.isfinite(l2) or l2 < 0:
+            raise ValueError(f"l2 must be a finite number >= 0, got {l2}")
+        xu, xi, obs = self.xu, self.xi, self.obs
+        m = np.ones_like(obs) if mask is None else mask.astype(np.float64)
+
+        def objective(theta: np.ndarray) -> tuple[float, np.ndarray]:
+            z = self.logits(theta)
+            loss = float(np.sum(m * (np.logaddexp(0.0, z) - z * obs)))
+            resid = m * (expit(z) - obs)
+            ru, ri = resid.sum(axis=1), resid.sum(axis=0)
+            parts = [np.array([ru.sum()]), xu.T @ ru, xi.T @ ri]
+            parts.append((xu.T @ resid @ xi).ravel() if self.cross else np.empty(0))
+            parts += [ru, ri]
+            grad = np.concatenate(parts)
+            penalised = theta[1:]
+            loss += 0.5 * l2 * float(penalised @ penalised)
+            grad[1:] += l2 * penalised
+            return loss, grad
+
+        theta0 = np.zeros(self.bounds[-1])
+        rate = (float(np.sum(m * obs)) + 0.5) / (float(m.sum()) + 1.0)
+        theta0[0] = np.log(rate / (1.0 - rate))
+        if start is not None:
+            theta0 = start
+        result = scipy.optimize.minimize(
+            objective,
+            theta0,
+            jac=True,
+            method="L-BFGS-B",
+            options={"maxiter": max_iter, "ftol": 1e-14, "gtol": tol},
+        )
+        return self.logits(result.x), result.x
 
 
 def clip(p: np.ndarray | pd.DataFrame, low: float) -> np.ndarray | pd.DataFrame:

@@ -50,24 +50,28 @@ from debiaseval.data.splits import run_rng
 from debiaseval.debiasing import propensities as prop
 from debiaseval.experiments import Data, input_frames, seed_ids, unsupported
 from debiaseval.experiments.e3 import Truth, full_truth, synthetic_truth
-from debiaseval.recommenders.ips_cv import LOSS_OF_METRIC, cv_select, pair_losses
+from debiaseval.recommenders.ips_cv import LOSS_OF_METRIC, cv_select, model_l2, pair_losses
 from debiaseval.recommenders.rating_mf import WeightedMF, normalise_weights
 from debiaseval.workflow.config import ConfigError, expand_grid
 
 __all__ = [
     "ERROR_COLUMNS",
+    "LOSS_COLUMNS",
     "NEEDS",
     "OUTPUTS",
     "PROPENSITY_MODELS",
+    "SUMMARY_COLUMNS",
     "LearningData",
     "aggregate",
     "available_propensities",
     "check_config",
+    "dataset_seeds",
     "fit",
     "fit_models",
     "ips_weights",
     "learning_data",
     "model_name",
+    "pair_tests",
     "prepare",
     "propensity_models",
     "read_learning_data",
@@ -96,7 +100,7 @@ def available_propensities(parts: frozenset[str]) -> tuple[str, ...]:
     """The propensity models a dataset with these parts supports: ``known`` with a full
     truth, else those whose input it has (provided propensities, features, a MAR sample)."""
     if "truth" in parts:
-        return ("known",)
+        return ("known", "naive_bayes")
     return tuple(m for m, part in _PROPENSITY_PART.items() if part in parts)
 
 
@@ -105,14 +109,28 @@ def propensity_models(block: Mapping[str, Any], dataset: str) -> list[str]:
     return list(block["propensities"].get(dataset, OWN_DEFAULT))
 
 
-OUTPUTS = ("errors.parquet", "summary.parquet", "summary.md")
+OUTPUTS = ("errors.parquet", "summary.parquet", "pair_tests.parquet", "summary.md")
 """Aggregated outputs of E4 in ``results/e4/{dataset}/``."""
 
 ERROR_COLUMNS = (
-    "seed", "alpha", "model", "propensity", "metric", "value",
+    "seed", "alpha", "mar_size", "model", "propensity", "metric", "value",
     "factors", "l2", "cv_value", "n_train", "n_test",
 )  # fmt: skip
 """Columns of the per-seed test errors (``errors.parquet``)."""
+
+SUMMARY_COLUMNS = (
+    "model", "propensity", "metric", "alpha", "mar_size", "mean", "sd", "n_seeds", "p_value",
+)  # fmt: skip
+"""Columns of the summary (``summary.parquet``)."""
+
+LOSS_COLUMNS = ("seed", "alpha", "propensity", "metric", "pair", "value")
+"""Columns of one fit's per-pair MAR test losses (``losses.parquet``): ``pair`` numbers the
+test pairs of the seed in :func:`prepare`'s order, so two models' losses pair up."""
+
+PAIR_TEST_COLUMNS = (
+    "model", "propensity", "metric", "alpha", "seed", "n_pairs", "mean_diff", "t", "p_value",
+)  # fmt: skip
+"""Columns of the per-seed paired t-tests over the test pairs (``pair_tests.parquet``)."""
 
 
 def model_name(propensity: str) -> str:
@@ -258,6 +276,8 @@ def prepare(data: LearningData, block: Mapping[str, Any], seed: int) -> pd.DataF
             frame[_column("known")] = p[u, i]
             frames.append(frame)
         out = pd.concat(frames, ignore_index=True)
+        if "naive_bayes" in models:
+            _sweep_naive_bayes(data, block, out, rng)
     else:
         assert data.mnar is not None and data.mar is not None
         mnar, mar = data.mnar, data.mar
@@ -274,26 +294,57 @@ def prepare(data: LearningData, block: Mapping[str, Any], seed: int) -> pd.DataF
         sample = mar[in_sample]
         train = _pairs(*(mnar[c].to_numpy() for c in ("user", "item", "rating")), "train", nan)
         for model in models:
-            train[_column(model)] = _train_propensities(data, model, block, sample)
+            train[_column(model)] = _train_propensities(data, model, block, sample, seed)
         frames = [train]
         for rows, part in ((mar[~in_sample], "test"), (sample, "mar_sample")):
             cols = (rows[c].to_numpy() for c in ("user", "item", "rating"))
             frames.append(_pairs(*cols, part, nan))
         out = pd.concat(frames, ignore_index=True)
+    columns = [c for c in out.columns if c.startswith("propensity_")]
     for model in models:
-        col = _column(model)
-        if col not in out.columns:
+        if data.truth is None and _column(model) not in columns:
             raise ValueError(f"{data.name} has no {model!r} propensities")
-        if clip is not None:
-            train = out["part"] == "train"
+    if clip is not None:
+        train = out["part"] == "train"
+        for col in columns:
             out.loc[train, col] = np.maximum(out.loc[train, col].to_numpy(), clip)
     return out
 
 
+def _nb_column(size: int) -> str:
+    return f"{_column('naive_bayes')}_mar{int(size)}"
+
+
+def _sweep_naive_bayes(
+    data: LearningData, block: Mapping[str, Any], out: pd.DataFrame, rng: np.random.Generator
+) -> None:
+    """MF-IPS-NB's propensities on the sweep ([ICML16] Figure 3, right): for every size s of
+    ``alpha_sweep.mar_sizes``, Naive-Bayes P̂ of the training pairs at ``alpha_sweep.alpha``
+    with P(Y = r) from s MCAR ratings drawn uniformly from the full matrix (column
+    ``propensity_naive_bayes_mar<s>``, NaN at the other α)."""
+    assert data.truth is not None
+    ratings = data.truth.ratings
+    alpha = float(block["alpha_sweep"]["alpha"])
+    rows = (out["alpha"].to_numpy() == alpha) & (out["part"].to_numpy() == "train")
+    observed = out.loc[rows, "rating"].to_numpy(np.float64)
+    levels = np.unique(ratings)
+    for size in block["alpha_sweep"]["mar_sizes"]:
+        if not 1 <= size <= ratings.size:
+            raise ValueError(f"alpha_sweep.mar_sizes: {size} is not in [1, {ratings.size}]")
+        sample = ratings.ravel()[rng.choice(ratings.size, int(size), replace=False)]
+        table = prop.naive_bayes(observed, sample, n_users=data.n_users, n_items=data.n_items,
+                                 levels=levels, smoothing=block["smoothing"])  # fmt: skip
+        column = np.full(len(out), np.nan)
+        column[rows] = prop.lookup(table, out.loc[rows, ["rating"]])
+        out[_nb_column(size)] = column
+
+
 def _train_propensities(
-    data: LearningData, model: str, block: Mapping[str, Any], sample: pd.DataFrame
+    data: LearningData, model: str, block: Mapping[str, Any], sample: pd.DataFrame, seed: int
 ) -> np.ndarray:
-    """P̂ of the MNAR training pairs under propensity ``model`` (observed data only)."""
+    """P̂ of the MNAR training pairs under propensity ``model`` (observed data only); the
+    logistic model's L2 is cross-validated (folds from ``run_rng(seed, dataset, "e4",
+    "logistic")``) when ``logistic.l2`` is a list of more than one value."""
     mnar = data.mnar
     assert mnar is not None
     if model == "provided":
@@ -304,9 +355,16 @@ def _train_propensities(
         if data.user_features is None or data.item_features is None:
             raise ValueError(f"{data.name} has no user and item features for logistic propensities")
         settings = block["logistic"]
+        grid = settings["l2"] if isinstance(settings["l2"], list) else [settings["l2"]]
+        l2 = grid[0]
+        if len(grid) > 1:
+            l2, _ = prop.logistic_cv(
+                mnar, data.user_features, data.item_features, l2=grid,
+                n_folds=settings["n_folds"], cross=settings["cross"],
+                rng=run_rng(seed, data.name, "e4", "logistic"),
+            )  # fmt: skip
         table = prop.logistic(
-            mnar, data.user_features, data.item_features,
-            l2=settings["l2"], cross=settings["cross"],
+            mnar, data.user_features, data.item_features, l2=l2, cross=settings["cross"],
         )  # fmt: skip
         return prop.lookup(table, mnar)
     if model == "naive_bayes":
@@ -325,84 +383,166 @@ def fit(
     block: Mapping[str, Any],
     seed: int,
     propensity: str,
-) -> tuple[pd.DataFrame, pd.DataFrame]:
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """One seed of one model: CV-tuned MF-Naive (``propensity="none"``) or MF-IPS.
 
     For each α in ``pairs`` and each metric: :func:`cv_select` over the grid (``grid``;
     ``alpha_sweep.grid`` with a full truth) with ``n_folds`` folds, the model's loss
     that of the metric; the chosen point refitted on every training pair; its test
-    error (the mean δ over the MAR test pairs, or over the full matrix). The random
-    stream ``run_rng(seed, dataset, "e4", "fit", metric, str(α))`` does not depend on
-    ``propensity``, so MF-Naive and MF-IPS share folds and initialisation.
+    error (the mean δ over the MAR test pairs, or over the full matrix). The validation
+    error is IPS-estimated ([ICML16] §6.1), for MF-Naive with the propensities of the
+    dataset's first propensity model (``naive_selection: naive``: the Naive mean). The
+    random stream ``run_rng(seed, dataset, "e4", "fit", metric, str(α))`` does not depend
+    on ``propensity``, so MF-Naive and MF-IPS share folds and initialisation.
 
     Returns (errors: :data:`ERROR_COLUMNS`, cv: ``seed``, ``alpha``, ``model``,
-    ``propensity``, ``metric``, ``params``, ``fold``, ``value``, ``selected``).
+    ``propensity``, ``metric``, ``params``, ``fold``, ``value``, ``selected``, losses:
+    :data:`LOSS_COLUMNS`, the per-pair MAR test losses; none with a full truth).
     """
-    if propensity != "none" and _column(propensity) not in pairs.columns:
-        raise ValueError(f"the pairs of {data.name} hold no {propensity!r} propensities")
     truth = data.truth is not None
     sweep = block["alpha_sweep"]
+    nb_sweep = truth and propensity == "naive_bayes"
+    if nb_sweep:
+        wanted = [_nb_column(size) for size in sweep["mar_sizes"]]
+    else:
+        wanted = [] if propensity == "none" else [_column(propensity)]
+    if not all(c in pairs.columns for c in wanted) or (nb_sweep and not wanted):
+        raise ValueError(f"the pairs of {data.name} hold no {propensity!r} propensities")
     grid = expand_grid(sweep["grid"] if truth else block["grid"])
     metrics = sweep["metrics"] if truth else block["metrics"]
     params = dict(block["model"])
-    errors, tables = [], []
+    selection = _selection_propensity(block, data.name, propensity)
+    per_pair = block["l2_scale"] == "per_pair"
+    errors, tables, losses = [], [], []
     for alpha, rows in pairs.groupby("alpha", sort=True, dropna=False):
         train = rows[rows["part"] == "train"]
         u, i = train["user"].to_numpy(np.int64), train["item"].to_numpy(np.int64)
         y = train["rating"].to_numpy(np.float64)
-        p = None if propensity == "none" else train[_column(propensity)].to_numpy(np.float64)
         test = rows[rows["part"] == "test"]
-        for metric in metrics:
-            rng = run_rng(seed, data.name, "e4", "fit", metric, f"{float(alpha):g}")
-            best, table = cv_select(
-                u, i, y, p, n_users=data.n_users, n_items=data.n_items, grid=grid,
-                metric=metric, n_folds=block["n_folds"], model_params=params, rng=rng,
-                warm_start=block["warm_start"],
-            )  # fmt: skip
-            model = WeightedMF(**{**params, "loss": LOSS_OF_METRIC[metric], **best}).fit(
-                u, i, y, n_users=data.n_users, n_items=data.n_items,
-                weights=None if p is None else 1.0 / p, rng=rng,
-            )  # fmt: skip
-            if truth:
-                assert data.truth is not None
-                delta = pair_losses(metric, data.truth.ratings, model.predict_matrix())
-                n_test = delta.size
-            else:
-                tu, ti = test["user"].to_numpy(np.int64), test["item"].to_numpy(np.int64)
-                delta = pair_losses(metric, test["rating"].to_numpy(), model.predict(tu, ti))
-                n_test = delta.size
-            chosen = table[table["selected"]]
-            errors.append(
-                {
-                    "seed": seed, "alpha": float(alpha), "model": model_name(propensity),
-                    "propensity": propensity, "metric": metric, "value": float(delta.mean()),
-                    "factors": int(best["factors"]), "l2": float(best["l2"]),
-                    "cv_value": float(chosen["value"].mean()), "n_train": int(y.size),
-                    "n_test": int(n_test),
-                }
-            )  # fmt: skip
-            tables.append(table.assign(seed=seed, alpha=float(alpha), model=model_name(propensity),
-                                       propensity=propensity, metric=metric))  # fmt: skip
+        if nb_sweep:  # MF-IPS-NB: one fit per MCAR sample size, at alpha_sweep.alpha only
+            variants = [(float(size), train[c].to_numpy(np.float64))
+                        for size, c in zip(sweep["mar_sizes"], wanted, strict=True)
+                        if train[c].notna().all()]  # fmt: skip
+        else:
+            variants = [(np.nan, train[wanted[0]].to_numpy(np.float64) if wanted else None)]
+        for mar_size, p in variants:
+            pv = (
+                p
+                if selection == propensity
+                else (None if selection is None else train[_column(selection)].to_numpy(np.float64))
+            )
+            for metric in metrics:
+                rng = run_rng(seed, data.name, "e4", "fit", metric, f"{float(alpha):g}")
+                best, table = cv_select(
+                    u, i, y, p, n_users=data.n_users, n_items=data.n_items, grid=grid,
+                    metric=metric, n_folds=block["n_folds"], model_params=params, rng=rng,
+                    warm_start=block["warm_start"], validation_propensities=pv,
+                    l2_per_pair=per_pair,
+                )  # fmt: skip
+                refit = {**best, "l2": model_l2(best["l2"], y.size, per_pair)}
+                model = WeightedMF(**{**params, "loss": LOSS_OF_METRIC[metric], **refit}).fit(
+                    u, i, y, n_users=data.n_users, n_items=data.n_items,
+                    weights=None if p is None else 1.0 / p, rng=rng,
+                )  # fmt: skip
+                if truth:
+                    assert data.truth is not None
+                    delta = pair_losses(metric, data.truth.ratings, model.predict_matrix())
+                    n_test = delta.size
+                else:
+                    tu, ti = test["user"].to_numpy(np.int64), test["item"].to_numpy(np.int64)
+                    delta = pair_losses(metric, test["rating"].to_numpy(), model.predict(tu, ti))
+                    n_test = delta.size
+                    losses.append(pd.DataFrame({
+                        "seed": np.int32(seed), "alpha": float(alpha), "propensity": propensity,
+                        "metric": metric, "pair": np.arange(n_test, dtype=np.int64),
+                        "value": delta,
+                    }))  # fmt: skip
+                chosen = table[table["selected"]]
+                errors.append(
+                    {
+                        "seed": seed, "alpha": float(alpha), "mar_size": mar_size,
+                        "model": model_name(propensity), "propensity": propensity,
+                        "metric": metric, "value": float(delta.mean()),
+                        "factors": int(best["factors"]), "l2": float(best["l2"]),
+                        "cv_value": float(chosen["value"].mean()), "n_train": int(y.size),
+                        "n_test": int(n_test),
+                    }
+                )  # fmt: skip
+                tables.append(table.assign(seed=seed, alpha=float(alpha), mar_size=mar_size,
+                                           model=model_name(propensity), propensity=propensity,
+                                           metric=metric))  # fmt: skip
     out = pd.DataFrame(errors, columns=list(ERROR_COLUMNS))
     ints = {"factors": np.int64, "n_train": np.int64, "n_test": np.int64}
-    out = out.astype({"seed": np.int32, **ints})
+    out = out.astype({"seed": np.int32, "mar_size": np.float64, **ints})
     cv = pd.concat(tables, ignore_index=True)
-    cv_cols = ["seed", "alpha", "model", "propensity", "metric", "params", "fold", "value"]
+    cv_cols = ["seed", "alpha", "mar_size", "model", "propensity", "metric", "params", "fold",
+               "value"]  # fmt: skip
     cv = cv[[*cv_cols, "selected"]].astype({"seed": np.int32, "fold": np.int64})
-    return out, cv
+    return out, cv, _losses_frame(losses)
+
+
+def _losses_frame(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    if not frames:
+        types = {"seed": np.int32, "alpha": np.float64, "propensity": object, "metric": object,
+                 "pair": np.int64, "value": np.float64}  # fmt: skip
+        return pd.DataFrame({c: pd.Series(dtype=t) for c, t in types.items()})
+    return pd.concat(frames, ignore_index=True)[list(LOSS_COLUMNS)]
+
+
+def _selection_propensity(block: Mapping[str, Any], dataset: str, propensity: str) -> str | None:
+    """The propensity model whose IPS estimate selects this model's hyperparameters (None:
+    the Naive mean): MF-IPS's own; MF-Naive's the dataset's first ([ICML16] §6.1)."""
+    if propensity != "none":
+        return propensity
+    models = propensity_models(block, dataset)
+    return models[0] if block["naive_selection"] == "ips" and models else None
+
+
+def pair_tests(losses: pd.DataFrame) -> pd.DataFrame:
+    """[ICML16]'s paired t-test of each MF-IPS against MF-Naive within a seed ([ICML16] §6.5).
+
+    The two models' losses δ on the same MAR test pairs are paired (``scipy.stats.ttest_rel``,
+    two-sided); one row per ``propensity``, ``metric``, ``alpha``, ``seed``: ``n_pairs``,
+    ``mean_diff`` (MF-IPS − MF-Naive, the difference of the test errors), ``t``, ``p_value``.
+    """
+    from scipy.stats import ttest_rel
+
+    keys = ["seed", "alpha", "metric", "pair"]
+    naive = losses[losses["propensity"] == "none"]
+    rows = []
+    for propensity, block in losses[losses["propensity"] != "none"].groupby("propensity",
+                                                                           sort=False):  # fmt: skip
+        both = block.merge(naive, on=keys, suffixes=("", "_naive"), validate="one_to_one")
+        for (metric, alpha, seed), cell in both.groupby(["metric", "alpha", "seed"], sort=True,
+                                                        dropna=False):  # fmt: skip
+            a, b = cell["value"].to_numpy(), cell["value_naive"].to_numpy()
+            same = a.size < 2 or np.all(a == b)
+            test = None if same else ttest_rel(a, b)
+            rows.append({
+                "model": model_name(propensity), "propensity": propensity, "metric": metric,
+                "alpha": float(alpha), "seed": np.int32(seed), "n_pairs": np.int64(a.size),
+                "mean_diff": float(np.mean(a - b)) if a.size else np.nan,
+                "t": np.nan if test is None else float(test.statistic),
+                "p_value": np.nan if test is None else float(test.pvalue),
+            })  # fmt: skip
+    out = pd.DataFrame(rows, columns=list(PAIR_TEST_COLUMNS))
+    return out.astype({"seed": np.int32, "n_pairs": np.int64, "alpha": np.float64})
 
 
 def summarise(errors: pd.DataFrame) -> pd.DataFrame:
     """Mean ± sd (ddof 1) of the test error over seeds, and a paired t-test against MF-Naive.
 
-    One row per ``model``, ``propensity``, ``metric``, ``alpha`` (in the errors' order,
-    MF-Naive first): ``mean``, ``sd``, ``n_seeds`` and ``p_value``, the two-sided paired
+    One row per ``model``, ``propensity``, ``metric``, ``alpha``, ``mar_size`` (MF-IPS-NB's
+    MCAR sample on the sweep, else NaN; in the errors' order, MF-Naive first): ``mean``,
+    ``sd``, ``n_seeds`` and ``p_value``, the two-sided paired
     t-test (``scipy.stats.ttest_rel``) of the model's per-seed errors against MF-Naive's
     on the same seeds (NaN for MF-Naive itself and with fewer than two common seeds).
     """
     from scipy.stats import ttest_rel  # lazy: scipy.stats costs 0.5 s of every E4 job
 
-    keys = ["model", "propensity", "metric", "alpha"]
+    if "mar_size" not in errors.columns:
+        errors = errors.assign(mar_size=np.nan)
+    keys = ["model", "propensity", "metric", "alpha", "mar_size"]
     rows = errors.assign(_naive=errors["propensity"] != "none").sort_values("_naive", kind="stable")
     out = rows.groupby(keys, sort=False, dropna=False)["value"].agg(
         mean="mean", sd="std", n_seeds="size"
@@ -415,12 +555,12 @@ def summarise(errors: pd.DataFrame) -> pd.DataFrame:
         for m, a, s, v in naive[["metric", "alpha", "seed", "value"]].itertuples(index=False)
     }
     p_values = []
-    for _model, propensity, metric, alpha in out[keys].itertuples(index=False):
+    for _model, propensity, metric, alpha, size in out[keys].itertuples(index=False):
         if propensity == "none":
             p_values.append(np.nan)
             continue
         sel = errors[(errors["propensity"] == propensity) & (errors["metric"] == metric)]
-        sel = sel[_same_alpha(sel["alpha"], alpha)]
+        sel = sel[_same_alpha(sel["alpha"], alpha) & _same_alpha(sel["mar_size"], size)]
         pairs = [
             (v, naive_values[(metric, _alpha_key(alpha), int(s))])
             for s, v in sel[["seed", "value"]].itertuples(index=False)
@@ -432,7 +572,7 @@ def summarise(errors: pd.DataFrame) -> pd.DataFrame:
         a, b = np.array(pairs).T
         p_values.append(np.nan if np.all(a == b) else float(ttest_rel(a, b).pvalue))
     out["p_value"] = np.asarray(p_values, dtype=np.float64)
-    return out[["model", "propensity", "metric", "alpha", "mean", "sd", "n_seeds", "p_value"]]
+    return out[list(SUMMARY_COLUMNS)]
 
 
 def _alpha_key(alpha: float) -> float | None:
@@ -444,11 +584,19 @@ def _same_alpha(values: pd.Series, alpha: float) -> np.ndarray:
     return np.isnan(v) if np.isnan(alpha) else v == alpha
 
 
-def summary_markdown(summary: pd.DataFrame, *, title: str = "", alpha: float | None = None) -> str:
+def summary_markdown(
+    summary: pd.DataFrame,
+    *,
+    title: str = "",
+    alpha: float | None = None,
+    tests: pd.DataFrame | None = None,
+) -> str:
     """Markdown table of the summary ([ICML16] Table 2 layout): models × (MSE, MAE).
 
     With an α sweep only the rows at ``alpha`` are shown (all α are in the Parquet table).
-    Cells are ``mean ± sd``; the p-values are of the paired t-test against MF-Naive.
+    Cells are ``mean ± sd``; the p-values are of the paired t-test against MF-Naive across
+    seeds. With ``tests`` (:func:`pair_tests`) a second table gives every seed's p of
+    [ICML16]'s test, paired over the MAR test pairs.
     """
     rows = summary
     if alpha is not None and summary["alpha"].notna().any():
@@ -457,7 +605,15 @@ def summary_markdown(summary: pd.DataFrame, *, title: str = "", alpha: float | N
     lines = [f"# {title}", ""] if title else []
     head = "| model | propensity | " + " | ".join(f"{m.upper()} | p ({m.upper()})" for m in metrics)
     lines += [head + " |", "|---|---|" + "---:|---:|" * len(metrics)]
-    for (model, propensity), block in rows.groupby(["model", "propensity"], sort=False):
+    rows = (
+        rows.assign(_size=rows["mar_size"].fillna(-1.0))
+        if "mar_size" in rows
+        else rows.assign(_size=-1.0)
+    )
+    for (model, propensity, size), block in rows.groupby(["model", "propensity", "_size"],
+                                                         sort=False):  # fmt: skip
+        if size >= 0:
+            propensity = f"{propensity} (MCAR sample {int(size):,})"
         cells = []
         for metric in metrics:
             cell = block[block["metric"] == metric]
@@ -476,14 +632,44 @@ def summary_markdown(summary: pd.DataFrame, *, title: str = "", alpha: float | N
         f"Test error{where}, mean ± sd over {n} seed(s); p: paired t-test against MF-Naive "
         "across seeds (scipy.stats.ttest_rel, two-sided).",
     ]
+    if tests is not None and len(tests):
+        seeds = sorted(set(tests["seed"].tolist()))
+        lines += [
+            "",
+            "Paired t-test of MF-IPS against MF-Naive over the MAR test pairs, per seed "
+            "(ICML16 section 6.5; p, and the mean difference of the errors):",
+            "",
+            "| model | propensity | metric | " + " | ".join(f"seed {s}" for s in seeds) + " |",
+            "|---|---|---|" + "---:|" * len(seeds),
+        ]
+        keys = ["model", "propensity", "metric"]
+        for (model, propensity, metric), block in tests.groupby(keys, sort=False):
+            by_seed = block.set_index("seed")
+            cells = [
+                f"{by_seed.at[s, 'p_value']:.2g} ({by_seed.at[s, 'mean_diff']:+.3f})"
+                if s in by_seed.index else "" for s in seeds
+            ]  # fmt: skip
+            head = f"| {model} | {propensity} | {metric.upper()} | "
+            lines.append(head + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
-def aggregate(errors: Sequence[pd.DataFrame]) -> dict[str, pd.DataFrame]:
-    """Every seed's and model's errors (sorted by seed, propensity order kept) and the summary."""
+def aggregate(
+    errors: Sequence[pd.DataFrame], losses: Sequence[pd.DataFrame] = ()
+) -> dict[str, pd.DataFrame]:
+    """Every seed's and model's errors (sorted by seed, propensity order kept), the summary
+    and, from the per-pair test ``losses`` of the same fits, the per-seed :func:`pair_tests`."""
     table = pd.concat(list(errors), ignore_index=True)
     table = table.sort_values(["seed"], kind="stable", ignore_index=True)
-    return {"errors": table, "summary": summarise(table)}
+    pairs = pd.concat(list(losses), ignore_index=True) if losses else _losses_frame([])
+    return {"errors": table, "summary": summarise(table), "pair_tests": pair_tests(pairs)}
+
+
+def dataset_seeds(block: Mapping[str, Any], dataset: str) -> int:
+    """Number of seeds (trials) of E4 on ``dataset``: ``alpha_sweep.seeds`` for a dataset with
+    a full truth when set (ICML16 Figure 3: 30 trials), else ``e4.seeds``."""
+    sweep = block["alpha_sweep"].get("seeds")
+    return int(sweep) if dataset in TRUTH_DATASETS and sweep is not None else int(block["seeds"])
 
 
 def fit_models(block: Mapping[str, Any], dataset: str) -> list[str]:
@@ -512,6 +698,13 @@ def check_config(config: Mapping[str, Any]) -> None:
                     f"it lacks {missing_text(name, [part], sources)}"
                 )
     sweep = block["alpha_sweep"]
+    for name, models in block["propensities"].items():
+        if "naive_bayes" in models and "truth" in dataset_parts(name, sources):
+            if not sweep["mar_sizes"]:
+                raise ConfigError(
+                    f"config error at 'e4.propensities.{name}': naive_bayes on {name} needs "
+                    "MCAR sample sizes in e4.alpha_sweep.mar_sizes"
+                )
     if sweep["alpha"] not in sweep["alphas"]:
         raise ConfigError(
             f"config error at 'e4.alpha_sweep.alpha': {sweep['alpha']} is not in "
@@ -532,7 +725,7 @@ def run(
     block, the others loaded like the workflow does), a dataset's canonical frames
     named ``dataset`` (an E4 dataset's name: :func:`learning_data` reads them as it
     reads that dataset's), or a :class:`LearningData`. ``config`` is a workflow config;
-    ``seeds`` a number of runs or a list of seed ids (default: the ``e4`` block's).
+    ``seeds`` a number of runs or a list of seed ids (default: :func:`dataset_seeds`).
     Returns ``errors``, ``summary``, ``summary_md``, ``cv`` and ``propensities``
     (every seed's pairs, with a ``seed`` column).
     """
@@ -545,18 +738,20 @@ def run(
     elif not isinstance(data, LearningData):
         frames = input_frames(data, config, dataset, experiment="e4")
         data = learning_data(frames.dataset, frames.interactions, frames.users, frames.items)
-    ids = seed_ids(seeds, block["seeds"])
-    errors, cvs, pairs = [], [], []
+    ids = seed_ids(seeds, dataset_seeds(block, data.name))
+    errors, cvs, pairs, losses = [], [], [], []
     for s in ids:
         prepared = prepare(data, block, int(s))
         pairs.append(prepared.assign(seed=np.int32(s)))
         for model in fit_models(block, data.name):
-            e, c = fit(data, prepared, block, int(s), model)
+            e, c, loss = fit(data, prepared, block, int(s), model)
             errors.append(e)
             cvs.append(c)
-    tables = aggregate(errors)
+            losses.append(loss)
+    tables = aggregate(errors, losses)
     title = summary_title(data.name)
-    md = summary_markdown(tables["summary"], title=title, alpha=block["alpha_sweep"]["alpha"])
+    md = summary_markdown(tables["summary"], title=title, alpha=block["alpha_sweep"]["alpha"],
+                          tests=tables["pair_tests"])  # fmt: skip
     return {
         **tables,
         "summary_md": md,

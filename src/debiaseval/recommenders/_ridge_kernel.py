@@ -65,13 +65,19 @@ def solve_rows(
     gram: np.ndarray,
     theta: np.ndarray,
     fitted: np.ndarray,
+    free_last: bool,
 ) -> None:
     """Weighted ridge θ_r of every row and fitted x_jᵀθ_r of every pair (pairs sorted by row).
 
-    Writes ``theta`` (rows × k) and ``fitted`` (pairs). ``gram`` is X Xᵀ of the columns, or
-    empty to build the dual systems from ``x``.
+    Writes ``theta`` (rows × k) and ``fitted`` (pairs). ``gram`` is X Xᵀ of the columns (of
+    their first k − 1 entries with ``free_last``), or empty to build the dual systems from
+    ``x``. With ``free_last`` the last entry of every x_j is 1 and its coefficient (a bias)
+    is not penalised: the primal puts no λ on it, the dual is kernel ridge regression with a
+    free intercept β, (G + λΩ⁻¹) γ + β1 = t, 1ᵀγ = 0, solved through the Schur complement
+    β = 1ᵀM⁻¹t / 1ᵀM⁻¹1 of M = G + λΩ⁻¹.
     """
     n_rows, k = theta.shape
+    kf = k - 1 if free_last else k  # penalised coefficients
     gathered = gram.shape[0] > 0
     longest = 0
     for r in range(n_rows):
@@ -82,6 +88,7 @@ def solve_rows(
     rhs = np.empty(k)
     dual = np.empty((longest, longest))
     coef = np.empty(longest)
+    ones = np.empty(longest)
     rows_t = np.empty((k, longest))  # X_rᵀ of a dual row, when it is built from x
     for r in range(n_rows):
         start, end = ptr[r], ptr[r + 1]
@@ -99,7 +106,7 @@ def solve_rows(
                     rows_t[:, i] = x[cols[start + i]]
                 for i in range(n):
                     dual[i, : i + 1] = 0.0
-                for f in range(k):
+                for f in range(kf):
                     for i in range(n):
                         v = rows_t[f, i]
                         for j in range(i + 1):
@@ -110,9 +117,24 @@ def solve_rows(
             _cholesky(dual, n)
             _cholesky_solve(dual, n, coef)
             theta[r, :] = 0.0
+            if free_last:  # γ = M⁻¹t − β M⁻¹1 with β = 1ᵀM⁻¹t / 1ᵀM⁻¹1
+                ones[:n] = 1.0
+                _cholesky_solve(dual, n, ones)
+                num = 0.0
+                den = 0.0
+                for i in range(n):
+                    num += coef[i]
+                    den += ones[i]
+                beta = num / den
+                for i in range(n):
+                    coef[i] -= beta * ones[i]
+                theta[r, k - 1] = beta
             for i in range(n):
-                theta[r, :] += coef[i] * x[cols[start + i]]
-                fitted[start + i] = target[start + i] - l2 / weight[start + i] * coef[i]
+                xi = x[cols[start + i]]
+                c = coef[i]
+                for f in range(kf):
+                    theta[r, f] += c * xi[f]
+                fitted[start + i] = target[start + i] - l2 / weight[start + i] * c
         else:  # (Xᵀ Ω X + λI) θ = Xᵀ Ω t
             primal[:, :] = 0.0
             rhs[:] = 0.0
@@ -125,7 +147,7 @@ def solve_rows(
                     rhs[i] += wt * xp[i]
                     for j in range(i + 1):
                         primal[i, j] += v * xp[j]
-            for i in range(k):
+            for i in range(kf):
                 primal[i, i] += l2
             _cholesky(primal, k)
             _cholesky_solve(primal, k, rhs)

@@ -2,17 +2,19 @@
 
 [ICML16] T. Schnabel et al., *Recommendations as treatments*, ICML 2016, eq. 14:
 
-    argmin_{V, W, a, b, c}  Σ_{O=1} w_{u,i} · δ(y_{u,i}, ŷ_{u,i}) + λ (‖V‖² + ‖W‖² + ‖a‖² + ‖b‖²),
+    argmin_{V, W, a, b, c}  Σ_{O=1} w_{u,i} · δ(y_{u,i}, ŷ_{u,i}) + λ (‖V‖² + ‖W‖²),
     ŷ_{u,i} = v_uᵀ w_i + a_u + b_i + c,
 
 with δ the squared or the absolute error and w = 1 (MF-Naive) or w = 1/P̂ (MF-IPS).
-The global offset c is not regularised. **Weights are normalised to mean 1 over the
+As in eq. 14 the biases a, b and the offset c are not regularised;
+``penalise_biases=True`` adds λ(‖a‖² + ‖b‖²). **Weights are normalised to mean 1 over the
 training pairs**, so the data term has the size of MF-Naive's whatever the propensity
 scale (1/P̂ reaches several hundred on Coat) and one λ grid means the same for both.
 
 Solver: weighted alternating least squares. With the items' [w_i, 1] fixed, every
 user's [v_u, a_u] solves a (d+1)-dimensional weighted ridge problem, and vice versa,
-each by Cholesky in the cheaper of the primal (d+1)² and the dual n_u² form, in one
+each by Cholesky in the cheaper of the primal (d+1)² and the dual n_u² form (with a free
+intercept when the bias is not penalised), in one
 compiled loop over the users (items) (:mod:`debiaseval.recommenders.ridge`; see
 docs/experiments/e4.md); c is the weighted mean residual. The absolute error is handled
 by majorise-minimise (iteratively reweighted least squares): every half-step minimises
@@ -79,6 +81,7 @@ class WeightedMF:
         tol: float = 1e-4,
         epsilon: float = 1e-3,
         init_scale: float = 0.1,
+        penalise_biases: bool = False,
     ) -> None:
         self.factors = factors
         self.l2 = l2
@@ -87,10 +90,12 @@ class WeightedMF:
         self.tol = tol
         self.epsilon = epsilon
         self.init_scale = init_scale
+        self.penalise_biases = penalise_biases
 
     def get_params(self) -> dict[str, object]:
         """Hyperparameters as a dict; ``WeightedMF(**m.get_params())`` is an unfitted twin."""
-        keys = ("factors", "l2", "loss", "max_iter", "tol", "epsilon", "init_scale")
+        keys = ("factors", "l2", "loss", "max_iter", "tol", "epsilon", "init_scale",
+                "penalise_biases")  # fmt: skip
         return {key: getattr(self, key) for key in keys}
 
     def validate_params(self) -> None:
@@ -103,6 +108,8 @@ class WeightedMF:
         check_real("tol", self.tol, low=0.0)
         check_real("epsilon", self.epsilon, low=0.0, strict=True)
         check_real("init_scale", self.init_scale, low=0.0)
+        if not isinstance(self.penalise_biases, bool):
+            raise ValueError(f"penalise_biases must be a bool, got {self.penalise_biases!r}")
 
     def _loss(self, residual: np.ndarray) -> np.ndarray:
         if self.loss == "squared":
@@ -119,16 +126,17 @@ class WeightedMF:
         return weight / np.maximum(np.abs(residual), self.epsilon)
 
     def objective(self, users, items, ratings, weights=None) -> float:
-        """Σ w·δ + λ(‖V‖² + ‖W‖² + ‖a‖² + ‖b‖²) of the fitted model (weights normalised)."""
+        """Σ w·δ + λ(‖V‖² + ‖W‖²) (+ λ(‖a‖² + ‖b‖²) with ``penalise_biases``) of the fitted
+        model, weights normalised."""
         w = normalise_weights(weights, len(ratings))
         residual = np.asarray(ratings, dtype=np.float64) - self.predict(users, items)
         return self._objective(w, residual)
 
     def _objective(self, w: np.ndarray, residual: np.ndarray) -> float:
-        penalty = sum(
-            float(np.sum(a * a))
-            for a in (self.user_factors_, self.item_factors_, self.user_bias_, self.item_bias_)
-        )
+        blocks = [self.user_factors_, self.item_factors_]
+        if self.penalise_biases:
+            blocks += [self.user_bias_, self.item_bias_]
+        penalty = sum(float(np.sum(a * a)) for a in blocks)
         return float(np.dot(w, self._loss(residual)) + self.l2 * penalty)
 
     def fit(
@@ -202,13 +210,14 @@ class WeightedMF:
         omega = self._irls(w, residual)
         x = np.hstack([self.item_factors_, np.ones((self.n_items_, 1))])
         target = y - self.offset_ - self.item_bias_[i]
-        theta, fitted = layout.by_user.solve(omega, target, x, ridge)
+        free = not self.penalise_biases
+        theta, fitted = layout.by_user.solve(omega, target, x, ridge, free_last=free)
         self.user_factors_, self.user_bias_ = theta[:, :-1], theta[:, -1].copy()
 
         omega = self._irls(w, target - fitted)
         x = np.hstack([self.user_factors_, np.ones((self.n_users_, 1))])
         target = y - self.offset_ - self.user_bias_[u]
-        theta, fitted = layout.by_item.solve(omega, target, x, ridge)
+        theta, fitted = layout.by_item.solve(omega, target, x, ridge, free_last=free)
         self.item_factors_, self.item_bias_ = theta[:, :-1], theta[:, -1].copy()
 
         residual = target - fitted

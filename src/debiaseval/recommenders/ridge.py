@@ -4,7 +4,8 @@ Every row r (a user, or an item) of the observed pairs solves
 
     θ_r = argmin_θ Σ_{j ∈ O_r} ω_rj (t_rj − x_jᵀθ)² + λ‖θ‖²,
 
-a k-dimensional ridge regression on its n_r pairs, in whichever of two equal forms (the
+a k-dimensional ridge regression on its n_r pairs (optionally with its last coefficient, a
+bias against a column of ones, unpenalised), in whichever of two equal forms (the
 push-through identity) costs less:
 
 - primal: (X_rᵀ Ω_r X_r + λI_k) θ_r = X_rᵀ Ω_r t_r, a k × k system built in n_r k²/2
@@ -49,24 +50,34 @@ class RowGroups:
         self.sorted_cols = cols[self.order]
 
     def solve(
-        self, weight: np.ndarray, target: np.ndarray, x: np.ndarray, l2: float
+        self,
+        weight: np.ndarray,
+        target: np.ndarray,
+        x: np.ndarray,
+        l2: float,
+        *,
+        free_last: bool = False,
     ) -> tuple[np.ndarray, np.ndarray]:
         """θ of every row (``n_rows`` × k) and the fitted values x_jᵀθ_r of every pair.
 
         ``weight`` (ω > 0) and ``target`` (t) are per pair in the input order; ``x`` holds
-        one row x_j per column; rows without pairs get θ = 0.
+        one row x_j per column; rows without pairs get θ = 0. With ``free_last`` the last
+        column of ``x`` must be all ones and its coefficient (a per-row bias) is not
+        penalised: min Σ ω (t − x_{:k−1}ᵀθ_{:k−1} − θ_k)² + λ‖θ_{:k−1}‖².
         """
         from debiaseval.recommenders._ridge_kernel import solve_rows
 
         x = np.ascontiguousarray(x, dtype=np.float64)
-        gram = x @ x.T if self.n_cols**2 <= _MAX_COLUMN_GRAM else np.empty((0, 0))
+        penalised = x[:, :-1] if free_last else x
+        small = self.n_cols**2 <= _MAX_COLUMN_GRAM
+        gram = penalised @ penalised.T if small else np.empty((0, 0))
         theta = np.empty((self.n_rows, x.shape[1]))
         fitted_sorted = np.empty(self.n_pairs)
         solve_rows(
             self.ptr, self.sorted_cols,
             np.ascontiguousarray(weight[self.order], dtype=np.float64),
             np.ascontiguousarray(target[self.order], dtype=np.float64),
-            x, float(l2), gram, theta, fitted_sorted,
+            x, float(l2), gram, theta, fitted_sorted, bool(free_last),
         )  # fmt: skip
         fitted = np.empty(self.n_pairs)
         fitted[self.order] = fitted_sorted
