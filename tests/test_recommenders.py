@@ -248,23 +248,38 @@ def brute_userknn(r: np.ndarray, k: int) -> np.ndarray:
     return out
 
 
-def brute_itemknn(r: np.ndarray, k: int) -> np.ndarray:
+def brute_itemknn(r: np.ndarray, k: int, direction: str = "rated_to_candidate") -> np.ndarray:
     sim = cosine(r.T)
     out = np.zeros_like(r)
-    for i in range(r.shape[1]):
-        for j in top_neighbours(sim[i], i, k):
-            out[:, i] += sim[i, j] * r[:, j]  # only items j the user rated count
+    for j in range(r.shape[1]):
+        for i in top_neighbours(sim[j], j, k):
+            if direction == "rated_to_candidate":  # RankSys: rated j votes for i in N_k(j)
+                out[:, i] += sim[i, j] * r[:, j]  # r[u, j] = 0 when u did not rate j
+            else:  # candidate j collects the votes of the rated i in N_k(j)
+                out[:, j] += sim[i, j] * r[:, i]
     return out
 
 
 @pytest.mark.parametrize("k", [1, 3, 10, 100])
-@pytest.mark.parametrize(("cls", "brute"), [(UserKNN, brute_userknn), (ItemKNN, brute_itemknn)])
-def test_knn_matches_brute_force(cls, brute, k: int) -> None:
+@pytest.mark.parametrize(
+    ("cls", "params", "brute"),
+    [
+        (UserKNN, {}, brute_userknn),
+        (ItemKNN, {}, brute_itemknn),
+        (ItemKNN, {"direction": "rated_to_candidate"}, brute_itemknn),
+        (
+            ItemKNN,
+            {"direction": "candidate_to_rated"},
+            lambda r, k: brute_itemknn(r, k, "candidate_to_rated"),
+        ),
+    ],
+)
+def test_knn_matches_brute_force(cls, params, brute, k: int) -> None:
     dense = random_ratings(30, 20, 0.25, seed=k, integer=False).toarray()
     dense[3] = 0  # a user without ratings
     dense[:, 4] = 0  # an item without ratings
     x = sp.csr_matrix(dense)
-    scores = cls(k=k).fit(x).score(np.arange(30))
+    scores = cls(k=k, **params).fit(x).score(np.arange(30))
     np.testing.assert_allclose(scores, brute(x.toarray(), k), rtol=1e-10, atol=1e-12)
 
 

@@ -23,7 +23,7 @@ import scipy.sparse as sp
 from debiaseval.evaluation.ranking import top_k_indices
 from debiaseval.recommenders.base import NotFittedError, Recommender, check_int
 
-__all__ = ["ItemKNN", "KNNRecommender", "UserKNN"]
+__all__ = ["DIRECTIONS", "ItemKNN", "KNNRecommender", "UserKNN"]
 
 _BLOCK_CELLS = 1 << 22  # dense cells per similarity block (32 MiB of float64)
 
@@ -127,7 +127,9 @@ class UserKNN(KNNRecommender):
 
     sim(u, v) = r_u·r_v / (‖r_u‖ ‖r_v‖); N_k(u) = the ``k`` users v ≠ u with the
     largest sim(u, v) (ties by smaller id); score(u, i) = Σ_{v ∈ N_k(u), v rated i}
-    sim(u, v)·r_vi (a similarity-weighted sum, not normalised). If there are
+    sim(u, v)·r_vi (a similarity-weighted sum, not normalised): the user's own k
+    nearest neighbours each vote, as in RankSys's UserNeighborhoodRecommender,
+    which [SAC20] used, so UserKNN has no direction to choose. If there are
     fewer than k other users, all of them are neighbours. ``fit`` stores the
     user × user matrix ``neighbours_`` (row u holds N_k(u) best first with its
     similarities; memory O(n_users·k)); a score is one sparse product with it.
@@ -140,25 +142,51 @@ class UserKNN(KNNRecommender):
         return (self.neighbours_[users] @ self.train_).toarray()
 
 
+DIRECTIONS = ("rated_to_candidate", "candidate_to_rated")
+"""ItemKNN's ``direction`` values: whose neighbourhood links a rated item to a candidate."""
+
+
 class ItemKNN(KNNRecommender):
     """Item-based cosine k-nearest-neighbours (docs/experiments/e1.md).
 
-    sim(i, j) = r_·i·r_·j / (‖r_·i‖ ‖r_·j‖) over users; N_k(i) = the ``k`` items
-    j ≠ i with the largest sim(i, j) (ties by smaller id); score(u, i) =
-    Σ_{j ∈ I_u ∩ N_k(i)} sim(i, j)·r_uj (not normalised). ``fit`` stores the
-    best-first lists ``neighbours_`` and the sparse item × item top-k matrix
-    ``similarity_`` (row i holds N_k(i); zero similarities are dropped since
-    they add nothing to a score).
+    sim(i, j) = r_·i·r_·j / (‖r_·i‖ ‖r_·j‖) over users; N_k(j) = the ``k`` items
+    i ≠ j with the largest sim(i, j) (ties by smaller id). ``direction`` says
+    whose neighbourhood links a rated item j ∈ I_u to a candidate i:
+
+    - ``rated_to_candidate`` (default, RankSys's ItemNeighborhoodRecommender,
+      which [SAC20] used): each rated item votes for its own k nearest
+      neighbours, score(u, i) = Σ_{j ∈ I_u, i ∈ N_k(j)} sim(i, j)·r_uj;
+    - ``candidate_to_rated``: a candidate collects the votes of the rated items
+      among its own k nearest neighbours, score(u, i) = Σ_{j ∈ I_u ∩ N_k(i)}
+      sim(i, j)·r_uj.
+
+    Neither sum is normalised. ``fit`` stores the best-first lists
+    ``neighbours_``, the sparse item × item top-k matrix ``similarity_`` (row j
+    holds N_k(j); zero similarities are dropped since they add nothing to a
+    score) and ``weights_``, the matrix W with scores R·W: ``similarity_``
+    itself for ``rated_to_candidate``, its transpose for ``candidate_to_rated``.
     """
 
     name = "itemknn"
     _by_users = False
 
+    def __init__(self, *, k: int = 50, direction: str = "rated_to_candidate") -> None:
+        super().__init__(k=k)
+        self.direction = direction
+
+    def validate_params(self) -> None:
+        super().validate_params()
+        if self.direction not in DIRECTIONS:
+            raise ValueError(f"direction must be one of {DIRECTIONS}, got {self.direction!r}")
+
     def _use_neighbours(self, lists: sp.csr_matrix) -> None:
         self.neighbours_ = lists
         self.similarity_ = lists.copy()
         self.similarity_.eliminate_zeros()
-        self.similarity_t_ = sp.csr_matrix(self.similarity_.T)
+        if self.direction == "rated_to_candidate":
+            self.weights_ = self.similarity_
+        else:
+            self.weights_ = sp.csr_matrix(self.similarity_.T)
 
     def _score(self, users: np.ndarray) -> np.ndarray:
-        return (self.train_[users] @ self.similarity_t_).toarray()
+        return (self.train_[users] @ self.weights_).toarray()
