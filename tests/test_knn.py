@@ -1,4 +1,6 @@
-"""ItemKNN's two neighbourhood directions on a hand-computed case (docs/experiments/e1.md)."""
+"""k-NN models: ItemKNN's two neighbourhood directions on a hand-computed case
+(docs/experiments/e1.md), and the compiled neighbour lists against the blockwise dense
+reference they replaced, bit for bit."""
 
 from __future__ import annotations
 
@@ -6,7 +8,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from debiaseval.recommenders import ItemKNN, fit_grid, make_recommender
+from debiaseval.benchmark import reference_neighbour_lists
+from debiaseval.recommenders import ItemKNN, UserKNN, fit_grid, knn, make_recommender
 
 # users × items, binary: item vectors over users i0 = (1,1,0), i1 = (1,1,1), i2 = (0,0,1),
 # i3 = (0,1,1). Cosines: (0,1) = (1,3) = 2/√6 = a, (2,3) = 1/√2 = b, (1,2) = 1/√3, (0,3) = 1/2,
@@ -67,3 +70,70 @@ def test_itemknn_direction_is_checked_and_gridded() -> None:
     got = {point["direction"]: model.score(np.arange(3)) for point, model in fits}
     np.testing.assert_allclose(got["rated_to_candidate"], RATED_TO_CANDIDATE, rtol=1e-15)
     np.testing.assert_allclose(got["candidate_to_rated"], CANDIDATE_TO_RATED, rtol=1e-15)
+
+
+# -- the compiled neighbour lists ---------------------------------------------------------
+
+
+def tied_ratings(n_rows: int, n_cols: int, *, seed: int, signed: bool = False) -> sp.csr_matrix:
+    """Sparse rows of few distinct values (many tied cosines), an empty row and a row that
+    repeats another; ``signed``: values of both signs, so similarities may be negative or
+    cancel to exactly zero."""
+    rng = np.random.default_rng(seed)
+    mask = rng.random((n_rows, n_cols)) < 0.15
+    values = rng.choice([-1.0, 1.0, 2.0], mask.sum()) if signed else rng.integers(1, 3, mask.sum())
+    dense = np.zeros((n_rows, n_cols))
+    dense[mask] = values
+    dense[2] = 0  # no ratings: every similarity 0
+    dense[5] = dense[1]  # a duplicate: similarity 1 with row 1
+    return sp.csr_matrix(dense)
+
+
+def assert_same_lists(got: sp.csr_matrix, expected: tuple[np.ndarray, np.ndarray]) -> None:
+    n, k = expected[0].shape
+    np.testing.assert_array_equal(got.indices.reshape(n, k), expected[0])
+    # bit for bit: the same floats, not merely close ones (0.0 and -0.0 told apart)
+    np.testing.assert_array_equal(got.data.reshape(n, k).view(np.int64), expected[1].view(np.int64))
+
+
+@pytest.mark.parametrize("signed", [False, True])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_lists_equal_the_blockwise_reference_bit_for_bit(seed: int, signed: bool) -> None:
+    x = tied_ratings(90, 40, seed=seed, signed=signed)
+    for unit in (knn._row_normalize(x), knn._row_normalize(sp.csr_matrix(x.T))):
+        n = unit.shape[0]
+        for k in (1, 3, 17, n - 1):  # n - 1: every other row, zeros and negatives included
+            expected = reference_neighbour_lists(unit, k)
+            for threads in (1, 2, 3):
+                assert_same_lists(knn._neighbour_lists(unit, k, threads), expected)
+
+
+def test_lists_follow_the_stored_order_of_the_sums() -> None:
+    # scipy sums a product row in its stored (here reversed) order; so does the kernel
+    x = knn._row_normalize(tied_ratings(60, 50, seed=4))
+    flipped = x.copy()
+    for r in range(x.shape[0]):
+        a, b = x.indptr[r], x.indptr[r + 1]
+        flipped.indices[a:b] = x.indices[a:b][::-1]
+        flipped.data[a:b] = x.data[a:b][::-1]
+    flipped.has_sorted_indices = False
+    for unit in (x, flipped):
+        assert_same_lists(knn._neighbour_lists(unit, 8, 2), reference_neighbour_lists(unit, 8))
+
+
+def test_lists_of_random_real_ratings_and_models() -> None:
+    rng = np.random.default_rng(5)
+    x = sp.random(300, 120, 0.05, format="csr", random_state=rng)
+    for cls, rows in ((UserKNN, x), (ItemKNN, sp.csr_matrix(x.T))):
+        model = cls(k=25).fit(x)
+        assert_same_lists(
+            model.neighbours_, reference_neighbour_lists(knn._row_normalize(rows), 25)
+        )
+
+
+def test_kernel_threads_follow_the_blas_limit() -> None:
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        assert knn.kernel_threads() == 1
+    assert knn.kernel_threads() >= 1

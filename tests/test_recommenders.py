@@ -292,15 +292,14 @@ def test_knn_neighbour_ties_broken_by_smaller_index() -> None:
     np.testing.assert_allclose(ItemKNN(k=1).fit(r.T.tocsr()).score(np.array([1])), [[s, 0, 0]])
 
 
-def test_knn_block_size_does_not_matter(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_knn_thread_count_does_not_matter() -> None:
     from debiaseval.recommenders import knn
 
     x = random_ratings(30, 20, 0.3, seed=1, integer=True)
-    full = [UserKNN(k=5).fit(x).score(np.arange(30)), ItemKNN(k=5).fit(x).score(np.arange(30))]
-    monkeypatch.setattr(knn, "_BLOCK_CELLS", 1)  # one row per similarity block
-    tiny = [UserKNN(k=5).fit(x).score(np.arange(30)), ItemKNN(k=5).fit(x).score(np.arange(30))]
-    for a, b in zip(full, tiny, strict=True):
-        np.testing.assert_array_equal(a, b)
+    lists = [knn._neighbour_lists(knn._row_normalize(x), 5, threads) for threads in (1, 2, 7)]
+    for other in lists[1:]:
+        np.testing.assert_array_equal(other.indices, lists[0].indices)
+        np.testing.assert_array_equal(other.data, lists[0].data)
 
 
 # -- LightFM ranking MF ---------------------------------------------------------

@@ -533,6 +533,35 @@ def _e4(args: argparse.Namespace, rows: dict[str, float]) -> None:
                        seconds["new"], "target >= 5 at d = 40")  # fmt: skip
 
 
+# -- k-NN neighbour lists ------------------------------------------------------------
+
+_REFERENCE_KNN_CELLS = 1 << 22
+"""Dense similarity cells per block of the reference neighbour lists (32 MiB of float64)."""
+
+
+def reference_neighbour_lists(unit: sp.csr_matrix, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The neighbour lists as k-NN built them before the compiled kernel: blocks of rows,
+    scipy's sparse product made dense, the diagonal at -inf, ``top_k_indices``.
+
+    Returns the (n × k) neighbour ids and similarities, best first.
+    """
+    from debiaseval.evaluation.ranking import top_k_indices
+
+    n = unit.shape[0]
+    cols = np.empty((n, k), dtype=np.int64)
+    vals = np.empty((n, k), dtype=np.float64)
+    if k > 0:
+        unit_t = sp.csr_matrix(unit.T)
+        step = max(1, _REFERENCE_KNN_CELLS // n)
+        for start in range(0, n, step):
+            block = np.arange(start, min(start + step, n))
+            sims = (unit[block] @ unit_t).toarray()
+            sims[np.arange(block.size), block] = -np.inf  # never one's own neighbour
+            cols[block] = top_k_indices(sims, k)
+            vals[block] = np.take_along_axis(sims, cols[block], axis=1)
+    return cols, vals
+
+
 # -- batching cheap jobs ------------------------------------------------------------
 
 _JOB = """
