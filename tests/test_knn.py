@@ -75,12 +75,14 @@ def test_itemknn_direction_is_checked_and_gridded() -> None:
 # -- the compiled neighbour lists ---------------------------------------------------------
 
 
-def tied_ratings(n_rows: int, n_cols: int, *, seed: int, signed: bool = False) -> sp.csr_matrix:
+def tied_ratings(
+    n_rows: int, n_cols: int, *, seed: int, signed: bool = False, density: float = 0.15
+) -> sp.csr_matrix:
     """Sparse rows of few distinct values (many tied cosines), an empty row and a row that
     repeats another; ``signed``: values of both signs, so similarities may be negative or
     cancel to exactly zero."""
     rng = np.random.default_rng(seed)
-    mask = rng.random((n_rows, n_cols)) < 0.15
+    mask = rng.random((n_rows, n_cols)) < density
     values = rng.choice([-1.0, 1.0, 2.0], mask.sum()) if signed else rng.integers(1, 3, mask.sum())
     dense = np.zeros((n_rows, n_cols))
     dense[mask] = values
@@ -96,10 +98,15 @@ def assert_same_lists(got: sp.csr_matrix, expected: tuple[np.ndarray, np.ndarray
     np.testing.assert_array_equal(got.data.reshape(n, k).view(np.int64), expected[1].view(np.int64))
 
 
+# dense: every row's product touches most rows (sums without bookkeeping, all rows scanned);
+# sparse: rows touch few others (only the touched rows are scanned)
+@pytest.mark.parametrize(("shape", "density"), [((90, 40), 0.15), ((400, 300), 0.006)])
 @pytest.mark.parametrize("signed", [False, True])
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_lists_equal_the_blockwise_reference_bit_for_bit(seed: int, signed: bool) -> None:
-    x = tied_ratings(90, 40, seed=seed, signed=signed)
+def test_lists_equal_the_blockwise_reference_bit_for_bit(
+    seed: int, signed: bool, shape: tuple[int, int], density: float
+) -> None:
+    x = tied_ratings(*shape, seed=seed, signed=signed, density=density)
     for unit in (knn._row_normalize(x), knn._row_normalize(sp.csr_matrix(x.T))):
         n = unit.shape[0]
         for k in (1, 3, 17, n - 1):  # n - 1: every other row, zeros and negatives included

@@ -92,23 +92,42 @@ def _row_lists(
     acc: np.ndarray,
     stamp: np.ndarray,
     touched: np.ndarray,
+    everyone: np.ndarray,
     hv: np.ndarray,
     hi: np.ndarray,
     out_cols: np.ndarray,
     out_vals: np.ndarray,
 ) -> None:
-    """Row r's best-first top-``k`` list into ``out_cols[r]``, ``out_vals[r]``."""
-    n_touched = 0
+    """Row r's best-first top-``k`` list into ``out_cols[r]``, ``out_vals[r]``.
+
+    A row whose product has at least n / 4 terms touches most rows: its sums skip the
+    bookkeeping of touched rows and its candidates are all n rows (``everyone``).
+    """
+    work = 0
     for jj in range(indptr[r], indptr[r + 1]):
         c = indices[jj]
-        v = data[jj]
-        for kk in range(t_indptr[c], t_indptr[c + 1]):
-            s = t_indices[kk]
-            if stamp[s] != r:
-                stamp[s] = r
-                touched[n_touched] = s
-                n_touched += 1
-            acc[s] += v * t_data[kk]
+        work += np.int64(t_indptr[c + 1] - t_indptr[c])
+    n = acc.size
+    if 4 * work >= n:
+        for jj in range(indptr[r], indptr[r + 1]):
+            c = indices[jj]
+            v = data[jj]
+            for kk in range(t_indptr[c], t_indptr[c + 1]):
+                acc[t_indices[kk]] += v * t_data[kk]
+        touched = everyone
+        n_touched = n
+    else:
+        n_touched = 0
+        for jj in range(indptr[r], indptr[r + 1]):
+            c = indices[jj]
+            v = data[jj]
+            for kk in range(t_indptr[c], t_indptr[c + 1]):
+                s = t_indices[kk]
+                if stamp[s] != r:
+                    stamp[s] = r
+                    touched[n_touched] = s
+                    n_touched += 1
+                acc[s] += v * t_data[kk]
     size = 0
     floor = 0.0  # an entry below the heap's worst (once full) is never kept
     for t in range(n_touched):  # the positive similarities
@@ -163,10 +182,11 @@ def top_k_lists(
         acc = np.zeros(n, dtype=np.float64)
         stamp = np.full(n, -1, dtype=np.int64)
         touched = np.empty(n, dtype=np.int64)
+        everyone = np.arange(n)
         hv = np.empty(k, dtype=np.float64)
         hi = np.empty(k, dtype=np.int64)
         for r in range(chunk, n, n_chunks):
             _row_lists(
                 r, indptr, indices, data, t_indptr, t_indices, t_data, k,
-                acc, stamp, touched, hv, hi, out_cols, out_vals,
+                acc, stamp, touched, everyone, hv, hi, out_cols, out_vals,
             )  # fmt: skip
