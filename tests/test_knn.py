@@ -144,3 +144,14 @@ def test_kernel_threads_follow_the_blas_limit() -> None:
     with threadpool_limits(limits=1):
         assert knn.kernel_threads() == 1
     assert knn.kernel_threads() >= 1
+
+
+def test_benchmark_knn_section_runs_at_a_tiny_size() -> None:
+    from debiaseval.benchmark import main
+
+    tiny = ["--knn-shape", "300", "80", "3000", "--knn-user-shape", "200", "60", "2000"]
+    rows = main(["--sections", "knn", *tiny, "--knn-k", "10", "--repeat", "1"])
+    for label in ("itemknn", "userknn"):
+        assert rows[f"knn {label}: former lists / kernel"] > 0
+        assert rows[f"knn {label}: kernel 1 / 2 threads (wall)"] > 0
+    assert rows["knn itemknn: implicit fit / ItemKNN.fit"] > 0  # implicit is in the test extra
