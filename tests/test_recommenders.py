@@ -248,23 +248,38 @@ def brute_userknn(r: np.ndarray, k: int) -> np.ndarray:
     return out
 
 
-def brute_itemknn(r: np.ndarray, k: int) -> np.ndarray:
+def brute_itemknn(r: np.ndarray, k: int, direction: str = "rated_to_candidate") -> np.ndarray:
     sim = cosine(r.T)
     out = np.zeros_like(r)
-    for i in range(r.shape[1]):
-        for j in top_neighbours(sim[i], i, k):
-            out[:, i] += sim[i, j] * r[:, j]  # only items j the user rated count
+    for j in range(r.shape[1]):
+        for i in top_neighbours(sim[j], j, k):
+            if direction == "rated_to_candidate":  # RankSys: rated j votes for i in N_k(j)
+                out[:, i] += sim[i, j] * r[:, j]  # r[u, j] = 0 when u did not rate j
+            else:  # candidate j collects the votes of the rated i in N_k(j)
+                out[:, j] += sim[i, j] * r[:, i]
     return out
 
 
 @pytest.mark.parametrize("k", [1, 3, 10, 100])
-@pytest.mark.parametrize(("cls", "brute"), [(UserKNN, brute_userknn), (ItemKNN, brute_itemknn)])
-def test_knn_matches_brute_force(cls, brute, k: int) -> None:
+@pytest.mark.parametrize(
+    ("cls", "params", "brute"),
+    [
+        (UserKNN, {}, brute_userknn),
+        (ItemKNN, {}, brute_itemknn),
+        (ItemKNN, {"direction": "rated_to_candidate"}, brute_itemknn),
+        (
+            ItemKNN,
+            {"direction": "candidate_to_rated"},
+            lambda r, k: brute_itemknn(r, k, "candidate_to_rated"),
+        ),
+    ],
+)
+def test_knn_matches_brute_force(cls, params, brute, k: int) -> None:
     dense = random_ratings(30, 20, 0.25, seed=k, integer=False).toarray()
     dense[3] = 0  # a user without ratings
     dense[:, 4] = 0  # an item without ratings
     x = sp.csr_matrix(dense)
-    scores = cls(k=k).fit(x).score(np.arange(30))
+    scores = cls(k=k, **params).fit(x).score(np.arange(30))
     np.testing.assert_allclose(scores, brute(x.toarray(), k), rtol=1e-10, atol=1e-12)
 
 
@@ -277,15 +292,14 @@ def test_knn_neighbour_ties_broken_by_smaller_index() -> None:
     np.testing.assert_allclose(ItemKNN(k=1).fit(r.T.tocsr()).score(np.array([1])), [[s, 0, 0]])
 
 
-def test_knn_block_size_does_not_matter(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_knn_thread_count_does_not_matter() -> None:
     from debiaseval.recommenders import knn
 
     x = random_ratings(30, 20, 0.3, seed=1, integer=True)
-    full = [UserKNN(k=5).fit(x).score(np.arange(30)), ItemKNN(k=5).fit(x).score(np.arange(30))]
-    monkeypatch.setattr(knn, "_BLOCK_CELLS", 1)  # one row per similarity block
-    tiny = [UserKNN(k=5).fit(x).score(np.arange(30)), ItemKNN(k=5).fit(x).score(np.arange(30))]
-    for a, b in zip(full, tiny, strict=True):
-        np.testing.assert_array_equal(a, b)
+    lists = [knn._neighbour_lists(knn._row_normalize(x), 5, threads) for threads in (1, 2, 7)]
+    for other in lists[1:]:
+        np.testing.assert_array_equal(other.indices, lists[0].indices)
+        np.testing.assert_array_equal(other.data, lists[0].data)
 
 
 # -- LightFM ranking MF ---------------------------------------------------------

@@ -37,6 +37,12 @@ three run by default:
   vs implicit's ``recommend`` on the same factors (when installed) vs the bare float32
   products, in CPU and wall seconds with their ratios, and E1's tune+rank stage of PosPop
   (docs/performance.md).
+- ``knn`` (not in the default sections): the k-NN neighbour lists (k = ``--knn-k``) of
+  ItemKNN at 5M popularity-skewed pairs (61,935 × 11,960, ``--knn-shape``) and of UserKNN
+  at ``--knn-user-shape``: the former blockwise path (:func:`reference_neighbour_lists`)
+  vs the compiled kernel (the same lists, checked) vs the model's ``fit`` vs implicit's
+  ``CosineRecommender.fit`` (when installed), CPU seconds on one thread; and the kernel's
+  wall time on 1 and 2 threads (docs/performance.md).
 
 Each timing is the best of ``--repeat`` runs (2 × ``--repeat`` + 1 for the
 project and the numpy reference), with the contenders interleaved.
@@ -82,6 +88,7 @@ from debiaseval.workflow.io import write_parquet
 __all__ = [
     "ReferenceWeightedMF",
     "main",
+    "reference_neighbour_lists",
     "reference_ridge_rows",
     "reference_topk_metrics",
     "script_imports",
@@ -621,6 +628,120 @@ def _e4(args: argparse.Namespace, rows: dict[str, float]) -> None:
                        seconds["new"], "target >= 5 at d = 40")  # fmt: skip
 
 
+# -- k-NN neighbour lists ------------------------------------------------------------
+
+_REFERENCE_KNN_CELLS = 1 << 22
+"""Dense similarity cells per block of the reference neighbour lists (32 MiB of float64)."""
+
+
+def reference_neighbour_lists(unit: sp.csr_matrix, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The neighbour lists as k-NN built them before the compiled kernel: blocks of rows,
+    scipy's sparse product made dense, the diagonal at -inf, ``top_k_indices``.
+
+    Returns the (n × k) neighbour ids and similarities, best first.
+    """
+    from debiaseval.evaluation.ranking import top_k_indices
+
+    n = unit.shape[0]
+    cols = np.empty((n, k), dtype=np.int64)
+    vals = np.empty((n, k), dtype=np.float64)
+    if k > 0:
+        unit_t = sp.csr_matrix(unit.T)
+        step = max(1, _REFERENCE_KNN_CELLS // n)
+        for start in range(0, n, step):
+            block = np.arange(start, min(start + step, n))
+            sims = (unit[block] @ unit_t).toarray()
+            sims[np.arange(block.size), block] = -np.inf  # never one's own neighbour
+            cols[block] = top_k_indices(sims, k)
+            vals[block] = np.take_along_axis(sims, cols[block], axis=1)
+    return cols, vals
+
+
+_KNN_SHAPE = (61_935, 11_960, 5_000_000)
+"""The knn section's default data: users, items and pairs of the 5M-pair comparison with
+implicit (about ML-20M's aspect)."""
+
+
+def _knn_matrix(n_users: int, n_items: int, n_pairs: int, seed: int) -> sp.csr_matrix:
+    """Distinct pairs with popularity-skewed items and ratings 1–5 (E4's generator)."""
+    p = _e4_problem(n_users, n_items, n_pairs, seed)
+    shape = (n_users, n_items)
+    return sp.csr_matrix((p["ratings"], (p["users"], p["items"])), shape=shape)
+
+
+def _implicit_cosine(x: sp.csr_matrix, k: int) -> Callable[[], Any] | None:
+    """implicit's CosineRecommender.fit on ``x`` (its item lists) on one thread, if installed."""
+    try:
+        from implicit.nearest_neighbours import CosineRecommender
+    except ImportError:
+        return None
+
+    def fit() -> Any:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = CosineRecommender(K=k, num_threads=1)
+            model.fit(x, show_progress=False)
+        return model
+
+    return fit
+
+
+def _knn(args: argparse.Namespace, rows: dict[str, float]) -> None:
+    """k-NN neighbour lists: the former blockwise path, the compiled kernel, implicit."""
+    from debiaseval.recommenders import ItemKNN, UserKNN, knn
+
+    k = args.knn_k
+    users, items, pairs = args.knn_shape
+    x = _knn_matrix(users, items, pairs, seed=0)
+    print(f"\n== k-NN neighbour lists, k = {k}, CPU seconds on one thread (best of "
+          f"{args.repeat}); {x.shape[0]:,} x {x.shape[1]:,}, {x.nnz:,} pairs")  # fmt: skip
+    for label, cls, rows_of in (
+        ("itemknn", ItemKNN, lambda m: sp.csr_matrix(m.T)),
+        ("userknn", UserKNN, lambda m: m),
+    ):
+        data = x if label == "itemknn" else _knn_matrix(*args.knn_user_shape, seed=0)
+        unit = knn._row_normalize(rows_of(data))
+        cls(k=2).fit(data[:50])  # compile (or load) the kernel outside the timings
+        contenders: dict[str, Callable[[], Any]] = {
+            "former": lambda u=unit: reference_neighbour_lists(u, k),
+            "kernel": lambda u=unit: knn._neighbour_lists(u, k, 1),
+            "fit": lambda c=cls, d=data: c(k=k).fit(d),
+        }
+        # implicit's CosineRecommender builds item lists; given the transpose, user lists
+        peer = _implicit_cosine(data if label == "itemknn" else sp.csr_matrix(data.T), k)
+        if peer is not None:
+            contenders["implicit"] = peer
+        seconds, out = _best(args.repeat, time.process_time, **contenders)
+        n = unit.shape[0]
+        lists = out["kernel"]
+        assert np.array_equal(lists.indices.reshape(n, k), out["former"][0])  # the same lists
+        assert np.array_equal(lists.data.reshape(n, k), out["former"][1])
+        if label == "userknn":
+            print(f"  users: {data.shape[0]:,} x {data.shape[1]:,}, {data.nnz:,} pairs")
+        for name, value in seconds.items():
+            rows[f"knn {label} {name} [s]"] = value
+        print(f"  {label}: former lists {seconds['former']:.2f} s, kernel lists "
+              f"{seconds['kernel']:.2f} s, {cls.__name__}.fit {seconds['fit']:.2f} s"
+              + (f", implicit CosineRecommender.fit {seconds['implicit']:.2f} s"
+                 if "implicit" in seconds else ", implicit not installed"))  # fmt: skip
+        _ratio(rows, f"knn {label}: former lists / kernel", seconds["former"],
+               seconds["kernel"], "speed-up")  # fmt: skip
+        if "implicit" in seconds:
+            _ratio(rows, f"knn {label}: implicit fit / {cls.__name__}.fit", seconds["implicit"],
+                   seconds["fit"], "target >= 1")  # fmt: skip
+        wall, _ = _best(
+            args.repeat, one=lambda u=unit: knn._neighbour_lists(u, k, 1),
+            two=lambda u=unit: knn._neighbour_lists(u, k, 2),
+        )  # fmt: skip
+        rows[f"knn {label} kernel 1 thread wall [s]"] = wall["one"]
+        rows[f"knn {label} kernel 2 threads wall [s]"] = wall["two"]
+        print(f"  {label} kernel wall: 1 thread {wall['one']:.2f} s, 2 threads {wall['two']:.2f} s")
+        _ratio(rows, f"knn {label}: kernel 1 / 2 threads (wall)", wall["one"], wall["two"],
+               "at most 2 on 2 free cores")  # fmt: skip
+
+
 # -- batching cheap jobs ------------------------------------------------------------
 
 _JOB = """
@@ -988,9 +1109,9 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     parser.add_argument(
         "--sections",
         nargs="+",
-        choices=["stages", "ratios", "batching", "startup", "scale", "e4", "ranking"],
+        choices=["stages", "ratios", "batching", "startup", "scale", "e4", "ranking", "knn"],
         default=["stages", "ratios", "batching"],
-        help="startup, scale, e4 and ranking are not run by default; scale: E1, E5 and E6 at "
+        help="startup, scale, e4, ranking and knn are not run by default; scale: E1, E5 and E6 at "
         "1M/5M/20M pairs, a child per size",
     )
     parser.add_argument(
@@ -1064,6 +1185,15 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     parser.add_argument(
         "--e4-scale", type=float, default=1.0, help="e4: multiply the shapes (tests: 0.1)"
     )
+    parser.add_argument(
+        "--knn-shape", type=int, nargs=3, default=list(_KNN_SHAPE),
+        metavar=("USERS", "ITEMS", "PAIRS"), help="knn: ItemKNN's data (61,935 11,960 5M)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--knn-user-shape", type=int, nargs=3, default=[30_968, 5_980, 1_000_000],
+        metavar=("USERS", "ITEMS", "PAIRS"), help="knn: UserKNN's data (ML-20M's aspect, 1M)",
+    )  # fmt: skip
+    parser.add_argument("--knn-k", type=int, default=100, help="knn: neighbours per list")
     parser.add_argument("--threads", type=int, default=1, help="BLAS threads")
     parser.add_argument(
         "--reference-src",
@@ -1096,6 +1226,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             _e4(args, rows)
         if "ranking" in args.sections:
             _ranking(args, rows)
+        if "knn" in args.sections:
+            _knn(args, rows)
     if "scale" in args.sections:  # children set their own thread limits
         run_scale(args, rows)
     return rows
