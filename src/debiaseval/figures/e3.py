@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import pandas as pd
 from matplotlib.figure import Figure
 
 from debiaseval.figures import legend_outside
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 __all__ = ["FIGURES", "TABLES", "TITLE", "draw"]
 
@@ -50,14 +54,7 @@ def _panels(table: pd.DataFrame, x: str, xlabel: str, title: str, log_x: bool) -
         for c, matrix in enumerate(matrices):
             ax = axes[r][c]
             cell = table[(table["metric"] == metric) & (table["matrix"] == matrix)]
-            for est, rows in cell.groupby("estimator", sort=False):
-                label, marker = _STYLE.get(str(est), (str(est), "."))
-                rows = rows.sort_values(x)
-                ax.plot(rows[x], rows["rmse"], marker=marker, markersize=3, label=label)
-            ax.set_yscale("log")
-            if log_x:
-                ax.set_xscale("log")
-            ax.grid(alpha=0.3)
+            _draw_estimators(ax, cell, x, log_x, markersize=3)
             if r == 0:
                 ax.set_title(matrix, fontsize="medium")
             if c == 0:
@@ -69,6 +66,18 @@ def _panels(table: pd.DataFrame, x: str, xlabel: str, title: str, log_x: bool) -
     return fig
 
 
+def _draw_estimators(ax: Axes, cell: pd.DataFrame, x: str, log_x: bool, *, markersize: int) -> None:
+    """Each estimator's RMSE against ``x`` on ``ax``, log-scaled, in the estimators' styles."""
+    for est, rows in cell.groupby("estimator", sort=False):
+        label, marker = _STYLE.get(str(est), (str(est), "."))
+        rows = rows.sort_values(x)
+        ax.plot(rows[x], rows["rmse"], marker=marker, markersize=markersize, label=label)
+    ax.set_yscale("log")
+    if log_x:
+        ax.set_xscale("log")
+    ax.grid(alpha=0.3)
+
+
 def _mean_panels(table: pd.DataFrame, x: str, xlabel: str, title: str, log_x: bool) -> Figure:
     """One panel per metric: each estimator's RMSE averaged over the matrices against ``x``."""
     if table.empty:
@@ -77,15 +86,7 @@ def _mean_panels(table: pd.DataFrame, x: str, xlabel: str, title: str, log_x: bo
     fig = Figure(figsize=(3.4 * len(metrics) + 1.2, 3.4), layout="constrained")
     axes = fig.subplots(1, len(metrics), squeeze=False)[0]
     for ax, metric in zip(axes, metrics, strict=True):
-        cell = table[table["metric"] == metric]
-        for est, rows in cell.groupby("estimator", sort=False):
-            label, marker = _STYLE.get(str(est), (str(est), "."))
-            rows = rows.sort_values(x)
-            ax.plot(rows[x], rows["rmse"], marker=marker, markersize=4, label=label)
-        ax.set_yscale("log")
-        if log_x:
-            ax.set_xscale("log")
-        ax.grid(alpha=0.3)
+        _draw_estimators(ax, table[table["metric"] == metric], x, log_x, markersize=4)
         ax.set_title(metric.upper(), fontsize="medium")
         ax.set_xlabel(xlabel)
     axes[0].set_ylabel("RMSE, mean over the matrices")
