@@ -124,7 +124,7 @@ def round_trip(tmp_path_factory) -> Path:
         recs = pd.read_parquet(workdir / E1 / f"seed{seed}/recs/ItemKNN.parquet")
         folder = workdir / "lists/e1/synthetic"
         folder.mkdir(parents=True, exist_ok=True)
-        raw_lists(recs, workdir / "results/data/synthetic", seed).to_csv(
+        raw_lists(recs, workdir / E1 / "data", seed).to_csv(
             folder / f"seed{seed}.csv", index=False
         )
         folder = workdir / "lists/e5/synthetic"
@@ -139,8 +139,8 @@ def round_trip(tmp_path_factory) -> Path:
 
 def test_export_has_raw_ids_and_reproduces_each_seeds_split(round_trip):
     workdir = round_trip
-    users = pd.read_parquet(workdir / "results/data/synthetic/users.parquet")
-    items = pd.read_parquet(workdir / "results/data/synthetic/items.parquet")
+    users = pd.read_parquet(workdir / E1 / "data/users.parquet")  # E1's ids (e1_data)
+    items = pd.read_parquet(workdir / E1 / "data/items.parquet")
     assert users["raw_user"].iloc[:2].tolist() == ["u1000", "u1007"]  # give_raw_ids
     for seed in (0, 1):
         split = pd.read_parquet(workdir / E1 / f"seed{seed}/split.parquet")
@@ -272,7 +272,8 @@ def test_coat_round_trip_from_the_mirror(tmp_path):
     snakemake(workdir, "--cores", "2")
     recs = pd.read_parquet(workdir / "results/e1/coat/seed0/recs/ItemKNN.parquet")
     (workdir / "lists").mkdir()
-    raw_lists(recs, workdir / "results/data/coat", 0).to_csv(workdir / "lists/e1.csv", index=False)
+    e1_ids = workdir / "results/e1/coat/data"  # E1's own id tables (e1_data)
+    raw_lists(recs, e1_ids, 0).to_csv(workdir / "lists/e1.csv", index=False)
     exposure = pd.read_parquet(workdir / "results/e5/coat/seed0/exposure.parquet")
     matrix = rating_matrix(exposure[exposure["part"] == "train"], 290, 300)
     every = top_k(make_recommender("itemknn").fit(matrix, seed=0), matrix, 300)
