@@ -1,0 +1,97 @@
+"""The package's layers import downward only (docs/contributing.md, "Where code goes").
+
+``api`` and the benchmarks sit on ``experiments``, which sit on the method packages,
+which sit on ``data``. Every ``import`` in ``src/debiaseval``, at module level or inside a
+function, is read from the syntax tree; an import of a higher layer fails here.
+``workflow`` (the config and its validation, I/O, errors, the report) is the glue every
+layer uses and is left out of the ranking.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "debiaseval"
+
+LAYERS: dict[str, int] = {
+    "data": 0,
+    "recommenders": 1,
+    "evaluation": 1,
+    "debiasing": 1,
+    "active_learning": 1,
+    "figures": 1,
+    "experiments": 2,
+    "api": 3,
+    "benchmark": 3,
+    "benchmarks": 3,
+    "scale_benchmark": 3,
+}
+"""Each top-level module or subpackage of debiaseval and its layer: lower never imports higher."""
+
+KNOWN_UPWARD: dict[tuple[str, str], str] = {
+    ("data/semisynthetic.py", "debiaseval.evaluation.metrics"): (
+        "ml-100k-semi is built by completing ML-100K with a rating MF ([ICML16] §6.2)"
+    ),
+    ("data/semisynthetic.py", "debiaseval.recommenders.rating_mf"): (
+        "ml-100k-semi is built by completing ML-100K with a rating MF ([ICML16] §6.2)"
+    ),
+}
+"""The upward imports that remain, each with why: a new one fails, and so does a fixed one
+still listed here."""
+
+
+def imported_modules(source: str) -> list[str]:
+    """Every ``debiaseval`` module ``source`` imports, wherever the import statement is."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module == "debiaseval":
+                found += [f"debiaseval.{alias.name}" for alias in node.names]
+            else:
+                found.append(node.module)
+    return [name for name in found if name.startswith("debiaseval.")]
+
+
+def layer_of(name: str) -> tuple[str, int | None]:
+    """The top-level part of a dotted module path below ``debiaseval`` and its layer."""
+    top = name.split(".")[1]
+    return top, LAYERS.get(top)
+
+
+def upward_imports() -> set[tuple[str, str]]:
+    """``(file, module)`` for each import of a higher layer in the package."""
+    upward = set()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE).as_posix()
+        _, own = layer_of("debiaseval." + relative.removesuffix(".py").replace("/", "."))
+        if own is None:
+            continue
+        for module in imported_modules(path.read_text(encoding="utf-8")):
+            _, target = layer_of(module)
+            if target is not None and target > own:
+                upward.add((relative, module))
+    return upward
+
+
+def test_every_top_level_module_has_a_layer_or_is_glue() -> None:
+    tops = {p.stem if p.is_file() else p.name for p in PACKAGE.iterdir()}
+    tops = {t for t in tops if not t.startswith((".", "_")) and t not in {"py", "resources"}}
+    assert tops - set(LAYERS) - {"workflow", "schemas"} == set()
+
+
+def test_layers_import_downward_only() -> None:
+    assert upward_imports() == set(KNOWN_UPWARD)
+
+
+def test_nothing_below_the_api_imports_it() -> None:
+    below = {(file, module) for file, module in upward_imports() if layer_of(module)[0] == "api"}
+    assert below == set()
+    assert not any(layer_of(module)[0] == "api" for _, module in KNOWN_UPWARD)
+
+
+def test_the_scan_sees_imports_inside_functions() -> None:
+    source = "def f():\n    from debiaseval import api\n    import debiaseval.data.load\n"
+    assert imported_modules(source) == ["debiaseval.api", "debiaseval.data.load"]
