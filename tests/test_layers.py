@@ -25,7 +25,6 @@ LAYERS: dict[str, int] = {
     "api": 3,
     "benchmark": 3,
     "benchmarks": 3,
-    "scale_benchmark": 3,
 }
 """Each top-level module or subpackage of debiaseval and its layer: lower never imports higher."""
 
