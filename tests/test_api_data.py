@@ -11,6 +11,7 @@ import pytest
 
 from debiaseval import api
 from debiaseval.data import DATA_ENV, cache_folder
+from debiaseval.data import load as data_load
 
 
 def test_the_cache_is_debiaseval_data_else_the_user_cache(monkeypatch, tmp_path):
@@ -36,8 +37,8 @@ def test_load_dataset_fetches_into_the_cache_never_the_working_folder(monkeypatc
         frame = pd.DataFrame({"user": [0], "item": [0], "rating": [1.0], "part": ["mnar"]})
         return frame, pd.DataFrame({"user": [0]}), pd.DataFrame({"item": [0]}), None
 
-    monkeypatch.setattr(api, "fetch_dataset", fetch)
-    monkeypatch.setattr(api, "build_dataset", build)
+    monkeypatch.setattr(data_load, "fetch_dataset", fetch)
+    monkeypatch.setattr(data_load, "build_dataset", build)
     monkeypatch.setenv(DATA_ENV, str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)
     api.load_dataset("coat")
@@ -50,7 +51,7 @@ def test_e1_says_a_dataset_has_no_mar_part_before_loading_it(monkeypatch):
     def load(*args, **kwargs):
         raise AssertionError("E1 loaded ml-100k before checking it")
 
-    monkeypatch.setattr(api, "load_dataset", load)
+    monkeypatch.setattr(data_load, "load_dataset", load)
     with pytest.raises(ValueError) as error:
         api.run_e1("ml-100k")
     assert str(error.value) == (
@@ -70,3 +71,7 @@ def test_load_coat_from_the_mirror_into_the_cache(monkeypatch, tmp_path):
     assert interactions["part"].value_counts().to_dict() == {"mnar": 6960, "mar": 4640}
     assert (tmp_path / "cache" / "coat" / "train.ascii").is_file()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cache"]
+
+
+def test_the_api_re_exports_the_data_layer_s_load_dataset():
+    assert api.load_dataset is data_load.load_dataset

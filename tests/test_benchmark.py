@@ -101,7 +101,7 @@ def test_startup_section_measures_every_workflow_script() -> None:
 
 
 def test_scale_section_runs_each_size_in_a_child_at_tiny_sizes(capsys) -> None:
-    from debiaseval.scale_benchmark import scale_shape
+    from debiaseval.benchmarks.scale import scale_shape
 
     assert scale_shape(20) == (138_493, 26_744, pytest.approx(20e6 / (138_493 * 26_744)))
     assert scale_shape(5)[:2] == (69_246, 13_372)  # ML-20M's aspect and density
@@ -133,3 +133,18 @@ def test_ranking_section_runs_at_a_tiny_size() -> None:
         assert rows[f"ranking {label}: E1 tune+rank PosPop cpu [s]"] > 0
         if f"ranking {label}: implicit cpu [s]" in rows:
             assert rows[f"ranking {label}: lists agree with implicit"] == 1.0
+
+
+def test_the_command_offers_every_section() -> None:
+    """``python -m debiaseval.benchmark`` is the command; the sections live in benchmarks/."""
+    import subprocess
+    import sys
+
+    run = subprocess.run(
+        [sys.executable, "-m", "debiaseval.benchmark", "--help"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert run.stdout.startswith("usage: ")
+    assert "Stage timings and speed ratios" in run.stdout
+    for section in ("stages", "ratios", "batching", "startup", "scale", "e4", "ranking", "knn"):
+        assert section in run.stdout.split("--sections", 1)[1].split("\n", 1)[0]

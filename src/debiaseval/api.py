@@ -20,19 +20,15 @@ blocks are re-exported under stable names::
 from __future__ import annotations
 
 import importlib
-import os
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from debiaseval.active_learning.elicitation import STRATEGIES as ELICITATION_STRATEGIES
 from debiaseval.active_learning.elicitation import ElicitationContext, ask, elicit
-from debiaseval.data import MIRROR_ENV, cache_folder, fetch_dataset
-from debiaseval.data.build import SOURCE_OF, build_dataset
-from debiaseval.data.catalog import user_sources
 from debiaseval.data.interactions import rating_matrix
+from debiaseval.data.load import load_dataset
 from debiaseval.data.splits import assign_parts, run_rng, split_e1, split_e2
 from debiaseval.debiasing.interventions import TestSetSpec, intervene, sampling_weights
 from debiaseval.evaluation.estimators import ips, naive, snips
@@ -50,7 +46,7 @@ from debiaseval.recommenders import (
 )
 from debiaseval.recommenders.registry import EXTERNAL
 from debiaseval.recommenders.tuning import EarlyStopping, tune_recommender
-from debiaseval.workflow.config import experiment_names, validate_config
+from debiaseval.workflow.config import experiment_names
 
 __all__ = [
     "ELICITATION_STRATEGIES",
@@ -91,52 +87,6 @@ __all__ = [
     "top_k",
     "tune_recommender",
 ]
-
-
-def load_dataset(
-    name: str,
-    *,
-    config: Mapping[str, Any] | None = None,
-    raw: str | os.PathLike[str] | None = None,
-) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """``(interactions, users, items)`` of dataset ``name``, as the workflow's preprocess rule.
-
-    A dataset of your own is read from the files of the ``config``'s ``sources.<name>``
-    (relative paths from the current folder; docs/own-data.md).
-    ``synthetic`` (and ``ml-100k-semi``'s construction) follow the ``config``'s
-    ``synthetic`` / ``semisynthetic`` blocks (defaults filled). Real datasets are
-    read from ``raw`` if given (a folder with the canonical files), else fetched
-    like the download rule does — ``sources.<name>.path``, the mirror (config key
-    ``mirror`` or $DEBIASEVAL_MIRROR), then the canonical URL, checksums
-    verified — into ``<cache>/<name>``, reused when already there. The cache is
-    ``$DEBIASEVAL_DATA``, else the user's cache folder
-    (:func:`debiaseval.data.download.cache_folder`); nothing is written to the
-    current folder.
-    """
-    full = validate_config(dict(config or {}), only=())
-    own = user_sources(full["sources"]).get(name)
-    if own is not None:
-        return build_dataset(name, own=own)[:3]
-    source = SOURCE_OF.get(name, name)
-    folder = None
-    if name != "synthetic":
-        folder = Path(raw) if raw is not None else cache_folder() / source
-        if raw is None and not folder.is_dir():
-            mirror = full["mirror"] or os.environ.get(MIRROR_ENV)
-            origin = "config key `mirror`" if full["mirror"] else f"${MIRROR_ENV}"
-            settings = full["sources"].get(source, {})
-            fetch_dataset(
-                source,
-                folder,
-                mirror=Path(mirror) if mirror else None,
-                path=Path(settings["path"]) if settings.get("path") else None,
-                url=settings.get("url"),
-                mirror_origin=origin,
-            )
-    interactions, users, items, _ = build_dataset(
-        name, folder, synthetic=full["synthetic"], semisynthetic=full.get("semisynthetic")
-    )
-    return interactions, users, items
 
 
 def run(

@@ -59,7 +59,7 @@ def unsupported(
 
 Data = str | pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]
 """What every experiment's ``run`` takes: a dataset name, or its canonical frames (an
-interactions frame, or ``(interactions, users, items)`` as :func:`debiaseval.api.load_dataset`
+interactions frame, or ``(interactions, users, items)`` as :func:`debiaseval.data.load.load_dataset`
 returns them); E3 and E4 also take their prepared data (``Truth``, ``LearningData``)."""
 
 
@@ -91,14 +91,14 @@ def input_frames(
 ) -> Frames:
     """A ``run``'s ``data`` as :class:`Frames`, the same way for every experiment.
 
-    A dataset name is loaded as the workflow loads it (:func:`debiaseval.api.load_dataset`
+    A dataset name is loaded as the workflow loads it (:func:`debiaseval.data.load.load_dataset`
     with ``config``), once ``experiment`` is known to run on it (a one-line ``ValueError``
     otherwise, before anything is loaded); in-memory frames are named ``dataset``
     (default "data"; the name seeds the random streams, so use the workflow's name to
     reproduce its files).
     """
     if isinstance(data, str):
-        from debiaseval.api import load_dataset
+        from debiaseval.data.load import load_dataset
 
         reason = unsupported(experiment, data, (config or {}).get("sources"))
         if reason is not None:

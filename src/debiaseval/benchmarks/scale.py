@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["ML20M_SHAPE", "child", "run_scale", "scale_shape"]
+__all__ = ["ML20M_SHAPE", "child", "run", "scale_shape"]
 
 ML20M_SHAPE = (138_493, 26_744)
 """MovieLens-20M's users × items."""
@@ -242,7 +242,7 @@ def _run_child(options: dict[str, Any], threads: int) -> tuple[list[dict[str, An
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env[var] = str(threads)
     code = (
-        "import json, sys; from debiaseval.scale_benchmark import child; "
+        "import json, sys; from debiaseval.benchmarks.scale import child; "
         "print('@@' + json.dumps(child(json.loads(sys.argv[1]))))"
     )
     proc = subprocess.Popen(
@@ -265,7 +265,7 @@ def _run_child(options: dict[str, Any], threads: int) -> tuple[list[dict[str, An
     return rows, usage.ru_maxrss / 2**20
 
 
-def run_scale(args: argparse.Namespace, out: dict[str, float]) -> None:
+def run(args: argparse.Namespace, out: dict[str, float]) -> None:
     """Every size of ``args.scale_sizes`` in a child process; a table and growth exponents."""
     sizes = sorted(float(s) for s in str(args.scale_sizes).split(","))
     recommenders = [r.strip() for r in str(args.scale_recommenders).split(",") if r.strip()]
