@@ -29,6 +29,7 @@ import numpy as np  # an installed package: not followed
 from debiaseval.recommenders import Recommender  # this package: covered by its code hash
 from own_helpers import counts
 from own_helpers.scale import SCALE
+from own_namespace import part  # a folder without __init__.py
 
 
 class MyPop(Recommender):
@@ -64,11 +65,12 @@ FILES = {
     "own_lazy.py": "X = 1\n",
     "own_by_name.py": "Y = 1\n",
     "own_unrelated.py": "Z = 1\n",
+    "own_namespace/part.py": "P = 1\n",
 }
 
 CLOSURE = [
     "own_by_name", "own_helpers", "own_helpers.counts", "own_helpers.scale", "own_helpers.util",
-    "own_lazy", "own_plugin",
+    "own_lazy", "own_namespace.part", "own_plugin",
 ]  # fmt: skip
 
 
@@ -81,7 +83,7 @@ def folder(tmp_path, monkeypatch) -> Path:
     for name, text in FILES.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text)
-    for name in ("own_plugin", "own_helpers", "own_lazy", "own_by_name", "own_unrelated"):
+    for name in ("own_plugin", "own_helpers", "own_lazy", "own_by_name", "own_namespace"):
         monkeypatch.delitem(sys.modules, name, raising=False)  # left by other tests
     modules = dict(sys.modules)
     add_plugin_paths([root])
@@ -148,6 +150,7 @@ def test_a_comment_docstring_or_layout_edit_keeps_the_hash(folder, file, old, ne
         ("own_helpers/scale.py", "SCALE = 1.0", "SCALE = 2.0"),
         ("own_lazy.py", "X = 1", "X = 2"),
         ("own_by_name.py", "Y = 1", "Y = 22"),
+        ("own_namespace/part.py", "P = 1", "P = 2"),
     ],
 )
 def test_a_code_edit_of_the_plugin_or_of_any_helper_changes_the_hash(folder, file, old, new):

@@ -27,6 +27,7 @@ import importlib.util
 import site
 import sys
 import sysconfig
+from functools import cache
 from importlib.machinery import ModuleSpec
 from pathlib import Path
 
@@ -40,6 +41,7 @@ _INSTALLED_FOLDERS = ("site-packages", "dist-packages")
 _PARSED: dict[bytes, tuple[str, tuple[tuple[str, int], ...]]] = {}
 
 
+@cache
 def _library_roots() -> tuple[Path, ...]:
     """The standard library's and the installed packages' folders."""
     paths = sysconfig.get_paths()
@@ -162,8 +164,10 @@ def import_closure(module: str) -> dict[str, Path]:
     ``module`` itself is included when it has a source file, even installed, and so are the
     modules of its top-level package that it imports (an installed plugin package's helpers).
     """
-    roots = _library_roots()
     own = module.partition(".")[0]
+    if own == _OWN_PACKAGE:
+        return {}
+    roots = _library_roots()
     found: dict[str, Path] = {}
     queue, seen = [module], {module}
     while queue:
