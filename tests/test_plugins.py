@@ -284,20 +284,22 @@ def resolve_recommender_with(folder: Path, algorithm: str) -> type:
     return resolve_recommender(algorithm)
 
 
-def test_the_plugin_source_hash_follows_the_file(plugins):
+def test_the_plugin_source_hash_follows_the_code(plugins):
     path = plugins("mymodels", MY_POP)
     assert plugin_source_hash("pospop") == "" and plugin_source_hash("external") == ""
     resolve_recommender_with(plugins.folder, "mymodels:MyPop")
     first = plugin_source_hash("mymodels:MyPop")
     assert len(first) == 16 and plugin_source_hash("mymodels:MyPop") == first
-    path.write_text(path.read_text() + "\n# an edit\n")
+    path.write_text(path.read_text() + "\n# a comment changes no code\n")
+    assert plugin_source_hash("mymodels:MyPop") == first
+    path.write_text(path.read_text() + "\nEDITED = True\n")
     assert plugin_source_hash("mymodels:MyPop") != first
     # a base class of one's own, in another file, is part of the plugin's source
     plugins("base_plugin", MY_POP)
     child = plugins("child_plugin", "from base_plugin import MyPop\n\n\nclass Child(MyPop):\n"
                                     "    name = 'child'\n")  # fmt: skip
     before = plugin_source_hash("child_plugin:Child")
-    (child.parent / "base_plugin.py").write_text(MY_POP + "\n# an edit\n")
+    (child.parent / "base_plugin.py").write_text(MY_POP + "\nEDITED = True\n")
     assert plugin_source_hash("child_plugin:Child") != before
 
 

@@ -1,5 +1,6 @@
 """A plugin recommender in the whole workflow: imported by the jobs from the working directory,
-rows identical to the built-in it re-implements, and an edit of its file reruns its jobs only."""
+rows identical to the built-in it re-implements; a code edit of the plugin or of a helper module
+of one's own that it imports reruns its jobs only, an edit of comments or docstrings nothing."""
 
 from __future__ import annotations
 
@@ -45,6 +46,23 @@ CONFIG = {
         "strategies": ["RND", "HP"],
         "mf": {"algorithm": "mymodels:MyPop"},
     },
+}
+
+# MY_POP with its counts from a helper package of one's own (mylib), next to the plugin.
+PLUGIN = MY_POP.replace(
+    "import numpy as np\n", "import numpy as np\n\nfrom mylib.counting import positive_of\n"
+).replace(
+    "positive = (train.data > self.positive_threshold).astype(np.float64)",
+    "positive = positive_of(train, self.positive_threshold)",
+)
+HELPERS = {
+    "mylib/__init__.py": '"""Helpers of my own."""\n',
+    "mylib/counting.py": (
+        "import numpy as np\n\n\n"
+        "def positive_of(train, threshold):\n"
+        '    """1.0 for each positive training rating, else 0.0."""\n'
+        "    return (train.data > threshold).astype(np.float64)\n"
+    ),
 }
 
 # The jobs that use the plugin, by rule: E1's tune of Mine per seed (its grid is one chunk: one
@@ -94,7 +112,10 @@ def jobs(dry_run: str) -> list[tuple[str, str, str]]:
 def plugin_run(tmp_path_factory) -> Path:
     workdir = make_workdir(tmp_path_factory.mktemp("plugin") / "run")
     (workdir / "plugins.yaml").write_text(yaml.safe_dump(CONFIG))
-    (workdir / "mymodels.py").write_text(MY_POP)  # next to the config: plugin_paths ["."]
+    (workdir / "mymodels.py").write_text(PLUGIN)  # next to the config: plugin_paths ["."]
+    for name, text in HELPERS.items():
+        (workdir / name).parent.mkdir(exist_ok=True)
+        (workdir / name).write_text(text)
     snakemake(workdir, "--cores", "2")
     return workdir
 
@@ -116,12 +137,29 @@ def test_a_plugin_gives_the_builtin_rows_in_the_workflow(plugin_run):
     assert kendall["n_recommenders"].max() == 3
 
 
-def test_editing_the_plugin_reruns_its_jobs_and_only_those(plugin_run, tmp_path):
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+
+
+def test_comment_and_docstring_edits_of_the_plugin_and_its_helper_rerun_nothing(
+    plugin_run, tmp_path
+):
+    workdir = tmp_path / "commented"
+    shutil.copytree(plugin_run, workdir, symlinks=True)  # results and Snakemake's records
+    edit(workdir / "mymodels.py", "class MyPop", "# a comment\n\n\nclass MyPop")
+    edit(workdir / "mymodels.py", '"""PosPop written again', '"""Popularity, written again')
+    edit(workdir / "mylib/counting.py", "    return", "    # a comment\n\n    return")
+    edit(workdir / "mylib/counting.py", '"""1.0 for each', '"""One for each')
+    assert "Nothing to be done" in snakemake(workdir, "-n", "--cores", "1").stdout
+
+
+def test_editing_a_helper_of_the_plugin_reruns_its_jobs_and_only_those(plugin_run, tmp_path):
     workdir = tmp_path / "edited"
     shutil.copytree(plugin_run, workdir, symlinks=True)  # results and Snakemake's records
     assert "Nothing to be done" in snakemake(workdir, "-n", "--cores", "1").stdout
-    with (workdir / "mymodels.py").open("a") as file:
-        file.write("\n# an edit: a comment is enough, the source changed\n")
+    edit(workdir / "mylib/counting.py", "(train.data > threshold)", "(threshold < train.data)")
     dry_run = snakemake(workdir, "-n", "--cores", "1").stdout
     assert job_counts(dry_run) == PLUGIN_JOBS
     listed = jobs(dry_run)

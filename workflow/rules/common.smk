@@ -40,8 +40,9 @@ if workflow.is_main_process:
         sys.exit(_stop)
 
 CODE = code_hash()
-# A plugin recommender's source hash (empty for the package's own), in the params of the jobs
-# that use it, so that editing the plugin reruns them; one file read per algorithm and run.
+# A plugin recommender's code hash (empty for the package's own): its module and the modules of
+# one's own it imports, docstrings and comments left out; in the params of the jobs that use
+# it, so that a code edit of any of them reruns those jobs. Computed once per algorithm and run.
 plugin_hash = functools.cache(plugin_source_hash)
 DOWNLOADABLE = list(SOURCES)
 EXPERIMENTS = config["experiments"]

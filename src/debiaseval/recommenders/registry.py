@@ -16,13 +16,12 @@ Wherever a config or the API names a recommender's ``algorithm``,
 The class must follow the contract of :class:`~debiaseval.recommenders.base.Recommender`,
 checked by :func:`check_recommender_class` (one-line :class:`ContractError`);
 docs/own-recommender.md writes the contract down.
-:func:`plugin_source_hash` fingerprints a plugin's source, so that the workflow
-reruns the jobs that use a plugin when its file changes.
+:func:`plugin_source_hash` fingerprints a plugin's code and that of the modules of one's own it
+imports, so that the workflow reruns the jobs that use a plugin when that code changes.
 """
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import inspect
 import json
@@ -40,6 +39,7 @@ from debiaseval.recommenders.baselines import AvgRating, PosPop, Random
 from debiaseval.recommenders.knn import ItemKNN, KNNRecommender, UserKNN
 from debiaseval.recommenders.mf import LightFMRanker
 from debiaseval.recommenders.mf_ips import IPSMF
+from debiaseval.recommenders.source_hash import sources_hash
 from debiaseval.workflow.errors import ContractError
 
 __all__ = [
@@ -240,33 +240,17 @@ def resolve_recommender(algorithm: str) -> type[Recommender]:
 
 
 def plugin_source_hash(algorithm: str) -> str:
-    """SHA-256 (16 hex digits) of the source files of ``algorithm``'s class, "" for code of
-    this package (covered by :func:`debiaseval.code_hash`).
+    """SHA-256 (16 hex digits) of the code of ``algorithm``'s class: its module and the modules
+    of one's own that it imports (:func:`~debiaseval.recommenders.source_hash.sources_hash`);
+    "" for code of this package (covered by :func:`debiaseval.code_hash`).
 
-    The files are those of the class and of its base classes outside this package, in
-    method-resolution order; the workflow carries the hash in the ``params`` of the jobs
-    that use the recommender, so editing a plugin reruns exactly those jobs.
+    The workflow carries the hash in the ``params`` of the jobs that use the recommender, so
+    that a code edit of the plugin or of its own helpers reruns exactly those jobs, and an
+    edit of comments or docstrings none.
     """
     if algorithm == EXTERNAL:
         return ""
-    files = []
-    for klass in resolve_recommender(algorithm).__mro__:
-        module = getattr(klass, "__module__", "")
-        if module == "builtins" or module.split(".")[0] in ("debiaseval", "abc"):
-            continue
-        try:
-            source = inspect.getsourcefile(klass)
-        except TypeError:  # defined in an interactive session: no file (API use only)
-            source = None
-        if source is not None and source not in files:
-            files.append(source)
-    if not files:
-        return ""
-    digest = hashlib.sha256()
-    for source in files:
-        digest.update(Path(source).read_bytes())
-        digest.update(b"\0")
-    return digest.hexdigest()[:16]
+    return sources_hash(resolve_recommender(algorithm).__module__)
 
 
 def make_recommender(name: str, **params: Any) -> Recommender:
