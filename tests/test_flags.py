@@ -106,3 +106,56 @@ def test_top_level_seeds_reach_every_experiment_that_leaves_its_own_null():
         assert config[name]["seeds"] == 3, name
     own = validate_config(_as_snakemake_merges({"seeds": 3, "e2": {"seeds": 1}}))
     assert own["e2"]["seeds"] == 1 and own["e6"]["seeds"] == 3
+
+
+# --------------------------------------------------------------------------- E5
+
+
+@pytest.fixture(scope="module")
+def e5_run():
+    from debiaseval.experiments.e5 import full_data, run
+
+    full = full_data({"n_users": 60, "n_items": 80, "seed": 3})
+    block = {
+        "ks": [3, 10],
+        "exposure": {"train_fraction": 0.2, "n_exposed": 10, "strength": 1.0},
+        "models": {"random": {"algorithm": "random"}, "pospop": {"algorithm": "pospop"}},
+    }
+    return run(full, {"e5": block, "min_users": 10}, seeds=1)
+
+
+def test_e5_degenerate_k_is_flagged_and_its_nan_tau_says_why(e5_run):
+    """10 random items per user: at K = 10 the traditional Recall@K ranks every one of them,
+    so it is the same for Random and PosPop; the rows say so, and so does the NaN tau."""
+    from debiaseval.experiments.e5 import agreement_markdown, estimates_markdown
+
+    per_seed, est, agr = e5_run["per_seed"], e5_run["estimates"], e5_run["agreement"]
+    at = per_seed.set_index("k")
+    assert (at.loc[10, "n_users_k_ge_exposed"] == at.loc[10, "n_users_exposed"]).all()
+    assert (at.loc[3, "n_users_k_ge_exposed"] == 0).all()
+    trad = est.set_index(["k", "model"])["traditional_recall"]
+    assert trad[(10, "random")] == pytest.approx(trad[(10, "pospop")])
+    assert (est.loc[est["k"] == 10, "flags"] == "degenerate_k").all()
+    assert (est.loc[est["k"] == 3, "flags"] == "").all()
+    row = agr[(agr["k"] == 10) & (agr["estimator"] == "traditional")].iloc[0]
+    assert np.isnan(row["kendall_tau"]) and np.isnan(row["pearson_r"])
+    assert row["flags"] == "degenerate_k,constant"
+    assert (agr.loc[agr["kendall_tau"].isna(), "flags"] != "").all()
+    assert (agr.loc[agr["estimator"] == "ure", "flags"] == "").all()
+    mark = FLAGS["degenerate_k"][0]
+    at_10 = estimates_markdown(est, "toy").split("## K = 10")[1]
+    assert f"| random {mark} |" in at_10 and f"{mark} `degenerate_k`" in at_10
+    assert mark not in estimates_markdown(est, "toy").split("## K = 10")[0]
+    text = agreement_markdown(agr, "toy")
+    assert f"traditional {mark}{FLAGS['constant'][0]}" in text and "`constant`" in text
+
+
+def test_e5_few_users_and_few_models(e5_run):
+    from debiaseval.experiments.e5 import agreement_table, estimates_table
+
+    per_seed = e5_run["per_seed"]
+    flags = estimates_table(per_seed, min_users=10_000)["flags"]
+    assert flags.str.split(",").map(lambda codes: "few_users" in codes).all()
+    one = estimates_table(per_seed[per_seed["model"] == "pospop"])
+    agr = agreement_table(one)
+    assert agr["kendall_tau"].isna().all() and (agr["flags"].str.endswith("few_models")).all()
