@@ -159,3 +159,35 @@ def test_e5_few_users_and_few_models(e5_run):
     one = estimates_table(per_seed[per_seed["model"] == "pospop"])
     agr = agreement_table(one)
     assert agr["kendall_tau"].isna().all() and (agr["flags"].str.endswith("few_models")).all()
+
+
+def test_e1_lists_made_elsewhere_shorter_than_k_are_flagged_in_the_summary():
+    """Lists of 10 items, minus the user's training items (dropped): shorter than k = 10 for
+    many users. Their rows are flagged and marked; PosPop's full lists are not."""
+    from debiaseval import api
+
+    n_users, n_items = 60, 80
+    lists = pd.DataFrame(
+        {
+            "user": np.repeat(np.arange(n_users), 10),
+            "item": np.tile(np.arange(10), n_users),
+            "rank": np.tile(np.arange(1, 11), n_users),
+        }
+    )
+    config = {
+        "synthetic": {"n_users": n_users, "n_items": n_items},
+        "min_users": 1,
+        "e1": {
+            "ks": [5, 10],
+            "common_users_items": False,  # keep the ids 0..59, 0..79
+            "recommenders": {"PosPop": {"algorithm": "pospop"}},
+        },
+    }
+    out = api.evaluate_lists(
+        "e1", "synthetic", {"Ext": {0: lists}}, config, ids="internal", on_train_items="drop"
+    )
+    summary = out["summary"]
+    flags = summary.groupby(["recommender", "k"])["flags"].agg(set)
+    assert flags[("Ext", 10)] == {"short_lists"}
+    assert flags[("PosPop", 10)] == flags[("PosPop", 5)] == {""}
+    assert FLAGS["short_lists"][0] in out["summary_md"].split("## recall@10")[1]
