@@ -58,6 +58,7 @@ def test_run_tables_and_determinism(full):
     assert est[["true_recall", "ure"]].notna().all().all()
     assert list(agr.columns) == [
         "k", "estimator", "reference", "kendall_tau", "pearson_r", "mean_bias", "n_models",
+        "flags",
     ]  # fmt: skip
     assert set(agr["estimator"]) == {"traditional", "ure"} and (agr["n_models"] == 7).all()
     # the traditional estimate on 10 exposed items is far above the truth, URE is not

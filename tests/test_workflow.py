@@ -419,7 +419,7 @@ def test_e5_outputs(two_runs):
     est = pd.read_parquet(workdir / E5 / "estimates.parquet")
     assert list(est.columns) == [
         "model", "params", "k", "true_recall", "traditional_recall", "ure", "n_seeds",
-        "rank_true", "rank_traditional", "rank_ure",
+        "rank_true", "rank_traditional", "rank_ure", "flags",
     ]  # fmt: skip
     assert set(est["model"]) == {"Random", "PosPop", "ItemKNN", "WARP", "IPS"}
     assert len(est) == 7 * 2 and set(est["k"]) == {3, 10} and (est["n_seeds"] == 2).all()
@@ -427,6 +427,7 @@ def test_e5_outputs(two_runs):
     agr = pd.read_parquet(workdir / E5 / "agreement.parquet")
     assert list(agr.columns) == [
         "k", "estimator", "reference", "kendall_tau", "pearson_r", "mean_bias", "n_models",
+        "flags",
     ]  # fmt: skip
     assert set(agr["estimator"]) == {"traditional", "ure"} and (agr["n_models"] == 7).all()
     exposure = pd.read_parquet(workdir / E5 / "seed0/exposure.parquet")

@@ -308,6 +308,7 @@ rule e1_aggregate:
         captions=figure_module("e1").FIGURES,
         dataset="{dataset}",
         e1=with_threshold(E1),
+        min_users=config["min_users"],
         code=CODE,
     conda:
         "../envs/debiaseval.yaml"

@@ -139,6 +139,7 @@ rule e5_aggregate:
     params:
         captions=figure_module("e5").FIGURES,
         dataset="{dataset}",
+        min_users=config["min_users"],
         code=CODE,
     conda:
         "../envs/debiaseval.yaml"

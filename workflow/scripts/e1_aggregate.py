@@ -15,6 +15,7 @@ with job(snakemake.log[0]) as log:
         read_parquet(snakemake.input.data, columns=["user", "item", "part"]),
         p.e1,
         dataset=p.dataset,
+        min_users=p.min_users,
     )
     for stem in ("summary", "kendall", "testsets"):
         write_parquet(tables[stem], snakemake.output[stem])

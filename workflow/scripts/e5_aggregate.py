@@ -17,7 +17,7 @@ from debiaseval.workflow.runtime import job
 with job(snakemake.log[0]) as log:
     p = snakemake.params
     per_seed = pd.concat([read_parquet(path) for path in snakemake.input], ignore_index=True)
-    estimates = estimates_table(per_seed)
+    estimates = estimates_table(per_seed, min_users=p.min_users)
     agreement = agreement_table(estimates)
     write_parquet(estimates, snakemake.output.estimates)
     write_parquet(agreement, snakemake.output.agreement)

@@ -7,12 +7,15 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from debiaseval.evaluation.flags import MIN_USERS, join_flags, legend, marked
+
 __all__ = [
     "KENDALL_COLUMNS",
     "kendall_markdown",
     "kendall_table",
     "kendall_variants",
     "markdown_table",
+    "summary_flags",
     "summary_markdown",
     "summary_table",
     "testsets_table",
@@ -45,6 +48,26 @@ def summary_table(per_seed: pd.DataFrame) -> pd.DataFrame:
         key=lambda c: c.map(order) if c.name == "testset" else c,
     )
     return out.reset_index(drop=True)
+
+
+def summary_flags(
+    summary: pd.DataFrame, per_seed: pd.DataFrame, *, min_users: int = MIN_USERS
+) -> pd.DataFrame:
+    """``summary`` with a ``flags`` column (:mod:`debiaseval.evaluation.flags`) per
+    (recommender, testset, metric, k): ``short_lists`` where some seed's
+    ``n_short_lists`` > 0, ``few_users`` where some seed's ``n_users`` < ``min_users``.
+    A ``per_seed`` without one of these columns raises no flag of it."""
+    keys = ["recommender", "testset", "metric", "k"]
+    seeds = per_seed.assign(
+        short=per_seed["n_short_lists"] > 0 if "n_short_lists" in per_seed else False,
+        few=per_seed["n_users"] < min_users if "n_users" in per_seed else False,
+    )
+    anyof = seeds.groupby(keys, sort=False)[["short", "few"]].any()
+    rows = anyof.reindex(pd.MultiIndex.from_frame(summary[keys])).fillna(False).astype(bool)
+    flags = join_flags(
+        {"short_lists": rows["short"].to_numpy(), "few_users": rows["few"].to_numpy()}
+    )
+    return summary.assign(flags=flags)
 
 
 def _testset_order(names: Iterable[str]) -> list[str]:
@@ -252,7 +275,8 @@ def summary_markdown(
     testsets: Sequence[str] = (),
 ) -> str:
     """The E1 summary for people: how to read it, the run's metadata (``about`` lines), one
-    table per (metric, k) of recommenders × test sets (``mean ± sd (pct vs gt)``), and the
+    table per (metric, k) of recommenders × test sets (``mean ± sd (pct vs gt)``, followed by
+    the symbols of its ``flags`` if the summary has them, explained under the table), and the
     test-set diagnostics. A test set of ``testsets`` with no value (empty) gets a column of
     ``empty`` rather than none."""
     parts = [
@@ -271,10 +295,12 @@ def summary_markdown(
                 )
             ]
         )
+        flags = cells["flags"] if "flags" in cells else pd.Series("", index=cells.index)
+        cells["cell"] = marked(cells["cell"], flags)
         table = cells.pivot(index="recommender", columns="testset", values="cell")
         columns = _testset_order([*block["testset"], *testsets])
         table = table.reindex(columns=columns).astype(object).fillna(EMPTY).reset_index()
-        parts.append(f"\n## {metric}@{k}\n\n" + markdown_table(table))
+        parts.append(f"\n## {metric}@{k}\n\n" + markdown_table(table) + legend(flags))
     if diagnostics is not None:
         parts.append(_diagnostics_markdown(diagnostics))
     return "".join(parts)

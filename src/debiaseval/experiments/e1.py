@@ -28,6 +28,7 @@ from debiaseval.evaluation.aggregate import (
     GROUND_TRUTH,
     kendall_markdown,
     kendall_table,
+    summary_flags,
     summary_markdown,
     summary_table,
     testsets_table,
@@ -37,6 +38,7 @@ from debiaseval.evaluation.external_lists import (
     prepare_lists,
     short_lists_warning,
 )
+from debiaseval.evaluation.flags import MIN_USERS, short_list_counts
 from debiaseval.evaluation.metrics import evaluate_topk, summarise, train_overlap_mask
 from debiaseval.evaluation.ranking import empty_recommendations
 from debiaseval.experiments import Data, input_frames, seed_ids
@@ -253,6 +255,9 @@ def evaluate_on_testsets(
 ) -> pd.DataFrame:
     """Mean top-k metrics of one recommender on every test set (docs/experiments/e1.md).
 
+    ``n_short_lists`` counts the evaluated users whose list holds fewer than k items
+    (flagged ``short_lists`` by :func:`aggregate_step`).
+
     Test pairs whose item the user also rated in ``train`` can never be hit
     (training items are not candidates); they are counted in ``n_train_overlap``
     and dropped only when ``drop_train_overlap`` is set. ``overlaps`` (from
@@ -277,6 +282,9 @@ def evaluate_on_testsets(
         summary.insert(0, "testset", name)
         summary["n_test_pairs"] = np.int64(len(test))
         summary["n_train_overlap"] = np.int64(overlap.sum())
+        short = per_user.assign(short=short_list_counts(recs, per_user))
+        counts = short.groupby(["metric", "k"], sort=False, observed=True)["short"].sum()
+        summary["n_short_lists"] = counts.to_numpy().astype(np.int64)
         frames.append(summary)
     return pd.concat(frames, ignore_index=True)
 
@@ -607,9 +615,15 @@ def aggregate_step(
     block: Mapping[str, Any],
     *,
     dataset: str,
+    min_users: int = MIN_USERS,
 ) -> dict[str, Any]:
-    """Rule ``e1_aggregate``: the tables of ``OUTPUTS`` (Markdown ones as text, by file stem)."""
-    summary = summary_table(pd.concat(metrics).reset_index(drop=True))
+    """Rule ``e1_aggregate``: the tables of ``OUTPUTS`` (Markdown ones as text, by file stem).
+
+    The summary's ``flags`` (:func:`~debiaseval.evaluation.aggregate.summary_flags`) mark
+    means over short lists or over fewer than ``min_users`` users (config ``min_users``).
+    """
+    per_seed = pd.concat(metrics).reset_index(drop=True)
+    summary = summary_flags(summary_table(per_seed), per_seed, min_users=min_users)
     kendall = kendall_table(summary, kendall_groups(block), kendall_excluded(block))
     checks = testsets_table(pd.concat(diagnostics))
     about = run_metadata(interactions, block)
@@ -752,7 +766,9 @@ def run(
             )
         )
     block = {**block, "seeds": len(run_seeds)}
-    out = aggregate_step(metrics, diagnostics, interactions, block, dataset=dataset)
+    out = aggregate_step(
+        metrics, diagnostics, interactions, block, dataset=dataset, min_users=full["min_users"]
+    )
     out["dropped"] = kept.dropped
     out["dropped_md"] = dropped_text(kept.dropped, dataset)
     out["metrics"] = pd.concat(metrics, ignore_index=True)

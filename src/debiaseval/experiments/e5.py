@@ -48,6 +48,14 @@ from debiaseval.evaluation.external_lists import (
     prepare_lists,
     traditional_decided,
 )
+from debiaseval.evaluation.flags import (
+    DEGENERATE_SHARE,
+    MIN_USERS,
+    exposed_within_k,
+    join_flags,
+    legend,
+    marked,
+)
 from debiaseval.evaluation.ure import mean_recall, recall_estimates
 from debiaseval.experiments import Data, Frames, input_frames, seed_ids
 from debiaseval.recommenders.registry import EXTERNAL, make_recommender
@@ -253,7 +261,9 @@ def evaluate_models(
     ``unexposed`` part, else there is none (``true_recall`` NaN). Returns one
     row per grid point and K: model, params (JSON of the fixed and grid
     parameters), k, true_recall, traditional_recall, ure, n_users_true,
-    n_users_exposed.
+    n_users_exposed, n_users_k_ge_exposed (of the users the traditional estimate averages
+    over, those whose random set R_u holds at most K candidate items: their traditional
+    Recall@K does not depend on the model).
     """
     part = labelled["part"].to_numpy()
     train = rating_matrix(labelled[part == "train"], n_users, n_items)
@@ -275,12 +285,22 @@ def evaluate_models(
             batch_size=batch_size,
         )
         means = mean_recall(per_user)
+        means["n_users_k_ge_exposed"] = _k_ge_exposed(per_user, exposed, train)
         means.insert(0, "params", json.dumps(shown, sort_keys=True))
         means.insert(0, "model", model)
         frames.append(means)
     out = pd.concat(frames, ignore_index=True)
     out["k"] = out["k"].astype(np.int16)
     return out
+
+
+def _k_ge_exposed(per_user: pd.DataFrame, exposed: pd.DataFrame, train: Any) -> np.ndarray:
+    """Per K (ascending, as :func:`~debiaseval.evaluation.ure.mean_recall`), how many users
+    with a traditional Recall@K have K ≥ |R_u|
+    (:func:`~debiaseval.evaluation.flags.exposed_within_k`)."""
+    within = exposed_within_k(per_user, exposed, train) & per_user["traditional_recall"].notna()
+    counts = per_user.assign(within=within).groupby("k", sort=True)["within"].sum()
+    return counts.to_numpy().astype(np.int64)
 
 
 def evaluated_users(labelled: pd.DataFrame, *, positive_threshold: float) -> np.ndarray:
@@ -344,9 +364,10 @@ def evaluate_lists(
     )
     evaluated = evaluated_users(labelled, positive_threshold=positive_threshold)
     check_depth(recs, train_pairs, evaluated, ks, n_users=n_users, n_items=n_items, source=source)
+    train = rating_matrix(train_pairs, n_users, n_items)
     per_user = recall_estimates(
         ListScores(recs, n_users, n_items),
-        rating_matrix(train_pairs, n_users, n_items),
+        train,
         exposed,
         ks,
         truth=truth,
@@ -358,6 +379,7 @@ def evaluate_lists(
     per_user = per_user.merge(decided, on=["user", "k"], how="left")
     open_ = per_user["traditional_recall"].notna() & ~per_user["decided"].fillna(False).astype(bool)
     means = mean_recall(per_user.drop(columns="decided"))
+    means["n_users_k_ge_exposed"] = _k_ge_exposed(per_user, exposed, train)
     for k, count in per_user[open_].groupby("k").size().items():
         defined = int(per_user.loc[per_user["k"] == k, "traditional_recall"].notna().sum())
         means.loc[means["k"] == k, "traditional_recall"] = np.nan
@@ -376,13 +398,17 @@ def evaluate_lists(
 # --------------------------------------------------------------------------- aggregation
 
 
-def estimates_table(per_seed: pd.DataFrame) -> pd.DataFrame:
+def estimates_table(per_seed: pd.DataFrame, *, min_users: int = MIN_USERS) -> pd.DataFrame:
     """Seed means per (model, params, k) and every estimate's rank of the model (1 = best).
 
     ``per_seed``: :func:`evaluate_models` rows with a ``seed`` column. Columns:
     model, params, k, true_recall, traditional_recall, ure, n_seeds,
     rank_true, rank_traditional, rank_ure (ranks among the models at that k,
-    ties share the best rank; NaN where the value is).
+    ties share the best rank; NaN where the value is), flags
+    (:mod:`debiaseval.evaluation.flags`): ``degenerate_k`` where, in some seed, K ≥ |R_u|
+    for at least :data:`~debiaseval.evaluation.flags.DEGENERATE_SHARE` of the users the
+    traditional estimate averages over (on Yahoo! R3's ~9 random items per user, every
+    K ≥ 10); ``few_users`` where some seed's mean is over fewer than ``min_users`` users.
     """
     keys = ["model", "params", "k"]
     values = ["true_recall", "traditional_recall", "ure"]
@@ -392,7 +418,27 @@ def estimates_table(per_seed: pd.DataFrame) -> pd.DataFrame:
     by_k = out.groupby("k")
     for col, name in zip(values, ("rank_true", "rank_traditional", "rank_ure"), strict=True):
         out[name] = by_k[col].rank(ascending=False, method="min")
+    out["flags"] = _estimate_flags(per_seed, keys, min_users).to_numpy()
     return out.sort_values(["k", "model", "params"], kind="stable").reset_index(drop=True)
+
+
+def _estimate_flags(per_seed: pd.DataFrame, keys: list[str], min_users: int) -> pd.Series:
+    """The ``flags`` of :func:`estimates_table`, per group of ``keys`` in first-seen order."""
+    exposed = per_seed["n_users_exposed"].to_numpy()
+    within = (
+        per_seed["n_users_k_ge_exposed"].to_numpy()
+        if "n_users_k_ge_exposed" in per_seed
+        else np.zeros(len(per_seed), np.int64)
+    )
+    true = per_seed["n_users_true"].to_numpy()
+    has_truth = per_seed["true_recall"].notna().to_numpy()
+    seeds = per_seed[keys].assign(
+        degenerate=(exposed > 0) & (within >= DEGENERATE_SHARE * exposed),
+        few=(exposed < min_users) | (has_truth & (true < min_users)),
+    )
+    rows = seeds.groupby(keys, sort=False)[["degenerate", "few"]].any()
+    flags = join_flags({"degenerate_k": rows["degenerate"], "few_users": rows["few"]})
+    return pd.Series(flags, index=rows.index)
 
 
 def agreement_table(estimates: pd.DataFrame) -> pd.DataFrame:
@@ -401,7 +447,10 @@ def agreement_table(estimates: pd.DataFrame) -> pd.DataFrame:
     The reference is ``true_recall`` where known; without truth (no full data)
     it is URE, and only the traditional estimator is compared with it (how the
     model ranking changes). Columns: k, estimator, reference, kendall_tau,
-    pearson_r, mean_bias (mean of estimate − reference), n_models.
+    pearson_r, mean_bias (mean of estimate − reference), n_models, flags: why τ and r
+    are NaN where they are (``few_models``: fewer than two; ``constant``: the estimate or
+    the reference is the same for every model), and ``degenerate_k`` on the traditional
+    estimator where the estimates at that K are so flagged.
     """
     has_truth = estimates["true_recall"].notna().any()
     reference = "true_recall" if has_truth else "ure"
@@ -411,10 +460,25 @@ def agreement_table(estimates: pd.DataFrame) -> pd.DataFrame:
             stats = agreement(
                 block[_ESTIMATE_COLUMN[estimator]].to_numpy(), block[reference].to_numpy()
             )
-            rows.append({"k": k, "estimator": estimator, "reference": reference, **stats})
+            degenerate = estimator == "traditional" and "flags" in block and any(
+                "degenerate_k" in str(f).split(",") for f in block["flags"]
+            )
+            rows.append(
+                {"k": k, "estimator": estimator, "reference": reference, **stats,
+                 "degenerate": degenerate}
+            )  # fmt: skip
     out = pd.DataFrame(rows)
     out["k"] = out["k"].astype(np.int16)
     out["n_models"] = out["n_models"].astype(np.int64)
+    few = (out["n_models"] < 2).to_numpy()
+    undefined = (out["kendall_tau"].isna() | out["pearson_r"].isna()).to_numpy()
+    out["flags"] = join_flags(
+        {
+            "degenerate_k": out.pop("degenerate").to_numpy(bool),
+            "constant": undefined & ~few,
+            "few_models": few,
+        }
+    )
     return out
 
 
@@ -429,16 +493,29 @@ def estimates_markdown(estimates: pd.DataFrame, dataset: str) -> str:
         cols.remove("true_recall")
         ranks.remove("rank_true")
     for k, block in estimates.groupby("k", sort=True):
-        table = block.sort_values(sort, ascending=False, kind="stable")[cols + ranks]
+        block = block.sort_values(sort, ascending=False, kind="stable")
+        flags = block["flags"] if "flags" in block else pd.Series("", index=block.index)
+        table = block[cols + ranks].assign(model=marked(block["model"], flags))
         table = table.assign(**{r: table[r].astype("Int64") for r in ranks})
-        parts.append(f"\n## K = {k}\n\n" + markdown_table(table.reset_index(drop=True)))
+        text = markdown_table(table.reset_index(drop=True)) + legend(flags)
+        parts.append(f"\n## K = {k}\n\n" + text)
     return "".join(parts)
 
 
 def agreement_markdown(agreement_frame: pd.DataFrame, dataset: str) -> str:
-    """The agreement table as Markdown."""
-    return f"# E5 on {dataset}: agreement with the reference across models\n\n" + markdown_table(
-        agreement_frame
+    """The agreement table as Markdown, each flagged estimator marked (legend under it)."""
+    flags = (
+        agreement_frame["flags"]
+        if "flags" in agreement_frame
+        else pd.Series("", index=agreement_frame.index)
+    )
+    table = agreement_frame.drop(columns="flags", errors="ignore").assign(
+        estimator=marked(agreement_frame["estimator"], flags)
+    )
+    return (
+        f"# E5 on {dataset}: agreement with the reference across models\n\n"
+        + markdown_table(table)
+        + legend(flags)
     )
 
 
@@ -551,7 +628,7 @@ def run(
             frame.insert(0, "seed", np.int32(seed))
             rows.append(frame)
     per_seed = pd.concat(rows, ignore_index=True)
-    estimates = estimates_table(per_seed)
+    estimates = estimates_table(per_seed, min_users=full["min_users"])
     return {
         "per_seed": per_seed,
         "estimates": estimates,
