@@ -107,6 +107,19 @@ def test_outputs(two_runs):
     assert set(summary["k"]) == {5, 10}
     assert (summary["n_seeds"] == 2).all()
     assert summary["mean"].between(0, 1).all()
+    # intervals over seeds and users, per-user values, paired comparisons (docs/experiments/e1.md)
+    assert (summary["ci_low"] <= summary["mean"]).all()
+    assert (summary["mean"] <= summary["ci_high"]).all()
+    assert summary["boot_low"].notna().all()
+    per_user = pd.read_parquet(workdir / "results/e1/synthetic/seed0/metrics_per_user.parquet")
+    metrics = pd.read_parquet(workdir / "results/e1/synthetic/seed0/metrics.parquet")
+    keys = ["recommender", "seed", "testset", "metric", "k"]
+    means = per_user.groupby(keys, sort=False)["value"].mean().rename("per_user").reset_index()
+    both = metrics.merge(means, on=keys, validate="one_to_one")
+    assert len(both) == len(metrics) and (both["value"] == both["per_user"]).all()
+    comparisons = pd.read_parquet(workdir / "results/e1/synthetic/comparisons.parquet")
+    assert len(comparisons) == 6 * 5 * 2 * 6  # test sets incl. gt x metrics x ks x pairs of 4
+    assert (comparisons["n_seeds"] == 2).all()
     kendall = pd.read_parquet(workdir / "results/e1/synthetic/kendall.parquet")
     # the default group is MF: the recommenders whose algorithm is mf
     assert set(kendall["group"]) == {"MF"} and set(kendall["with_group"]) == {True, False}
