@@ -239,3 +239,20 @@ def test_run_gives_intervals_per_user_values_and_comparisons():
     assert len(comparisons) == 2  # gt and REG, one pair
     assert (comparisons["n_seeds"] == 2).all()
     assert set(out["metrics_per_user"]["seed"]) == {0, 1}
+
+
+def test_significance_matrix_counts_the_seeds_each_way():
+    from debiaseval.figures.e1 import draw
+
+    summary = pd.DataFrame({"recommender": ["A", "B", "C"], "testset": "gt", "metric": "recall",
+                            "k": 10, "mean": [0.3, 0.2, 0.1]})  # fmt: skip
+    comparisons = pd.DataFrame(
+        {"testset": "gt", "metric": "recall", "k": 10, "recommender_a": ["A", "A", "B"],
+         "recommender_b": ["B", "C", "C"], "n_seeds": 3, "n_a_better": [2, 3, 0],
+         "n_b_better": [0, 0, 1]}
+    )  # fmt: skip
+    fig = draw("significance", {"summary": summary, "comparisons": comparisons}, "toy")
+    texts = {t.get_text() for t in fig.axes[0].texts}
+    assert texts == {"2/3", "0/3", "3/3", "1/3"}
+    image = fig.axes[0].images[0].get_array()
+    assert image[0, 1] == pytest.approx(2 / 3) and image[2, 1] == pytest.approx(1 / 3)

@@ -136,7 +136,7 @@ def test_outputs(two_runs):
     assert (diagnostics[["kl_users", "kl_items"]] >= 0).all().all()
     summary_md = (workdir / "results/e1/synthetic/summary.md").read_text()
     assert "How MAR-like each test set is" in summary_md
-    for figure in ("recall", "pct_diff", "kendall"):
+    for figure in ("recall", "pct_diff", "kendall", "significance"):
         svg = workdir / f"results/e1/synthetic/figures/{figure}.svg"
         assert svg.read_text().lstrip().startswith("<?xml")
         assert svg.with_suffix(".png").read_bytes().startswith(b"\x89PNG")
