@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -447,6 +448,12 @@ def test_e5_outputs(two_runs):
     assert (exposure.groupby("user")["part"].apply(lambda p: (p == "exposed").sum()) == 10).all()
     per_seed = pd.read_parquet(workdir / E5 / "seed1/estimates/WARP.parquet")
     assert set(per_seed["seed"]) == {1}
+    per_user = pd.read_parquet(workdir / E5 / "seed1/metrics_per_user/WARP.parquet")
+    means = per_user.groupby(["params", "k", "metric"])["value"].mean().unstack("metric")
+    expected = per_seed.set_index(["params", "k"])["ure"]
+    np.testing.assert_allclose(means["ure"].reindex(expected.index), expected, rtol=1e-12)
+    comparisons = pd.read_parquet(workdir / E5 / "comparisons.parquet")
+    assert (comparisons["n_seeds"] == 2).all() and len(comparisons) == 2 * 3 * 21
     assert (workdir / E5 / "agreement.md").read_text().startswith("# E5 on synthetic")
     assert (workdir / "logs/e5/synthetic/seed0/evaluate/IPS.log").exists()
     assert (workdir / "benchmarks/e5/synthetic/seed0/evaluate/IPS.tsv").exists()
