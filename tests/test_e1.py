@@ -169,3 +169,90 @@ def test_run_takes_e1s_data_step_reports_it_and_warns_past_half_a_part():
     every = run(grown, {"e1": {**config["e1"], "common_users_items": False}}, seeds=1, dataset="d")
     assert (every["dropped"]["ratings_dropped"] == 0).all()
     assert not every["summary"].equals(out["summary"])
+
+
+def _evaluated(resamples=200):
+    _, split = _full_split()
+    train = split[split["part"] == "train"]
+    matrix = rating_matrix(train, 80, 60)
+    recs = {
+        name: top_k(make_recommender(name).fit(matrix), matrix, 10)
+        for name in ("pospop", "random", "avgrating")
+    }
+    heldout = split[split["part"] == "heldout"]
+    kwargs = dict(metrics=["recall", "ndcg"], positive_threshold=3.0, drop_train_overlap=False)
+    return evaluate_step(
+        split, recs, {"ALL": heldout}, seed=4, n_items=60, ks=[5, 10], resamples=resamples,
+        **kwargs,
+    )  # fmt: skip
+
+
+def test_per_user_values_average_to_the_metrics_exactly():
+    out = _evaluated()
+    per_user, metrics = out["metrics_per_user"], out["metrics"]
+    keys = ["recommender", "seed", "testset", "metric", "k"]
+    assert list(per_user.columns) == ["recommender", "seed", "testset", "user", "metric", "k",
+                                      "value"]  # fmt: skip
+    means = per_user.groupby(keys, sort=False)["value"].agg(["mean", "size"]).reset_index()
+    both = metrics.merge(means, on=keys, validate="one_to_one")
+    assert len(both) == len(metrics) == 3 * 2 * 2 * 2
+    assert (both["value"] == both["mean"]).all() and (both["n_users"] == both["size"]).all()
+    assert (metrics["boot_low"] <= metrics["value"]).all()
+    assert (metrics["value"] <= metrics["boot_high"]).all()
+    assert (metrics["boot_low"] < metrics["boot_high"]).any()
+
+
+def test_comparisons_pair_users_and_are_holm_adjusted_per_block():
+    from scipy.stats import ttest_rel
+
+    from debiaseval.evaluation.uncertainty import holm
+
+    out = _evaluated(resamples=0)
+    assert out["metrics"]["boot_low"].isna().all()
+    tests, per_user = out["comparisons"], out["metrics_per_user"]
+    assert len(tests) == 2 * 2 * 2 * 3  # test sets x metrics x ks x pairs of 3 recommenders
+    row = tests[(tests["testset"] == "gt") & (tests["metric"] == "recall") & (tests["k"] == 10)]
+    row = row[(row["recommender_a"] == "pospop") & (row["recommender_b"] == "random")].iloc[0]
+    block = per_user[(per_user["testset"] == "gt") & (per_user["metric"] == "recall")
+                     & (per_user["k"] == 10)]  # fmt: skip
+    # shuffle one side: the test must pair by user id, as the per-user table does
+    a = block[block["recommender"] == "pospop"].set_index("user")["value"]
+    b = block[block["recommender"] == "random"].sample(frac=1, random_state=0)
+    b = b.set_index("user")["value"].reindex(a.index)
+    assert row["p_value"] == pytest.approx(ttest_rel(a, b).pvalue, rel=1e-9)
+    for _, group in tests.groupby(["testset", "metric", "k"]):
+        np.testing.assert_allclose(group["p_holm"], holm(group["p_value"].to_numpy()))
+
+
+def test_run_gives_intervals_per_user_values_and_comparisons():
+    interactions, _ = _full_split()
+    config = {"e1": {"seeds": 2, "ks": [5], "metrics": ["recall"], "bootstrap": {"resamples": 50},
+                     "testsets": {"FULL": {"strategy": "full"}},
+                     "recommenders": {"PosPop": {"algorithm": "pospop"},
+                                      "Random": {"algorithm": "random"}}}}  # fmt: skip
+    out = run(interactions, config, dataset="toy")
+    summary = out["summary"]
+    assert {"ci_low", "ci_high", "boot_low", "boot_high"} <= set(summary.columns)
+    assert (summary["ci_low"] <= summary["mean"]).all()
+    assert (summary["mean"] <= summary["ci_high"]).all()
+    comparisons = out["comparisons"]
+    assert len(comparisons) == 2  # gt and REG, one pair
+    assert (comparisons["n_seeds"] == 2).all()
+    assert set(out["metrics_per_user"]["seed"]) == {0, 1}
+
+
+def test_significance_matrix_counts_the_seeds_each_way():
+    from debiaseval.figures.e1 import draw
+
+    summary = pd.DataFrame({"recommender": ["A", "B", "C"], "testset": "gt", "metric": "recall",
+                            "k": 10, "mean": [0.3, 0.2, 0.1]})  # fmt: skip
+    comparisons = pd.DataFrame(
+        {"testset": "gt", "metric": "recall", "k": 10, "recommender_a": ["A", "A", "B"],
+         "recommender_b": ["B", "C", "C"], "n_seeds": 3, "n_a_better": [2, 3, 0],
+         "n_b_better": [0, 0, 1]}
+    )  # fmt: skip
+    fig = draw("significance", {"summary": summary, "comparisons": comparisons}, "toy")
+    texts = {t.get_text() for t in fig.axes[0].texts}
+    assert texts == {"2/3", "0/3", "3/3", "1/3"}
+    image = fig.axes[0].images[0].get_array()
+    assert image[0, 1] == pytest.approx(2 / 3) and image[2, 1] == pytest.approx(1 / 3)

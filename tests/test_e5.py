@@ -191,3 +191,24 @@ def test_config_checks():
     assert positive_threshold_of("kuairec", None) == 2.0
     assert positive_threshold_of("synthetic", None) == 3.0
     assert positive_threshold_of("kuairec", 1.5) == 1.5
+
+
+def test_per_user_values_average_to_the_estimates_and_models_are_compared(full):
+    out = run(full, {"e5": CONFIG}, seeds=2)
+    per_user, rows = out["metrics_per_user"], out["per_seed"]
+    assert list(per_user.columns) == ["seed", "model", "params", "user", "k", "metric", "value"]
+    means = per_user.groupby(["seed", "model", "params", "k", "metric"])["value"].mean()
+    for metric in ("true_recall", "traditional_recall", "ure"):
+        expected = rows.set_index(["seed", "model", "params", "k"])[metric]
+        got = means.xs(metric, level="metric").reindex(expected.index)
+        np.testing.assert_allclose(got.to_numpy(), expected.to_numpy(), rtol=1e-12)
+    tests, agreed = out["seed_comparisons"], out["comparisons"]
+    # 7 contenders (grid points of userknn and mf_warp named with their params): 21 pairs
+    assert len(tests) == 2 * 2 * 3 * 21  # seeds x ks x estimates x pairs
+    assert any(name.startswith("userknn {") for name in tests["recommender_a"])
+    assert "random" in set(tests["recommender_a"]) | set(tests["recommender_b"])
+    assert (agreed["n_seeds"] == 2).all() and len(agreed) == 2 * 3 * 21
+    # true Recall@10 tells random from pospop in both seeds
+    row = agreed[(agreed["metric"] == "true_recall") & (agreed["recommender_a"] == "random")
+                 & (agreed["recommender_b"] == "pospop") & (agreed["k"] == 10)]  # fmt: skip
+    assert row["n_b_better"].iloc[0] == 2

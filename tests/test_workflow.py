@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -107,6 +108,19 @@ def test_outputs(two_runs):
     assert set(summary["k"]) == {5, 10}
     assert (summary["n_seeds"] == 2).all()
     assert summary["mean"].between(0, 1).all()
+    # intervals over seeds and users, per-user values, paired comparisons (docs/experiments/e1.md)
+    assert (summary["ci_low"] <= summary["mean"]).all()
+    assert (summary["mean"] <= summary["ci_high"]).all()
+    assert summary["boot_low"].notna().all()
+    per_user = pd.read_parquet(workdir / "results/e1/synthetic/seed0/metrics_per_user.parquet")
+    metrics = pd.read_parquet(workdir / "results/e1/synthetic/seed0/metrics.parquet")
+    keys = ["recommender", "seed", "testset", "metric", "k"]
+    means = per_user.groupby(keys, sort=False)["value"].mean().rename("per_user").reset_index()
+    both = metrics.merge(means, on=keys, validate="one_to_one")
+    assert len(both) == len(metrics) and (both["value"] == both["per_user"]).all()
+    comparisons = pd.read_parquet(workdir / "results/e1/synthetic/comparisons.parquet")
+    assert len(comparisons) == 6 * 5 * 2 * 6  # test sets incl. gt x metrics x ks x pairs of 4
+    assert (comparisons["n_seeds"] == 2).all()
     kendall = pd.read_parquet(workdir / "results/e1/synthetic/kendall.parquet")
     # the default group is MF: the recommenders whose algorithm is mf
     assert set(kendall["group"]) == {"MF"} and set(kendall["with_group"]) == {True, False}
@@ -123,7 +137,7 @@ def test_outputs(two_runs):
     assert (diagnostics[["kl_users", "kl_items"]] >= 0).all().all()
     summary_md = (workdir / "results/e1/synthetic/summary.md").read_text()
     assert "How MAR-like each test set is" in summary_md
-    for figure in ("recall", "pct_diff", "kendall"):
+    for figure in ("recall", "pct_diff", "kendall", "significance"):
         svg = workdir / f"results/e1/synthetic/figures/{figure}.svg"
         assert svg.read_text().lstrip().startswith("<?xml")
         assert svg.with_suffix(".png").read_bytes().startswith(b"\x89PNG")
@@ -435,6 +449,12 @@ def test_e5_outputs(two_runs):
     assert (exposure.groupby("user")["part"].apply(lambda p: (p == "exposed").sum()) == 10).all()
     per_seed = pd.read_parquet(workdir / E5 / "seed1/estimates/WARP.parquet")
     assert set(per_seed["seed"]) == {1}
+    per_user = pd.read_parquet(workdir / E5 / "seed1/metrics_per_user/WARP.parquet")
+    means = per_user.groupby(["params", "k", "metric"])["value"].mean().unstack("metric")
+    expected = per_seed.set_index(["params", "k"])["ure"]
+    np.testing.assert_allclose(means["ure"].reindex(expected.index), expected, rtol=1e-12)
+    comparisons = pd.read_parquet(workdir / E5 / "comparisons.parquet")
+    assert (comparisons["n_seeds"] == 2).all() and len(comparisons) == 2 * 3 * 21
     assert (workdir / E5 / "agreement.md").read_text().startswith("# E5 on synthetic")
     assert (workdir / "logs/e5/synthetic/seed0/evaluate/IPS.log").exists()
     assert (workdir / "benchmarks/e5/synthetic/seed0/evaluate/IPS.tsv").exists()

@@ -247,7 +247,8 @@ rule e1_external:
 
 
 rule e1_evaluate:
-    """Top-k metrics of every recommender of one seed on gt and on every intervened test set."""
+    """Top-k metrics of every recommender of one seed on gt and on every intervened test set:
+    per-user values, means with their bootstrap interval over users, paired tests."""
     input:
         recs=expand(
             "results/e1/{{dataset}}/seed{{seed}}/recs/{recommender}.parquet",
@@ -260,7 +261,9 @@ rule e1_evaluate:
             testset=E1["testsets"],
         ),
     output:
-        "results/e1/{dataset}/seed{seed}/metrics.parquet",
+        metrics="results/e1/{dataset}/seed{seed}/metrics.parquet",
+        metrics_per_user="results/e1/{dataset}/seed{seed}/metrics_per_user.parquet",
+        comparisons="results/e1/{dataset}/seed{seed}/comparisons.parquet",
     params:
         seed=lambda w: int(w.seed),
         recommenders=list(E1["recommenders"]),
@@ -269,6 +272,8 @@ rule e1_evaluate:
         metrics=E1["metrics"],
         positive_threshold=positive_threshold(E1),
         drop_train_overlap=E1["drop_train_overlap"],
+        resamples=E1["bootstrap"]["resamples"],
+        confidence=E1["confidence"],
         code=CODE,
     threads: resources_of("evaluate")["threads"]
     resources:
@@ -285,10 +290,14 @@ rule e1_evaluate:
 
 
 rule e1_aggregate:
-    """Mean/sd over seeds, % difference from gt, Kendall's tau, test-set diagnostics."""
+    """Mean/sd and intervals over seeds, % difference from gt, Kendall's tau, test-set
+    diagnostics, how many seeds agree on each paired comparison."""
     input:
         metrics=expand(
             "results/e1/{{dataset}}/seed{seed}/metrics.parquet", seed=experiment_seeds("e1")
+        ),
+        comparisons=expand(
+            "results/e1/{{dataset}}/seed{seed}/comparisons.parquet", seed=experiment_seeds("e1")
         ),
         diagnostics=expand(
             "results/e1/{{dataset}}/seed{seed}/testsets/{testset}.diagnostics.parquet",
@@ -301,6 +310,7 @@ rule e1_aggregate:
         summary="results/e1/{dataset}/summary.parquet",
         kendall="results/e1/{dataset}/kendall.parquet",
         testsets="results/e1/{dataset}/testsets.parquet",
+        comparisons="results/e1/{dataset}/comparisons.parquet",
         summary_md="results/e1/{dataset}/summary.md",
         kendall_md="results/e1/{dataset}/kendall.md",
         **report_outputs("e1"),

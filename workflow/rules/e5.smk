@@ -93,7 +93,8 @@ rule e5_evaluate:
     input:
         unpack(e5_evaluate_input),
     output:
-        "results/e5/{dataset}/seed{seed}/estimates/{model}.parquet",
+        estimates="results/e5/{dataset}/seed{seed}/estimates/{model}.parquet",
+        metrics_per_user="results/e5/{dataset}/seed{seed}/metrics_per_user/{model}.parquet",
     wildcard_constraints:
         model=_alternatives(E5["models"]),
     params:
@@ -123,16 +124,23 @@ rule e5_evaluate:
 
 
 rule e5_aggregate:
-    """Seed means and ranks per model, agreement with the truth per K; Parquet and Markdown."""
+    """Seed means and ranks per model, agreement with the truth per K, paired tests between
+    the models; Parquet and Markdown."""
     input:
-        expand(
+        estimates=expand(
             "results/e5/{{dataset}}/seed{seed}/estimates/{model}.parquet",
+            seed=experiment_seeds("e5"),
+            model=E5["models"],
+        ),
+        metrics_per_user=expand(
+            "results/e5/{{dataset}}/seed{seed}/metrics_per_user/{model}.parquet",
             seed=experiment_seeds("e5"),
             model=E5["models"],
         ),
     output:
         estimates="results/e5/{dataset}/estimates.parquet",
         agreement="results/e5/{dataset}/agreement.parquet",
+        comparisons="results/e5/{dataset}/comparisons.parquet",
         estimates_md="results/e5/{dataset}/estimates.md",
         agreement_md="results/e5/{dataset}/agreement.md",
         **report_outputs("e5"),
@@ -140,6 +148,7 @@ rule e5_aggregate:
         captions=figure_module("e5").FIGURES,
         dataset="{dataset}",
         min_users=config["min_users"],
+        confidence=E5["confidence"],
         code=CODE,
     conda:
         "../envs/debiaseval.yaml"

@@ -16,8 +16,9 @@ with job(snakemake.log[0]) as log:
         p.e1,
         dataset=p.dataset,
         min_users=p.min_users,
+        comparisons=[read_parquet(path) for path in snakemake.input.comparisons],
     )
-    for stem in ("summary", "kendall", "testsets"):
+    for stem in ("summary", "kendall", "testsets", "comparisons"):
         write_parquet(tables[stem], snakemake.output[stem])
     write_text(tables["summary_md"], snakemake.output.summary_md)
     write_text(tables["kendall_md"], snakemake.output.kendall_md)

@@ -6,7 +6,7 @@ from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0], snakemake.threads) as log:
     p = snakemake.params
-    metrics = evaluate_step(
+    tables = evaluate_step(
         read_parquet(snakemake.input.split),
         dict(zip(p.recommenders, map(read_parquet, snakemake.input.recs), strict=True)),
         dict(zip(p.testsets, map(read_parquet, snakemake.input.testsets), strict=True)),
@@ -16,6 +16,9 @@ with job(snakemake.log[0], snakemake.threads) as log:
         metrics=p.metrics,
         positive_threshold=p.positive_threshold,
         drop_train_overlap=p.drop_train_overlap,
+        resamples=p.resamples,
+        level=p.confidence,
     )
-    log.info("\n%s", metrics.to_string())
-    write_parquet(metrics, snakemake.output[0])
+    log.info("\n%s", tables["metrics"].to_string())
+    for stem in ("metrics", "metrics_per_user", "comparisons"):
+        write_parquet(tables[stem], snakemake.output[stem])

@@ -7,6 +7,7 @@ import pandas as pd
 from debiaseval.experiments.e5 import (
     agreement_markdown,
     agreement_table,
+    comparisons_table,
     estimates_markdown,
     estimates_table,
 )
@@ -16,7 +17,14 @@ from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0]) as log:
     p = snakemake.params
-    per_seed = pd.concat([read_parquet(path) for path in snakemake.input], ignore_index=True)
+    per_seed = pd.concat(
+        [read_parquet(path) for path in snakemake.input.estimates], ignore_index=True
+    )
+    per_user = pd.concat(
+        [read_parquet(path) for path in snakemake.input.metrics_per_user], ignore_index=True
+    )
+    _, comparisons = comparisons_table(per_user, level=p.confidence)
+    write_parquet(comparisons, snakemake.output.comparisons)
     estimates = estimates_table(per_seed, min_users=p.min_users)
     agreement = agreement_table(estimates)
     write_parquet(estimates, snakemake.output.estimates)

@@ -2,6 +2,7 @@
 or of its precomputed lists."""
 
 import numpy as np
+import pandas as pd
 
 from debiaseval.evaluation.external_lists import read_lists
 from debiaseval.experiments.e5 import evaluate_lists, evaluate_models, fit_seed
@@ -20,6 +21,7 @@ with job(snakemake.log[0], snakemake.threads) as log:
         "positive_threshold": p.positive_threshold,
         "ties": p.ties,
         "batch_size": p.batch_size,
+        "per_user": [],
     }
     if p.spec["algorithm"] == EXTERNAL:
         estimates, notes = evaluate_lists(
@@ -46,4 +48,7 @@ with job(snakemake.log[0], snakemake.threads) as log:
         )
     estimates.insert(0, "seed", np.int32(p.seed))
     log.info("%s:\n%s", p.model, estimates.to_string())
-    write_parquet(estimates, snakemake.output[0])
+    write_parquet(estimates, snakemake.output.estimates)
+    per_user = pd.concat(shared["per_user"], ignore_index=True)
+    per_user.insert(0, "seed", np.int32(p.seed))
+    write_parquet(per_user, snakemake.output.metrics_per_user)

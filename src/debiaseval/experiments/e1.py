@@ -41,6 +41,12 @@ from debiaseval.evaluation.external_lists import (
 from debiaseval.evaluation.flags import MIN_USERS, short_list_counts
 from debiaseval.evaluation.metrics import evaluate_topk, summarise, train_overlap_mask
 from debiaseval.evaluation.ranking import empty_recommendations
+from debiaseval.evaluation.uncertainty import (
+    agreement_over_seeds,
+    bootstrap_interval,
+    compare_recommenders,
+    seed_intervals,
+)
 from debiaseval.experiments import Data, input_frames, seed_ids
 from debiaseval.recommenders.base import trains_by_epochs
 from debiaseval.recommenders.registry import EXTERNAL, resolve_recommender
@@ -69,6 +75,7 @@ __all__ = [
     "lists_step",
     "run",
     "run_metadata",
+    "seed_uncertainty",
     "select_step",
     "short_list_warnings",
     "split_step",
@@ -85,6 +92,7 @@ OUTPUTS = (
     "summary.parquet",
     "kendall.parquet",
     "testsets.parquet",
+    "comparisons.parquet",
     "summary.md",
     "kendall.md",
     "dropped.parquet",
@@ -252,6 +260,7 @@ def evaluate_on_testsets(
     positive_threshold: float,
     drop_train_overlap: bool,
     overlaps: Mapping[str, np.ndarray] | None = None,
+    per_user: dict[str, pd.DataFrame] | None = None,
 ) -> pd.DataFrame:
     """Mean top-k metrics of one recommender on every test set (docs/experiments/e1.md).
 
@@ -262,7 +271,9 @@ def evaluate_on_testsets(
     (training items are not candidates); they are counted in ``n_train_overlap``
     and dropped only when ``drop_train_overlap`` is set. ``overlaps`` (from
     :func:`train_overlap_masks`, then ``train`` may be None) saves recomputing
-    the masks for every recommender; the result is the same.
+    the masks for every recommender; the result is the same. ``per_user``, when given,
+    receives test set -> its per-user values (:func:`evaluate_topk`), whose means are
+    the returned values.
     """
     if overlaps is None:
         if train is None:
@@ -275,10 +286,12 @@ def evaluate_on_testsets(
             raise ValueError(f"overlaps lacks a mask of {len(test)} rows for test set {name!r}")
         if drop_train_overlap:
             test = test[~overlap]
-        per_user = evaluate_topk(
+        values = evaluate_topk(
             recs, test, ks, n_items=n_items, positive_threshold=positive_threshold, metrics=metrics
         )
-        summary = summarise(per_user)
+        if per_user is not None:
+            per_user[name] = values
+        summary = summarise(values)
         summary.insert(0, "testset", name)
         summary["n_test_pairs"] = np.int64(len(test))
         summary["n_train_overlap"] = np.int64(overlap.sum())
@@ -299,12 +312,14 @@ def evaluate_recommenders(
     metrics: Sequence[str],
     positive_threshold: float,
     drop_train_overlap: bool,
+    per_user: dict[str, dict[str, pd.DataFrame]] | None = None,
 ) -> pd.DataFrame:
     """:func:`evaluate_on_testsets` of several recommenders in one pass (one job per seed).
 
     ``recs`` maps recommender names to their top-k lists. The train-overlap
     masks are computed once. Returns the per-recommender tables stacked in
-    ``recs`` order, with a leading ``recommender`` column.
+    ``recs`` order, with a leading ``recommender`` column. ``per_user``, when
+    given, receives recommender -> test set -> per-user values.
     """
     overlaps = train_overlap_masks(testsets, train)
     tables = []
@@ -319,6 +334,7 @@ def evaluate_recommenders(
             positive_threshold=positive_threshold,
             drop_train_overlap=drop_train_overlap,
             overlaps=overlaps,
+            per_user=None if per_user is None else per_user.setdefault(name, {}),
         )
         table.insert(0, "recommender", name)
         tables.append(table)
@@ -586,14 +602,21 @@ def evaluate_step(
     metrics: Sequence[str],
     positive_threshold: float,
     drop_train_overlap: bool,
-) -> pd.DataFrame:
+    resamples: int = 0,
+    level: float = 0.95,
+) -> dict[str, pd.DataFrame]:
     """Rule ``e1_evaluate``: every recommender of the seed on gt and on every test set.
 
     Warns (:func:`short_list_warnings`) when a k exceeds some user's candidate items.
+    Returns, by file stem: ``metrics`` (the means over users, with their bootstrap
+    interval ``boot_low``/``boot_high`` of ``resamples`` resamples at ``level``),
+    ``metrics_per_user`` (the values they average) and ``comparisons`` (paired tests
+    between the recommenders): see :func:`seed_uncertainty`.
     """
     train = split[split["part"] == "train"]
     for message in short_list_warnings(train, n_items=n_items, ks=ks):
         warnings.warn(f"seed {seed}: {message}", stacklevel=2)
+    per_user: dict[str, dict[str, pd.DataFrame]] = {}
     table = evaluate_recommenders(
         recs,
         {"gt": split[split["part"] == "gt"], **testsets},
@@ -603,9 +626,83 @@ def evaluate_step(
         metrics=metrics,
         positive_threshold=positive_threshold,
         drop_train_overlap=drop_train_overlap,
+        per_user=per_user,
     )
     table.insert(1, "seed", seed)
-    return table
+    blocks = [(metric, int(k)) for metric in metrics for k in dict.fromkeys(ks)]
+    return seed_uncertainty(table, per_user, blocks, seed=seed, resamples=resamples, level=level)
+
+
+def seed_uncertainty(
+    metrics: pd.DataFrame,
+    per_user: Mapping[str, Mapping[str, pd.DataFrame]],
+    blocks: Sequence[tuple[str, int]],
+    *,
+    seed: int,
+    resamples: int,
+    level: float,
+) -> dict[str, pd.DataFrame]:
+    """Per-user values, bootstrap intervals and paired tests of one seed (docs/experiments/e1.md).
+
+    ``metrics``: :func:`evaluate_recommenders`' table (with ``seed``); ``per_user``:
+    recommender -> test set -> per-user values, every recommender over the same users
+    of a test set (its users with a relevant pair), ordered by ``blocks`` (the (metric,
+    k) pairs, as :func:`evaluate_topk` orders them), then user. Adds to ``metrics`` the percentile
+    bootstrap interval over users (:func:`bootstrap_interval`, ``resamples`` resamples
+    drawn from ``run_rng(seed, "bootstrap", testset)``, one resample shared by every
+    recommender, metric and k; NaN when ``resamples`` is 0). ``metrics_per_user``:
+    recommender, seed, testset, user, metric, k, value. ``comparisons``: per test set,
+    metric and k, the paired t-test of every two recommenders over their users, Holm's
+    correction over the pairs (:func:`compare_recommenders`).
+    """
+    names = list(per_user)
+    testsets = list(per_user[names[0]]) if names else []
+    n_blocks = len(blocks)
+    low = np.full((len(testsets), len(names), n_blocks), np.nan)
+    high = low.copy()
+    tests = []
+    for j, testset in enumerate(testsets):
+        frames = [per_user[name][testset] for name in names]
+        values = np.stack([f["value"].to_numpy().reshape(n_blocks, -1) for f in frames])
+        n_users = values.shape[2]
+        if resamples and n_users:
+            lo, hi = bootstrap_interval(
+                values.reshape(-1, n_users).T,
+                resamples=resamples,
+                rng=run_rng(seed, "bootstrap", testset),
+                level=level,
+            )
+            low[j], high[j] = lo.reshape(-1, n_blocks), hi.reshape(-1, n_blocks)
+        for b, (metric, k) in enumerate(blocks):
+            table = compare_recommenders(values[:, b, :].T, names)
+            table.insert(0, "seed", seed)
+            table.insert(1, "testset", testset)
+            table.insert(2, "metric", metric)
+            table.insert(3, "k", np.int16(k))
+            tests.append(table)
+    keys = ["recommender", "testset", "metric", "k"]
+    bounds = pd.DataFrame(
+        {
+            "testset": np.repeat(testsets, len(names) * n_blocks),
+            "recommender": np.tile(np.repeat(names, n_blocks), len(testsets)),
+            "metric": np.tile([m for m, _ in blocks], len(testsets) * len(names)),
+            "k": np.tile([k for _, k in blocks], len(testsets) * len(names)),
+            "boot_low": low.ravel(),
+            "boot_high": high.ravel(),
+        }
+    ).astype({"k": metrics["k"].dtype} if len(metrics) else {})
+    metrics = metrics.merge(bounds, on=keys, how="left")
+    frames = [
+        per_user[name][testset].assign(recommender=name, seed=seed, testset=testset)
+        for name in names
+        for testset in testsets
+    ]
+    columns = ["recommender", "seed", "testset", "user", "metric", "k", "value"]
+    return {
+        "metrics": metrics,
+        "metrics_per_user": pd.concat(frames, ignore_index=True)[columns],
+        "comparisons": pd.concat(tests, ignore_index=True) if tests else pd.DataFrame(),
+    }
 
 
 def aggregate_step(
@@ -616,14 +713,30 @@ def aggregate_step(
     *,
     dataset: str,
     min_users: int = MIN_USERS,
+    comparisons: Sequence[pd.DataFrame] = (),
 ) -> dict[str, Any]:
     """Rule ``e1_aggregate``: the tables of ``OUTPUTS`` (Markdown ones as text, by file stem).
 
-    The summary's ``flags`` (:func:`~debiaseval.evaluation.aggregate.summary_flags`) mark
-    means over short lists or over fewer than ``min_users`` users (config ``min_users``).
+    The summary gains the t interval over seeds (``ci_low``, ``ci_high``) and the mean
+    per-seed bootstrap bounds (``boot_low``, ``boot_high``) at ``e1.confidence``, and
+    ``flags`` (:func:`~debiaseval.evaluation.aggregate.summary_flags`) that mark means over
+    short lists or over fewer than ``min_users`` users (config ``min_users``);
+    ``comparisons`` (the seeds' paired tests) become how many seeds agree
+    (:func:`agreement_over_seeds`, significant at 1 - ``e1.confidence``).
     """
     per_seed = pd.concat(metrics).reset_index(drop=True)
-    summary = summary_flags(summary_table(per_seed), per_seed, min_users=min_users)
+    keys = ["recommender", "testset", "metric", "k"]
+    level = block["confidence"]
+    summary = summary_table(per_seed).merge(
+        seed_intervals(per_seed, keys, level=level), on=keys, how="left"
+    )
+    summary = summary_flags(summary, per_seed, min_users=min_users)
+    tests = [frame for frame in comparisons if len(frame)]
+    agreement = (
+        agreement_over_seeds(pd.concat(tests), ["testset", "metric", "k"], alpha=1 - level)
+        if tests
+        else pd.DataFrame(columns=COMPARISONS_COLUMNS)
+    )
     kendall = kendall_table(summary, kendall_groups(block), kendall_excluded(block))
     checks = testsets_table(pd.concat(diagnostics))
     about = run_metadata(interactions, block)
@@ -636,7 +749,16 @@ def aggregate_step(
             summary, dataset, diagnostics=checks, about=about, testsets=names
         ),
         "kendall_md": kendall_markdown(kendall, dataset, names[1:]),
+        "comparisons": agreement,
     }
+
+
+COMPARISONS_COLUMNS = [
+    "testset", "metric", "k", "recommender_a", "recommender_b",
+    "n_seeds", "mean_diff", "n_a_better", "n_b_better", "max_p_holm",
+]  # fmt: skip
+"""Columns of ``comparisons.parquet``: per test set, metric, k and two recommenders, how many
+seeds find a (Holm-adjusted) significant difference each way."""
 
 
 def run(
@@ -685,7 +807,7 @@ def run(
     threshold = positive_threshold_of(dataset, block["positive_threshold"], full["sources"])
     block = {**block, "positive_threshold": threshold}
     sizes = {"dataset": dataset, "n_users": n_users, "n_items": n_items}
-    metrics, diagnostics, tunings = [], [], []
+    evaluated, diagnostics, tunings = [], [], []
     run_seeds = seed_ids(seeds, block["seeds"])
     for seed in run_seeds:
         split = split_step(
@@ -752,7 +874,7 @@ def run(
             table, best = merge_chunks([t for t, _ in chunks], what)
             recs[name] = chunks[best][1]
             tunings.append(table.assign(seed=seed, recommender=name))
-        metrics.append(
+        evaluated.append(
             evaluate_step(
                 split,
                 recs,
@@ -763,11 +885,26 @@ def run(
                 metrics=block["metrics"],
                 positive_threshold=block["positive_threshold"],
                 drop_train_overlap=block["drop_train_overlap"],
+                resamples=block["bootstrap"]["resamples"],
+                level=block["confidence"],
             )
         )
     block = {**block, "seeds": len(run_seeds)}
+    metrics = [seed["metrics"] for seed in evaluated]
     out = aggregate_step(
-        metrics, diagnostics, interactions, block, dataset=dataset, min_users=full["min_users"]
+        metrics,
+        diagnostics,
+        interactions,
+        block,
+        dataset=dataset,
+        min_users=full["min_users"],
+        comparisons=[seed["comparisons"] for seed in evaluated],
+    )
+    out["metrics_per_user"] = pd.concat(
+        [seed["metrics_per_user"] for seed in evaluated], ignore_index=True
+    )
+    out["seed_comparisons"] = pd.concat(
+        [seed["comparisons"] for seed in evaluated], ignore_index=True
     )
     out["dropped"] = kept.dropped
     out["dropped_md"] = dropped_text(kept.dropped, dataset)

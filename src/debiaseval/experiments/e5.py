@@ -56,6 +56,7 @@ from debiaseval.evaluation.flags import (
     legend,
     marked,
 )
+from debiaseval.evaluation.uncertainty import agreement_over_seeds, compare_recommenders
 from debiaseval.evaluation.ure import mean_recall, recall_estimates
 from debiaseval.experiments import Data, Frames, input_frames, seed_ids
 from debiaseval.recommenders.registry import EXTERNAL, make_recommender
@@ -70,9 +71,11 @@ __all__ = [
     "MAR_PARTS",
     "NEEDS",
     "OUTPUTS",
+    "PER_USER_COLUMNS",
     "agreement_markdown",
     "agreement_table",
     "check_config",
+    "comparisons_table",
     "estimates_markdown",
     "estimates_table",
     "evaluate_lists",
@@ -83,6 +86,7 @@ __all__ = [
     "full_data",
     "identity_tables",
     "observed_data",
+    "per_user_values",
     "positive_threshold_of",
     "run",
     "settings",
@@ -98,7 +102,13 @@ FULLY_EXPOSED = ("synthetic", "kuairec")
 NEEDS: tuple[tuple[str, ...], ...] = (("mnar", "mar"), ("full",))
 """The parts E5 needs of a dataset (:mod:`debiaseval.data.catalog`): MNAR and MAR (MAR = the
 random set, no truth), or fully exposed data (exposure simulated, :data:`FULLY_EXPOSED`)."""
-OUTPUTS = ("estimates.parquet", "agreement.parquet", "estimates.md", "agreement.md")
+OUTPUTS = (
+    "estimates.parquet",
+    "agreement.parquet",
+    "comparisons.parquet",
+    "estimates.md",
+    "agreement.md",
+)
 """E5's aggregated files in ``results/e5/<dataset>/``."""
 EXPORT = {"train": "train"}
 """The part of a seed's exposure exported in raw ids (``results/e5/<dataset>/export/seed<s>/``):
@@ -253,6 +263,7 @@ def evaluate_models(
     ties: str,
     batch_size: int,
     seed: int,
+    per_user: list[pd.DataFrame] | None = None,
 ) -> pd.DataFrame:
     """Train every grid point of one model entry on ``train``; estimate its Recall@K three ways.
 
@@ -263,7 +274,8 @@ def evaluate_models(
     parameters), k, true_recall, traditional_recall, ure, n_users_true,
     n_users_exposed, n_users_k_ge_exposed (of the users the traditional estimate averages
     over, those whose random set R_u holds at most K candidate items: their traditional
-    Recall@K does not depend on the model).
+    Recall@K does not depend on the model). ``per_user``, when given, receives the values
+    they average (:func:`per_user_values`).
     """
     part = labelled["part"].to_numpy()
     train = rating_matrix(labelled[part == "train"], n_users, n_items)
@@ -274,7 +286,7 @@ def evaluate_models(
         shown = {**params, **point}
         fitted = recommender_params(algorithm, shown, positive_threshold)
         recommender = make_recommender(algorithm, **fitted).fit(train, seed=seed)
-        per_user = recall_estimates(
+        users = recall_estimates(
             recommender,
             train,
             exposed,
@@ -284,11 +296,13 @@ def evaluate_models(
             ties=ties,
             batch_size=batch_size,
         )
-        means = mean_recall(per_user)
-        means["n_users_k_ge_exposed"] = _k_ge_exposed(per_user, exposed, train)
+        means = mean_recall(users)
+        means["n_users_k_ge_exposed"] = _k_ge_exposed(users, exposed, train)
         means.insert(0, "params", json.dumps(shown, sort_keys=True))
         means.insert(0, "model", model)
         frames.append(means)
+        if per_user is not None:
+            per_user.append(per_user_values(users, model, means["params"].iloc[0]))
     out = pd.concat(frames, ignore_index=True)
     out["k"] = out["k"].astype(np.int16)
     return out
@@ -332,6 +346,7 @@ def evaluate_lists(
     batch_size: int,
     source: str,
     where: str | None = None,
+    per_user: list[pd.DataFrame] | None = None,
 ) -> tuple[pd.DataFrame, list[str]]:
     """Precomputed lists of one seed scored as :func:`evaluate_models` scores a model.
 
@@ -344,7 +359,7 @@ def evaluate_lists(
     ranks the user's whole random set, so at a K where the lists leave that ranking open
     for some user (:func:`~debiaseval.evaluation.external_lists.traditional_decided`) it is
     NaN, with a warning. Returns the rows of :func:`evaluate_models` (params ``{}``) and
-    the warnings.
+    the warnings; ``per_user`` as in :func:`evaluate_models`.
     """
     part = labelled["part"].to_numpy()
     train_pairs = labelled[part == "train"]
@@ -365,7 +380,7 @@ def evaluate_lists(
     evaluated = evaluated_users(labelled, positive_threshold=positive_threshold)
     check_depth(recs, train_pairs, evaluated, ks, n_users=n_users, n_items=n_items, source=source)
     train = rating_matrix(train_pairs, n_users, n_items)
-    per_user = recall_estimates(
+    users = recall_estimates(
         ListScores(recs, n_users, n_items),
         train,
         exposed,
@@ -376,13 +391,15 @@ def evaluate_lists(
         batch_size=batch_size,
     )
     decided = traditional_decided(recs, train_pairs, exposed, ks, n_items=n_items)
-    per_user = per_user.merge(decided, on=["user", "k"], how="left")
-    open_ = per_user["traditional_recall"].notna() & ~per_user["decided"].fillna(False).astype(bool)
-    means = mean_recall(per_user.drop(columns="decided"))
-    means["n_users_k_ge_exposed"] = _k_ge_exposed(per_user, exposed, train)
-    for k, count in per_user[open_].groupby("k").size().items():
-        defined = int(per_user.loc[per_user["k"] == k, "traditional_recall"].notna().sum())
+    users = users.merge(decided, on=["user", "k"], how="left")
+    open_ = users["traditional_recall"].notna() & ~users["decided"].fillna(False).astype(bool)
+    scored = users.drop(columns="decided")
+    means = mean_recall(scored)
+    means["n_users_k_ge_exposed"] = _k_ge_exposed(users, exposed, train)
+    for k, count in users[open_].groupby("k").size().items():
+        defined = int(users.loc[users["k"] == k, "traditional_recall"].notna().sum())
         means.loc[means["k"] == k, "traditional_recall"] = np.nan
+        scored.loc[scored["k"] == k, "traditional_recall"] = np.nan
         notes.append(
             f"{source}: traditional Recall@{k} is undefined for {count:,} of {defined:,} users "
             f"(their lists rank fewer than {k} of their randomly exposed items, and the order "
@@ -392,7 +409,61 @@ def evaluate_lists(
     means.insert(0, "params", json.dumps({}))
     means.insert(0, "model", model)
     means["k"] = means["k"].astype(np.int16)
+    if per_user is not None:
+        per_user.append(per_user_values(scored, model, json.dumps({})))
     return means, notes
+
+
+PER_USER_COLUMNS = ["model", "params", "user", "k", "metric", "value"]
+"""Columns of ``metrics_per_user/<model>.parquet`` (before the adapter's ``seed``)."""
+
+
+def per_user_values(per_user: pd.DataFrame, model: str, params: str) -> pd.DataFrame:
+    """:func:`~debiaseval.evaluation.ure.recall_estimates`' rows in long form: one row per
+    user, k and estimate (``metric`` ∈ true_recall, traditional_recall, ure) where it is
+    defined, so that the mean of ``value`` per (k, metric) is the estimate of
+    :func:`~debiaseval.evaluation.ure.mean_recall`. Columns :data:`PER_USER_COLUMNS`."""
+    long = per_user.melt(
+        id_vars=["user", "k"],
+        value_vars=["true_recall", "traditional_recall", "ure"],
+        var_name="metric",
+        value_name="value",
+    )
+    long = long[long["value"].notna()].reset_index(drop=True)
+    long.insert(0, "params", params)
+    long.insert(0, "model", model)
+    long["k"] = long["k"].astype(np.int16)
+    return long[PER_USER_COLUMNS]
+
+
+def comparisons_table(per_user: pd.DataFrame, *, level: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Paired t-tests between the models of every seed, per k and estimate, over the users
+    both have, Holm-adjusted over the pairs (:func:`compare_recommenders`); and how many
+    seeds agree (:func:`agreement_over_seeds`, significant below 1 - ``level``).
+
+    ``per_user``: :func:`per_user_values` rows with ``seed``. A model entry with one grid
+    point is named by its model name, else by ``model params``. Returns
+    ``(per_seed, agreement)``.
+    """
+    points = per_user.groupby("model", sort=False)["params"].nunique()
+    label = per_user["model"].where(
+        per_user["model"].map(points) == 1, per_user["model"] + " " + per_user["params"]
+    )
+    frame = per_user.assign(recommender=label)
+    names = list(dict.fromkeys(frame["recommender"]))
+    tests = []
+    for (seed, k, metric), block in frame.groupby(["seed", "k", "metric"], sort=True):
+        wide = block.pivot(index="user", columns="recommender", values="value")
+        wide = wide.reindex(columns=[n for n in names if n in wide.columns])
+        table = compare_recommenders(wide.to_numpy(), list(wide.columns))
+        table.insert(0, "seed", seed)
+        table.insert(1, "metric", metric)
+        table.insert(2, "k", np.int16(k))
+        tests.append(table)
+    per_seed = pd.concat(tests, ignore_index=True) if tests else pd.DataFrame()
+    if not len(per_seed):
+        return per_seed, pd.DataFrame()
+    return per_seed, agreement_over_seeds(per_seed, ["metric", "k"], alpha=1 - level)
 
 
 # --------------------------------------------------------------------------- aggregation
@@ -460,8 +531,10 @@ def agreement_table(estimates: pd.DataFrame) -> pd.DataFrame:
             stats = agreement(
                 block[_ESTIMATE_COLUMN[estimator]].to_numpy(), block[reference].to_numpy()
             )
-            degenerate = estimator == "traditional" and "flags" in block and any(
-                "degenerate_k" in str(f).split(",") for f in block["flags"]
+            degenerate = (
+                estimator == "traditional"
+                and "flags" in block
+                and any("degenerate_k" in str(f).split(",") for f in block["flags"])
             )
             rows.append(
                 {"k": k, "estimator": estimator, "reference": reference, **stats,
@@ -562,7 +635,7 @@ def run(
     n_users = int(data["user"].max()) + 1
     n_items = int(data["item"].max()) + 1
     fully_exposed = "part" not in data.columns or set(data["part"].unique()) <= {"full"}
-    rows = []
+    rows, users = [], []
     for seed in seed_ids(seeds, cfg["seeds"]):
         if fully_exposed:
             labelled = expose(
@@ -605,12 +678,15 @@ def run(
                     batch_size=cfg["batch_size"],
                     source=source,
                     where=where,
+                    per_user=users,
                 )
                 for note in notes:
                     warnings.warn(note, stacklevel=2)
                 frame.insert(0, "seed", np.int32(seed))
                 rows.append(frame)
+                users[-1].insert(0, "seed", np.int32(seed))
                 continue
+            points: list[pd.DataFrame] = []
             frame = evaluate_models(
                 labelled,
                 n_users=n_users,
@@ -624,13 +700,22 @@ def run(
                 ties=cfg["ties"],
                 batch_size=cfg["batch_size"],
                 seed=fit_seed(seed, dataset, name),
+                per_user=points,
             )
             frame.insert(0, "seed", np.int32(seed))
             rows.append(frame)
+            for values in points:
+                values.insert(0, "seed", np.int32(seed))
+            users.extend(points)
     per_seed = pd.concat(rows, ignore_index=True)
     estimates = estimates_table(per_seed, min_users=full["min_users"])
+    per_user = pd.concat(users, ignore_index=True)
+    tests, agreed = comparisons_table(per_user, level=cfg["confidence"])
     return {
         "per_seed": per_seed,
         "estimates": estimates,
         "agreement": agreement_table(estimates),
+        "metrics_per_user": per_user,
+        "seed_comparisons": tests,
+        "comparisons": agreed,
     }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
@@ -14,7 +15,7 @@ __all__ = ["FIGURES", "TABLES", "TITLE", "draw"]
 
 TITLE = "E1 · Intervened test sets (SAC 2020)"
 
-TABLES = ("summary", "kendall", "testsets")
+TABLES = ("summary", "kendall", "testsets", "comparisons")
 
 FIGURES = {
     "recall": (
@@ -32,6 +33,13 @@ FIGURES = {
         "every recommender and without each group of e1.kendall_groups (by default the matrix "
         "factorisation models, MF). 1 means the test set ranks the recommenders as gt does; "
         "a tau of 0 is drawn as a thick line on the baseline, an undefined one is marked n/a."
+    ),
+    "significance": (
+        "Paired comparisons on the ground truth gt at Recall@k: the cell of row A and column B "
+        "counts the seeds in which A's per-user recall beats B's significantly (paired t-test "
+        "over the users, Holm's correction over all pairs, at 1 - e1.confidence), out of all "
+        "seeds; blue where A wins more seeds than it loses, red where it loses more, white "
+        "where no seed tells them apart."
     ),
     "testsets": (
         "How MAR-like each test set is: KL divergence of its user and item marginals from those "
@@ -81,6 +89,39 @@ def _kendall(kendall: pd.DataFrame, summary: pd.DataFrame, dataset: str) -> Figu
     return fig
 
 
+def _significance(comparisons: pd.DataFrame, summary: pd.DataFrame, dataset: str) -> Figure:
+    k = recall_k(summary, "E1")
+    rows = comparisons[
+        (comparisons["testset"] == "gt") & (comparisons["metric"] == "recall")
+        & (comparisons["k"] == k)
+    ]  # fmt: skip
+    names = list(dict.fromkeys([*rows["recommender_a"], *rows["recommender_b"]]))
+    if not names:
+        names = list(dict.fromkeys(summary["recommender"]))
+    at = {name: i for i, name in enumerate(names)}
+    wins = np.zeros((len(names), len(names)), dtype=np.int64)
+    seeds = int(rows["n_seeds"].max()) if len(rows) else 0
+    for a, b, n_a, n_b in rows[
+        ["recommender_a", "recommender_b", "n_a_better", "n_b_better"]
+    ].itertuples(index=False):
+        wins[at[a], at[b]], wins[at[b], at[a]] = n_a, n_b
+    score = (wins - wins.T) / max(seeds, 1)
+    size = 1.2 + 0.6 * len(names)
+    fig = Figure(figsize=(size + 1.5, size), layout="constrained")
+    ax = fig.add_subplot()
+    image = ax.imshow(score, cmap="RdBu", vmin=-1, vmax=1)
+    for i, j in np.ndindex(wins.shape):
+        if i != j:
+            ax.text(j, i, f"{wins[i, j]}/{seeds}", ha="center", va="center", fontsize=8)
+    ax.set_xticks(range(len(names)), names, rotation=45, ha="right")
+    ax.set_yticks(range(len(names)), names)
+    ax.set_xlabel("B")
+    ax.set_ylabel("A (seeds where A > B significantly)")
+    fig.colorbar(image, ax=ax, label="(wins - losses) / seeds")
+    ax.set_title(f"E1 on {dataset}: significance on gt, Recall@{k}")
+    return fig
+
+
 def _testsets(diagnostics: pd.DataFrame, dataset: str) -> Figure:
     means = diagnostics.groupby("testset", sort=False)[["kl_users", "kl_items"]].mean()
     means.columns = ["users", "items"]
@@ -100,6 +141,8 @@ def draw(name: str, tables: Mapping[str, pd.DataFrame], dataset: str) -> Figure:
         return _recall(tables["summary"], dataset, pct=True)
     if name == "kendall":
         return _kendall(tables["kendall"], tables["summary"], dataset)
+    if name == "significance":
+        return _significance(tables["comparisons"], tables["summary"], dataset)
     if name == "testsets":
         return _testsets(tables["testsets"], dataset)
     raise ValueError(f"E1 has no figure {name!r}; known: {', '.join(FIGURES)}")

@@ -1,0 +1,252 @@
+"""Uncertainty of top-k results: t intervals over seeds, bootstrap intervals over users,
+paired tests between recommenders with Holm's correction (docs/experiments/e1.md, Uncertainty).
+
+* :func:`t_interval`: Student's t interval of a mean over seeds, ``mean ± t_{n-1} · sd/√n``.
+* :func:`bootstrap_means` / :func:`bootstrap_interval`: the percentile bootstrap of a mean
+  over users (Efron & Tibshirani, *An Introduction to the Bootstrap*, 1993, §13.3), every
+  resample drawn as a vector of multinomial counts, so that the resampled means of all
+  columns are one matrix product ``counts @ values / n``, in chunks that bound the memory.
+* :func:`paired_t_test`: the paired t-test of every two columns over the rows both have.
+  Per-user values are bounded, with many zeros and ties; the metric compared is their mean,
+  and with tens of users or more the mean difference is close to normal, so the t-test tests
+  exactly the hypothesis of interest (equal means). The Wilcoxon signed-rank test tests
+  another one (a symmetric shift of the median of differences), drops or splits the many
+  zero differences, and Urbano, Lima & Hanjalic (SIGIR 2019, *Statistical significance
+  testing in information retrieval: an empirical analysis of type I, type II and type III
+  errors*) found the t-test the more reliable of the two on IR metrics.
+* :func:`holm`: Holm's step-down adjustment of p-values (Holm, *Scand. J. Statist.* 1979).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "COMPARISON_COLUMNS",
+    "agreement_over_seeds",
+    "bootstrap_interval",
+    "bootstrap_means",
+    "compare_recommenders",
+    "holm",
+    "paired_t_test",
+    "seed_intervals",
+    "t_interval",
+]
+
+_CHUNK_CELLS = 1 << 22
+"""Cells of one chunk of resample counts (resamples × users, float64: 32 MiB)."""
+
+
+def t_interval(
+    values: np.ndarray, *, level: float = 0.95, axis: int = -1
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean and Student's t interval ``mean ± t_{(1+level)/2, n-1} · sd / √n`` along ``axis``.
+
+    NaN values are left out; the bounds are NaN where fewer than two values remain,
+    and equal to the mean where the values do not vary. Returns ``(mean, low, high)``.
+    """
+    from scipy.stats import t as student_t  # lazy: scipy.stats costs 0.5 s
+
+    x = np.asarray(values, dtype=np.float64)
+    n = np.sum(~np.isnan(x), axis=axis)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.nansum(x, axis=axis) / n
+        dev = np.where(np.isnan(x), 0.0, x - np.expand_dims(mean, axis))
+        sd = np.sqrt(np.sum(dev**2, axis=axis) / (n - 1))
+        half = student_t.ppf(0.5 + level / 2, np.maximum(n - 1, 1)) * sd / np.sqrt(n)
+    half = np.where(n >= 2, half, np.nan)
+    return mean, mean - half, mean + half
+
+
+def bootstrap_means(
+    values: np.ndarray,
+    *,
+    resamples: int,
+    rng: np.random.Generator,
+    chunk_cells: int = _CHUNK_CELLS,
+) -> np.ndarray:
+    """Means of ``resamples`` bootstrap resamples of the rows of ``values`` (n × m).
+
+    Each resample draws n rows with replacement: its counts (how often each row is
+    drawn) are a bincount of n uniform row indices, and its means of all m columns
+    are ``counts @ values / n``. Resamples are drawn ``chunk_cells // n`` at a time,
+    so memory stays near ``chunk_cells`` floats whatever n and ``resamples`` are;
+    the resamples depend on ``rng`` only, not on the chunk size (the sums, to rounding). Returns a
+    ``resamples × m`` array (NaN-free ``values`` expected).
+    """
+    x = np.asarray(values, dtype=np.float64)
+    if x.ndim == 1:
+        x = x[:, None]
+    n, m = x.shape
+    out = np.empty((resamples, m))
+    if resamples == 0:
+        return out
+    if n == 0:
+        out.fill(np.nan)
+        return out
+    # One draw of n indices per resample, in order, so chunking never changes the counts.
+    # One BLAS thread: the sums then do not depend on the job's threads (byte-identical output).
+    from threadpoolctl import threadpool_limits
+
+    step = max(1, min(resamples, chunk_cells // n))
+    with threadpool_limits(limits=1, user_api="blas"):
+        for start in range(0, resamples, step):
+            size = min(step, resamples - start)
+            idx = rng.integers(0, n, size=(size, n))
+            idx += (np.arange(size) * n)[:, None]
+            counts = np.bincount(idx.ravel(), minlength=size * n).reshape(size, n)
+            out[start : start + size] = (counts.astype(np.float64) @ x) / n
+    return out
+
+
+def bootstrap_interval(
+    values: np.ndarray,
+    *,
+    resamples: int,
+    rng: np.random.Generator,
+    level: float = 0.95,
+    chunk_cells: int = _CHUNK_CELLS,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile bootstrap interval of the mean of every column of ``values`` (n × m).
+
+    The ``(1-level)/2`` and ``(1+level)/2`` quantiles of :func:`bootstrap_means`
+    (Efron & Tibshirani 1993, §13.3). Returns ``(low, high)``, each of length m;
+    NaN when ``resamples`` is 0 or there are no rows.
+    """
+    x = np.asarray(values, dtype=np.float64)
+    m = 1 if x.ndim == 1 else x.shape[1]
+    if resamples == 0 or x.shape[0] == 0:
+        return np.full(m, np.nan), np.full(m, np.nan)
+    means = bootstrap_means(x, resamples=resamples, rng=rng, chunk_cells=chunk_cells)
+    low, high = np.quantile(means, [0.5 - level / 2, 0.5 + level / 2], axis=0)
+    return low, high
+
+
+def paired_t_test(values: np.ndarray) -> dict[str, np.ndarray]:
+    """Paired t-test of every two columns a < b of ``values`` (rows × columns, NaN = missing).
+
+    Row i pairs the values of the same user; each pair of columns is tested over
+    the rows where both are present. The statistic is ``d̄ / (s_d / √n)`` with
+    d = column a − column b, two-sided p from Student's t with n − 1 degrees of
+    freedom. Where every difference is equal (s_d = 0), p is 1 if they are 0 and
+    0 otherwise; with fewer than two rows, t and p are NaN. Returns arrays over
+    the pairs, in the order of ``itertools.combinations``: ``a``, ``b`` (column
+    indices), ``n`` (rows), ``mean_diff``, ``t``, ``p_value``.
+    """
+    from scipy.stats import t as student_t  # lazy: scipy.stats costs 0.5 s
+
+    x = np.asarray(values, dtype=np.float64)
+    a, b = np.triu_indices(x.shape[1], k=1)
+    present = ~np.isnan(x)
+    both = present[:, a] & present[:, b]
+    n = both.sum(axis=0)
+    d = np.where(both, np.nan_to_num(x[:, a]) - np.nan_to_num(x[:, b]), 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = d.sum(axis=0) / n
+        dev = np.where(both, d - mean, 0.0)
+        sd = np.sqrt((dev**2).sum(axis=0) / (n - 1))
+        # Differences equal up to rounding have no spread: treat as exactly constant.
+        flat = sd <= 1e-12 * np.maximum(np.abs(mean), 1.0)
+        t = np.where(flat, np.where(mean == 0, 0.0, np.sign(mean) * np.inf), mean / sd * np.sqrt(n))
+        p = np.where(flat, np.where(mean == 0, 1.0, 0.0), 2 * student_t.sf(np.abs(t), n - 1))
+    few = n < 2
+    t, p = np.where(few, np.nan, t), np.where(few, np.nan, p)
+    return {"a": a, "b": b, "n": n.astype(np.int64), "mean_diff": mean, "t": t, "p_value": p}
+
+
+def holm(p_values: np.ndarray) -> np.ndarray:
+    """Holm's step-down adjusted p-values (Holm 1979) of one family of tests.
+
+    With the m p-values sorted, p_(1) ≤ … ≤ p_(m), the adjusted value of p_(i) is
+    ``max_{j ≤ i} min(1, (m − j + 1) · p_(j))``; rejecting where it is below α
+    controls the family-wise error rate at α. NaN p-values are left out of the
+    family and stay NaN.
+    """
+    p = np.asarray(p_values, dtype=np.float64)
+    out = np.full(p.shape, np.nan)
+    keep = np.flatnonzero(~np.isnan(p))
+    if keep.size == 0:
+        return out
+    order = keep[np.argsort(p[keep], kind="stable")]
+    m = order.size
+    scaled = np.minimum(1.0, (m - np.arange(m)) * p[order])
+    out[order] = np.maximum.accumulate(scaled)
+    return out
+
+
+COMPARISON_COLUMNS = [
+    "recommender_a", "recommender_b", "n_users", "mean_diff", "t", "p_value", "p_holm",
+]  # fmt: skip
+"""Columns of :func:`compare_recommenders` (after the caller's key columns)."""
+
+
+def compare_recommenders(values: np.ndarray, names: list[str]) -> pd.DataFrame:
+    """Paired t-tests (:func:`paired_t_test`) of every two recommenders, Holm-adjusted.
+
+    ``values``: users × recommenders (NaN where a recommender has no value for a
+    user), columns named by ``names``. One family of tests: ``p_holm`` is
+    :func:`holm` over all its pairs. ``mean_diff`` is a's mean minus b's over
+    the users both have; columns :data:`COMPARISON_COLUMNS`.
+    """
+    test = paired_t_test(values)
+    labels = np.asarray(names, dtype=object)
+    return pd.DataFrame(
+        {
+            "recommender_a": pd.Series(labels[test["a"]], dtype=str),
+            "recommender_b": pd.Series(labels[test["b"]], dtype=str),
+            "n_users": test["n"],
+            "mean_diff": test["mean_diff"],
+            "t": test["t"],
+            "p_value": test["p_value"],
+            "p_holm": holm(test["p_value"]),
+        },
+        columns=COMPARISON_COLUMNS,
+    )
+
+
+def seed_intervals(per_seed: pd.DataFrame, keys: list[str], *, level: float) -> pd.DataFrame:
+    """Per ``keys``: the t interval over seeds of ``value`` (:func:`t_interval`) as
+    ``ci_low``/``ci_high``, and the means over seeds of the per-seed bootstrap bounds
+    ``boot_low``/``boot_high`` (NaN when absent). Rows in ``keys`` order, sorted."""
+    grouped = per_seed.groupby(keys, sort=True)
+    width = int(grouped.size().max()) if len(per_seed) else 0
+    out = grouped.size().rename("n").reset_index()
+    # Seed means laid out as groups × seeds (NaN-padded), then one vectorised t interval.
+    slot = grouped.cumcount().to_numpy()
+    group = grouped.ngroup().to_numpy()
+    table = np.full((len(out), max(width, 1)), np.nan)
+    table[group, slot] = per_seed["value"].to_numpy(dtype=np.float64)
+    _, out["ci_low"], out["ci_high"] = t_interval(table, level=level)
+    for bound in ("boot_low", "boot_high"):
+        out[bound] = (
+            grouped[bound].mean().to_numpy() if bound in per_seed else np.full(len(out), np.nan)
+        )
+    return out.drop(columns="n")
+
+
+def agreement_over_seeds(per_seed: pd.DataFrame, keys: list[str], *, alpha: float) -> pd.DataFrame:
+    """How many seeds agree on each comparison (rows of :func:`compare_recommenders` with a
+    ``seed`` column): per ``keys`` + the two recommenders, ``n_seeds``, ``mean_diff`` (mean
+    over seeds), ``n_a_better``/``n_b_better`` (seeds where the Holm-adjusted p is below
+    ``alpha``, by the sign of the difference), and ``max_p_holm`` (the least significant seed).
+    """
+    by = [*keys, "recommender_a", "recommender_b"]
+    frame = per_seed.assign(
+        _sig_a=(per_seed["p_holm"] < alpha) & (per_seed["mean_diff"] > 0),
+        _sig_b=(per_seed["p_holm"] < alpha) & (per_seed["mean_diff"] < 0),
+    )
+    out = (
+        frame.groupby(by, sort=False, observed=True)
+        .agg(
+            n_seeds=("seed", "nunique"),
+            mean_diff=("mean_diff", "mean"),
+            n_a_better=("_sig_a", "sum"),
+            n_b_better=("_sig_b", "sum"),
+            max_p_holm=("p_holm", "max"),
+        )
+        .reset_index()
+    )
+    for column in ("n_seeds", "n_a_better", "n_b_better"):
+        out[column] = out[column].astype(np.int64)
+    return out

@@ -1,0 +1,114 @@
+"""Uncertainty: bootstrap coverage, t intervals, paired t-tests over users, Holm's correction."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from debiaseval.evaluation.uncertainty import (
+    agreement_over_seeds,
+    bootstrap_interval,
+    bootstrap_means,
+    compare_recommenders,
+    holm,
+    paired_t_test,
+    seed_intervals,
+    t_interval,
+)
+
+
+def test_bootstrap_interval_covers_the_true_mean_at_its_nominal_rate():
+    # 400 draws of 200 Bernoulli(0.3) "hits" with many zeros, like per-user recall.
+    rng = np.random.default_rng(7)
+    draws = rng.binomial(1, 0.3, size=(200, 400)).astype(float)
+    low, high = bootstrap_interval(draws, resamples=2000, rng=np.random.default_rng(1))
+    coverage = np.mean((low <= 0.3) & (0.3 <= high))
+    assert abs(coverage - 0.95) <= 0.03, coverage
+
+
+def test_bootstrap_means_do_not_depend_on_the_chunk_size():
+    values = np.random.default_rng(0).random((37, 3))
+    whole = bootstrap_means(values, resamples=50, rng=np.random.default_rng(5))
+    chunked = bootstrap_means(values, resamples=50, rng=np.random.default_rng(5), chunk_cells=80)
+    np.testing.assert_allclose(whole, chunked, rtol=1e-13)
+    # every resample is a mean of 37 values drawn from the column
+    assert whole.shape == (50, 3) and (whole >= values.min(0)).all()
+
+
+def test_bootstrap_of_zero_resamples_is_nan():
+    low, high = bootstrap_interval(np.ones((5, 2)), resamples=0, rng=np.random.default_rng(0))
+    assert np.isnan(low).all() and np.isnan(high).all()
+
+
+def test_t_interval_matches_the_hand_computed_one():
+    # mean 2, sd 1, n 3: t_{0.975, 2} = 4.302653 -> half width 4.302653 / sqrt(3)
+    mean, low, high = t_interval(np.array([[1.0, 2.0, 3.0], [5.0, np.nan, np.nan]]))
+    assert mean[0] == 2.0 and high[0] - 2.0 == pytest.approx(4.302653 / np.sqrt(3), rel=1e-6)
+    assert mean[1] == 5.0 and np.isnan(low[1]) and np.isnan(high[1])
+
+
+def test_holm_against_a_hand_computed_case():
+    # sorted 0.01, 0.02, 0.03, 0.04 (m = 4): 0.04, 0.06, 0.06 (monotone), 0.06 (max with 0.04)
+    p = np.array([0.03, 0.01, 0.04, 0.02, np.nan])
+    np.testing.assert_allclose(holm(p)[:4], [0.06, 0.04, 0.06, 0.06])
+    assert np.isnan(holm(p)[4])
+    np.testing.assert_allclose(holm(np.array([0.5, 0.9])), [1.0, 1.0])
+
+
+def test_paired_t_test_agrees_with_scipy_and_pairs_users_not_rows():
+    from scipy.stats import ttest_rel
+
+    rng = np.random.default_rng(3)
+    a = rng.random(50)
+    b = a + rng.normal(0.05, 0.1, 50)
+    b[:5] = np.nan  # users only a has
+    out = paired_t_test(np.column_stack([a, b]))
+    ref = ttest_rel(a[5:], b[5:])
+    assert out["n"][0] == 45
+    assert out["p_value"][0] == pytest.approx(ref.pvalue, rel=1e-9)
+    assert out["t"][0] == pytest.approx(ref.statistic, rel=1e-9)
+
+
+def test_comparison_pairs_values_by_user():
+    # b = a + 0.1 for every user: a constant difference, significant when paired by user;
+    # the same values shuffled between users are not.
+    users = np.arange(30)
+    a = np.linspace(0.0, 1.0, 30)
+    per_user = pd.DataFrame(
+        {"user": np.concatenate([users, users[::-1]]), "name": ["a"] * 30 + ["b"] * 30,
+         "value": np.concatenate([a, (a + 0.1)[::-1]])}
+    )  # fmt: skip
+    wide = per_user.pivot(index="user", columns="name", values="value")
+    table = compare_recommenders(wide.to_numpy(), list(wide.columns))
+    assert table["p_value"].iloc[0] == 0.0 and table["mean_diff"].iloc[0] == pytest.approx(-0.1)
+    by_row = compare_recommenders(
+        np.column_stack([a, per_user["value"].to_numpy()[30:]]), ["a", "b"]
+    )
+    assert by_row["p_value"].iloc[0] > 0.05
+
+
+def test_identical_recommenders_have_p_one_and_holm_spans_every_pair():
+    values = np.random.default_rng(0).random((40, 3))
+    values[:, 1] = values[:, 0]
+    table = compare_recommenders(values, ["x", "y", "z"])
+    assert list(zip(table["recommender_a"], table["recommender_b"], strict=True)) == [
+        ("x", "y"), ("x", "z"), ("y", "z"),
+    ]  # fmt: skip
+    assert table["p_value"].iloc[0] == 1.0
+    np.testing.assert_allclose(table["p_holm"], holm(table["p_value"].to_numpy()))
+
+
+def test_seed_intervals_and_agreement_over_seeds():
+    per_seed = pd.DataFrame(
+        {"recommender": "r", "testset": "gt", "seed": [0, 1, 2], "value": [1.0, 2.0, 3.0],
+         "boot_low": [0.5, 1.5, 2.5], "boot_high": [1.5, 2.5, 3.5]}
+    )  # fmt: skip
+    out = seed_intervals(per_seed, ["recommender", "testset"], level=0.95)
+    assert out["ci_high"].iloc[0] == pytest.approx(2 + 4.302653 / np.sqrt(3), rel=1e-6)
+    assert out["boot_low"].iloc[0] == 1.5 and out["boot_high"].iloc[0] == 2.5
+    tests = pd.DataFrame(
+        {"seed": [0, 1, 2], "testset": "gt", "recommender_a": "a", "recommender_b": "b",
+         "mean_diff": [0.1, 0.2, -0.1], "p_holm": [0.01, 0.2, 0.001]}
+    )  # fmt: skip
+    agree = agreement_over_seeds(tests, ["testset"], alpha=0.05).iloc[0]
+    assert (agree["n_seeds"], agree["n_a_better"], agree["n_b_better"]) == (3, 1, 1)
+    assert agree["max_p_holm"] == 0.2
