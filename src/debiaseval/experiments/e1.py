@@ -295,7 +295,7 @@ def evaluate_on_testsets(
         summary.insert(0, "testset", name)
         summary["n_test_pairs"] = np.int64(len(test))
         summary["n_train_overlap"] = np.int64(overlap.sum())
-        short = per_user.assign(short=short_list_counts(recs, per_user))
+        short = values.assign(short=short_list_counts(recs, values))
         counts = short.groupby(["metric", "k"], sort=False, observed=True)["short"].sum()
         summary["n_short_lists"] = counts.to_numpy().astype(np.int64)
         frames.append(summary)
