@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
-from debiaseval.benchmark import main, reference_topk_metrics, script_imports
+from debiaseval.benchmarks import main, reference_topk_metrics, script_imports
 from debiaseval.data.interactions import rating_matrix
 from debiaseval.evaluation.metrics import evaluate_topk, summarise
 from debiaseval.evaluation.ranking import top_k

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from debiaseval.benchmark import reference_neighbour_lists
+from debiaseval.benchmarks import reference_neighbour_lists
 from debiaseval.recommenders import ItemKNN, UserKNN, fit_grid, knn, make_recommender
 
 # users × items, binary: item vectors over users i0 = (1,1,0), i1 = (1,1,1), i2 = (0,0,1),
@@ -147,7 +147,7 @@ def test_kernel_threads_follow_the_blas_limit() -> None:
 
 
 def test_benchmark_knn_section_runs_at_a_tiny_size() -> None:
-    from debiaseval.benchmark import main
+    from debiaseval.benchmarks import main
 
     tiny = ["--knn-shape", "300", "80", "3000", "--knn-user-shape", "200", "60", "2000"]
     rows = main(["--sections", "knn", *tiny, "--knn-k", "10", "--repeat", "1"])

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from debiaseval.benchmark import script_imports
+from debiaseval.benchmarks import script_imports
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ["scipy.stats", "scipy.optimize", "jsonschema", "matplotlib", "lightfm", "implicit"]

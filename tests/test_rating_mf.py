@@ -161,7 +161,7 @@ def test_ridge_rows_equal_the_reference_half_step(monkeypatch, column_gram: str,
     dual gathered from X Xᵀ (also for rows somewhat longer than k, where it is cheaper),
     dual built from the rows, primal, empty rows; with ``free_last`` (an unpenalised bias
     against a column of ones: the dual's free intercept) as well."""
-    from debiaseval.benchmark import reference_ridge_rows
+    from debiaseval.benchmarks import reference_ridge_rows
     from debiaseval.recommenders import ridge
 
     if column_gram == "built":
@@ -191,7 +191,7 @@ def test_ridge_rows_equal_the_reference_half_step(monkeypatch, column_gram: str,
 def test_new_solver_reaches_the_reference_objective(biased, loss: str) -> None:
     """Converged fits of the batched solver and the former one ([ICML16] eq. 14) end at the
     same objective (1e-6 relative) from the same start, weighted and unweighted."""
-    from debiaseval.benchmark import ReferenceWeightedMF
+    from debiaseval.benchmarks import ReferenceWeightedMF
 
     _, frame = biased
     for weights in (None, 1.0 / frame["propensity"].to_numpy()):
