@@ -13,6 +13,7 @@ from debiaseval.data import MIRROR_ENV, load_ml_100k
 from debiaseval.data.semisynthetic import (
     ICML16_MARGINAL,
     build_ml_100k_semi,
+    complete_ratings,
     draw_observed,
     full_matrices,
     make_semisynthetic,
@@ -87,6 +88,35 @@ def test_semisynthetic_is_deterministic_and_canonical() -> None:
     np.testing.assert_allclose(propensities, a.propensities, rtol=1e-6)
 
 
+def test_completion_without_user_bias_has_no_user_offset() -> None:
+    """Ratings = user offset + item effect + rank-2 taste: with ``user_bias=False`` the
+    completed rows carry no user-level offset (their means agree to within the taste's
+    spread), with ``user_bias=True`` they carry the offsets; the re-mapped matrix then
+    leaves users without any 1 only in the second case."""
+    rng = np.random.default_rng(11)
+    n_users, n_items = 120, 150
+    offset = np.linspace(-2.0, 2.0, n_users)
+    effect = rng.normal(0.0, 0.5, n_items)
+    taste = 0.3 * rng.standard_normal((n_users, 2)) @ rng.standard_normal((2, n_items))
+    truth = 3.0 + offset[:, None] + effect[None, :] + taste
+    users, items = np.nonzero(rng.random((n_users, n_items)) < 0.4)
+    kwargs = dict(n_users=n_users, n_items=n_items, factors=(2,), l2=(1.0,))
+    args = (users, items, truth[users, items])
+    kept, _ = complete_ratings(*args, user_bias=True, rng=np.random.default_rng(0), **kwargs)
+    dropped, _ = complete_ratings(*args, user_bias=False, rng=np.random.default_rng(0), **kwargs)
+    # with biases kept, the row means follow the offsets (slope 1)
+    assert np.polyfit(offset, kept.mean(axis=1), 1)[0] == pytest.approx(1.0, abs=0.1)
+    # without them, no user-level offset is left: row means equal within 0.1
+    row_means = dropped.mean(axis=1)
+    assert row_means.std() < 0.1 and abs(np.polyfit(offset, row_means, 1)[0]) < 0.05
+    # same model, only a_u left out: the two differ by a per-user constant
+    gap = kept - dropped
+    np.testing.assert_allclose(gap, gap[:, :1] * np.ones((1, n_items)), atol=1e-9)
+    ones_kept = (remap_to_marginal(kept) == 1).sum(axis=1)
+    ones_dropped = (remap_to_marginal(dropped) == 1).sum(axis=1)
+    assert ones_kept.min() == 0 and ones_dropped.min() > 0.2 * n_items
+
+
 @pytest.mark.realdata
 @pytest.mark.slow
 def test_ml_100k_semi_from_mirror() -> None:
@@ -107,3 +137,7 @@ def test_ml_100k_semi_from_mirror() -> None:
     n_mnar = int((interactions["part"] == "mnar").sum())
     assert abs(n_mnar - 0.05 * len(full)) < 4 * np.sqrt(0.05 * len(full))
     assert tuning["accuracy"].iat[0] > 0.35
+    # without user biases in the completion every user keeps at least 50 true 1s, which
+    # [ICML16]'s ROTATE truth of DCG@50 = 12.90 = sum_{r<=50} 1/log2(1+r) requires
+    ones = full[full["rating"] == 1].groupby("user").size().reindex(range(943), fill_value=0)
+    assert ones.min() >= 50
