@@ -127,7 +127,7 @@ def test_ml_100k_semi_from_mirror() -> None:
     if not (folder / "u.data").is_file():
         pytest.skip(f"ml-100k is not in the mirror {mirror}")
     interactions, users, items, tuning = build_ml_100k_semi(
-        load_ml_100k(folder), factors=(5,), l2=(3.0,), seed=0
+        load_ml_100k(folder), factors=(5,), l2=(3.0,), user_bias=False, seed=0
     )
     assert (len(users), len(items)) == (943, 1682)
     full = interactions[interactions["part"] == "full"]
@@ -137,7 +137,7 @@ def test_ml_100k_semi_from_mirror() -> None:
     n_mnar = int((interactions["part"] == "mnar").sum())
     assert abs(n_mnar - 0.05 * len(full)) < 4 * np.sqrt(0.05 * len(full))
     assert tuning["accuracy"].iat[0] > 0.35
-    # without user biases in the completion every user keeps at least 50 true 1s, which
+    # without user biases in the completion every user keeps at least 50 true 1s, as
     # [ICML16]'s ROTATE truth of DCG@50 = 12.90 = sum_{r<=50} 1/log2(1+r) requires
     ones = full[full["rating"] == 1].groupby("user").size().reindex(range(943), fill_value=0)
     assert ones.min() >= 50
