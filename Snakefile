@@ -30,7 +30,7 @@ rule all:
     default_target: True
     input:
         experiment_targets(),
-        "results/config.html",
+        results("config.html"),
 
 
 rule export:

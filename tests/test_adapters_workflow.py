@@ -58,7 +58,7 @@ def adapter_run(tmp_path_factory) -> Path:
 
 
 def test_adapters_run_in_the_workflow_as_the_api_runs_them(adapter_run):
-    results = adapter_run / "results/e1/synthetic"
+    results = adapter_run / "results/adapters/e1/synthetic"
     summary = pd.read_parquet(results / "summary.parquet")
     assert set(summary["recommender"]) == {"PosPop", *ADAPTED}
     assert len(summary[summary["recommender"] == "ALS"]) == 2 * 2 * 5  # gt, REG x ks x metrics

@@ -20,8 +20,8 @@ from debiaseval.recommenders import make_recommender
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
-E1 = Path("results/e1/synthetic")
-E5 = Path("results/e5/synthetic")
+E1 = Path("results/lists/e1/synthetic")
+E5 = Path("results/lists/e5/synthetic")
 CONFIG = {
     "experiments": ["e1", "e5"],
     "datasets": ["synthetic"],
@@ -92,7 +92,7 @@ def give_raw_ids(workdir: Path) -> None:
     """Preprocess, then give the synthetic data raw ids unlike its project ids, as a log of
     one's own has: E1's users become strings ``u1000, u1007, ...``, its items 3, 8, 13, ...;
     E5's items strings ``v00, v01, ...`` (every later job reads these tables)."""
-    tables = [workdir / f"results/{e}/synthetic/{t}.parquet" for e in ("data", "e5") for t in
+    tables = [workdir / f"results/lists/{e}/synthetic/{t}.parquet" for e in ("data", "e5") for t in
               ("users", "items")]  # fmt: skip
     snakemake(workdir, "--cores", "2", *(str(t.relative_to(workdir)) for t in tables))
     users, items, _, e5_items = (pd.read_parquet(path) for path in tables)
@@ -124,9 +124,7 @@ def round_trip(tmp_path_factory) -> Path:
         recs = pd.read_parquet(workdir / E1 / f"seed{seed}/recs/ItemKNN.parquet")
         folder = workdir / "lists/e1/synthetic"
         folder.mkdir(parents=True, exist_ok=True)
-        raw_lists(recs, workdir / E1 / "data", seed).to_csv(
-            folder / f"seed{seed}.csv", index=False
-        )
+        raw_lists(recs, workdir / E1 / "data", seed).to_csv(folder / f"seed{seed}.csv", index=False)
         folder = workdir / "lists/e5/synthetic"
         folder.mkdir(parents=True, exist_ok=True)
         e5_lists(workdir, seed, None).to_parquet(folder / f"full{seed}.parquet")
@@ -170,8 +168,8 @@ def test_export_has_raw_ids_and_reproduces_each_seeds_split(round_trip):
             train, expected.sort_values(["user", "item"]).reset_index(drop=True), check_dtype=False
         )
     out = (workdir / "export.out").read_text()
-    assert "results/e1/synthetic/export/ (seeds 0, 1)" in out
-    assert "results/e5/synthetic/export/ (seeds 0, 1)" in out
+    assert "results/lists/e1/synthetic/export/ (seeds 0, 1)" in out
+    assert "results/lists/e5/synthetic/export/ (seeds 0, 1)" in out
 
 
 def test_lists_of_a_built_in_model_give_its_metrics(round_trip):
@@ -267,26 +265,28 @@ def test_coat_round_trip_from_the_mirror(tmp_path):
     }  # fmt: skip
     (workdir / "lists.yaml").write_text(yaml.safe_dump(config))
     snakemake(workdir, "--cores", "2", "export")
-    train = pd.read_csv(workdir / "results/e1/coat/export/seed0/train.csv")
+    train = pd.read_csv(workdir / "results/lists/e1/coat/export/seed0/train.csv")
     assert len(train) == 4176 and list(train.columns) == ["user", "item", "rating"]
     snakemake(workdir, "--cores", "2")
-    recs = pd.read_parquet(workdir / "results/e1/coat/seed0/recs/ItemKNN.parquet")
+    recs = pd.read_parquet(workdir / "results/lists/e1/coat/seed0/recs/ItemKNN.parquet")
     (workdir / "lists").mkdir()
-    e1_ids = workdir / "results/e1/coat/data"  # E1's own id tables (e1_data)
+    e1_ids = workdir / "results/lists/e1/coat/data"  # E1's own id tables (e1_data)
     raw_lists(recs, e1_ids, 0).to_csv(workdir / "lists/e1.csv", index=False)
-    exposure = pd.read_parquet(workdir / "results/e5/coat/seed0/exposure.parquet")
+    exposure = pd.read_parquet(workdir / "results/lists/e5/coat/seed0/exposure.parquet")
     matrix = rating_matrix(exposure[exposure["part"] == "train"], 290, 300)
     every = top_k(make_recommender("itemknn").fit(matrix, seed=0), matrix, 300)
-    raw_lists(every, workdir / "results/data/coat", 0).to_csv(workdir / "lists/e5.csv", index=False)
+    raw_lists(every, workdir / "results/lists/data/coat", 0).to_csv(
+        workdir / "lists/e5.csv", index=False
+    )
     config["e1"]["recommenders"]["Lists"] = {"algorithm": "external", "recs": "lists/e1.csv"}
     config["e5"]["models"]["Lists"] = {"algorithm": "external", "recs": "lists/e5.csv"}
     (workdir / "lists.yaml").write_text(yaml.safe_dump(config))
     snakemake(workdir, "--cores", "2")
-    summary = pd.read_parquet(workdir / "results/e1/coat/summary.parquet")
+    summary = pd.read_parquet(workdir / "results/lists/e1/coat/summary.parquet")
     rows = {name: summary[summary["recommender"] == name].drop(columns="recommender")
             for name in ("ItemKNN", "Lists")}  # fmt: skip
     assert len(rows["Lists"]) == 6 * 5
     pd.testing.assert_frame_equal(*(r.reset_index(drop=True) for r in rows.values()))
-    estimates = pd.read_parquet(workdir / "results/e5/coat/estimates.parquet")
+    estimates = pd.read_parquet(workdir / "results/lists/e5/coat/estimates.parquet")
     values = estimates.set_index(["model", "k"])[["traditional_recall", "ure"]]
     pd.testing.assert_frame_equal(values.loc["Lists"], values.loc["ItemKNN"])

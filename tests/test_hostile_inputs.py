@@ -624,8 +624,8 @@ def _snakemake(workdir: Path, *args: str, prefix: tuple[str, ...] = ()):
     )  # fmt: skip
 
 
-SPLIT = "results/e1/synthetic/seed0/split.parquet"
-TESTSET = "results/e1/synthetic/seed0/testsets/REG.parquet"
+SPLIT = "results/tiny/e1/synthetic/seed0/split.parquet"
+TESTSET = "results/tiny/e1/synthetic/seed0/testsets/REG.parquet"
 
 
 @pytest.fixture(scope="module")
@@ -690,14 +690,14 @@ def test_a_read_only_results_folder_is_one_line(finished, tmp_path, unprivileged
     shutil.copytree(finished, workdir, symlinks=True)
     split = workdir / SPLIT
     split.write_bytes(split.read_bytes()[:100])
-    (workdir / "results").chmod(0o555)
+    (workdir / "results/tiny").chmod(0o555)  # the study's folder
     try:
         before = _files(workdir / "results")
         result = _snakemake(workdir, TESTSET, prefix=tuple(unprivileged))
         assert result.returncode != 0
         assert (
-            "debiaseval: results/ is read-only for this user: no job can write its outputs "
-            "(nothing was run); make results/ writable, or run in a copy of the workflow"
+            "debiaseval: results/tiny/ is read-only for this user: no job can write its outputs "
+            "(nothing was run); make results/tiny/ writable, or run in a copy of the workflow"
         ) in result.stderr, result.stderr
         assert "Traceback" not in result.stderr
         assert _files(workdir / "results") == before
@@ -706,10 +706,10 @@ def test_a_read_only_results_folder_is_one_line(finished, tmp_path, unprivileged
         assert _files(workdir / "results") == before
         # nothing damaged, but a job to run: stopped before it, with the same line
         other = _snakemake(
-            workdir, "results/e1/synthetic/seed1/split.parquet", prefix=tuple(unprivileged)
+            workdir, "results/tiny/e1/synthetic/seed1/split.parquet", prefix=tuple(unprivileged)
         )
         assert other.returncode != 0
-        assert "debiaseval: results/ is read-only for this user" in other.stderr, other.stderr
+        assert "debiaseval: results/tiny/ is read-only for this user" in other.stderr, other.stderr
         assert _files(workdir / "results") == before
     finally:
-        (workdir / "results").chmod(0o755)
+        (workdir / "results/tiny").chmod(0o755)

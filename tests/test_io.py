@@ -139,3 +139,17 @@ def test_a_damaged_output_goes_with_everything_made_from_it_except_in_a_dry_run(
     assert io.rerun_target(figures / "f.svg") == str(figures)
     io.rebuild_damaged("results", dry_run=False)
     assert not figures.exists() and other.exists()
+
+
+def test_the_damage_check_of_a_study_leaves_other_studies_alone(tmp_path, monkeypatch):
+    """The workflow checks results/<study>/ only (docs/getting-started.md#studies): a damaged
+    file of another study is neither reported nor removed."""
+    monkeypatch.chdir(tmp_path)
+    mine, theirs = (_table(Path(f"results/{s}/e1/split.parquet")) for s in ("a", "b"))
+    for path in (mine, theirs):
+        path.write_bytes(path.read_bytes()[:-1])
+    damaged = theirs.read_bytes()
+    lines, stop = io.rebuild_damaged("results/a", dry_run=False)
+    assert stop is None and lines[0].startswith(f"debiaseval: {mine} is damaged")
+    assert not any(str(theirs) in line for line in lines)
+    assert not mine.exists() and theirs.read_bytes() == damaged

@@ -506,7 +506,7 @@ def own_run(tmp_path_factory) -> Path:
 
 @pytest.mark.slow
 def test_workflow_runs_every_experiment_that_can(own_run):
-    results = own_run / "results"
+    results = own_run / "results/own_data"
     assert sorted(p.name for p in (results / "data").iterdir()) == ["mylog", "mylog_mnar"]
     ran = {e: sorted(p.name for p in (results / e).iterdir()) for e in ("e1", "e2", "e4", "e5")}
     assert ran == {"e1": ["mylog"], "e2": ["mylog_mnar"], "e4": ["mylog"], "e5": ["mylog"]}
@@ -540,7 +540,7 @@ def test_workflow_and_api_agree_on_own_data(own_run, tmp_path, monkeypatch):
         out = getattr(api, f"run_{experiment}")(dataset, config)
         for stem in stems:
             write_parquet(out[stem], tmp_path / f"{stem}.parquet")
-            written = own_run / f"results/{experiment}/{dataset}/{stem}.parquet"
+            written = own_run / f"results/own_data/{experiment}/{dataset}/{stem}.parquet"
             assert (tmp_path / f"{stem}.parquet").read_bytes() == written.read_bytes(), stem
     at_3 = api.run_e2("mylog_mnar", {**config, "e2": {**config["e2"], "positive_threshold": 3}})
     assert not at_3["summary"].equals(out["summary"])
@@ -579,12 +579,12 @@ def test_bad_file_fails_with_one_line_and_writes_nothing(tmp_path):
     lines = ratings.read_text().splitlines()
     lines[5] = lines[5].rsplit(",", 2)[0] + ",five," + lines[5].rsplit(",", 1)[1]
     ratings.write_text("\n".join(lines) + "\n")
-    target = "results/data/mylog_mnar/interactions.parquet"
+    target = "results/own_data/data/mylog_mnar/interactions.parquet"
     result = snakemake(workdir, "--cores", "1", target, configfiles=("own_data.yaml",), check=False)
     assert result.returncode != 0
     assert (
         "DatasetError: mylog/ratings.csv: line 6: expected a numeric rating in column 'stars', "
-        "got 'five' (traceback in logs/data/mylog_mnar/preprocess.log)"
+        "got 'five' (traceback in logs/own_data/data/mylog_mnar/preprocess.log)"
     ) in result.stderr
     assert not list((workdir / "results").rglob("*.parquet"))
     ratings.unlink()

@@ -121,19 +121,19 @@ def plugin_run(tmp_path_factory) -> Path:
 
 
 def test_a_plugin_gives_the_builtin_rows_in_the_workflow(plugin_run):
-    summary = pd.read_parquet(plugin_run / "results/e1/synthetic/summary.parquet")
+    summary = pd.read_parquet(plugin_run / "results/plugins/e1/synthetic/summary.parquet")
     mine = summary[summary["recommender"] == "Mine"].drop(columns="recommender")
     builtin = summary[summary["recommender"] == "PosPop"].drop(columns="recommender")
     assert len(mine) == 3 * 2 * 5  # gt, REG, WTD x ks x metrics
     pd.testing.assert_frame_equal(mine.reset_index(drop=True), builtin.reset_index(drop=True))
-    estimates = pd.read_parquet(plugin_run / "results/e5/synthetic/estimates.parquet")
+    estimates = pd.read_parquet(plugin_run / "results/plugins/e5/synthetic/estimates.parquet")
     columns = ["k", "true_recall", "traditional_recall", "ure"]
     pd.testing.assert_frame_equal(
         estimates.loc[estimates["model"] == "mine", columns].reset_index(drop=True),
         estimates.loc[estimates["model"] == "pospop", columns].reset_index(drop=True),
     )
-    assert (plugin_run / "results/e2/synthetic/summary.parquet").is_file()
-    kendall = pd.read_parquet(plugin_run / "results/e1/synthetic/kendall.parquet")
+    assert (plugin_run / "results/plugins/e2/synthetic/summary.parquet").is_file()
+    kendall = pd.read_parquet(plugin_run / "results/plugins/e1/synthetic/kendall.parquet")
     assert kendall["n_recommenders"].max() == 3
 
 

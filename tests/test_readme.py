@@ -181,7 +181,7 @@ def test_round_trip_runs_as_written_on_coat(tmp_path, monkeypatch):
     args = command.split()[1:]  # without .venv/bin/snakemake
     subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=workdir, check=True,
                    capture_output=True, timeout=900)  # fmt: skip
-    assert sorted(p.name for p in (workdir / "results/e1/coat/export").iterdir()) == [
+    assert sorted(p.name for p in (workdir / "results/my/e1/coat/export").iterdir()) == [
         "seed0",
         "seed1",
     ]

@@ -164,38 +164,46 @@ def test_the_configuration_page_lists_every_leaf_key():
     assert "Configuration of the run" in page
 
 
+def test_the_configuration_page_points_to_the_studys_config_file():
+    page = config_page({"study": "paper", "seeds": 2})
+    assert "<code>snakemake --configfile results/paper/config.yaml</code>" in page
+    assert "<td>study</td>\n      <td>paper</td>" in page
+
+
 def test_the_closing_message_lists_only_what_the_run_wrote():
     outputs = [
-        "results/e1/coat/summary.parquet",
-        "results/e1/coat/summary.md",
-        "results/e1/coat/kendall.md",
-        "results/e1/coat/figures",
-        "results/data/coat/interactions.parquet",
-        "results/e1/coat/seed0/metrics.parquet",
-        "results/e9/coat/summary.md",  # not an experiment of the run
+        "results/A/e1/coat/summary.parquet",
+        "results/A/e1/coat/summary.md",
+        "results/A/e1/coat/kendall.md",
+        "results/A/e1/coat/figures",
+        "results/A/data/coat/interactions.parquet",
+        "results/A/e1/coat/seed0/metrics.parquet",
+        "results/A/e9/coat/summary.md",  # not an experiment of the run
     ]
     assert run_datasets(outputs, ["e1", "e2"]) == {
-        ("e1", "coat"): ["results/e1/coat/kendall.md", "results/e1/coat/summary.md"]
+        ("e1", "coat"): ["results/A/e1/coat/kendall.md", "results/A/e1/coat/summary.md"]
     }
-    message = finished_message(outputs, ["e1", "e2"])
-    assert "  E1 on coat: results/e1/coat/kendall.md, results/e1/coat/summary.md" in message
+    message = finished_message(outputs, ["e1", "e2"], "A")
+    assert "  E1 on coat: results/A/e1/coat/kendall.md, results/A/e1/coat/summary.md" in message
+    assert message.startswith("debiaseval: the run of study A (results/A/) is complete.")
     assert "synthetic" not in message and "E2" not in message
     assert "snakemake --report report.html" in message
-    intermediate = finished_message(["results/e1/coat/seed0/split.parquet"], ["e1"])
+    intermediate = finished_message(["results/A/e1/coat/seed0/split.parquet"], ["e1"], "A")
     assert "changed no experiment's results" in intermediate
     assert "exported" not in intermediate
     exports = [
-        f"results/{e}/coat/export/seed{s}/{part}.{kind}"
+        f"results/A/{e}/coat/export/seed{s}/{part}.{kind}"
         for e in ("e5", "e1")
         for s in (1, 0)
         for part in ("train", "val")
         for kind in ("parquet", "csv")
     ]
     assert exported_splits(exports) == {
-        "results/e1/coat/export/": ["0", "1"],
-        "results/e5/coat/export/": ["0", "1"],
+        "results/A/e1/coat/export/": ["0", "1"],
+        "results/A/e5/coat/export/": ["0", "1"],
     }
-    message = finished_message(exports, ["e1", "e5"])
+    message = finished_message(exports, ["e1", "e5"], "A")
     assert (
-        "  results/e1/coat/export/ (seeds 0, 1)\n  results/e5/coat/export/ (seeds 0, 1)" in message
+        "  results/A/e1/coat/export/ (seeds 0, 1)\n  results/A/e5/coat/export/ (seeds 0, 1)"
+        in message
     )

@@ -21,8 +21,8 @@ from debiaseval.data import SOURCES
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "configs" / "tiny.yaml"
-TARGET = "results/e1/synthetic/summary.parquet"
-E5 = Path("results/e5/synthetic")
+TARGET = "results/tiny/e1/synthetic/summary.parquet"
+E5 = Path("results/tiny/e5/synthetic")
 
 pytestmark = pytest.mark.slow
 
@@ -86,7 +86,7 @@ def test_every_job_leaves_a_benchmark_naming_its_rule(two_runs):
         if len(line.split()) == 2 and line.split()[1].isdigit()
     }
     ran.pop("all")
-    table = costs_by_rule(read_benchmarks(workdir / "benchmarks")).set_index("rule")
+    table = costs_by_rule(read_benchmarks(workdir / "benchmarks/tiny")).set_index("rule")
     assert table.drop("total")["jobs"].to_dict() == ran
 
 
@@ -112,33 +112,37 @@ def test_outputs(two_runs):
     assert (summary["ci_low"] <= summary["mean"]).all()
     assert (summary["mean"] <= summary["ci_high"]).all()
     assert summary["boot_low"].notna().all()
-    per_user = pd.read_parquet(workdir / "results/e1/synthetic/seed0/metrics_per_user.parquet")
-    metrics = pd.read_parquet(workdir / "results/e1/synthetic/seed0/metrics.parquet")
+    per_user = pd.read_parquet(workdir / "results/tiny/e1/synthetic/seed0/metrics_per_user.parquet")
+    metrics = pd.read_parquet(workdir / "results/tiny/e1/synthetic/seed0/metrics.parquet")
     keys = ["recommender", "seed", "testset", "metric", "k"]
     means = per_user.groupby(keys, sort=False)["value"].mean().rename("per_user").reset_index()
     both = metrics.merge(means, on=keys, validate="one_to_one")
     assert len(both) == len(metrics) and (both["value"] == both["per_user"]).all()
-    comparisons = pd.read_parquet(workdir / "results/e1/synthetic/comparisons.parquet")
+    comparisons = pd.read_parquet(workdir / "results/tiny/e1/synthetic/comparisons.parquet")
     assert len(comparisons) == 6 * 5 * 2 * 6  # test sets incl. gt x metrics x ks x pairs of 4
     assert (comparisons["n_seeds"] == 2).all()
-    kendall = pd.read_parquet(workdir / "results/e1/synthetic/kendall.parquet")
+    kendall = pd.read_parquet(workdir / "results/tiny/e1/synthetic/kendall.parquet")
     # the default group is MF: the recommenders whose algorithm is mf
     assert set(kendall["group"]) == {"MF"} and set(kendall["with_group"]) == {True, False}
     assert kendall["tau"].dropna().between(-1, 1).all()
-    assert (workdir / "results/e1/synthetic/summary.md").read_text().startswith("# E1 on synthetic")
-    assert (workdir / "logs/e1/synthetic/aggregate.log").exists()
-    assert (workdir / "benchmarks/e1/synthetic/seed0/train/MF/chunk0.tsv").exists()
+    assert (
+        (workdir / "results/tiny/e1/synthetic/summary.md")
+        .read_text()
+        .startswith("# E1 on synthetic")
+    )
+    assert (workdir / "logs/tiny/e1/synthetic/aggregate.log").exists()
+    assert (workdir / "benchmarks/tiny/e1/synthetic/seed0/train/MF/chunk0.tsv").exists()
     # tau over the recommenders but Random (e1.kendall_exclude defaults to the random ones)
     counts = kendall.groupby("with_group")["n_recommenders"].max()
     assert counts[True] == 3 and counts[False] == 2
-    diagnostics = pd.read_parquet(workdir / "results/e1/synthetic/testsets.parquet")
+    diagnostics = pd.read_parquet(workdir / "results/tiny/e1/synthetic/testsets.parquet")
     assert len(diagnostics) == 2 * 5 and set(diagnostics["seed"]) == {0, 1}
     assert diagnostics["zero_weight_share"].between(0, 1).all()
     assert (diagnostics[["kl_users", "kl_items"]] >= 0).all().all()
-    summary_md = (workdir / "results/e1/synthetic/summary.md").read_text()
+    summary_md = (workdir / "results/tiny/e1/synthetic/summary.md").read_text()
     assert "How MAR-like each test set is" in summary_md
     for figure in ("recall", "pct_diff", "kendall", "significance"):
-        svg = workdir / f"results/e1/synthetic/figures/{figure}.svg"
+        svg = workdir / f"results/tiny/e1/synthetic/figures/{figure}.svg"
         assert svg.read_text().lstrip().startswith("<?xml")
         assert svg.with_suffix(".png").read_bytes().startswith(b"\x89PNG")
 
@@ -146,11 +150,13 @@ def test_outputs(two_runs):
 def test_selected_mf_learns(two_runs):
     workdir, _ = two_runs
     for seed in (0, 1):
-        tuning = pd.read_parquet(workdir / f"results/e1/synthetic/seed{seed}/tuning/MF.parquet")
+        tuning = pd.read_parquet(
+            workdir / f"results/tiny/e1/synthetic/seed{seed}/tuning/MF.parquet"
+        )
         assert {"epochs", "status", "selected"} <= set(tuning.columns)
         chosen = tuning[tuning["selected"]].iloc[0]
         assert chosen["status"] == "ok" and 5 <= chosen["epochs"] <= 10
-        recs = pd.read_parquet(workdir / f"results/e1/synthetic/seed{seed}/recs/MF.parquet")
+        recs = pd.read_parquet(workdir / f"results/tiny/e1/synthetic/seed{seed}/recs/MF.parquet")
         assert recs[recs["rank"] <= 10]["item"].nunique() > 15  # not a popularity ranker
     summary = pd.read_parquet(workdir / TARGET)
     gt = summary[(summary["testset"] == "gt") & (summary["metric"] == "recall")]
@@ -307,9 +313,12 @@ def test_report_in_a_browser_shows_every_result_with_its_caption(two_runs):
 def test_success_says_where_the_results_are(two_runs):
     output = (two_runs[0] / "run.out").read_text()
     for experiment in ("e1", "e2", "e3", "e4", "e5", "e6"):
-        assert f"{experiment.upper()} on synthetic: results/{experiment}/synthetic/" in output
+        assert f"{experiment.upper()} on synthetic: results/tiny/{experiment}/synthetic/" in output
     # E1's list starts with the report of what its filter dropped (docs/experiments/e1.md)
-    dropped, kendall = "results/e1/synthetic/dropped.md", "results/e1/synthetic/kendall.md"
+    dropped, kendall = (
+        "results/tiny/e1/synthetic/dropped.md",
+        "results/tiny/e1/synthetic/kendall.md",
+    )
     assert f"E1 on synthetic: {dropped}, {kendall}" in output
     assert "snakemake --report report.html" in output
 
@@ -323,18 +332,18 @@ def test_a_targeted_summary_refreshes_its_figures_and_tables_and_names_only_them
     workdir = tmp_path / "targeted"
     shutil.copytree(two_runs[0], workdir, symlinks=True)  # results and Snakemake's records
     before = result_bytes(workdir)
-    (workdir / "rho.yaml").write_text("e1: {rho: 0.4}\n")
+    (workdir / "rho.yaml").write_text("study: tiny\ne1: {rho: 0.4}\n")
     run = snakemake(workdir, "--cores", "2", TARGET, configfiles=("tiny.yaml", "rho.yaml"))
     after = result_bytes(workdir)
     changed = {name for name in after if after[name] != before.get(name)}
-    folder = "results/e1/synthetic"
+    folder = "results/tiny/e1/synthetic"
     assert f"{folder}/summary.parquet" in changed
     for suffix in (".svg", ".png", ".html"):
         assert f"{folder}/figures/pct_diff{suffix}" in changed
     assert f"{folder}/tables/summary.html" in changed
     assert {name for name in changed if not name.startswith(folder)} == set()
     output = run.stdout + run.stderr
-    assert "E1 on synthetic: results/e1/synthetic/kendall.md" in output
+    assert "E1 on synthetic: results/tiny/e1/synthetic/kendall.md" in output
     assert not any(f"E{n} on " in output for n in range(2, 7)), output[-2000:]
     # nothing of E1 is stale: the default target has no E1 job left to run
     rest = snakemake(workdir, "-n", "--cores", "1", configfiles=("tiny.yaml", "rho.yaml")).stdout
@@ -403,7 +412,7 @@ def test_a_mirror_copy_lets_the_run_fetch_the_manual_dataset(tmp_path):
 
 def test_e6_outputs(two_runs):
     workdir = two_runs[0]
-    folder = workdir / "results/e6/synthetic"
+    folder = workdir / "results/tiny/e6/synthetic"
     scores = pd.read_parquet(folder / "scores.parquet")
     assert list(scores.columns) == [
         "seed", "t", "recommender", "weighting", "p", "score", "ci_low", "ci_high", "kl_divergence",
@@ -423,9 +432,11 @@ def test_e6_outputs(two_runs):
     for name in ("seed0/scores.parquet", "seed1/lists.parquet", "tables/scores.html"):
         assert (folder / name).exists()
     assert (folder / "figures/scores.svg").read_text().lstrip().startswith("<?xml")
-    assert (workdir / "logs/e6/synthetic/seed0/evaluate.log").exists()
-    assert (workdir / "benchmarks/e6/synthetic/seed1/evaluate.tsv").exists()
-    assert "E6 on synthetic: results/e6/synthetic/scores.md" in (workdir / "run.out").read_text()
+    assert (workdir / "logs/tiny/e6/synthetic/seed0/evaluate.log").exists()
+    assert (workdir / "benchmarks/tiny/e6/synthetic/seed1/evaluate.tsv").exists()
+    assert (
+        "E6 on synthetic: results/tiny/e6/synthetic/scores.md" in (workdir / "run.out").read_text()
+    )
 
 
 def test_e5_outputs(two_runs):
@@ -456,8 +467,8 @@ def test_e5_outputs(two_runs):
     comparisons = pd.read_parquet(workdir / E5 / "comparisons.parquet")
     assert (comparisons["n_seeds"] == 2).all() and len(comparisons) == 2 * 3 * 21
     assert (workdir / E5 / "agreement.md").read_text().startswith("# E5 on synthetic")
-    assert (workdir / "logs/e5/synthetic/seed0/evaluate/IPS.log").exists()
-    assert (workdir / "benchmarks/e5/synthetic/seed0/evaluate/IPS.tsv").exists()
+    assert (workdir / "logs/tiny/e5/synthetic/seed0/evaluate/IPS.log").exists()
+    assert (workdir / "benchmarks/tiny/e5/synthetic/seed0/evaluate/IPS.tsv").exists()
     for figure in ("correlation", "scatter"):
         assert (workdir / E5 / f"figures/{figure}.svg").read_text().lstrip().startswith("<?xml")
     assert (workdir / E5 / "tables/estimates.html").exists()
@@ -480,7 +491,7 @@ def test_e3_outputs_and_api_parity(two_runs):
     from debiaseval.experiments import e3
 
     workdir, _ = two_runs
-    folder = workdir / "results" / "e3" / "synthetic"
+    folder = workdir / "results" / "tiny" / "e3" / "synthetic"
     estimates = pd.read_parquet(folder / "estimates.parquet")
     assert list(estimates.columns) == [
         "matrix", "metric", "estimator", "true_value", "mean", "sd", "n_draws"
@@ -498,11 +509,13 @@ def test_e3_outputs_and_api_parity(two_runs):
     assert (folder / "estimates.md").read_text().startswith("# E3 on synthetic")
     for figure in ("rmse_vs_alpha", "rmse_vs_mar"):
         assert (folder / "figures" / f"{figure}.svg").stat().st_size > 0
-    assert (workdir / "logs" / "e3" / "synthetic" / "seed0" / "simulate.log").exists()
+    assert (workdir / "logs" / "tiny" / "e3" / "synthetic" / "seed0" / "simulate.log").exists()
     nb = pd.read_parquet(folder / "seed1" / "naive_bayes.parquet")
     assert {"draw", "mar_size", "rating", "propensity", "true_propensity"} <= set(nb.columns)
     assert len(nb) == 5 * 2 * 5  # draws x MAR sizes x rating levels
-    assert (workdir / "benchmarks" / "e3" / "synthetic" / "seed1" / "simulate.tsv").exists()
+    assert (
+        workdir / "benchmarks" / "tiny" / "e3" / "synthetic" / "seed1" / "simulate.tsv"
+    ).exists()
 
     config = yaml.safe_load(TINY.read_text())
     api = e3.run("synthetic", config)
@@ -518,7 +531,7 @@ def test_e4_outputs_and_api_parity(two_runs, tmp_path):
     from debiaseval.workflow.io import write_parquet
 
     workdir, _ = two_runs
-    folder = workdir / "results" / "e4" / "synthetic"
+    folder = workdir / "results" / "tiny" / "e4" / "synthetic"
     summary = pd.read_parquet(folder / "summary.parquet")
     assert list(summary.columns) == list(e4.SUMMARY_COLUMNS)
     assert set(zip(summary["model"], summary["propensity"], strict=True)) == {
@@ -533,11 +546,13 @@ def test_e4_outputs_and_api_parity(two_runs, tmp_path):
     assert list(errors.columns) == list(e4.ERROR_COLUMNS) and len(errors) == 2 * 2 * 2
     assert (folder / "summary.md").read_text().startswith("# E4 on synthetic")
     assert (folder / "figures" / "test_error.svg").stat().st_size > 0
-    assert (workdir / "logs/e4/synthetic/seed1/known/fit.log").exists()
-    assert (workdir / "benchmarks/e4/synthetic/seed0/propensities.tsv").exists()
+    assert (workdir / "logs/tiny/e4/synthetic/seed1/known/fit.log").exists()
+    assert (workdir / "benchmarks/tiny/e4/synthetic/seed0/propensities.tsv").exists()
     cv = pd.read_parquet(folder / "seed0" / "none" / "cv.parquet")
     assert cv["selected"].sum() == 2 * 2  # folds x alphas
-    assert "E4 on synthetic: results/e4/synthetic/summary.md" in (workdir / "run.out").read_text()
+    assert (
+        "E4 on synthetic: results/tiny/e4/synthetic/summary.md" in (workdir / "run.out").read_text()
+    )
 
     out = run_e4("synthetic", yaml.safe_load(TINY.read_text()))
     for stem in ("errors", "summary"):
@@ -547,7 +562,7 @@ def test_e4_outputs_and_api_parity(two_runs, tmp_path):
     assert out["summary_md"] == (folder / "summary.md").read_text()
 
 
-E2 = Path("results/e2/synthetic")
+E2 = Path("results/tiny/e2/synthetic")
 
 
 def test_e2_outputs(two_runs):
@@ -592,12 +607,14 @@ def test_e2_outputs(two_runs):
         assert (folder / f"figures/{figure}.svg").read_text().lstrip().startswith("<?xml")
     assert (folder / "tables/summary.html").exists()
     # one elicit and one evaluate job per seed, every strategy (and method) in it
-    assert "HP:" in (workdir / "logs/e2/synthetic/seed0/evaluate.log").read_text()
-    assert "INT_HT/POP:" in (workdir / "logs/e2/synthetic/seed0/elicit.log").read_text()
-    assert (workdir / "benchmarks/e2/synthetic/seed1/evaluate.tsv").exists()
-    assert "INT_T: H" in (workdir / "logs/e2/synthetic/seed1/sample.log").read_text()
-    assert "REG:" in (workdir / "logs/e1/synthetic/seed1/intervene.log").read_text()
-    assert "E2 on synthetic: results/e2/synthetic/summary.md" in (workdir / "run.out").read_text()
+    assert "HP:" in (workdir / "logs/tiny/e2/synthetic/seed0/evaluate.log").read_text()
+    assert "INT_HT/POP:" in (workdir / "logs/tiny/e2/synthetic/seed0/elicit.log").read_text()
+    assert (workdir / "benchmarks/tiny/e2/synthetic/seed1/evaluate.tsv").exists()
+    assert "INT_T: H" in (workdir / "logs/tiny/e2/synthetic/seed1/sample.log").read_text()
+    assert "REG:" in (workdir / "logs/tiny/e1/synthetic/seed1/intervene.log").read_text()
+    assert (
+        "E2 on synthetic: results/tiny/e2/synthetic/summary.md" in (workdir / "run.out").read_text()
+    )
 
 
 def test_e2_api_gives_the_workflow_bytes(two_runs, tmp_path):
@@ -627,9 +644,9 @@ def test_e1_api_gives_the_workflow_bytes(two_runs, tmp_path):
     out = run_e1("synthetic", yaml.safe_load(TINY.read_text()))
     for stem in ("summary", "kendall", "testsets"):
         write_parquet(out[stem], tmp_path / f"{stem}.parquet")
-        written = two_runs[0] / f"results/e1/synthetic/{stem}.parquet"
+        written = two_runs[0] / f"results/tiny/e1/synthetic/{stem}.parquet"
         assert (tmp_path / f"{stem}.parquet").read_bytes() == written.read_bytes(), stem
-    assert out["summary_md"] == (two_runs[0] / "results/e1/synthetic/summary.md").read_text()
+    assert out["summary_md"] == (two_runs[0] / "results/tiny/e1/synthetic/summary.md").read_text()
 
 
 def test_byte_identical_whatever_the_cores(two_runs):
@@ -642,7 +659,7 @@ def test_byte_identical_whatever_the_cores(two_runs):
 def test_rerun_is_cached_and_a_param_change_reruns_only_what_depends_on_it(two_runs):
     workdir, _ = two_runs
     assert "Nothing to be done" in snakemake(workdir, "-n", "--cores", "1").stdout
-    (workdir / "rho.yaml").write_text("e1: {rho: 0.4}\n")
+    (workdir / "rho.yaml").write_text("study: tiny\ne1: {rho: 0.4}\n")
     changed = snakemake(workdir, "-n", "--cores", "1", configfiles=("tiny.yaml", "rho.yaml")).stdout
     jobs = changed.split("Job stats:")[1].split("total")[0]
     assert "e1_intervene" in jobs and "e1_evaluate" in jobs and "run_config" in jobs
@@ -653,7 +670,7 @@ def test_an_e2_change_reruns_its_seed_jobs_from_the_stage_it_touches(two_runs):
     # e2_elicit and e2_evaluate hold every strategy of a seed; n_asked reaches elicit, so the
     # seed's samples, split and MF tuning stay cached, and no other experiment reruns
     workdir, _ = two_runs
-    (workdir / "asked.yaml").write_text("e2: {n_asked: 5}\n")
+    (workdir / "asked.yaml").write_text("study: tiny\ne2: {n_asked: 5}\n")
     changed = snakemake(workdir, "-n", "--cores", "1", configfiles=("tiny.yaml", "asked.yaml"))
     jobs = changed.stdout.split("Job stats:")[1].split("total")[0].split()
     assert {"e2_elicit", "e2_evaluate", "e2_aggregate"} <= set(jobs)
@@ -687,14 +704,14 @@ def test_e1_on_coat_from_the_mirror(tmp_path):
     shutil.copy(ROOT / "tests" / "configs" / "coat.yaml", workdir / "coat.yaml")
     snakemake(workdir, "--cores", "2", configfiles=("coat.yaml",))
     assert (workdir / "resources/raw/coat/train.ascii").exists()
-    interactions = pd.read_parquet(workdir / "results/data/coat/interactions.parquet")
+    interactions = pd.read_parquet(workdir / "results/coat/data/coat/interactions.parquet")
     assert interactions["part"].value_counts().to_dict() == {"mnar": 6960, "mar": 4640}
-    metrics = pd.read_parquet(workdir / "results/e1/coat/seed0/metrics.parquet")
+    metrics = pd.read_parquet(workdir / "results/coat/e1/coat/seed0/metrics.parquet")
     metrics = metrics[metrics["recommender"] == "PosPop"]
     overlap = metrics.groupby("testset")["n_train_overlap"].first()
     assert overlap["gt"] > 0  # MAR pairs also rated in MNAR training (docs/experiments/e1.md)
     assert (overlap.drop("gt") == 0).all()
-    summary = pd.read_parquet(workdir / "results/e1/coat/summary.parquet")
+    summary = pd.read_parquet(workdir / "results/coat/e1/coat/summary.parquet")
     assert len(set(summary["recommender"])) == 6
     recall = summary[(summary["metric"] == "recall") & (summary["testset"] != "gt")]
     bias = recall.groupby("testset")["pct_diff_vs_gt"].apply(lambda s: s.abs().mean())
@@ -712,7 +729,7 @@ def test_e4_on_coat_from_the_mirror(tmp_path):
         pytest.skip("DEBIASEVAL_MIRROR not set: no local copy of the Coat dataset")
     workdir = make_workdir(tmp_path / "coat")
     shutil.copy(ROOT / "tests" / "configs" / "coat.yaml", workdir / "coat.yaml")
-    target = "results/e4/coat/summary.parquet"
+    target = "results/coat/e4/coat/summary.parquet"
     snakemake(workdir, "--cores", "2", target, configfiles=("coat.yaml",))
     summary = pd.read_parquet(workdir / target).set_index(["propensity", "metric"])["mean"]
     assert set(summary.index) == {
@@ -722,7 +739,7 @@ def test_e4_on_coat_from_the_mirror(tmp_path):
         assert summary[("none", metric)] < naive_bound  # learns something ([ICML16]: 1.202, .920)
         for propensity in ("provided", "logistic"):
             assert summary[(propensity, metric)] < summary[("none", metric)], (propensity, metric)
-    pairs = pd.read_parquet(workdir / "results/e4/coat/seed0/propensities.parquet")
+    pairs = pd.read_parquet(workdir / "results/coat/e4/coat/seed0/propensities.parquet")
     assert pairs["part"].value_counts().to_dict() == {"train": 6960, "test": 4640}
 
 
@@ -737,18 +754,18 @@ def test_corrupt_mirror_fails_naming_the_file_and_leaves_nothing(tmp_path):
     first = next(iter(SOURCES["coat"].files))
     (workdir / "coat.yaml").write_text(f"datasets: [coat]\nmirror: {mirror.parent}\n")
     result = snakemake(
-        workdir, "--cores", "1", "results/data/coat/interactions.parquet",
+        workdir, "--cores", "1", "results/coat/data/coat/interactions.parquet",
         configfiles=("coat.yaml",), check=False,
     )  # fmt: skip
     assert result.returncode != 0
-    log = (workdir / "logs/download/coat.log").read_text()
+    log = (workdir / "logs/coat/download/coat.log").read_text()
     assert f"checksum mismatch for {first}" in log and "Traceback" in log
     lines = [line for line in result.stderr.splitlines() if line.startswith("DatasetError: ")]
     assert len(lines) == 1 and f"checksum mismatch for {first}" in lines[0]
-    assert lines[0].endswith("(traceback in logs/download/coat.log)")
+    assert lines[0].endswith("(traceback in logs/coat/download/coat.log)")
     assert "Traceback" not in result.stderr
     assert not (workdir / "resources/raw/coat").exists()
-    assert not (workdir / "results/data/coat").exists()
+    assert not (workdir / "results/coat/data/coat").exists()
 
 
 def _interrupt_snakemake_during_a_job(workdir: Path, target: str, after: str) -> None:
@@ -785,8 +802,8 @@ def _interrupt_snakemake_during_a_job(workdir: Path, target: str, after: str) ->
 def test_default_profile_resumes_after_an_interruption(tmp_path):
     """profiles/default (rerun-incomplete) is picked up: the rerun simply resumes."""
     workdir = make_workdir(tmp_path / "resume")
-    target = "results/e1/synthetic/seed0/tuning/MF/chunk0.parquet"
-    split = "results/e1/synthetic/seed0/split.parquet"
+    target = "results/tiny/e1/synthetic/seed0/tuning/MF/chunk0.parquet"
+    split = "results/tiny/e1/synthetic/seed0/split.parquet"
     _interrupt_snakemake_during_a_job(workdir, target, after=split)
     without = snakemake(workdir, "--workflow-profile", "none", "-n", target, check=False)
     assert without.returncode != 0
@@ -798,7 +815,7 @@ def test_default_profile_resumes_after_an_interruption(tmp_path):
 
 def test_truncated_intermediate_is_rebuilt(tmp_path):
     workdir = make_workdir(tmp_path / "truncated")
-    split = "results/e1/synthetic/seed0/split.parquet"
+    split = "results/tiny/e1/synthetic/seed0/split.parquet"
     snakemake(workdir, "--cores", "1", split)
     intact = (workdir / split).read_bytes()
     (workdir / split).write_bytes(intact[: len(intact) // 2])
@@ -832,9 +849,9 @@ def test_ml_100k_download_and_preprocess_from_the_mirror(tmp_path):
     if not os.environ.get("DEBIASEVAL_MIRROR"):
         pytest.skip("DEBIASEVAL_MIRROR not set: no local copy of MovieLens 100K")
     workdir = make_workdir(tmp_path / "ml")
-    snakemake(workdir, "--cores", "1", "results/data/ml-100k/interactions.parquet")
-    interactions = pd.read_parquet(workdir / "results/data/ml-100k/interactions.parquet")
+    snakemake(workdir, "--cores", "1", "results/tiny/data/ml-100k/interactions.parquet")
+    interactions = pd.read_parquet(workdir / "results/tiny/data/ml-100k/interactions.parquet")
     assert len(interactions) == 100_000 and set(interactions["part"]) == {"mnar"}
     assert interactions["user"].max() == 942 and interactions["item"].max() == 1681
-    items = pd.read_parquet(workdir / "results/data/ml-100k/items.parquet")
+    items = pd.read_parquet(workdir / "results/tiny/data/ml-100k/items.parquet")
     assert items.loc[0, "raw_item"] == 1 and "title" in items.columns

@@ -14,7 +14,7 @@
 # 4. Checks that every non-local job of the DAG went through sbatch (Snakemake's submission
 #    lines, SLURM's job completion records, squeue's job records and the plugin's logs agree,
 #    one per job, all COMPLETED, with the threads, memory and time asked; check_run.py) and that
-#    results/ of both runs is byte-identical.
+#    results/cluster/ (the study) of both runs is byte-identical.
 # 5. On exit (EXIT trap): cancels any job left, stops slurmd, slurmctld and munged by their
 #    PIDs, checks that no process started by the test is left and removes the folder.
 #
@@ -337,13 +337,13 @@ say "$CHECK"
 SUBMITTED=$(grep -c 'has been submitted with SLURM jobid' "$TMP/log/cluster-run.txt")
 
 # ---------------------------------------------------------------------------------------------
-# Same results, byte for byte.
-N_FILES=$(find "$TMP/work/local/results" -type f | wc -l)
-[ "$N_FILES" -gt 0 ] || die "the local run wrote no results"
+# Same results, byte for byte: the study's folder (cluster.yaml's stem names the study).
+N_FILES=$(find "$TMP/work/local/results/cluster" -type f | wc -l)
+[ "$N_FILES" -gt 0 ] || die "the local run wrote no results under results/cluster/"
 if ! diff -r -q "$TMP/work/local/results" "$TMP/work/cluster/results" \
     > "$TMP/log/results-diff.txt"; then
     die "results differ between the local and the cluster run: $(cat "$TMP/log/results-diff.txt")"
 fi
-say "results/: $N_FILES files, byte-identical between --cores 8 and --profile profiles/slurm"
+say "results/cluster/: $N_FILES files, byte-identical between --cores 8 and --profile profiles/slurm"
 echo "SLURM-E2E: passed; sbatch_jobs=$SUBMITTED cluster_run_s=$CLUSTER_SECONDS" \
     "local_run_s=$LOCAL_SECONDS wall_s=$((SECONDS - START))"

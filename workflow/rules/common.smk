@@ -8,7 +8,7 @@ import sys
 
 from debiaseval import code_hash
 from debiaseval.workflow import resources as scaled_resources
-from debiaseval.workflow.config import ConfigError, validate_config
+from debiaseval.workflow.config import ConfigError, study_name, validate_config
 from debiaseval.data import MIRROR_ENV, SOURCES
 from debiaseval.data.build import SOURCE_OF
 from debiaseval.data.catalog import dataset_names, positive_threshold_of, user_sources
@@ -24,16 +24,49 @@ from debiaseval.workflow.report import finished_message
 
 try:
     config.update(validate_config(config))
+    # The study: the key `study`, else the stem of the last --configfile, else "default".
+    # Snakemake passes the same --configfile(s) and --config to every job it starts, so each
+    # job resolves the same name. The resolved config records it (results/<study>/config.yaml).
+    config["study"] = study_name(config["study"], workflow.overwrite_configfiles)
 except ConfigError as error:
     sys.exit(str(error))  # one line naming the key, before any job is scheduled
 
-# Damaged outputs under results/ (a Parquet, PNG, SVG, HTML or Markdown file truncated by a
-# full disk, say) are removed with every output made from them (Snakemake's records), so that
-# their jobs run again; a dry run only says so and changes nothing. A file the file system does
-# not let us read (permission denied, an I/O error) is reported and never removed. Only the
-# main process checks, not the jobs it starts.
+STUDY = config["study"]
+RESULTS = f"results/{STUDY}"
+
+
+# Every file a study makes lies under its own folder: results/<study>/, logs/<study>/ and
+# benchmarks/<study>/ (docs/getting-started.md#studies); only downloads (resources/raw/) are
+# shared. Rules name their files through these three functions and nothing else, e.g.
+#     output: results("e1/{dataset}/seed{seed}/split.parquet")
+#     log: logs("e1/{dataset}/seed{seed}/split.log")
+#     benchmark: bench("e1/{dataset}/seed{seed}/split.tsv")
+# They only prefix the study's folder: the path keeps its wildcards as written, with single
+# braces for a rule's wildcards and double braces inside expand(), as before. A new rule's
+# literal "results/x", "logs/x" or "benchmarks/x" becomes results("x"), logs("x"), bench("x").
+def results(path):
+    """``path`` under this study's results folder, ``results/<study>/<path>``."""
+    return f"{RESULTS}/{path}"
+
+
+def logs(path):
+    """``path`` under this study's log folder, ``logs/<study>/<path>``."""
+    return f"logs/{STUDY}/{path}"
+
+
+def bench(path):
+    """``path`` under this study's benchmark folder, ``benchmarks/<study>/<path>``."""
+    return f"benchmarks/{STUDY}/{path}"
+
+
+# Damaged outputs under this study's results/<study>/ (a Parquet, PNG, SVG, HTML or Markdown
+# file truncated by a full disk, say; other studies' files are left alone) are removed with
+# every output made from them (Snakemake's records), so that their jobs run again; a dry run
+# only says so and changes nothing. A file the file system does not let us read (permission
+# denied, an I/O error) is reported and never removed. Only the main process checks, not the
+# jobs it starts.
 if workflow.is_main_process:
-    _lines, _stop = rebuild_damaged("results", dry_run=workflow.output_settings.dryrun)
+    _lines, _stop = rebuild_damaged(RESULTS, dry_run=workflow.output_settings.dryrun)
     for _line in _lines:
         print(_line, file=sys.stderr)
     if _stop:
@@ -177,7 +210,7 @@ def experiment_targets():
     for name in EXPERIMENTS:
         outputs = importlib.import_module(f"debiaseval.experiments.{name}").OUTPUTS
         for dataset in experiment_datasets(name):
-            folder = f"results/{name}/{dataset}"
+            folder = results(f"{name}/{dataset}")
             targets += [f"{folder}/{output}" for output in [*outputs, "figures", "tables"]]
     return targets
 
@@ -186,7 +219,7 @@ def export_outputs(experiment):
     """The files of ``experiment``'s export rule: each part of its EXPORT
     (debiaseval.experiments.<name>) in raw ids, as ``<part>_parquet`` and ``<part>_csv``."""
     parts = importlib.import_module(f"debiaseval.experiments.{experiment}").EXPORT
-    folder = f"results/{experiment}/{{dataset}}/export/seed{{seed}}"
+    folder = results(f"{experiment}/{{dataset}}/export/seed{{seed}}")
     return {
         f"{part}_{kind}": f"{folder}/{part}.{kind}" for part in parts for kind in ("parquet", "csv")
     }
@@ -211,7 +244,7 @@ def report_outputs(experiment):
     the report); ``tables/``: the experiment's Markdown tables as HTML pages. The rule's
     params must hold ``captions`` (figure name -> caption) for the report's descriptions.
     """
-    folder = f"results/{experiment}/{{dataset}}"
+    folder = results(f"{experiment}/{{dataset}}")
     category = figure_module(experiment).TITLE
     return {
         "figures": report(
@@ -240,10 +273,10 @@ def run_jobs():
 
 
 def check_data():
-    """Stop before the first job, with one message, if results/ is read-only or the run needs
-    datasets that cannot be downloaded and have no local copy (resources/raw, the mirror,
-    sources.<name>.path)."""
-    read_only = read_only_message("results")
+    """Stop before the first job, with one message, if the study's results folder (results/
+    before its first run) is read-only or the run needs datasets that cannot be downloaded and
+    have no local copy (resources/raw, the mirror, sources.<name>.path)."""
+    read_only = read_only_message(RESULTS if os.path.isdir(RESULTS) else "results")
     if read_only:
         sys.exit(read_only)
     fetched = {job.wildcards.dataset for job in run_jobs() if job.rule.name == "download"}
@@ -258,7 +291,7 @@ def check_data():
 def run_message():
     """The end-of-run message: the results of the datasets whose outputs this run wrote."""
     written = [str(path) for job in run_jobs() for path in job.output]
-    return finished_message(written, EXPERIMENTS)
+    return finished_message(written, EXPERIMENTS, STUDY)
 
 
 def e5_id_tables(wildcards):
@@ -266,15 +299,16 @@ def e5_id_tables(wildcards):
     shared preprocessing's."""
     folder = "e5" if wildcards.dataset in FULLY_EXPOSED else "data"
     return {
-        "user_index": f"results/{folder}/{wildcards.dataset}/users.parquet",
-        "item_index": f"results/{folder}/{wildcards.dataset}/items.parquet",
+        "user_index": results(f"{folder}/{wildcards.dataset}/users.parquet"),
+        "item_index": results(f"{folder}/{wildcards.dataset}/items.parquet"),
     }
 
 
 def e5_evaluate_input(wildcards):
     """The seed's exposure; for precomputed lists (algorithm external) also the lists file
     and the id tables that map its raw ids."""
-    inputs = {"exposure": f"results/e5/{wildcards.dataset}/seed{wildcards.seed}/exposure.parquet"}
+    seed = f"e5/{wildcards.dataset}/seed{wildcards.seed}"
+    inputs = {"exposure": results(f"{seed}/exposure.parquet")}
     if config["e5"]["models"][wildcards.model]["algorithm"] == EXTERNAL:
         inputs["lists"] = lists_input("e5", "models", "model")(wildcards)
         inputs.update(e5_id_tables(wildcards))

@@ -18,8 +18,8 @@ rule download:
     conda:
         "../envs/debiaseval.yaml"
     benchmark:
-        "benchmarks/download/{dataset}.tsv"
+        bench("download/{dataset}.tsv")
     log:
-        "logs/download/{dataset}.log",
+        logs("download/{dataset}.log"),
     script:
         "../scripts/download.py"

@@ -32,15 +32,15 @@ rule e1_data:
     """The dataset as E1 takes it: with e1.common_users_items, the users and items present in
     both the MNAR and the MAR part ([SAC20]), re-indexed; what it drops, per part."""
     input:
-        interactions="results/data/{dataset}/interactions.parquet",
-        user_index="results/data/{dataset}/users.parquet",
-        item_index="results/data/{dataset}/items.parquet",
+        interactions=results("data/{dataset}/interactions.parquet"),
+        user_index=results("data/{dataset}/users.parquet"),
+        item_index=results("data/{dataset}/items.parquet"),
     output:
-        interactions="results/e1/{dataset}/data/interactions.parquet",
-        user_index="results/e1/{dataset}/data/users.parquet",
-        item_index="results/e1/{dataset}/data/items.parquet",
-        dropped="results/e1/{dataset}/dropped.parquet",
-        dropped_md="results/e1/{dataset}/dropped.md",
+        interactions=results("e1/{dataset}/data/interactions.parquet"),
+        user_index=results("e1/{dataset}/data/users.parquet"),
+        item_index=results("e1/{dataset}/data/items.parquet"),
+        dropped=results("e1/{dataset}/dropped.parquet"),
+        dropped_md=results("e1/{dataset}/dropped.md"),
     params:
         dataset="{dataset}",
         common_users_items=E1["common_users_items"],
@@ -48,9 +48,9 @@ rule e1_data:
     conda:
         "../envs/debiaseval.yaml"
     benchmark:
-        "benchmarks/e1/{dataset}/data.tsv"
+        bench("e1/{dataset}/data.tsv")
     log:
-        "logs/e1/{dataset}/data.log",
+        logs("e1/{dataset}/data.log"),
     script:
         "../scripts/e1_data.py"
 
@@ -58,9 +58,9 @@ rule e1_data:
 rule e1_split:
     """MNAR -> train/heldout, MAR -> weights/val/gt ([SAC20] section 5.2)."""
     input:
-        interactions="results/e1/{dataset}/data/interactions.parquet",
+        interactions=results("e1/{dataset}/data/interactions.parquet"),
     output:
-        "results/e1/{dataset}/seed{seed}/split.parquet",
+        results("e1/{dataset}/seed{seed}/split.parquet"),
     params:
         dataset="{dataset}",
         seed=lambda w: int(w.seed),
@@ -70,9 +70,9 @@ rule e1_split:
     conda:
         "../envs/debiaseval.yaml"
     benchmark:
-        "benchmarks/e1/{dataset}/seed{seed}/split.tsv"
+        bench("e1/{dataset}/seed{seed}/split.tsv")
     log:
-        "logs/e1/{dataset}/seed{seed}/split.log",
+        logs("e1/{dataset}/seed{seed}/split.log"),
     script:
         "../scripts/e1_split.py"
 
@@ -80,9 +80,9 @@ rule e1_split:
 rule e1_export:
     """The seed's training and validation parts in raw ids, to train other frameworks on."""
     input:
-        split="results/e1/{dataset}/seed{seed}/split.parquet",
-        user_index="results/e1/{dataset}/data/users.parquet",
-        item_index="results/e1/{dataset}/data/items.parquet",
+        split=results("e1/{dataset}/seed{seed}/split.parquet"),
+        user_index=results("e1/{dataset}/data/users.parquet"),
+        item_index=results("e1/{dataset}/data/items.parquet"),
     output:
         **export_outputs("e1"),
     params:
@@ -91,9 +91,9 @@ rule e1_export:
     conda:
         "../envs/debiaseval.yaml"
     benchmark:
-        "benchmarks/e1/{dataset}/seed{seed}/export.tsv"
+        bench("e1/{dataset}/seed{seed}/export.tsv")
     log:
-        "logs/e1/{dataset}/seed{seed}/export.log",
+        logs("e1/{dataset}/seed{seed}/export.log"),
     script:
         "../scripts/export_split.py"
 
@@ -102,16 +102,16 @@ rule e1_intervene:
     """Draw every intervened test set of one seed from the held-out MNAR part, each from its
     own random stream (docs/experiments/e1.md); one job per seed, as e1_evaluate reads them all."""
     input:
-        split="results/e1/{dataset}/seed{seed}/split.parquet",
-        user_index="results/e1/{dataset}/data/users.parquet",
-        item_index="results/e1/{dataset}/data/items.parquet",
+        split=results("e1/{dataset}/seed{seed}/split.parquet"),
+        user_index=results("e1/{dataset}/data/users.parquet"),
+        item_index=results("e1/{dataset}/data/items.parquet"),
     output:
         testsets=expand(
-            "results/e1/{{dataset}}/seed{{seed}}/testsets/{testset}.parquet",
+            results("e1/{{dataset}}/seed{{seed}}/testsets/{testset}.parquet"),
             testset=E1["testsets"],
         ),
         diagnostics=expand(
-            "results/e1/{{dataset}}/seed{{seed}}/testsets/{testset}.diagnostics.parquet",
+            results("e1/{{dataset}}/seed{{seed}}/testsets/{testset}.diagnostics.parquet"),
             testset=E1["testsets"],
         ),
     params:
@@ -125,9 +125,9 @@ rule e1_intervene:
     conda:
         "../envs/debiaseval.yaml"
     benchmark:
-        "benchmarks/e1/{dataset}/seed{seed}/intervene.tsv"
+        bench("e1/{dataset}/seed{seed}/intervene.tsv")
     log:
-        "logs/e1/{dataset}/seed{seed}/intervene.log",
+        logs("e1/{dataset}/seed{seed}/intervene.log"),
     script:
         "../scripts/e1_intervene.py"
 
@@ -135,12 +135,12 @@ rule e1_intervene:
 rule e1_train:
     """Tune one chunk of a recommender's grid on MAR val ([SAC20] section 5.2)."""
     input:
-        split="results/e1/{dataset}/seed{seed}/split.parquet",
-        user_index="results/e1/{dataset}/data/users.parquet",
-        item_index="results/e1/{dataset}/data/items.parquet",
+        split=results("e1/{dataset}/seed{seed}/split.parquet"),
+        user_index=results("e1/{dataset}/data/users.parquet"),
+        item_index=results("e1/{dataset}/data/items.parquet"),
     output:
-        tuning="results/e1/{dataset}/seed{seed}/tuning/{recommender}/chunk{chunk}.parquet",
-        recs="results/e1/{dataset}/seed{seed}/tuning/{recommender}/chunk{chunk}.recs.parquet",
+        tuning=results("e1/{dataset}/seed{seed}/tuning/{recommender}/chunk{chunk}.parquet"),
+        recs=results("e1/{dataset}/seed{seed}/tuning/{recommender}/chunk{chunk}.recs.parquet"),
     wildcard_constraints:
         recommender=_alternatives(E1_CHUNKED),
     params:
@@ -162,9 +162,9 @@ rule e1_train:
     conda:
         "../envs/debiaseval.yaml"
     log:
-        "logs/e1/{dataset}/seed{seed}/train/{recommender}/chunk{chunk}.log",
+        logs("e1/{dataset}/seed{seed}/train/{recommender}/chunk{chunk}.log"),
     benchmark:
-        "benchmarks/e1/{dataset}/seed{seed}/train/{recommender}/chunk{chunk}.tsv"
+        bench("e1/{dataset}/seed{seed}/train/{recommender}/chunk{chunk}.tsv")
     script:
         "../scripts/e1_train.py"
 
@@ -173,32 +173,32 @@ rule e1_train:
 # files, one job fewer per recommender and seed; docs/performance.md).
 use rule e1_train as e1_tune with:
     output:
-        tuning="results/e1/{dataset}/seed{seed}/tuning/{recommender}/chunk0.parquet",
-        recs="results/e1/{dataset}/seed{seed}/tuning/{recommender}/chunk0.recs.parquet",
-        selected_tuning="results/e1/{dataset}/seed{seed}/tuning/{recommender}.parquet",
-        selected_recs="results/e1/{dataset}/seed{seed}/recs/{recommender}.parquet",
+        tuning=results("e1/{dataset}/seed{seed}/tuning/{recommender}/chunk0.parquet"),
+        recs=results("e1/{dataset}/seed{seed}/tuning/{recommender}/chunk0.recs.parquet"),
+        selected_tuning=results("e1/{dataset}/seed{seed}/tuning/{recommender}.parquet"),
+        selected_recs=results("e1/{dataset}/seed{seed}/recs/{recommender}.parquet"),
     wildcard_constraints:
         recommender=_alternatives(E1_ONE_CHUNK),
     log:
-        "logs/e1/{dataset}/seed{seed}/train/{recommender}/chunk0.log",
+        logs("e1/{dataset}/seed{seed}/train/{recommender}/chunk0.log"),
     benchmark:
-        "benchmarks/e1/{dataset}/seed{seed}/train/{recommender}/chunk0.tsv"
+        bench("e1/{dataset}/seed{seed}/train/{recommender}/chunk0.tsv")
 
 
 rule e1_select:
     """Select a recommender's best usable grid point over its chunks; keep its top-k lists."""
     input:
         tuning=lambda w: expand(
-            "results/e1/{{dataset}}/seed{{seed}}/tuning/{{recommender}}/chunk{chunk}.parquet",
+            results("e1/{{dataset}}/seed{{seed}}/tuning/{{recommender}}/chunk{chunk}.parquet"),
             chunk=range(E1_CHUNKS[w.recommender]),
         ),
         recs=lambda w: expand(
-            "results/e1/{{dataset}}/seed{{seed}}/tuning/{{recommender}}/chunk{chunk}.recs.parquet",
+            results("e1/{{dataset}}/seed{{seed}}/tuning/{{recommender}}/chunk{chunk}.recs.parquet"),
             chunk=range(E1_CHUNKS[w.recommender]),
         ),
     output:
-        tuning="results/e1/{dataset}/seed{seed}/tuning/{recommender}.parquet",
-        recs="results/e1/{dataset}/seed{seed}/recs/{recommender}.parquet",
+        tuning=results("e1/{dataset}/seed{seed}/tuning/{recommender}.parquet"),
+        recs=results("e1/{dataset}/seed{seed}/recs/{recommender}.parquet"),
     wildcard_constraints:
         recommender=_alternatives(E1_CHUNKED),
     params:
@@ -210,9 +210,9 @@ rule e1_select:
     conda:
         "../envs/debiaseval.yaml"
     benchmark:
-        "benchmarks/e1/{dataset}/seed{seed}/select/{recommender}.tsv"
+        bench("e1/{dataset}/seed{seed}/select/{recommender}.tsv")
     log:
-        "logs/e1/{dataset}/seed{seed}/select/{recommender}.log",
+        logs("e1/{dataset}/seed{seed}/select/{recommender}.log"),
     script:
         "../scripts/e1_select.py"
 
@@ -222,11 +222,11 @@ rule e1_external:
     part and written as e1_select writes a model's lists."""
     input:
         lists=lists_input("e1", "recommenders", "recommender"),
-        split="results/e1/{dataset}/seed{seed}/split.parquet",
-        user_index="results/e1/{dataset}/data/users.parquet",
-        item_index="results/e1/{dataset}/data/items.parquet",
+        split=results("e1/{dataset}/seed{seed}/split.parquet"),
+        user_index=results("e1/{dataset}/data/users.parquet"),
+        item_index=results("e1/{dataset}/data/items.parquet"),
     output:
-        recs="results/e1/{dataset}/seed{seed}/recs/{recommender}.parquet",
+        recs=results("e1/{dataset}/seed{seed}/recs/{recommender}.parquet"),
     wildcard_constraints:
         recommender=_alternatives(E1_EXTERNAL),
     params:
@@ -239,9 +239,9 @@ rule e1_external:
     conda:
         "../envs/debiaseval.yaml"
     benchmark:
-        "benchmarks/e1/{dataset}/seed{seed}/external/{recommender}.tsv"
+        bench("e1/{dataset}/seed{seed}/external/{recommender}.tsv")
     log:
-        "logs/e1/{dataset}/seed{seed}/external/{recommender}.log",
+        logs("e1/{dataset}/seed{seed}/external/{recommender}.log"),
     script:
         "../scripts/e1_external.py"
 
@@ -251,19 +251,19 @@ rule e1_evaluate:
     per-user values, means with their bootstrap interval over users, paired tests."""
     input:
         recs=expand(
-            "results/e1/{{dataset}}/seed{{seed}}/recs/{recommender}.parquet",
+            results("e1/{{dataset}}/seed{{seed}}/recs/{recommender}.parquet"),
             recommender=E1["recommenders"],
         ),
-        split="results/e1/{dataset}/seed{seed}/split.parquet",
-        item_index="results/e1/{dataset}/data/items.parquet",
+        split=results("e1/{dataset}/seed{seed}/split.parquet"),
+        item_index=results("e1/{dataset}/data/items.parquet"),
         testsets=expand(
-            "results/e1/{{dataset}}/seed{{seed}}/testsets/{testset}.parquet",
+            results("e1/{{dataset}}/seed{{seed}}/testsets/{testset}.parquet"),
             testset=E1["testsets"],
         ),
     output:
-        metrics="results/e1/{dataset}/seed{seed}/metrics.parquet",
-        metrics_per_user="results/e1/{dataset}/seed{seed}/metrics_per_user.parquet",
-        comparisons="results/e1/{dataset}/seed{seed}/comparisons.parquet",
+        metrics=results("e1/{dataset}/seed{seed}/metrics.parquet"),
+        metrics_per_user=results("e1/{dataset}/seed{seed}/metrics_per_user.parquet"),
+        comparisons=results("e1/{dataset}/seed{seed}/comparisons.parquet"),
     params:
         seed=lambda w: int(w.seed),
         recommenders=list(E1["recommenders"]),
@@ -282,9 +282,9 @@ rule e1_evaluate:
     conda:
         "../envs/debiaseval.yaml"
     log:
-        "logs/e1/{dataset}/seed{seed}/evaluate.log",
+        logs("e1/{dataset}/seed{seed}/evaluate.log"),
     benchmark:
-        "benchmarks/e1/{dataset}/seed{seed}/evaluate.tsv"
+        bench("e1/{dataset}/seed{seed}/evaluate.tsv")
     script:
         "../scripts/e1_evaluate.py"
 
@@ -294,25 +294,25 @@ rule e1_aggregate:
     diagnostics, how many seeds agree on each paired comparison."""
     input:
         metrics=expand(
-            "results/e1/{{dataset}}/seed{seed}/metrics.parquet", seed=experiment_seeds("e1")
+            results("e1/{{dataset}}/seed{seed}/metrics.parquet"), seed=experiment_seeds("e1")
         ),
         comparisons=expand(
-            "results/e1/{{dataset}}/seed{seed}/comparisons.parquet", seed=experiment_seeds("e1")
+            results("e1/{{dataset}}/seed{seed}/comparisons.parquet"), seed=experiment_seeds("e1")
         ),
         diagnostics=expand(
-            "results/e1/{{dataset}}/seed{seed}/testsets/{testset}.diagnostics.parquet",
+            results("e1/{{dataset}}/seed{seed}/testsets/{testset}.diagnostics.parquet"),
             seed=experiment_seeds("e1"),
             testset=E1["testsets"],
         ),
-        data="results/e1/{dataset}/data/interactions.parquet",
-        dropped_md="results/e1/{dataset}/dropped.md",
+        data=results("e1/{dataset}/data/interactions.parquet"),
+        dropped_md=results("e1/{dataset}/dropped.md"),
     output:
-        summary="results/e1/{dataset}/summary.parquet",
-        kendall="results/e1/{dataset}/kendall.parquet",
-        testsets="results/e1/{dataset}/testsets.parquet",
-        comparisons="results/e1/{dataset}/comparisons.parquet",
-        summary_md="results/e1/{dataset}/summary.md",
-        kendall_md="results/e1/{dataset}/kendall.md",
+        summary=results("e1/{dataset}/summary.parquet"),
+        kendall=results("e1/{dataset}/kendall.parquet"),
+        testsets=results("e1/{dataset}/testsets.parquet"),
+        comparisons=results("e1/{dataset}/comparisons.parquet"),
+        summary_md=results("e1/{dataset}/summary.md"),
+        kendall_md=results("e1/{dataset}/kendall.md"),
         **report_outputs("e1"),
     params:
         captions=figure_module("e1").FIGURES,
@@ -323,9 +323,9 @@ rule e1_aggregate:
     conda:
         "../envs/debiaseval.yaml"
     benchmark:
-        "benchmarks/e1/{dataset}/aggregate.tsv"
+        bench("e1/{dataset}/aggregate.tsv")
     log:
-        "logs/e1/{dataset}/aggregate.log",
+        logs("e1/{dataset}/aggregate.log"),
     script:
         "../scripts/e1_aggregate.py"
 

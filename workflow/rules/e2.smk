@@ -24,10 +24,10 @@ localrules:
 rule e2_split:
     """Filtered MNAR -> known 60% / hidden_pool 20% / test_pool 20%; the active users."""
     input:
-        interactions="results/data/{dataset}/interactions.parquet",
+        interactions=results("data/{dataset}/interactions.parquet"),
     output:
-        split="results/e2/{dataset}/seed{seed}/split.parquet",
-        active="results/e2/{dataset}/seed{seed}/active.parquet",
+        split=results("e2/{dataset}/seed{seed}/split.parquet"),
+        active=results("e2/{dataset}/seed{seed}/active.parquet"),
     params:
         dataset="{dataset}",
         seed=lambda w: int(w.seed),
@@ -38,9 +38,9 @@ rule e2_split:
     conda:
         "../envs/debiaseval.yaml"
     benchmark:
-        "benchmarks/e2/{dataset}/seed{seed}/split.tsv"
+        bench("e2/{dataset}/seed{seed}/split.tsv")
     log:
-        "logs/e2/{dataset}/seed{seed}/split.log",
+        logs("e2/{dataset}/seed{seed}/split.log"),
     script:
         "../scripts/e2_split.py"
 
@@ -49,15 +49,15 @@ rule e2_sample:
     """Every method's hidden set H and test set T, rho-samples of their pools
     (docs/experiments/e2.md)."""
     input:
-        split="results/e2/{dataset}/seed{seed}/split.parquet",
-        user_index="results/data/{dataset}/users.parquet",
-        item_index="results/data/{dataset}/items.parquet",
+        split=results("e2/{dataset}/seed{seed}/split.parquet"),
+        user_index=results("data/{dataset}/users.parquet"),
+        item_index=results("data/{dataset}/items.parquet"),
     output:
         hidden=expand(
-            "results/e2/{{dataset}}/seed{{seed}}/{method}/hidden.parquet", method=E2["methods"]
+            results("e2/{{dataset}}/seed{{seed}}/{method}/hidden.parquet"), method=E2["methods"]
         ),
         test=expand(
-            "results/e2/{{dataset}}/seed{{seed}}/{method}/test.parquet", method=E2["methods"]
+            results("e2/{{dataset}}/seed{{seed}}/{method}/test.parquet"), method=E2["methods"]
         ),
     params:
         dataset="{dataset}",
@@ -68,9 +68,9 @@ rule e2_sample:
     conda:
         "../envs/debiaseval.yaml"
     benchmark:
-        "benchmarks/e2/{dataset}/seed{seed}/sample.tsv"
+        bench("e2/{dataset}/seed{seed}/sample.tsv")
     log:
-        "logs/e2/{dataset}/seed{seed}/sample.log",
+        logs("e2/{dataset}/seed{seed}/sample.log"),
     script:
         "../scripts/e2_sample.py"
 
@@ -78,12 +78,12 @@ rule e2_sample:
 rule e2_train:
     """Tune MF on validation held out of K_before (E1's tuning); its top-k lists on K_before."""
     input:
-        split="results/e2/{dataset}/seed{seed}/split.parquet",
-        user_index="results/data/{dataset}/users.parquet",
-        item_index="results/data/{dataset}/items.parquet",
+        split=results("e2/{dataset}/seed{seed}/split.parquet"),
+        user_index=results("data/{dataset}/users.parquet"),
+        item_index=results("data/{dataset}/items.parquet"),
     output:
-        tuning="results/e2/{dataset}/seed{seed}/tuning.parquet",
-        recs="results/e2/{dataset}/seed{seed}/recs_before.parquet",
+        tuning=results("e2/{dataset}/seed{seed}/tuning.parquet"),
+        recs=results("e2/{dataset}/seed{seed}/recs_before.parquet"),
     params:
         dataset="{dataset}",
         seed=lambda w: int(w.seed),
@@ -101,9 +101,9 @@ rule e2_train:
     conda:
         "../envs/debiaseval.yaml"
     log:
-        "logs/e2/{dataset}/seed{seed}/train.log",
+        logs("e2/{dataset}/seed{seed}/train.log"),
     benchmark:
-        "benchmarks/e2/{dataset}/seed{seed}/train.tsv"
+        bench("e2/{dataset}/seed{seed}/train.tsv")
     script:
         "../scripts/e2_train.py"
 
@@ -112,17 +112,17 @@ rule e2_elicit:
     """The ratings every strategy elicits from each method's H for the active users
     ([FLAIRS20] section 3)."""
     input:
-        split="results/e2/{dataset}/seed{seed}/split.parquet",
-        active="results/e2/{dataset}/seed{seed}/active.parquet",
+        split=results("e2/{dataset}/seed{seed}/split.parquet"),
+        active=results("e2/{dataset}/seed{seed}/active.parquet"),
         hidden=expand(
-            "results/e2/{{dataset}}/seed{{seed}}/{method}/hidden.parquet", method=E2["methods"]
+            results("e2/{{dataset}}/seed{{seed}}/{method}/hidden.parquet"), method=E2["methods"]
         ),
-        tuning="results/e2/{dataset}/seed{seed}/tuning.parquet",
-        user_index="results/data/{dataset}/users.parquet",
-        item_index="results/data/{dataset}/items.parquet",
+        tuning=results("e2/{dataset}/seed{seed}/tuning.parquet"),
+        user_index=results("data/{dataset}/users.parquet"),
+        item_index=results("data/{dataset}/items.parquet"),
     output:
         # strategy by strategy, every method's file (the script writes them in this order)
-        [f"results/e2/{{dataset}}/seed{{seed}}/{m}/elicited/{x}.parquet" for x, m in E2_PAIRS],
+        [results(f"e2/{{dataset}}/seed{{seed}}/{m}/elicited/{x}.parquet") for x, m in E2_PAIRS],
     params:
         dataset="{dataset}",
         seed=lambda w: int(w.seed),
@@ -142,9 +142,9 @@ rule e2_elicit:
     conda:
         "../envs/debiaseval.yaml"
     log:
-        "logs/e2/{dataset}/seed{seed}/elicit.log",
+        logs("e2/{dataset}/seed{seed}/elicit.log"),
     benchmark:
-        "benchmarks/e2/{dataset}/seed{seed}/elicit.tsv"
+        bench("e2/{dataset}/seed{seed}/elicit.tsv")
     script:
         "../scripts/e2_elicit.py"
 
@@ -153,21 +153,21 @@ rule e2_evaluate:
     """Per strategy, retrain MF on K_before + elicited (per method); per-user metrics on T
     before and after."""
     input:
-        split="results/e2/{dataset}/seed{seed}/split.parquet",
-        active="results/e2/{dataset}/seed{seed}/active.parquet",
+        split=results("e2/{dataset}/seed{seed}/split.parquet"),
+        active=results("e2/{dataset}/seed{seed}/active.parquet"),
         test=expand(
-            "results/e2/{{dataset}}/seed{{seed}}/{method}/test.parquet", method=E2["methods"]
+            results("e2/{{dataset}}/seed{{seed}}/{method}/test.parquet"), method=E2["methods"]
         ),
         elicited=[
-            f"results/e2/{{dataset}}/seed{{seed}}/{m}/elicited/{x}.parquet" for x, m in E2_PAIRS
+            results(f"e2/{{dataset}}/seed{{seed}}/{m}/elicited/{x}.parquet") for x, m in E2_PAIRS
         ],
-        tuning="results/e2/{dataset}/seed{seed}/tuning.parquet",
-        recs="results/e2/{dataset}/seed{seed}/recs_before.parquet",
-        user_index="results/data/{dataset}/users.parquet",
-        item_index="results/data/{dataset}/items.parquet",
+        tuning=results("e2/{dataset}/seed{seed}/tuning.parquet"),
+        recs=results("e2/{dataset}/seed{seed}/recs_before.parquet"),
+        user_index=results("data/{dataset}/users.parquet"),
+        item_index=results("data/{dataset}/items.parquet"),
     output:
         expand(
-            "results/e2/{{dataset}}/seed{{seed}}/changes/{strategy}.parquet",
+            results("e2/{{dataset}}/seed{{seed}}/changes/{strategy}.parquet"),
             strategy=E2["strategies"],
         ),
     params:
@@ -190,9 +190,9 @@ rule e2_evaluate:
     conda:
         "../envs/debiaseval.yaml"
     log:
-        "logs/e2/{dataset}/seed{seed}/evaluate.log",
+        logs("e2/{dataset}/seed{seed}/evaluate.log"),
     benchmark:
-        "benchmarks/e2/{dataset}/seed{seed}/evaluate.tsv"
+        bench("e2/{dataset}/seed{seed}/evaluate.tsv")
     script:
         "../scripts/e2_evaluate.py"
 
@@ -201,22 +201,22 @@ rule e2_aggregate:
     """Elicited ratings per active user, % changes, per-seed Wilcoxon tests combined; Markdown."""
     input:
         changes=expand(
-            "results/e2/{{dataset}}/seed{seed}/changes/{strategy}.parquet",
+            results("e2/{{dataset}}/seed{seed}/changes/{strategy}.parquet"),
             seed=experiment_seeds("e2"),
             strategy=E2["strategies"],
         ),
         elicited=[
-            f"results/e2/{{dataset}}/seed{s}/{m}/elicited/{x}.parquet" for s, m, x in E2_RUNS
+            results(f"e2/{{dataset}}/seed{s}/{m}/elicited/{x}.parquet") for s, m, x in E2_RUNS
         ],
         active=expand(
-            "results/e2/{{dataset}}/seed{seed}/active.parquet", seed=experiment_seeds("e2")
+            results("e2/{{dataset}}/seed{seed}/active.parquet"), seed=experiment_seeds("e2")
         ),
     output:
-        elicited="results/e2/{dataset}/elicited.parquet",
-        summary="results/e2/{dataset}/summary.parquet",
-        wilcoxon="results/e2/{dataset}/wilcoxon.parquet",
-        wilcoxon_seeds="results/e2/{dataset}/wilcoxon_seeds.parquet",
-        summary_md="results/e2/{dataset}/summary.md",
+        elicited=results("e2/{dataset}/elicited.parquet"),
+        summary=results("e2/{dataset}/summary.parquet"),
+        wilcoxon=results("e2/{dataset}/wilcoxon.parquet"),
+        wilcoxon_seeds=results("e2/{dataset}/wilcoxon_seeds.parquet"),
+        summary_md=results("e2/{dataset}/summary.md"),
         **report_outputs("e2"),
     params:
         captions=figure_module("e2").FIGURES,
@@ -228,8 +228,8 @@ rule e2_aggregate:
     conda:
         "../envs/debiaseval.yaml"
     benchmark:
-        "benchmarks/e2/{dataset}/aggregate.tsv"
+        bench("e2/{dataset}/aggregate.tsv")
     log:
-        "logs/e2/{dataset}/aggregate.log",
+        logs("e2/{dataset}/aggregate.log"),
     script:
         "../scripts/e2_aggregate.py"

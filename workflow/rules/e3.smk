@@ -17,11 +17,11 @@ rule e3_simulate:
         unpack(
             lambda w: {}
             if w.dataset == "synthetic"
-            else {"interactions": f"results/data/{w.dataset}/interactions.parquet"}
+            else {"interactions": results(f"data/{w.dataset}/interactions.parquet")}
         ),
     output:
-        draws="results/e3/{dataset}/seed{seed}/draws.parquet",
-        naive_bayes="results/e3/{dataset}/seed{seed}/naive_bayes.parquet",
+        draws=results("e3/{dataset}/seed{seed}/draws.parquet"),
+        naive_bayes=results("e3/{dataset}/seed{seed}/naive_bayes.parquet"),
     params:
         dataset="{dataset}",
         seed=lambda w: int(w.seed),
@@ -35,9 +35,9 @@ rule e3_simulate:
     conda:
         "../envs/debiaseval.yaml"
     log:
-        "logs/e3/{dataset}/seed{seed}/simulate.log",
+        logs("e3/{dataset}/seed{seed}/simulate.log"),
     benchmark:
-        "benchmarks/e3/{dataset}/seed{seed}/simulate.tsv"
+        bench("e3/{dataset}/seed{seed}/simulate.tsv")
     script:
         "../scripts/e3_simulate.py"
 
@@ -46,14 +46,14 @@ rule e3_aggregate:
     """[ICML16] Table 1 (mean and sd over draws), RMSE vs alpha and vs the MAR sample size,
     per matrix and averaged over the matrices (Figures 2 and 4)."""
     input:
-        expand("results/e3/{{dataset}}/seed{seed}/draws.parquet", seed=experiment_seeds("e3")),
+        expand(results("e3/{{dataset}}/seed{seed}/draws.parquet"), seed=experiment_seeds("e3")),
     output:
-        estimates="results/e3/{dataset}/estimates.parquet",
-        estimates_md="results/e3/{dataset}/estimates.md",
-        rmse_vs_alpha="results/e3/{dataset}/rmse_vs_alpha.parquet",
-        rmse_vs_mar="results/e3/{dataset}/rmse_vs_mar.parquet",
-        rmse_vs_alpha_mean="results/e3/{dataset}/rmse_vs_alpha_mean.parquet",
-        rmse_vs_mar_mean="results/e3/{dataset}/rmse_vs_mar_mean.parquet",
+        estimates=results("e3/{dataset}/estimates.parquet"),
+        estimates_md=results("e3/{dataset}/estimates.md"),
+        rmse_vs_alpha=results("e3/{dataset}/rmse_vs_alpha.parquet"),
+        rmse_vs_mar=results("e3/{dataset}/rmse_vs_mar.parquet"),
+        rmse_vs_alpha_mean=results("e3/{dataset}/rmse_vs_alpha_mean.parquet"),
+        rmse_vs_mar_mean=results("e3/{dataset}/rmse_vs_mar_mean.parquet"),
         **report_outputs("e3"),
     params:
         captions=figure_module("e3").FIGURES,
@@ -63,8 +63,8 @@ rule e3_aggregate:
     conda:
         "../envs/debiaseval.yaml"
     benchmark:
-        "benchmarks/e3/{dataset}/aggregate.tsv"
+        bench("e3/{dataset}/aggregate.tsv")
     log:
-        "logs/e3/{dataset}/aggregate.log",
+        logs("e3/{dataset}/aggregate.log"),
     script:
         "../scripts/e3_aggregate.py"

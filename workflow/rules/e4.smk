@@ -22,9 +22,9 @@ E4_DATA = lambda w: (
     {}
     if w.dataset == "synthetic"
     else {
-        "interactions": f"results/data/{w.dataset}/interactions.parquet",
-        "user_index": f"results/data/{w.dataset}/users.parquet",
-        "item_index": f"results/data/{w.dataset}/items.parquet",
+        "interactions": results(f"data/{w.dataset}/interactions.parquet"),
+        "user_index": results(f"data/{w.dataset}/users.parquet"),
+        "item_index": results(f"data/{w.dataset}/items.parquet"),
     }
 )
 
@@ -34,7 +34,7 @@ rule e4_propensities:
     input:
         unpack(E4_DATA),
     output:
-        pairs="results/e4/{dataset}/seed{seed}/propensities.parquet",
+        pairs=results("e4/{dataset}/seed{seed}/propensities.parquet"),
     params:
         dataset="{dataset}",
         seed=lambda w: int(w.seed),
@@ -48,9 +48,9 @@ rule e4_propensities:
     conda:
         "../envs/debiaseval.yaml"
     log:
-        "logs/e4/{dataset}/seed{seed}/propensities.log",
+        logs("e4/{dataset}/seed{seed}/propensities.log"),
     benchmark:
-        "benchmarks/e4/{dataset}/seed{seed}/propensities.tsv"
+        bench("e4/{dataset}/seed{seed}/propensities.tsv")
     script:
         "../scripts/e4_propensities.py"
 
@@ -59,11 +59,11 @@ rule e4_fit:
     """MF-Naive (propensity none) or MF-IPS: CV-tuned, refitted, scored on the test."""
     input:
         unpack(E4_DATA),
-        pairs="results/e4/{dataset}/seed{seed}/propensities.parquet",
+        pairs=results("e4/{dataset}/seed{seed}/propensities.parquet"),
     output:
-        errors="results/e4/{dataset}/seed{seed}/{propensity}/errors.parquet",
-        cv="results/e4/{dataset}/seed{seed}/{propensity}/cv.parquet",
-        losses="results/e4/{dataset}/seed{seed}/{propensity}/losses.parquet",
+        errors=results("e4/{dataset}/seed{seed}/{propensity}/errors.parquet"),
+        cv=results("e4/{dataset}/seed{seed}/{propensity}/cv.parquet"),
+        losses=results("e4/{dataset}/seed{seed}/{propensity}/losses.parquet"),
     wildcard_constraints:
         propensity="none|known|provided|logistic|naive_bayes",
     params:
@@ -80,9 +80,9 @@ rule e4_fit:
     conda:
         "../envs/debiaseval.yaml"
     log:
-        "logs/e4/{dataset}/seed{seed}/{propensity}/fit.log",
+        logs("e4/{dataset}/seed{seed}/{propensity}/fit.log"),
     benchmark:
-        "benchmarks/e4/{dataset}/seed{seed}/{propensity}/fit.tsv"
+        bench("e4/{dataset}/seed{seed}/{propensity}/fit.tsv")
     script:
         "../scripts/e4_fit.py"
 
@@ -92,20 +92,20 @@ rule e4_aggregate:
     the MAR test pairs, [ICML16]'s; and across seeds)."""
     input:
         errors=lambda w: [
-            f"results/e4/{w.dataset}/seed{seed}/{model}/errors.parquet"
+            results(f"e4/{w.dataset}/seed{seed}/{model}/errors.parquet")
             for seed in range(e4_dataset_seeds(E4, w.dataset))
             for model in e4_fit_models(E4, w.dataset)
         ],
         losses=lambda w: [
-            f"results/e4/{w.dataset}/seed{seed}/{model}/losses.parquet"
+            results(f"e4/{w.dataset}/seed{seed}/{model}/losses.parquet")
             for seed in range(e4_dataset_seeds(E4, w.dataset))
             for model in e4_fit_models(E4, w.dataset)
         ],
     output:
-        errors="results/e4/{dataset}/errors.parquet",
-        summary="results/e4/{dataset}/summary.parquet",
-        pair_tests="results/e4/{dataset}/pair_tests.parquet",
-        summary_md="results/e4/{dataset}/summary.md",
+        errors=results("e4/{dataset}/errors.parquet"),
+        summary=results("e4/{dataset}/summary.parquet"),
+        pair_tests=results("e4/{dataset}/pair_tests.parquet"),
+        summary_md=results("e4/{dataset}/summary.md"),
         **report_outputs("e4"),
     params:
         captions=figure_module("e4").FIGURES,
@@ -115,8 +115,8 @@ rule e4_aggregate:
     conda:
         "../envs/debiaseval.yaml"
     benchmark:
-        "benchmarks/e4/{dataset}/aggregate.tsv"
+        bench("e4/{dataset}/aggregate.tsv")
     log:
-        "logs/e4/{dataset}/aggregate.log",
+        logs("e4/{dataset}/aggregate.log"),
     script:
         "../scripts/e4_aggregate.py"

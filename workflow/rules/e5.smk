@@ -19,9 +19,9 @@ rule e5_full:
     input:
         unpack(preprocess_input),
     output:
-        full="results/e5/{dataset}/full.parquet",
-        user_index="results/e5/{dataset}/users.parquet",
-        item_index="results/e5/{dataset}/items.parquet",
+        full=results("e5/{dataset}/full.parquet"),
+        user_index=results("e5/{dataset}/users.parquet"),
+        item_index=results("e5/{dataset}/items.parquet"),
     wildcard_constraints:
         dataset=_alternatives(FULLY_EXPOSED),
     params:
@@ -31,9 +31,9 @@ rule e5_full:
     conda:
         "../envs/debiaseval.yaml"
     benchmark:
-        "benchmarks/e5/{dataset}/full.tsv"
+        bench("e5/{dataset}/full.tsv")
     log:
-        "logs/e5/{dataset}/full.log",
+        logs("e5/{dataset}/full.log"),
     script:
         "../scripts/e5_full.py"
 
@@ -43,13 +43,13 @@ rule e5_expose:
     input:
         # fully exposed datasets come from e5_full, the others from the shared preprocessing
         data=lambda w: (
-            f"results/e5/{w.dataset}/full.parquet"
+            results(f"e5/{w.dataset}/full.parquet")
             if w.dataset in FULLY_EXPOSED
-            else f"results/data/{w.dataset}/interactions.parquet"
+            else results(f"data/{w.dataset}/interactions.parquet")
         ),
         item_index=lambda w: e5_id_tables(w)["item_index"],
     output:
-        "results/e5/{dataset}/seed{seed}/exposure.parquet",
+        results("e5/{dataset}/seed{seed}/exposure.parquet"),
     params:
         dataset="{dataset}",
         seed=lambda w: int(w.seed),
@@ -60,9 +60,9 @@ rule e5_expose:
     conda:
         "../envs/debiaseval.yaml"
     benchmark:
-        "benchmarks/e5/{dataset}/seed{seed}/expose.tsv"
+        bench("e5/{dataset}/seed{seed}/expose.tsv")
     log:
-        "logs/e5/{dataset}/seed{seed}/expose.log",
+        logs("e5/{dataset}/seed{seed}/expose.log"),
     script:
         "../scripts/e5_expose.py"
 
@@ -71,7 +71,7 @@ rule e5_export:
     """The seed's biased training set in raw ids, to train other frameworks on."""
     input:
         unpack(e5_id_tables),
-        split="results/e5/{dataset}/seed{seed}/exposure.parquet",
+        split=results("e5/{dataset}/seed{seed}/exposure.parquet"),
     output:
         **export_outputs("e5"),
     params:
@@ -80,9 +80,9 @@ rule e5_export:
     conda:
         "../envs/debiaseval.yaml"
     benchmark:
-        "benchmarks/e5/{dataset}/seed{seed}/export.tsv"
+        bench("e5/{dataset}/seed{seed}/export.tsv")
     log:
-        "logs/e5/{dataset}/seed{seed}/export.log",
+        logs("e5/{dataset}/seed{seed}/export.log"),
     script:
         "../scripts/export_split.py"
 
@@ -93,8 +93,8 @@ rule e5_evaluate:
     input:
         unpack(e5_evaluate_input),
     output:
-        estimates="results/e5/{dataset}/seed{seed}/estimates/{model}.parquet",
-        metrics_per_user="results/e5/{dataset}/seed{seed}/metrics_per_user/{model}.parquet",
+        estimates=results("e5/{dataset}/seed{seed}/estimates/{model}.parquet"),
+        metrics_per_user=results("e5/{dataset}/seed{seed}/metrics_per_user/{model}.parquet"),
     wildcard_constraints:
         model=_alternatives(E5["models"]),
     params:
@@ -116,9 +116,9 @@ rule e5_evaluate:
     conda:
         "../envs/debiaseval.yaml"
     log:
-        "logs/e5/{dataset}/seed{seed}/evaluate/{model}.log",
+        logs("e5/{dataset}/seed{seed}/evaluate/{model}.log"),
     benchmark:
-        "benchmarks/e5/{dataset}/seed{seed}/evaluate/{model}.tsv"
+        bench("e5/{dataset}/seed{seed}/evaluate/{model}.tsv")
     script:
         "../scripts/e5_evaluate.py"
 
@@ -128,21 +128,21 @@ rule e5_aggregate:
     the models; Parquet and Markdown."""
     input:
         estimates=expand(
-            "results/e5/{{dataset}}/seed{seed}/estimates/{model}.parquet",
+            results("e5/{{dataset}}/seed{seed}/estimates/{model}.parquet"),
             seed=experiment_seeds("e5"),
             model=E5["models"],
         ),
         metrics_per_user=expand(
-            "results/e5/{{dataset}}/seed{seed}/metrics_per_user/{model}.parquet",
+            results("e5/{{dataset}}/seed{seed}/metrics_per_user/{model}.parquet"),
             seed=experiment_seeds("e5"),
             model=E5["models"],
         ),
     output:
-        estimates="results/e5/{dataset}/estimates.parquet",
-        agreement="results/e5/{dataset}/agreement.parquet",
-        comparisons="results/e5/{dataset}/comparisons.parquet",
-        estimates_md="results/e5/{dataset}/estimates.md",
-        agreement_md="results/e5/{dataset}/agreement.md",
+        estimates=results("e5/{dataset}/estimates.parquet"),
+        agreement=results("e5/{dataset}/agreement.parquet"),
+        comparisons=results("e5/{dataset}/comparisons.parquet"),
+        estimates_md=results("e5/{dataset}/estimates.md"),
+        agreement_md=results("e5/{dataset}/agreement.md"),
         **report_outputs("e5"),
     params:
         captions=figure_module("e5").FIGURES,
@@ -153,8 +153,8 @@ rule e5_aggregate:
     conda:
         "../envs/debiaseval.yaml"
     benchmark:
-        "benchmarks/e5/{dataset}/aggregate.tsv"
+        bench("e5/{dataset}/aggregate.tsv")
     log:
-        "logs/e5/{dataset}/aggregate.log",
+        logs("e5/{dataset}/aggregate.log"),
     script:
         "../scripts/e5_aggregate.py"

@@ -18,16 +18,16 @@ rule e6_evaluate:
             lambda w: {}
             if w.dataset == "synthetic"
             else {
-                "interactions": f"results/data/{w.dataset}/interactions.parquet",
-                "user_index": f"results/data/{w.dataset}/users.parquet",
-                "item_index": f"results/data/{w.dataset}/items.parquet",
+                "interactions": results(f"data/{w.dataset}/interactions.parquet"),
+                "user_index": results(f"data/{w.dataset}/users.parquet"),
+                "item_index": results(f"data/{w.dataset}/items.parquet"),
             }
         ),
     output:
-        scores="results/e6/{dataset}/seed{seed}/scores.parquet",
-        weights="results/e6/{dataset}/seed{seed}/weights.parquet",
-        snapshots="results/e6/{dataset}/seed{seed}/snapshots.parquet",
-        lists="results/e6/{dataset}/seed{seed}/lists.parquet",
+        scores=results("e6/{dataset}/seed{seed}/scores.parquet"),
+        weights=results("e6/{dataset}/seed{seed}/weights.parquet"),
+        snapshots=results("e6/{dataset}/seed{seed}/snapshots.parquet"),
+        lists=results("e6/{dataset}/seed{seed}/lists.parquet"),
     params:
         dataset="{dataset}",
         seed=lambda w: int(w.seed),
@@ -41,9 +41,9 @@ rule e6_evaluate:
     conda:
         "../envs/debiaseval.yaml"
     log:
-        "logs/e6/{dataset}/seed{seed}/evaluate.log",
+        logs("e6/{dataset}/seed{seed}/evaluate.log"),
     benchmark:
-        "benchmarks/e6/{dataset}/seed{seed}/evaluate.tsv"
+        bench("e6/{dataset}/seed{seed}/evaluate.tsv")
     script:
         "../scripts/e6_evaluate.py"
 
@@ -53,17 +53,17 @@ rule e6_aggregate:
     input:
         unpack(
             lambda w: {
-                f"{table}_{seed}": f"results/e6/{w.dataset}/seed{seed}/{table}.parquet"
+                f"{table}_{seed}": results(f"e6/{w.dataset}/seed{seed}/{table}.parquet")
                 for seed in experiment_seeds("e6")
                 for table in ("scores", "weights", "snapshots", "lists")
             }
         ),
     output:
-        scores="results/e6/{dataset}/scores.parquet",
-        weights="results/e6/{dataset}/weights.parquet",
-        snapshots="results/e6/{dataset}/snapshots.parquet",
-        lists="results/e6/{dataset}/lists.parquet",
-        markdown="results/e6/{dataset}/scores.md",
+        scores=results("e6/{dataset}/scores.parquet"),
+        weights=results("e6/{dataset}/weights.parquet"),
+        snapshots=results("e6/{dataset}/snapshots.parquet"),
+        lists=results("e6/{dataset}/lists.parquet"),
+        markdown=results("e6/{dataset}/scores.md"),
         **report_outputs("e6"),
     params:
         captions=figure_module("e6").FIGURES,
@@ -73,8 +73,8 @@ rule e6_aggregate:
     conda:
         "../envs/debiaseval.yaml"
     benchmark:
-        "benchmarks/e6/{dataset}/aggregate.tsv"
+        bench("e6/{dataset}/aggregate.tsv")
     log:
-        "logs/e6/{dataset}/aggregate.log",
+        logs("e6/{dataset}/aggregate.log"),
     script:
         "../scripts/e6_aggregate.py"

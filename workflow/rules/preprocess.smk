@@ -6,9 +6,9 @@ rule preprocess:
     input:
         unpack(preprocess_input),
     output:
-        interactions="results/data/{dataset}/interactions.parquet",
-        user_index="results/data/{dataset}/users.parquet",
-        item_index="results/data/{dataset}/items.parquet",
+        interactions=results("data/{dataset}/interactions.parquet"),
+        user_index=results("data/{dataset}/users.parquet"),
+        item_index=results("data/{dataset}/items.parquet"),
     params:
         dataset="{dataset}",
         synthetic=lambda w: config["synthetic"] if w.dataset == "synthetic" else None,
@@ -22,8 +22,8 @@ rule preprocess:
     conda:
         "../envs/debiaseval.yaml"
     log:
-        "logs/data/{dataset}/preprocess.log",
+        logs("data/{dataset}/preprocess.log"),
     benchmark:
-        "benchmarks/data/{dataset}/preprocess.tsv"
+        bench("data/{dataset}/preprocess.tsv")
     script:
         "../scripts/preprocess.py"

@@ -11,9 +11,9 @@ localrules:
 rule run_config:
     """The run's resolved configuration (defaults filled in): YAML, and a table for the report."""
     output:
-        yaml="results/config.yaml",
+        yaml=results("config.yaml"),
         html=report(
-            "results/config.html",
+            results("config.html"),
             caption="../report/config.rst",
             category="Configuration",
             labels={"result": "resolved configuration"},
@@ -24,8 +24,8 @@ rule run_config:
     conda:
         "../envs/debiaseval.yaml"
     benchmark:
-        "benchmarks/run_config.tsv"
+        bench("run_config.tsv")
     log:
-        "logs/run_config.log",
+        logs("run_config.log"),
     script:
         "../scripts/run_config.py"

@@ -12,8 +12,9 @@ import itertools
 import math
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
@@ -22,12 +23,14 @@ if TYPE_CHECKING:
     import jsonschema
 
 __all__ = [
+    "DEFAULT_STUDY",
     "ConfigError",
     "coerce_strings",
     "expand_grid",
     "experiment_names",
     "load_schema",
     "memory_bytes",
+    "study_name",
     "synthetic_memory",
     "validate_config",
 ]
@@ -395,6 +398,36 @@ def _resolve_experiments(config: dict[str, Any]) -> None:
                 check(config)
 
 
+DEFAULT_STUDY = "default"
+"""The study of a run given no config file and no ``study`` key."""
+
+_STUDY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+def study_name(study: str | None, configfiles: Sequence[str | os.PathLike[str]] = ()) -> str:
+    """The folder a run's files go under (``results/<study>/``, ``logs/<study>/``,
+    ``benchmarks/<study>/``): the config key ``study``, else the stem of the last of
+    ``configfiles`` (those given with ``--configfile``), else ``default``.
+
+    Raises :class:`ConfigError` naming ``study`` when the name is not a safe folder name:
+    letters, digits, ``.``, ``_`` and ``-``, starting with a letter or digit, at most 64
+    characters. See docs/getting-started.md#studies.
+    """
+    origin = ""
+    if study is None and configfiles:
+        study = Path(configfiles[-1]).stem
+        origin = f" (the stem of --configfile {Path(configfiles[-1]).name}; set study instead)"
+    elif study is None:
+        study = DEFAULT_STUDY
+    if not _STUDY.fullmatch(study):
+        raise ConfigError(
+            f"config error at 'study': {study!r} is not a folder name{origin}: expected "
+            "letters, digits, '.', '_' or '-', starting with a letter or digit, at most 64 "
+            "characters"
+        )
+    return study
+
+
 def validate_config(
     config: Mapping[str, Any], only: str | tuple[str, ...] | None = None
 ) -> dict[str, Any]:
@@ -420,6 +453,8 @@ def validate_config(
     error = jsonschema.exceptions.best_match(validator.iter_errors(filled))
     if error is not None:
         raise ConfigError(_one_line(error))
+    if filled["study"] is not None:
+        study_name(filled["study"])
     _check_own_datasets(filled["sources"])
     _check_dataset_names("datasets", filled["datasets"], filled["sources"])
     from debiaseval.recommenders.registry import add_plugin_paths

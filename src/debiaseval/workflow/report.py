@@ -2,8 +2,8 @@
 
 Each experiment's aggregate job calls :func:`publish_report` after writing its
 tables, so a dataset's figures and report tables are rebuilt whenever its
-results are (asking for ``results/e1/coat/summary.parquet`` alone refreshes them
-too). Every page is a standalone HTML file that Snakemake's report embeds:
+results are (asking for ``results/<study>/e1/coat/summary.parquet`` alone refreshes
+them too). Every page is a standalone HTML file that Snakemake's report embeds:
 
 - ``figures/<name>.html``: the figure (its SVG inline) with its caption under it,
   so the caption is read with the figure, not behind an icon; the SVG and a
@@ -11,7 +11,8 @@ too). Every page is a standalone HTML file that Snakemake's report embeds:
 - ``tables/<stem>.html``: the Markdown document ``<stem>.md`` the aggregate job
   wrote, rendered as HTML, so the report's tables have the Markdown's pivoted
   layout;
-- ``results/config.html``: the resolved configuration of the run (:func:`config_page`).
+- ``results/<study>/config.html``: the resolved configuration of the run
+  (:func:`config_page`).
 
 See docs/report.md.
 """
@@ -93,13 +94,15 @@ def flatten_config(config: Mapping[str, Any], prefix: str = "") -> list[tuple[st
 
 
 def config_page(config: Mapping[str, Any]) -> str:
-    """The resolved configuration of a run (every default filled in) as one table of keys."""
+    """The resolved configuration of a run (every default filled in, ``study`` resolved) as
+    one table of keys."""
     frame = pd.DataFrame(flatten_config(config), columns=["key", "value"])
     table = frame.to_html(index=False, border=0, escape=True)
+    folder = html.escape(f"results/{config.get('study') or '<study>'}")
     body = (
         "<h2>Configuration of the run</h2>\n<p>Every key the run read, defaults filled in, "
-        "as validated against the config schema. <code>results/config.yaml</code> holds the "
-        "same configuration as YAML: <code>snakemake --configfile results/config.yaml</code> "
+        f"as validated against the config schema. <code>{folder}/config.yaml</code> holds the "
+        f"same configuration as YAML: <code>snakemake --configfile {folder}/config.yaml</code> "
         f"reruns it.</p>\n{table}"
     )
     return _page("Configuration of the run", body)
@@ -112,7 +115,7 @@ def _module(package: str, experiment: str) -> Any:
 def publish_report(experiment: str, dataset: str, folder: str | os.PathLike[str]) -> None:
     """Draw every figure and render every Markdown table of ``experiment`` on ``dataset``.
 
-    Reads the aggregated tables in ``folder`` (``results/<experiment>/<dataset>/``:
+    Reads the aggregated tables in ``folder`` (``results/<study>/<experiment>/<dataset>/``:
     the Parquet stems the figures module lists in ``TABLES``, the Markdown files of
     the experiment's ``OUTPUTS``) and writes ``folder/figures/<name>.svg``, ``.png``
     and ``.html`` (figure with caption) for each of ``FIGURES``, and
@@ -137,7 +140,7 @@ def publish_report(experiment: str, dataset: str, folder: str | os.PathLike[str]
             write_text(markdown_page(text, title), folder / "tables" / f"{Path(output).stem}.html")
 
 
-_RESULT = re.compile(r"results/(?P<experiment>[^/]+)/(?P<dataset>[^/]+)/[^/]+\.md")
+_RESULT = re.compile(r"results/[^/]+/(?P<experiment>[^/]+)/(?P<dataset>[^/]+)/[^/]+\.md")
 
 
 def run_datasets(
@@ -145,7 +148,7 @@ def run_datasets(
 ) -> dict[tuple[str, str], list[str]]:
     """The Markdown results among ``outputs`` (files a run wrote), by (experiment, dataset).
 
-    Only ``results/<experiment>/<dataset>/*.md`` of the given ``experiments`` count:
+    Only ``results/<study>/<experiment>/<dataset>/*.md`` of the given ``experiments`` count:
     an experiment's aggregate job writes them, so they name the datasets whose
     results the run produced or changed. In ``experiments`` order, then by dataset.
     """
@@ -160,12 +163,12 @@ def run_datasets(
     return {key: sorted(found[key]) for key in sorted(found, key=lambda k: (order[k[0]], k[1]))}
 
 
-_EXPORT = re.compile(r"(?P<folder>results/[^/]+/[^/]+/export/)seed(?P<seed>\d+)/[^/]+")
+_EXPORT = re.compile(r"(?P<folder>results/[^/]+/[^/]+/[^/]+/export/)seed(?P<seed>\d+)/[^/]+")
 
 
 def exported_splits(outputs: Iterable[str]) -> dict[str, list[str]]:
-    """The export folders among ``outputs`` (``results/<experiment>/<dataset>/export/``) with
-    the seeds written, in order."""
+    """The export folders among ``outputs`` (``results/<study>/<experiment>/<dataset>/export/``)
+    with the seeds written, in order."""
     found: dict[str, set[int]] = {}
     for path in outputs:
         match = _EXPORT.fullmatch(Path(path).as_posix())
@@ -174,15 +177,16 @@ def exported_splits(outputs: Iterable[str]) -> dict[str, list[str]]:
     return {folder: [str(s) for s in sorted(found[folder])] for folder in sorted(found)}
 
 
-def finished_message(outputs: Iterable[str], experiments: Sequence[str]) -> str:
-    """What a successful run prints last: the results of the datasets this run produced or
-    changed (``outputs``: the files its jobs wrote), and how to see them in the report."""
+def finished_message(outputs: Iterable[str], experiments: Sequence[str], study: str) -> str:
+    """What a successful run prints last: its study, the results of the datasets this run
+    produced or changed (``outputs``: the files its jobs wrote), and how to see them in the
+    report."""
     produced = run_datasets(outputs, experiments)
+    done = f"debiaseval: the run of study {study} (results/{study}/) is complete."
     if not produced:
-        lines = ["debiaseval: the run is complete. It changed no experiment's results "
-                 "(only intermediate files)."]  # fmt: skip
+        lines = [f"{done} It changed no experiment's results (only intermediate files)."]
     else:
-        lines = ["debiaseval: the run is complete. Results it produced or changed "
+        lines = [f"{done} Results it produced or changed "
                  "(Markdown; Parquet beside them, figures in figures/):"]  # fmt: skip
         lines += [
             f"  {experiment.upper()} on {dataset}: {', '.join(files)}"

@@ -1,0 +1,147 @@
+"""Studies: the name that puts a run's results, logs and benchmarks under their own folder, so
+that two configs never overwrite each other's results (docs/getting-started.md#studies)."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from debiaseval.workflow.config import ConfigError, study_name, validate_config
+
+# --------------------------------------------------------------------------- the name
+
+
+def test_the_key_wins_then_the_last_configfile_stem_then_default():
+    assert study_name("mine", ["config/paper.yaml"]) == "mine"
+    assert study_name(None, ["config/paper.yaml", "tests/configs/tiny.yaml"]) == "tiny"
+    assert study_name(None, [Path("/abs/coat-1seed.v2.yml")]) == "coat-1seed.v2"
+    assert study_name(None, []) == "default"
+
+
+@pytest.mark.parametrize("name", ["../up", "a/b", ".hidden", "", "with space", "x" * 65, "é"])
+def test_a_name_that_is_not_a_safe_folder_is_one_line_naming_study(name):
+    with pytest.raises(ConfigError) as info:
+        study_name(name)
+    message = str(info.value)
+    assert message.startswith(f"config error at 'study': {name!r} is not a folder name: ")
+    assert "\n" not in message
+
+
+def test_an_unsafe_configfile_stem_says_where_the_name_came_from():
+    expected = (
+        r"^config error at 'study': 'my run' is not a folder name "
+        r"\(the stem of --configfile my run\.yaml; set study instead\)"
+    )
+    with pytest.raises(ConfigError, match=expected):
+        study_name(None, ["configs/my run.yaml"])
+
+
+def test_validation_checks_the_key_and_defaults_it_to_null():
+    assert validate_config({})["study"] is None
+    assert validate_config({"study": "paper-rho0.4"})["study"] == "paper-rho0.4"
+    with pytest.raises(ConfigError, match=r"^config error at 'study': '\.\./x' is not a folder"):
+        validate_config({"study": "../x"})
+    with pytest.raises(ConfigError, match=r"^config error at 'study'"):
+        validate_config({"study": 3})
+
+
+# --------------------------------------------------------------------------- the workflow
+
+# Two small E1 configs on the synthetic data: A has 2 seeds and two models, B 1 seed and
+# another model. The default config (config/config.yaml) is merged under each, as Snakemake does.
+SMALL = {
+    "experiments": ["e1"],
+    "datasets": ["synthetic"],
+    "synthetic": {"n_users": 60, "n_items": 80, "density": 0.1, "n_mar": 10, "rank": 4, "seed": 0},
+}
+TESTSETS = {"REG": {"strategy": "reg"}, "SKEW": {"strategy": "skew"}}
+A = {**SMALL, "seeds": 2, "e1": {"ks": [5], "testsets": TESTSETS, "recommenders": {
+    "Random": {"algorithm": "random"}, "PosPop": {"algorithm": "pospop"}}}}  # fmt: skip
+B = {**SMALL, "seeds": 1, "e1": {"ks": [5], "testsets": TESTSETS, "recommenders": {
+    "ItemKNN": {"algorithm": "itemknn", "grid": {"k": [5]}}}}}  # fmt: skip
+
+
+def digests(folder: Path) -> dict[str, str]:
+    """The SHA-256 of every file under ``folder``, by relative path."""
+    return {
+        p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.fixture(scope="module")
+def two_studies(tmp_path_factory) -> tuple[Path, dict[str, str]]:
+    """Study a run; a stale seed5/ planted beside its two seeds; then study b run in the same
+    folder. Returns the folder and the digests of results/a/ taken before b ran."""
+    from test_workflow import make_workdir, snakemake
+
+    workdir = make_workdir(tmp_path_factory.mktemp("studies"))
+    (workdir / "a.yaml").write_text(yaml.safe_dump(A))
+    (workdir / "b.yaml").write_text(yaml.safe_dump(B))
+    snakemake(workdir, "--cores", "2", configfiles=("a.yaml",))
+    # a stale seed folder, as a former 6-seed run of the same study leaves: other numbers
+    e1 = workdir / "results/a/e1/synthetic"
+    shutil.copytree(e1 / "seed0", e1 / "seed5")
+    stale = pd.read_parquet(e1 / "seed5/metrics.parquet")
+    stale.assign(value=0.987654, seed=5).to_parquet(e1 / "seed5/metrics.parquet")
+    before = digests(workdir / "results/a")
+    run = snakemake(workdir, "--cores", "2", configfiles=("b.yaml",))
+    (workdir / "b.out").write_text(run.stdout + run.stderr)
+    return workdir, before
+
+
+@pytest.mark.slow
+def test_a_second_config_leaves_the_first_study_byte_identical_and_readable(two_studies):
+    workdir, before = two_studies
+    assert digests(workdir / "results/a") == before
+    assert len(before) > 20
+    a = pd.read_parquet(workdir / "results/a/e1/synthetic/summary.parquet")
+    b = pd.read_parquet(workdir / "results/b/e1/synthetic/summary.parquet")
+    assert set(a["recommender"]) == {"Random", "PosPop"} and (a["n_seeds"] == 2).all()
+    assert set(b["recommender"]) == {"ItemKNN"} and (b["n_seeds"] == 1).all()
+    # each study's resolved config names it, and its logs and benchmarks are its own
+    for name, seeds in (("a", 2), ("b", 1)):
+        resolved = yaml.safe_load((workdir / f"results/{name}/config.yaml").read_text())
+        assert resolved["study"] == name and resolved["e1"]["seeds"] == seeds
+        assert (workdir / f"logs/{name}/e1/synthetic/aggregate.log").is_file()
+        assert (workdir / f"benchmarks/{name}/e1/synthetic/aggregate.tsv").is_file()
+    assert sorted(p.name for p in (workdir / "results").iterdir()) == ["a", "b"]
+    out = (workdir / "b.out").read_text()
+    assert "debiaseval: the run of study b (results/b/) is complete." in out
+    assert "E1 on synthetic: results/b/e1/synthetic/" in out
+    # and study a is still complete: nothing of it to rerun
+    from test_workflow import snakemake
+
+    assert "Nothing to be done" in snakemake(workdir, "-n", configfiles=("a.yaml",)).stdout
+
+
+@pytest.mark.slow
+def test_an_aggregate_reads_its_configs_seeds_only_never_a_stale_folder(two_studies):
+    """Rerunning study a's aggregate beside the planted seed5/ gives the same bytes: it reads
+    the config's seeds 0 and 1, listed explicitly, not the folders it finds."""
+    from test_workflow import snakemake
+
+    workdir, before = two_studies
+    snakemake(workdir, "--cores", "1", "--forcerun", "e1_aggregate", configfiles=("a.yaml",))
+    after = digests(workdir / "results/a")
+    assert after == before
+    summary = pd.read_parquet(workdir / "results/a/e1/synthetic/summary.parquet")
+    assert not (summary["mean"] == 0.987654).any()
+
+
+@pytest.mark.slow
+def test_a_bad_study_name_stops_before_any_job(tmp_path):
+    from test_workflow import make_workdir, snakemake
+
+    workdir = make_workdir(tmp_path / "bad")
+    (workdir / "a.yaml").write_text(yaml.safe_dump({**A, "study": "../elsewhere"}))
+    result = snakemake(workdir, "-n", configfiles=("a.yaml",), check=False)
+    assert result.returncode != 0
+    assert "config error at 'study': '../elsewhere' is not a folder name" in result.stderr
+    assert not (workdir / "results").exists()
