@@ -67,9 +67,7 @@ def test_excluded_recommenders_leave_tau_only():
 
 def test_true_is_the_truth_and_gt_is_scored():
     rows = ROWS + [
-        (r, s, TRUE, v, NAN, NAN)
-        for s in (0, 1)
-        for r, v in (("A", 0.3), ("B", 0.2), ("C", 0.1))
+        (r, s, TRUE, v, NAN, NAN) for s in (0, 1) for r, v in (("A", 0.3), ("B", 0.2), ("C", 0.1))
     ]
     table = _table(rows)
     assert truth_of(table["testset"]) == TRUE
