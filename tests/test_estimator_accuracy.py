@@ -95,3 +95,43 @@ def test_markdown_names_the_truth():
     text = estimator_accuracy_markdown(estimator_accuracy(_table(ROWS)), "coat")
     assert "## recall@10" in text and "| X |" in text
     assert "MAR ground truth `gt`" in text
+
+
+def test_aggregate_adds_true_and_scores_against_it():
+    from debiaseval.experiments.e1 import aggregate_step
+    from debiaseval.workflow.config import validate_config
+
+    table = _table(ROWS).assign(n_users=np.int64(50), n_short_lists=np.int64(0))
+    metrics = [table[table["seed"] == s] for s in (0, 1)]
+    truth = [
+        _table([(r, s, TRUE, v, NAN, NAN) for r, v in (("A", 0.3), ("B", 0.25), ("C", 0.1))])
+        for s in (0, 1)
+    ]
+    diagnostics = pd.DataFrame(
+        {
+            "seed": [0], "testset": ["X"], "n_pairs": [1], "n_users": [1], "n_items": [1],
+            "zero_weight_share": [0.0], "kl_users": [0.0], "kl_items": [0.0],
+        }
+    )  # fmt: skip
+    block = validate_config({"e1": {"seeds": 2}}, "e1")["e1"]
+    block = {
+        **block,
+        "testsets": {"X": {"strategy": "full"}},
+        "recommenders": {n: {"algorithm": "pospop"} for n in "ABC"},
+    }
+    interactions = pd.DataFrame({"user": [0], "item": [0], "part": ["mnar"]})
+    out = aggregate_step(metrics, [diagnostics], interactions, block, dataset="toy", truth=truth)
+    assert TRUE in set(out["summary"]["testset"])
+    accuracy = out["estimator_accuracy"]
+    assert list(accuracy["testset"]) == ["gt", "X"] and set(accuracy["truth"]) == {TRUE}
+    assert accuracy.iloc[0]["bias"] == pytest.approx(-0.05 / 3)
+    assert "# E1 on toy: the estimator arena's scoreboard" in out["estimator_accuracy_md"]
+
+
+def test_accuracy_figure_draws():
+    from debiaseval.figures import e1 as e1_figures
+
+    accuracy = estimator_accuracy(_table(ROWS))
+    summary = pd.DataFrame({"metric": ["recall"], "k": [10]})
+    fig = e1_figures.draw("accuracy", {"estimator_accuracy": accuracy, "summary": summary}, "toy")
+    assert len(fig.axes) == 2

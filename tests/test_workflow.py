@@ -137,7 +137,11 @@ def test_outputs(two_runs):
     assert (diagnostics[["kl_users", "kl_items"]] >= 0).all().all()
     summary_md = (workdir / "results/e1/synthetic/summary.md").read_text()
     assert "How MAR-like each test set is" in summary_md
-    for figure in ("recall", "pct_diff", "kendall", "significance"):
+    # the arena's scoreboard: on synthetic every row against the exact TRUE row
+    accuracy = pd.read_parquet(workdir / "results/e1/synthetic/estimator_accuracy.parquet")
+    assert set(accuracy["truth"]) == {"TRUE"} and "gt" in set(accuracy["testset"])
+    assert accuracy["coverage"].between(0, 1).all() and (accuracy["rmse"] >= 0).all()
+    for figure in ("recall", "pct_diff", "kendall", "significance", "accuracy"):
         svg = workdir / f"results/e1/synthetic/figures/{figure}.svg"
         assert svg.read_text().lstrip().startswith("<?xml")
         assert svg.with_suffix(".png").read_bytes().startswith(b"\x89PNG")
@@ -625,7 +629,7 @@ def test_e1_api_gives_the_workflow_bytes(two_runs, tmp_path):
     from debiaseval.workflow.io import write_parquet
 
     out = run_e1("synthetic", yaml.safe_load(TINY.read_text()))
-    for stem in ("summary", "kendall", "testsets"):
+    for stem in ("summary", "kendall", "testsets", "estimator_accuracy"):
         write_parquet(out[stem], tmp_path / f"{stem}.parquet")
         written = two_runs[0] / f"results/e1/synthetic/{stem}.parquet"
         assert (tmp_path / f"{stem}.parquet").read_bytes() == written.read_bytes(), stem

@@ -40,7 +40,7 @@ TRUE = "TRUE"
 
 ACCURACY_COLUMNS = [
     "testset", "metric", "k", "truth", "n_recommenders", "n_seeds", "n_pairs",
-    "bias", "rmse", "tau", "n_tau_seeds", "coverage", "n_intervals",
+    "bias", "rmse", "tau", "n_tau_seeds", "coverage", "level", "n_intervals",
 ]  # fmt: skip
 """Columns of ``estimator_accuracy.parquet``."""
 
@@ -64,6 +64,7 @@ def estimator_accuracy(
     *,
     truth: str | None = None,
     excluded: Sequence[str] = (),
+    level: float = 0.95,
 ) -> pd.DataFrame:
     """Bias, RMSE, mean Kendall's tau and interval coverage of every test set vs the truth.
 
@@ -72,7 +73,8 @@ def estimator_accuracy(
     test set scored against (default :func:`truth_of`); every other test set gets one row per
     (metric, k) with the columns of :data:`ACCURACY_COLUMNS` (module docstring), scored over
     the (recommender, seed) pairs where both it and the truth have a value. ``excluded``
-    recommenders are left out of tau only. Rows in the order the test sets first appear.
+    recommenders are left out of tau only; ``level`` is the intervals' nominal level
+    (``e1.confidence``), kept beside their coverage. Rows in the order the test sets first appear.
     """
     truth = truth_of(per_seed["testset"]) if truth is None else truth
     keys = ["recommender", "seed", "metric", "k"]
@@ -119,6 +121,7 @@ def estimator_accuracy(
                 "tau": float(np.nanmean(taus_arr)) if n_tau else np.nan,
                 "n_tau_seeds": np.int64(n_tau),
                 "coverage": coverage,
+                "level": float(level),
                 "n_intervals": np.int64(n_intervals),
             }
         )
@@ -134,10 +137,11 @@ def estimator_accuracy(
     return out.reset_index(drop=True)
 
 
-def estimator_accuracy_markdown(accuracy: pd.DataFrame, dataset: str, level: float = 0.95) -> str:
+def estimator_accuracy_markdown(accuracy: pd.DataFrame, dataset: str) -> str:
     """The scoreboard for people: one table per (metric, k) of test sets × bias, RMSE, tau,
     coverage (``estimator_accuracy.md``)."""
     truth = accuracy["truth"].iloc[0] if len(accuracy) else "gt"
+    level = accuracy["level"].iloc[0] if len(accuracy) else 0.95
     what = (
         "the exact value from the full rating matrix (`TRUE`)"
         if truth == TRUE

@@ -33,12 +33,18 @@ from debiaseval.evaluation.aggregate import (
     summary_table,
     testsets_table,
 )
+from debiaseval.evaluation.estimator_accuracy import (
+    TRUE,
+    estimator_accuracy,
+    estimator_accuracy_markdown,
+)
 from debiaseval.evaluation.external_lists import (
     lists_of_seed,
     prepare_lists,
     short_lists_warning,
 )
 from debiaseval.evaluation.flags import MIN_USERS, short_list_counts
+from debiaseval.evaluation.full_truth import true_topk, true_topk_table
 from debiaseval.evaluation.metrics import evaluate_topk, summarise, train_overlap_mask
 from debiaseval.evaluation.ranking import empty_recommendations
 from debiaseval.evaluation.uncertainty import (
@@ -60,6 +66,7 @@ __all__ = [
     "EXPORT",
     "NEEDS",
     "OUTPUTS",
+    "TRUTH_DATASETS",
     "EmptyTestSetError",
     "aggregate_step",
     "check_config",
@@ -73,6 +80,7 @@ __all__ = [
     "kendall_excluded",
     "kendall_groups",
     "lists_step",
+    "raw_ids",
     "run",
     "run_metadata",
     "seed_uncertainty",
@@ -82,6 +90,7 @@ __all__ = [
     "testset_diagnostics",
     "testset_step",
     "train_overlap_masks",
+    "truth_step",
     "tune_step",
 ]
 
@@ -97,8 +106,14 @@ OUTPUTS = (
     "kendall.md",
     "dropped.parquet",
     "dropped.md",
+    "estimator_accuracy.parquet",
+    "estimator_accuracy.md",
 )
 """E1's aggregated files in ``results/e1/<dataset>/``."""
+
+TRUTH_DATASETS = ("synthetic",)
+"""The datasets whose full rating matrix is known: E1 adds their exact ``TRUE`` row
+(:func:`truth_step`), which the scoreboard then scores every other row against."""
 
 EXPORT = {"train": "train", "val": "val"}
 """The parts of a seed's split exported in raw ids (``results/e1/<dataset>/export/seed<s>/``):
@@ -633,6 +648,50 @@ def evaluate_step(
     return seed_uncertainty(table, per_user, blocks, seed=seed, resamples=resamples, level=level)
 
 
+def raw_ids(table: pd.DataFrame, kind: str) -> np.ndarray:
+    """The raw ids (column ``raw_<kind>``) of E1's id table ``table`` of ``kind`` (user, item),
+    in E1's id order: on ``synthetic``, the generator's row and column of every id."""
+    return table.sort_values(kind)[f"raw_{kind}"].to_numpy(np.int64)
+
+
+def truth_step(
+    split: pd.DataFrame,
+    recs: Mapping[str, pd.DataFrame],
+    *,
+    synthetic: Mapping[str, Any],
+    raw_users: np.ndarray,
+    raw_items: np.ndarray,
+    seed: int,
+    ks: Sequence[int],
+    metrics: Sequence[str],
+    positive_threshold: float,
+) -> pd.DataFrame:
+    """Rule ``e1_truth``: the seed's ``TRUE`` rows on ``synthetic`` (docs/estimators.md).
+
+    Every recommender's exact metrics over all its candidates (every item but the
+    seed's ``train`` items) from the full rating matrix of the config's ``synthetic``
+    block (:func:`~debiaseval.evaluation.full_truth.true_topk`); ``raw_users`` and
+    ``raw_items`` (E1's id tables) map E1's ids to the generator's. The rows of
+    ``metrics.parquet``'s layout, with NaN bootstrap bounds.
+    """
+    from debiaseval.data.synthetic import full_rating_rows
+
+    train = split[split["part"] == "train"]
+    per_user, n_relevant = true_topk(
+        recs,
+        train,
+        full_rating_rows(**synthetic),
+        n_users=len(raw_users),
+        n_items=len(raw_items),
+        ks=list(dict.fromkeys(ks)),
+        metrics=metrics,
+        positive_threshold=positive_threshold,
+        raw_users=raw_users,
+        raw_items=raw_items,
+    )
+    return true_topk_table(recs, per_user, testset=TRUE, seed=seed, n_relevant=n_relevant)
+
+
 def seed_uncertainty(
     metrics: pd.DataFrame,
     per_user: Mapping[str, Mapping[str, pd.DataFrame]],
@@ -714,8 +773,15 @@ def aggregate_step(
     dataset: str,
     min_users: int = MIN_USERS,
     comparisons: Sequence[pd.DataFrame] = (),
+    truth: Sequence[pd.DataFrame] = (),
 ) -> dict[str, Any]:
     """Rule ``e1_aggregate``: the tables of ``OUTPUTS`` (Markdown ones as text, by file stem).
+
+    ``truth``: the seeds' ``TRUE`` rows (:func:`truth_step`, ``synthetic`` only), one more
+    row of the test-set column. ``estimator_accuracy`` scores every other row against the
+    truth, ``TRUE`` where given, else gt
+    (:func:`~debiaseval.evaluation.estimator_accuracy.estimator_accuracy`; Kendall's tau
+    leaves out :func:`kendall_excluded`).
 
     The summary gains the t interval over seeds (``ci_low``, ``ci_high``) and the mean
     per-seed bootstrap bounds (``boot_low``, ``boot_high``) at ``e1.confidence``, and
@@ -724,7 +790,7 @@ def aggregate_step(
     ``comparisons`` (the seeds' paired tests) become how many seeds agree
     (:func:`agreement_over_seeds`, significant at 1 - ``e1.confidence``).
     """
-    per_seed = pd.concat(metrics).reset_index(drop=True)
+    per_seed = pd.concat([*metrics, *truth]).reset_index(drop=True)
     keys = ["recommender", "testset", "metric", "k"]
     level = block["confidence"]
     summary = summary_table(per_seed).merge(
@@ -740,7 +806,8 @@ def aggregate_step(
     kendall = kendall_table(summary, kendall_groups(block), kendall_excluded(block))
     checks = testsets_table(pd.concat(diagnostics))
     about = run_metadata(interactions, block)
-    names = [GROUND_TRUTH, *block["testsets"]]
+    names = [GROUND_TRUTH, *block["testsets"], *([TRUE] if truth else [])]
+    accuracy = estimator_accuracy(per_seed, excluded=kendall_excluded(block), level=level)
     return {
         "summary": summary,
         "kendall": kendall,
@@ -750,6 +817,8 @@ def aggregate_step(
         ),
         "kendall_md": kendall_markdown(kendall, dataset, names[1:]),
         "comparisons": agreement,
+        "estimator_accuracy": accuracy,
+        "estimator_accuracy_md": estimator_accuracy_markdown(accuracy, dataset),
     }
 
 
@@ -781,9 +850,11 @@ def run(
     ``external`` are read from their ``recs`` files, or from ``lists`` (name -> seed ->
     lists frame, as :func:`debiaseval.api.evaluate_lists` gives them), checked as the
     workflow checks them; their warnings are Python warnings. Returns ``summary``,
-    ``kendall``, ``testsets``, ``dropped`` (as written to ``results/e1/<dataset>/``), the
-    Markdown texts ``summary_md``, ``kendall_md`` and ``dropped_md``, and per-seed
-    ``metrics`` and ``tuning`` (with ``seed`` and ``recommender`` columns). The data is
+    ``kendall``, ``testsets``, ``estimator_accuracy``, ``dropped`` (as written to
+    ``results/e1/<dataset>/``), the Markdown texts ``summary_md``, ``kendall_md``,
+    ``estimator_accuracy_md`` and ``dropped_md``, and per-seed ``metrics`` and ``tuning``
+    (with ``seed`` and ``recommender`` columns); ``data="synthetic"`` adds the exact
+    ``TRUE`` row (:func:`truth_step`) to the per-seed ``metrics`` and the tables. The data is
     first taken as E1's protocol takes it (:func:`data_step`); a filter that drops more
     than half of a part is a Python warning.
     """
@@ -807,7 +878,8 @@ def run(
     threshold = positive_threshold_of(dataset, block["positive_threshold"], full["sources"])
     block = {**block, "positive_threshold": threshold}
     sizes = {"dataset": dataset, "n_users": n_users, "n_items": n_items}
-    evaluated, diagnostics, tunings = [], [], []
+    evaluated, diagnostics, tunings, truth = [], [], [], []
+    exact = isinstance(data, str) and dataset in TRUTH_DATASETS
     run_seeds = seed_ids(seeds, block["seeds"])
     for seed in run_seeds:
         split = split_step(
@@ -889,6 +961,20 @@ def run(
                 level=block["confidence"],
             )
         )
+        if exact:
+            truth.append(
+                truth_step(
+                    split,
+                    recs,
+                    synthetic=full["synthetic"],
+                    raw_users=raw_ids(frames.users, "user"),
+                    raw_items=raw_ids(frames.items, "item"),
+                    seed=seed,
+                    ks=block["ks"],
+                    metrics=block["metrics"],
+                    positive_threshold=block["positive_threshold"],
+                )
+            )
     block = {**block, "seeds": len(run_seeds)}
     metrics = [seed["metrics"] for seed in evaluated]
     out = aggregate_step(
@@ -899,6 +985,7 @@ def run(
         dataset=dataset,
         min_users=full["min_users"],
         comparisons=[seed["comparisons"] for seed in evaluated],
+        truth=truth,
     )
     out["metrics_per_user"] = pd.concat(
         [seed["metrics_per_user"] for seed in evaluated], ignore_index=True
@@ -908,6 +995,6 @@ def run(
     )
     out["dropped"] = kept.dropped
     out["dropped_md"] = dropped_text(kept.dropped, dataset)
-    out["metrics"] = pd.concat(metrics, ignore_index=True)
+    out["metrics"] = pd.concat([*metrics, *truth], ignore_index=True)
     out["tuning"] = pd.concat(tunings, ignore_index=True) if tunings else pd.DataFrame()
     return out
