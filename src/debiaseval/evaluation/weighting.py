@@ -144,9 +144,7 @@ def prepare(
     if imputation is None or train is None:
         raise ValueError("dr needs an imputation and the training part")
     r_h = imputation.pairs(users, items)
-    mass = imputation.candidate_mass(
-        train["user"].to_numpy(), train["item"].to_numpy(), n_users
-    )
+    mass = imputation.candidate_mass(train["user"].to_numpy(), train["item"].to_numpy(), n_users)
     den = mass + np.bincount(users, weights=(y - r_h) * w, minlength=n_users)
     in_h = np.bincount(users, minlength=n_users) > 0
     keep = in_h & (den > _EPS)
