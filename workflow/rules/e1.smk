@@ -249,14 +249,17 @@ rule e1_external:
 
 
 rule e1_evaluate:
-    """Top-k metrics of every recommender of one seed on gt and on every intervened test set:
-    per-user values, means with their bootstrap interval over users, paired tests."""
+    """Top-k metrics of every recommender of one seed on gt, on every intervened test set and
+    under every weighting estimator of e1.estimators (whose propensities and imputations are
+    computed here, once per seed): per-user values, means with their bootstrap interval over
+    users, paired tests, the estimators' diagnostics."""
     input:
         recs=expand(
             "results/e1/{{dataset}}/seed{{seed}}/recs/{recommender}.parquet",
             recommender=E1["recommenders"],
         ),
         split="results/e1/{dataset}/seed{seed}/split.parquet",
+        user_index="results/e1/{dataset}/data/users.parquet",
         item_index="results/e1/{dataset}/data/items.parquet",
         testsets=expand(
             "results/e1/{{dataset}}/seed{{seed}}/testsets/{testset}.parquet",
@@ -266,7 +269,11 @@ rule e1_evaluate:
         metrics="results/e1/{dataset}/seed{seed}/metrics.parquet",
         metrics_per_user="results/e1/{dataset}/seed{seed}/metrics_per_user.parquet",
         comparisons="results/e1/{dataset}/seed{seed}/comparisons.parquet",
+        estimators_diagnostics="results/e1/{dataset}/seed{seed}/estimators.diagnostics.parquet",
     params:
+        dataset="{dataset}",
+        estimators=E1["estimators"],
+        synthetic=config["synthetic"],
         seed=lambda w: int(w.seed),
         recommenders=list(E1["recommenders"]),
         testsets=list(E1["testsets"]),
