@@ -135,3 +135,27 @@ def test_accuracy_figure_draws():
     summary = pd.DataFrame({"metric": ["recall"], "k": [10]})
     fig = e1_figures.draw("accuracy", {"estimator_accuracy": accuracy, "summary": summary}, "toy")
     assert len(fig.axes) == 2
+
+
+def test_arena_configs_validate():
+    """config/arena.yaml over the default config, and config/arena-synthetic.yaml over both,
+    as Snakemake merges --configfile files (docs/estimators.md)."""
+    from pathlib import Path
+
+    import yaml
+    from snakemake.utils import update_config
+
+    from debiaseval.experiments.e1 import check_config
+    from debiaseval.workflow.config import validate_config
+
+    root = Path(__file__).resolve().parents[1] / "config"
+    config = yaml.safe_load((root / "config.yaml").read_text())
+    update_config(config, yaml.safe_load((root / "arena.yaml").read_text()))
+    block = validate_config(dict(config))["e1"]
+    assert block["ks"] == [10] and block["metrics"] == ["recall"]
+    assert {"SNIPS_WTD", "DR_POP"} <= set(block["estimators"])
+    update_config(config, yaml.safe_load((root / "arena-synthetic.yaml").read_text()))
+    full = validate_config(dict(config))
+    check_config(full)
+    assert full["datasets"] == ["synthetic"] and "DR_KNOWN" in full["e1"]["estimators"]
+    assert "SNIPS_WTD" in full["e1"]["estimators"]
