@@ -44,9 +44,10 @@ FIGURES = {
     "accuracy": (
         "The estimator arena's scoreboard at Recall@k: every test set or estimator against the "
         "truth (the exact value from the full rating matrix, TRUE, on synthetic; the MAR ground "
-        "truth gt elsewhere), over recommenders × seeds. Left: bias (mean estimate - truth) and "
-        "RMSE, closer to 0 is better; right: Kendall's tau-b of the recommender ranking vs the "
-        "truth within a seed (mean over seeds; 1 is best) and the coverage of the per-seed "
+        "truth gt elsewhere), over recommenders × seeds. Top: bias (mean estimate - truth) and "
+        "RMSE, closer to 0 is better (on a symmetric log scale); bottom: Kendall's tau-b of the "
+        "recommender ranking vs the truth within a seed (mean over seeds; 1 is best) and the "
+        "coverage of the per-seed "
         "bootstrap intervals (share holding the truth; the dashed line is their nominal level)."
     ),
     "testsets": (
@@ -145,20 +146,22 @@ def _accuracy(accuracy: pd.DataFrame, summary: pd.DataFrame, dataset: str) -> Fi
     k = recall_k(summary, "E1")
     rows = accuracy[(accuracy["metric"] == "recall") & (accuracy["k"] == k)].set_index("testset")
     truth = rows["truth"].iloc[0] if len(rows) else "gt"
-    fig = Figure(figsize=(10, 4.2), layout="constrained")
-    error, agreement = fig.subplots(1, 2)
+    level = float(rows["level"].iloc[0]) if len(rows) else 0.95
+    fig = Figure(figsize=(max(7.0, 2.0 + 0.7 * len(rows)), 7.0), layout="constrained")
+    error, agreement = fig.subplots(2, 1)
     grouped_bars(error, rows[["bias", "rmse"]], None, f"Recall@{k} vs {truth}")
+    # symmetric log: errors of 0.01 and an unstable estimator's 4 both stay readable
+    error.set_yscale("symlog", linthresh=0.05)
     error.axhline(0.0, color="black", linewidth=0.8)
-    error.set_title("error")
+    error.set_title("error (symmetric log scale, linear within ±0.05)")
     table = rows[["tau", "coverage"]].rename(columns={"tau": "Kendall tau-b"})
     grouped_bars(agreement, table, None, "", value_labels="{:.2f}")
     agreement.set_ylim(-1.25, 1.25)
     agreement.axhline(0.0, color="black", linewidth=0.8)
-    level = float(rows["level"].iloc[0]) if len(rows) else 0.95
     agreement.axhline(level, color="grey", linewidth=0.8, linestyle="--")
-    agreement.set_title("ranking and interval coverage")
+    agreement.set_title(f"ranking (per seed) and coverage of the {level:.0%} intervals (dashed)")
     for ax in (error, agreement):  # the two panels share colours, not meanings
-        ax.legend(loc="best", fontsize=8)
+        ax.legend(loc="lower left", fontsize=8)
     fig.suptitle(f"E1 on {dataset}: the estimator arena's scoreboard vs {truth}")
     return fig
 
