@@ -25,9 +25,17 @@ BATCH_CELLS = 1 << 22
 """Users × items cells of the rating rows read per batch (4 MiB of int8)."""
 
 
-def _in_range(frame: pd.DataFrame, lo: int, hi: int) -> pd.DataFrame:
-    users = frame["user"].to_numpy()
-    return frame[(users >= lo) & (users < hi)]
+class _ByUser:
+    """The rows of a frame sorted by user once, so that every batch of users is one slice."""
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        order = np.argsort(frame["user"].to_numpy(), kind="stable")
+        self.frame = frame.iloc[order]
+        self.users = self.frame["user"].to_numpy()
+
+    def rows(self, lo: int, hi: int) -> pd.DataFrame:
+        start, stop = np.searchsorted(self.users, [lo, hi])
+        return self.frame.iloc[start:stop]
 
 
 def true_topk(
@@ -57,21 +65,23 @@ def true_topk(
     raw_items = np.arange(n_items) if raw_items is None else np.asarray(raw_items, np.int64)
     step = max(1, batch_cells // max(n_items, 1))
     parts: dict[str, list[pd.DataFrame]] = {name: [] for name in recs}
+    lists_by_user = {name: _ByUser(lists) for name, lists in recs.items()}
+    train_by_user = _ByUser(train)
     n_relevant = 0
     for lo in range(0, n_users, step):
         hi = min(lo + step, n_users)
         relevant = rating_rows(raw_users[lo:hi])[:, raw_items] > positive_threshold
-        seen = _in_range(train, lo, hi)
+        seen = train_by_user.rows(lo, hi)
         relevant[seen["user"].to_numpy() - lo, seen["item"].to_numpy()] = False
         users, items = np.nonzero(relevant)
         n_relevant += users.size
         test = pd.DataFrame(
             {"user": users + lo, "item": items, "rating": np.ones(users.size, np.float32)}
         )
-        for name, lists in recs.items():
+        for name, lists in lists_by_user.items():
             parts[name].append(
                 evaluate_topk(
-                    _in_range(lists, lo, hi), test, ks, n_items=n_items, positive_threshold=0.0,
+                    lists.rows(lo, hi), test, ks, n_items=n_items, positive_threshold=0.0,
                     metrics=metrics,
                 )
             )  # fmt: skip
