@@ -1013,7 +1013,7 @@ def aggregate_step(
     kendall = kendall_table(summary, kendall_groups(block), kendall_excluded(block))
     checks = testsets_table(pd.concat(diagnostics))
     about = run_metadata(interactions, block)
-    names = [GROUND_TRUTH, *block["testsets"], *block.get("estimators", {})]
+    names = [GROUND_TRUTH, *block["testsets"]]
     return {
         "summary": summary,
         "kendall": kendall,
