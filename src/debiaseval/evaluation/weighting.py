@@ -24,7 +24,7 @@ counted. Everything is per-pair arrays and ``np.bincount``: no loop over users o
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -106,6 +106,8 @@ class HeldOut:
     evaluated: np.ndarray | None = None
     """Sorted ids of the users averaged over."""
     n_left_out: int = 0
+    weight_diagnostics: dict[str, float] | None = None
+    """The weights' diagnostics (:func:`estimate`'s ESS and shares), filled by :func:`prepare`."""
 
 
 def prepare(
@@ -139,8 +141,9 @@ def prepare(
     if estimator != "dr":
         den = np.bincount(users, weights=w * y, minlength=n_users)
         evaluated = np.flatnonzero(has_pos)
-        return HeldOut(estimator, users, items, y, w, n_users, denominator=den,
+        held = HeldOut(estimator, users, items, y, w, n_users, denominator=den,
                        evaluated=evaluated)  # fmt: skip
+        return replace(held, weight_diagnostics=_weight_diagnostics(held))
     if imputation is None or train is None:
         raise ValueError("dr needs an imputation and the training part")
     r_h = imputation.pairs(users, items)
@@ -148,10 +151,11 @@ def prepare(
     den = mass + np.bincount(users, weights=(y - r_h) * w, minlength=n_users)
     in_h = np.bincount(users, minlength=n_users) > 0
     keep = in_h & (den > _EPS)
-    return HeldOut(
+    held = HeldOut(
         estimator, users, items, y, w, n_users, imputation=imputation, imputed=r_h,
         denominator=den, evaluated=np.flatnonzero(keep), n_left_out=int((in_h & ~keep).sum()),
     )  # fmt: skip
+    return replace(held, weight_diagnostics=_weight_diagnostics(held))
 
 
 def _weight_diagnostics(held: HeldOut) -> dict[str, float]:
@@ -166,7 +170,8 @@ def _weight_diagnostics(held: HeldOut) -> dict[str, float]:
     s2 = np.bincount(u, weights=w * w, minlength=held.n_users)[held.evaluated]
     has = s2 > 0
     ess = s1[has] ** 2 / s2[has]
-    top = np.sort(w)[::-1][: max(1, int(np.ceil(0.01 * w.size)))]
+    n_top = max(1, int(np.ceil(0.01 * w.size)))
+    top = np.sort(np.partition(w, w.size - n_top)[w.size - n_top :])[::-1]
     total = float(w.sum())
     return {
         "ess_mean": float(ess.mean()) if ess.size else np.nan,
@@ -201,7 +206,7 @@ def estimate(
         sel = (r_rank <= depth) & np.isin(r_user, held.evaluated)
         top_users, top_rank = r_user[sel], r_rank[sel]
         top = (top_users, top_rank, held.imputation.pairs(top_users, recs["item"].to_numpy()[sel]))
-    weights = _weight_diagnostics(held)
+    weights = held.weight_diagnostics or _weight_diagnostics(held)
     users = held.evaluated
     frames, rows = [], []
     for metric in metrics:

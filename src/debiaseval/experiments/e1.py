@@ -1079,12 +1079,7 @@ def aggregate_step(
     kendall = kendall_table(summary, kendall_groups(block), kendall_excluded(block))
     checks = testsets_table(pd.concat(diagnostics))
     about = run_metadata(interactions, block)
-    names = [
-        GROUND_TRUTH,
-        *block["testsets"],
-        *block.get("estimators", {}),
-        *([TRUE] if truth else []),
-    ]
+    names = [GROUND_TRUTH, *block["testsets"]]
     accuracy = estimator_accuracy(per_seed, excluded=kendall_excluded(block), level=level)
     return {
         "summary": summary,
