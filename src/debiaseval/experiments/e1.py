@@ -281,7 +281,8 @@ def _check_estimators(config: Mapping[str, Any]) -> None:
             if part is not None and part not in dataset_parts(dataset, sources):
                 raise ConfigError(
                     f"{where}.propensity': {spec['propensity']} propensities need "
-                    f"{missing_text(dataset, [part], sources)}"
+                    f"{missing_text(dataset, [part], sources)}, which E1's dataset {dataset} "
+                    "lacks"
                 )
 
 
@@ -834,18 +835,21 @@ def estimator_heldout(
     positive_threshold: float,
     features: tuple[pd.DataFrame, pd.DataFrame] | None = None,
     truth: np.ndarray | None = None,
+    model: PropensityModel | None = None,
 ) -> tuple[HeldOut, float]:
     """One estimator's recommender-independent part of a seed: the held-out part with its
     scaled (and clipped) propensities and, for dr, its imputation fitted on the training part
-    with the same propensities. Returns it and the propensities' scale factor."""
+    with the same propensities. Returns it and the propensities' scale factor. ``model``: the
+    propensity model when already fitted (:func:`propensity_model`)."""
     train = split[split["part"] == "train"]
     held = split[split["part"] == "heldout"]
     estimator = spec["estimator"]
     if estimator == "naive":
         return prepare("naive", held, None, n_users=n_users,
                        positive_threshold=positive_threshold), 1.0  # fmt: skip
-    model = propensity_model(split, spec, n_users=n_users, n_items=n_items, features=features,
-                             truth=truth)  # fmt: skip
+    if model is None:
+        model = propensity_model(split, spec, n_users=n_users, n_items=n_items,
+                                 features=features, truth=truth)  # fmt: skip
     floor = spec.get("clip")
     p, factor = scaled(model, held, train=train, n_pairs=len(held), floor=floor)
     imputation = None
@@ -882,10 +886,16 @@ def evaluate_estimators(
     """
     n_held = int((split["part"] == "heldout").sum())
     tables, per_user, diagnostics = [], {}, []
+    models: dict[tuple[Any, ...], PropensityModel] = {}  # one fit per model, shared
     for name, spec in estimators.items():
+        key = tuple(spec.get(k) for k in ("propensity", "gamma", "smoothing", "mar_posterior"))
+        if spec["estimator"] != "naive" and key not in models:
+            models[key] = propensity_model(split, spec, n_users=n_users, n_items=n_items,
+                                           features=features, truth=truth)  # fmt: skip
         held, factor = estimator_heldout(
             split, spec, seed=seed, n_users=n_users, n_items=n_items,
             positive_threshold=positive_threshold, features=features, truth=truth,
+            model=models.get(key),
         )  # fmt: skip
         for rec, lists in recs.items():
             values, diag = estimate(held, lists, ks=ks, metrics=metrics, n_items=n_items)
@@ -1133,7 +1143,10 @@ def run(
     """
     from debiaseval.workflow.config import validate_config
 
-    full = validate_config(dict(config or {}), "e1")
+    given = dict(config or {})
+    if isinstance(data, str):  # the estimators' needs are checked against the dataset run
+        given = {**given, "datasets": [data], "e1": {**given.get("e1", {}), "datasets": None}}
+    full = validate_config(given, "e1")
     block = full["e1"]
     frames = input_frames(data, config, dataset, experiment="e1")
     dataset = frames.dataset
