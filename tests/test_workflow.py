@@ -154,6 +154,8 @@ def test_outputs(two_runs):
     # the arena's scoreboard: on synthetic every row against the exact TRUE row
     accuracy = pd.read_parquet(workdir / "results/e1/synthetic/estimator_accuracy.parquet")
     assert set(accuracy["truth"]) == {"TRUE"} and "gt" in set(accuracy["testset"])
+    truth = pd.read_parquet(workdir / "results/e1/synthetic/seed1/truth.parquet")
+    assert set(truth["testset"]) == {"TRUE"} and set(truth["seed"]) == {1}
     assert accuracy["coverage"].between(0, 1).all() and (accuracy["rmse"] >= 0).all()
     for figure in ("recall", "pct_diff", "kendall", "significance", "accuracy"):
         svg = workdir / f"results/e1/synthetic/figures/{figure}.svg"
