@@ -111,9 +111,10 @@ def test_scale_section_runs_each_size_in_a_child_at_tiny_sizes(capsys) -> None:
     )  # fmt: skip
     for size in ("0.002M", "0.004M"):
         assert rows[f"scale {size} peak RSS [GB]"] > 0
-        for stage in ("generate", "E1 tune+rank UserKNN", "E1 evaluate", "E5 score+URE ItemKNN",
-                      "E6 KL weights + LOO"):  # fmt: skip
+        for stage in ("generate", "E1 tune+rank UserKNN", "E1 evaluate", "E1 evaluate+estimators",
+                      "E5 score+URE ItemKNN", "E6 KL weights + LOO"):  # fmt: skip
             assert np.isfinite(rows[f"scale {size} {stage} [s]"])
+        assert rows[f"scale {size} estimators / evaluate"] > 0
     assert np.isfinite(rows["scale exponent 0.002M->0.004M total"])
     out = capsys.readouterr().out
     assert "| stage | 0.002M: wall (cpu) [s] | 0.004M: wall (cpu) [s] | exponent 0.002→0.004M" in (

@@ -1,5 +1,7 @@
 """E1 glue: evaluation counts train-overlap pairs; empty test sets and short lists are caught."""
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -20,6 +22,7 @@ from debiaseval.experiments.e1 import (
 )
 from debiaseval.experiments.e1 import testset_step as draw_testset
 from debiaseval.recommenders import make_recommender
+from debiaseval.workflow.config import ConfigError
 
 
 def _split():
@@ -102,6 +105,7 @@ def test_allowed_empty_testsets_show_as_empty_in_the_markdown():
             "rho": 0.0001,
             "allow_empty_testsets": True,
             "testsets": {"FULL": {"strategy": "full"}, "REG": {"strategy": "reg"}},
+            "estimators": {},
             "recommenders": {
                 "PosPop": {"algorithm": "pospop"},
                 "AvgRating": {"algorithm": "avgrating"},
@@ -227,7 +231,7 @@ def test_comparisons_pair_users_and_are_holm_adjusted_per_block():
 def test_run_gives_intervals_per_user_values_and_comparisons():
     interactions, _ = _full_split()
     config = {"e1": {"seeds": 2, "ks": [5], "metrics": ["recall"], "bootstrap": {"resamples": 50},
-                     "testsets": {"FULL": {"strategy": "full"}},
+                     "testsets": {"FULL": {"strategy": "full"}}, "estimators": {},
                      "recommenders": {"PosPop": {"algorithm": "pospop"},
                                       "Random": {"algorithm": "random"}}}}  # fmt: skip
     out = run(interactions, config, dataset="toy")
@@ -256,3 +260,70 @@ def test_significance_matrix_counts_the_seeds_each_way():
     assert texts == {"2/3", "0/3", "3/3", "1/3"}
     image = fig.axes[0].images[0].get_array()
     assert image[0, 1] == pytest.approx(2 / 3) and image[2, 1] == pytest.approx(1 / 3)
+
+
+# -- weighting estimators as rows of E1 (docs/experiments/e1.md) ---------------------------------
+
+ESTIMATORS = {
+    "SNIPS_WTD": {"estimator": "snips", "propensity": "wtd"},
+    "SNIPS_KNOWN": {"estimator": "snips", "propensity": "known", "clip": 0.01},
+    "DR_POP": {"estimator": "dr", "propensity": "popularity", "imputation": "item_rate",
+               "gamma": 0.5},
+    "DR_NB": {"estimator": "dr", "propensity": "naive_bayes", "imputation": "model"},
+}  # fmt: skip
+
+
+def test_estimators_are_rows_beside_the_test_sets_for_their_metrics_only():
+    config = {"synthetic": {"n_users": 80, "n_items": 60, "density": 0.15, "n_mar": 10},
+              "e1": {"seeds": 2, "ks": [5], "metrics": ["recall", "avgdcg", "ndcg"],
+                     "bootstrap": {"resamples": 20}, "estimators": ESTIMATORS,
+                     "testsets": {"FULL": {"strategy": "full"}},
+                     "recommenders": {"PosPop": {"algorithm": "pospop"},
+                                      "AvgRating": {"algorithm": "avgrating"},
+                                      "Random": {"algorithm": "random"}}}}  # fmt: skip
+    out = run("synthetic", config)
+    summary = out["summary"]
+    rows = summary[summary["testset"].isin(list(ESTIMATORS))]
+    assert set(rows["testset"]) == set(ESTIMATORS)
+    assert set(rows["metric"]) == {"recall", "avgdcg"}  # ndcg is not estimated by weighting
+    assert rows["pct_diff_vs_gt"].notna().all() and rows["boot_low"].notna().all()
+    assert set(out["kendall"]["testset"]) >= set(ESTIMATORS)
+    assert all(f"| {name} |" in out["summary_md"] or name in out["summary_md"]
+               for name in ESTIMATORS)  # fmt: skip
+    per_user = out["metrics_per_user"]
+    assert set(per_user["testset"]) >= set(ESTIMATORS) and set(per_user["seed"]) == {0, 1}
+    # every recommender is estimated over the same users of an estimator
+    users = per_user[per_user["testset"] == "DR_POP"].groupby("recommender")["user"].apply(set)
+    assert all(u == users.iloc[0] for u in users)
+    diagnostics = out["estimators_diagnostics"]
+    assert set(diagnostics["estimator"]) == set(ESTIMATORS)
+    assert (diagnostics["ess_min"] >= 1 - 1e-9).all()
+    assert diagnostics["top1pct_weight_share"].between(0, 1).all()
+    # the naive estimator is the FULL test set
+    naive = run("synthetic", {**config, "e1": {**config["e1"], "estimators": {
+        "NAIVE": {"estimator": "naive"}}}})["summary"]  # fmt: skip
+    a = naive[naive["testset"] == "NAIVE"].set_index(["recommender", "metric"])["mean"]
+    b = naive[naive["testset"] == "FULL"].set_index(["recommender", "metric"])["mean"]
+    pd.testing.assert_series_equal(a, b.loc[a.index], check_names=False)
+
+
+def test_estimator_config_errors_name_the_key():
+    from debiaseval.workflow.config import validate_config
+
+    base = {"datasets": ["coat"], "e1": {"estimators": {}}}
+    cases = {
+        "e1.estimators.X.imputation": {"X": {"estimator": "dr", "propensity": "popularity"}},
+        "e1.estimators.K.propensity": {"K": {"estimator": "snips", "propensity": "known"}},
+        "e1.estimators.FULL": {"FULL": {"estimator": "snips"}},
+    }
+    for key, estimators in cases.items():
+        config = {**base, "e1": {"estimators": estimators}}
+        with pytest.raises(ConfigError, match=re.escape(f"config error at '{key}'")):
+            validate_config(config, "e1")
+    yahoo = {"datasets": ["yahoo-r3"], "e1": {"estimators": {
+        "L": {"estimator": "snips", "propensity": "logistic"}}}}  # fmt: skip
+    with pytest.raises(ConfigError, match=r"e1\.estimators\.L\.propensity.*features"):
+        validate_config(yahoo, "e1")
+    coat = {"datasets": ["coat"], "e1": {"estimators": {
+        "L": {"estimator": "snips", "propensity": "logistic"}}}}  # fmt: skip
+    validate_config(coat, "e1")

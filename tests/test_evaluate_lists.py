@@ -75,6 +75,8 @@ def test_lists_of_a_model_give_that_models_rows(data):
     ours = summary[summary["recommender"] == "Mine"].drop(columns="recommender")
     theirs = summary[summary["recommender"] == "PosPop"].drop(columns="recommender")
     pd.testing.assert_frame_equal(ours.reset_index(drop=True), theirs.reset_index(drop=True))
+    # the default weighting estimators estimate the lists with no extra config
+    assert {"SNIPS_WTD", "DR_POP"} <= set(ours["testset"])
     expected = reference["summary"]
     expected = expected[expected["recommender"] == "PosPop"].drop(columns="recommender")
     pd.testing.assert_frame_equal(theirs.reset_index(drop=True), expected.reset_index(drop=True))

@@ -61,11 +61,14 @@ EXPECTED = {  # (metric, k) -> values for users 0, 1, 3
     ("hitrate", 1): [1.0, 0.0, 0.0],
     ("hitrate", 3): [1.0, 1.0, 0.0],
     ("hitrate", 5): [1.0, 1.0, 0.0],
+    ("avgdcg", 1): [1 / 3, 0.0, 0.0],
+    ("avgdcg", 3): [(1 + 1 / L2(4)) / 3, 1 / L2(3), 0.0],
+    ("avgdcg", 5): [(1 + 1 / L2(4) + 1 / L2(6)) / 3, 1 / L2(3), 0.0],
 }
 
 
 def test_registry_names():
-    assert list(TOPK_METRICS) == ["precision", "recall", "map", "ndcg", "hitrate"]
+    assert list(TOPK_METRICS) == ["precision", "recall", "map", "ndcg", "hitrate", "avgdcg"]
 
 
 def test_hit_matrix_hand_computed():
@@ -115,7 +118,7 @@ def test_evaluate_topk_tidy_frame_and_summary():
     assert per_user["k"].dtype == np.int16
     assert per_user["value"].dtype == np.float64
     assert pd.api.types.is_string_dtype(per_user["metric"])
-    assert len(per_user) == 5 * 3 * 3
+    assert len(per_user) == len(TOPK_METRICS) * 3 * 3
     assert set(per_user["user"]) == {0, 1, 3}  # users 2 and 4 excluded
     for (metric, k), values in EXPECTED.items():
         got = per_user[(per_user["metric"] == metric) & (per_user["k"] == k)]

@@ -124,6 +124,8 @@ def test_a_plugin_pospop_gives_the_builtin_pospop_rows_in_e1_and_e5(plugins):
         _without(summary, "recommender", "PosPop", "X"),
     )
     assert summary["mean"].gt(0).any()
+    # the default weighting estimators estimate the plugin with no extra config
+    assert {"SNIPS_WTD", "DR_POP"} <= set(summary.loc[summary["recommender"] == "Mine", "testset"])
     assert out["kendall"]["n_recommenders"].max() == 3  # the plugin is ranked too
     estimates = api.run("e5", "synthetic", config, seeds=2)["estimates"]
     columns = ["params", "k", "true_recall", "traditional_recall", "ure"]

@@ -1,11 +1,13 @@
 # Experiment E1, intervened test sets ([SAC20]): every rule of E1, in stage order.
 # data (E1's filter: common users and items, with its report) -> split -> intervene (every test set of a seed) -> train (tune one chunk of a recommender's grid on
 # MAR val) -> select (best usable grid point) -> evaluate (gt and every test set) -> aggregate.
+# On synthetic, truth adds the exact TRUE row from the full rating matrix, the arena's truth.
 # A grid of one chunk is trained and selected by one job (tune, the same files).
 # Precomputed lists (algorithm external) replace train/select by external (check, rank); export
 # writes a seed's train and val parts in raw ids for other frameworks.
 
 from debiaseval.experiments.e1 import EXPORT as E1_EXPORT
+from debiaseval.experiments.e1 import TRUTH_DATASETS as E1_TRUTH_DATASETS
 from debiaseval.experiments.e1 import external_recommenders
 
 E1 = config["e1"]
@@ -247,14 +249,17 @@ rule e1_external:
 
 
 rule e1_evaluate:
-    """Top-k metrics of every recommender of one seed on gt and on every intervened test set:
-    per-user values, means with their bootstrap interval over users, paired tests."""
+    """Top-k metrics of every recommender of one seed on gt, on every intervened test set and
+    under every weighting estimator of e1.estimators (whose propensities and imputations are
+    computed here, once per seed): per-user values, means with their bootstrap interval over
+    users, paired tests, the estimators' diagnostics."""
     input:
         recs=expand(
             results("e1/{{dataset}}/seed{{seed}}/recs/{recommender}.parquet"),
             recommender=E1["recommenders"],
         ),
         split=results("e1/{dataset}/seed{seed}/split.parquet"),
+        user_index=results("e1/{dataset}/data/users.parquet"),
         item_index=results("e1/{dataset}/data/items.parquet"),
         testsets=expand(
             results("e1/{{dataset}}/seed{{seed}}/testsets/{testset}.parquet"),
@@ -264,7 +269,11 @@ rule e1_evaluate:
         metrics=results("e1/{dataset}/seed{seed}/metrics.parquet"),
         metrics_per_user=results("e1/{dataset}/seed{seed}/metrics_per_user.parquet"),
         comparisons=results("e1/{dataset}/seed{seed}/comparisons.parquet"),
+        estimators_diagnostics=results("e1/{dataset}/seed{seed}/estimators.diagnostics.parquet"),
     params:
+        dataset="{dataset}",
+        estimators=E1["estimators"],
+        synthetic=config["synthetic"],
         seed=lambda w: int(w.seed),
         recommenders=list(E1["recommenders"]),
         testsets=list(E1["testsets"]),
@@ -289,9 +298,47 @@ rule e1_evaluate:
         "../scripts/e1_evaluate.py"
 
 
+rule e1_truth:
+    """The exact metrics of every recommender of one seed over all its candidate items, from
+    synthetic's full rating matrix: the TRUE row, the arena's truth (docs/estimators.md)."""
+    input:
+        recs=expand(
+            results("e1/{{dataset}}/seed{{seed}}/recs/{recommender}.parquet"),
+            recommender=E1["recommenders"],
+        ),
+        split=results("e1/{dataset}/seed{seed}/split.parquet"),
+        user_index=results("e1/{dataset}/data/users.parquet"),
+        item_index=results("e1/{dataset}/data/items.parquet"),
+    output:
+        results("e1/{dataset}/seed{seed}/truth.parquet"),
+    wildcard_constraints:
+        dataset=_alternatives(E1_TRUTH_DATASETS),
+    params:
+        seed=lambda w: int(w.seed),
+        recommenders=list(E1["recommenders"]),
+        synthetic=config["synthetic"],
+        ks=E1["ks"],
+        metrics=E1["metrics"],
+        positive_threshold=positive_threshold(E1),
+        code=CODE,
+    threads: resources_of("evaluate")["threads"]
+    resources:
+        mem_mb=job_mem_mb("evaluate", resources_of("evaluate")),
+        runtime=job_runtime("evaluate", resources_of("evaluate")),
+    conda:
+        "../envs/debiaseval.yaml"
+    log:
+        logs("e1/{dataset}/seed{seed}/truth.log"),
+    benchmark:
+        bench("e1/{dataset}/seed{seed}/truth.tsv")
+    script:
+        "../scripts/e1_truth.py"
+
+
 rule e1_aggregate:
     """Mean/sd and intervals over seeds, % difference from gt, Kendall's tau, test-set
-    diagnostics, how many seeds agree on each paired comparison."""
+    diagnostics, how many seeds agree on each paired comparison, and the scoreboard of every
+    test set against the truth (TRUE on synthetic, else gt)."""
     input:
         metrics=expand(
             results("e1/{{dataset}}/seed{seed}/metrics.parquet"), seed=experiment_seeds("e1")
@@ -306,13 +353,25 @@ rule e1_aggregate:
         ),
         data=results("e1/{dataset}/data/interactions.parquet"),
         dropped_md=results("e1/{dataset}/dropped.md"),
+        # the seeds' exact TRUE rows where the full rating matrix is known (synthetic)
+        truth=lambda w: (
+            expand(
+                results("e1/{dataset}/seed{seed}/truth.parquet"),
+                dataset=w.dataset,
+                seed=experiment_seeds("e1"),
+            )
+            if w.dataset in E1_TRUTH_DATASETS
+            else []
+        ),
     output:
         summary=results("e1/{dataset}/summary.parquet"),
         kendall=results("e1/{dataset}/kendall.parquet"),
         testsets=results("e1/{dataset}/testsets.parquet"),
         comparisons=results("e1/{dataset}/comparisons.parquet"),
+        estimator_accuracy=results("e1/{dataset}/estimator_accuracy.parquet"),
         summary_md=results("e1/{dataset}/summary.md"),
         kendall_md=results("e1/{dataset}/kendall.md"),
+        estimator_accuracy_md=results("e1/{dataset}/estimator_accuracy.md"),
         **report_outputs("e1"),
     params:
         captions=figure_module("e1").FIGURES,

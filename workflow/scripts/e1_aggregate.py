@@ -17,11 +17,12 @@ with job(snakemake.log[0]) as log:
         dataset=p.dataset,
         min_users=p.min_users,
         comparisons=[read_parquet(path) for path in snakemake.input.comparisons],
+        truth=[read_parquet(path) for path in snakemake.input.truth],
     )
-    for stem in ("summary", "kendall", "testsets", "comparisons"):
+    for stem in ("summary", "kendall", "testsets", "comparisons", "estimator_accuracy"):
         write_parquet(tables[stem], snakemake.output[stem])
-    write_text(tables["summary_md"], snakemake.output.summary_md)
-    write_text(tables["kendall_md"], snakemake.output.kendall_md)
+    for stem in ("summary_md", "kendall_md", "estimator_accuracy_md"):
+        write_text(tables[stem], snakemake.output[stem])
     log.info(
         "wrote %d summary rows, %d Kendall rows", len(tables["summary"]), len(tables["kendall"])
     )

@@ -1,24 +1,32 @@
-"""Adapter: metrics of every recommender of one seed on gt and every intervened test set."""
+"""Adapter: metrics of every recommender of one seed on gt, every intervened test set and
+every weighting estimator."""
 
-from debiaseval.experiments.e1 import evaluate_step
+from debiaseval.experiments.e1 import estimator_features, estimator_truth, evaluate_step
 from debiaseval.workflow.io import read_parquet, write_parquet
 from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0], snakemake.threads) as log:
     p = snakemake.params
+    users = read_parquet(snakemake.input.user_index)
+    items = read_parquet(snakemake.input.item_index)
+    block = {"estimators": p.estimators}
     tables = evaluate_step(
         read_parquet(snakemake.input.split),
         dict(zip(p.recommenders, map(read_parquet, snakemake.input.recs), strict=True)),
         dict(zip(p.testsets, map(read_parquet, snakemake.input.testsets), strict=True)),
         seed=p.seed,
-        n_items=len(read_parquet(snakemake.input.item_index, columns=["item"])),
+        n_items=len(items),
         ks=p.ks,
         metrics=p.metrics,
         positive_threshold=p.positive_threshold,
         drop_train_overlap=p.drop_train_overlap,
         resamples=p.resamples,
         level=p.confidence,
+        estimators=p.estimators,
+        n_users=len(users),
+        features=estimator_features(block, users, items),
+        truth=estimator_truth(block, p.dataset, {"synthetic": p.synthetic}, users, items),
     )
     log.info("\n%s", tables["metrics"].to_string())
-    for stem in ("metrics", "metrics_per_user", "comparisons"):
+    for stem in ("metrics", "metrics_per_user", "comparisons", "estimators_diagnostics"):
         write_parquet(tables[stem], snakemake.output[stem])

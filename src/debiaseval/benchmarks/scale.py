@@ -15,7 +15,9 @@ The stages are the workflow's own functions (:mod:`debiaseval.experiments.e1`
 sets and recommenders, one grid point each (``--scale-grid``), MF trained a fixed
 number of epochs (no early stopping). E6 runs on the MNAR log cut into two
 snapshots by a random order of its pairs, the leave-one-out on a uniform sample
-of ``--scale-e6-users`` users (the KL weights on every user). Printed: per size
+of ``--scale-e6-users`` users (the KL weights on every user). E1's evaluate stage runs
+twice in the same process, without and with E1's default weighting estimators
+(``e1.estimators``: one SNIPS, one DR), and their ratio is printed. Printed: per size
 and stage the wall time, CPU time and the peak RSS so far; then the growth
 exponent of time between consecutive sizes, log(t2/t1)/log(pairs2/pairs1).
 """
@@ -178,6 +180,22 @@ def child(options: dict[str, Any]) -> list[dict[str, Any]]:
             **evaluation,
         ),
     )
+    # the same stage with E1's default weighting estimators (one SNIPS, one DR), same process
+    _stage(
+        rows,
+        "E1 evaluate+estimators",
+        lambda: e1.evaluate_step(
+            split,
+            recs,
+            tests,
+            seed=seed,
+            n_items=n_items,
+            positive_threshold=threshold,
+            estimators=block["estimators"],
+            n_users=n_users,
+            **evaluation,
+        ),
+    )
     part = split["part"].to_numpy()
     labelled = pd.concat(
         [split[part == "train"], split[part == "gt"].assign(part="exposed")], ignore_index=True
@@ -300,6 +318,14 @@ def run(args: argparse.Namespace, out: dict[str, float]) -> None:
             out[f"scale {million:g}M {row['stage']} [s]"] = row["seconds"]
             out[f"scale {million:g}M {row['stage']} cpu [s]"] = row["cpu_seconds"]
         print(f"  total {total:.1f} s, peak RSS {peaks[million]:.2f} GB (getrusage of the child)")
+        plain = _seconds(results[million], "E1 evaluate")
+        weighted = _seconds(results[million], "E1 evaluate+estimators")
+        if plain > 0 and weighted > 0:
+            out[f"scale {million:g}M estimators / evaluate"] = weighted / plain
+            print(
+                f"  E1 evaluate with the default estimators: {weighted:.2f} s vs {plain:.2f} s "
+                f"without ({weighted / plain:.2f}x, the same process)"
+            )
     print(_table(results, peaks))
     for small, large in itertools.pairwise(sizes):
         for stage in [r["stage"] for r in results[large]] + ["total"]:

@@ -29,6 +29,7 @@ per observed pair at the default α = 0.25.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,7 +38,7 @@ import pandas as pd
 import scipy.sparse as sp
 from scipy.special import ndtr, ndtri
 
-__all__ = ["SyntheticPairs", "pair_noise", "sample_synthetic"]
+__all__ = ["SyntheticPairs", "pair_noise", "pair_rating_rows", "sample_synthetic"]
 
 _CHUNK_CANDIDATES = 1 << 23  # expected candidates per chunk of items (memory, not the result)
 
@@ -190,32 +191,75 @@ def _mar_items(n_users: int, n_items: int, n_mar: int, rng: np.random.Generator)
     return out
 
 
-def sample_synthetic(**params: Any) -> SyntheticPairs:
-    """The MNAR and MAR samples of the synthetic model in O(pairs) (module docstring).
-
-    Same parameters as :func:`~debiaseval.data.synthetic.generate_synthetic`; same
-    model, a different random draw.
-    """
-    from debiaseval.data.synthetic import check_synthetic, generate_synthetic, observation_scale
+def _params(params: dict[str, Any], caller: str) -> dict[str, Any]:
+    """``params`` with :func:`~debiaseval.data.synthetic.generate_synthetic`'s defaults."""
+    from debiaseval.data.synthetic import generate_synthetic
 
     defaults = {
         name: arg.default for name, arg in inspect.signature(generate_synthetic).parameters.items()
     }
     unknown = sorted(set(params) - set(defaults))
     if unknown:
-        raise TypeError(f"sample_synthetic() got unexpected parameter(s) {unknown}")
-    p = {**defaults, **params}
+        raise TypeError(f"{caller}() got unexpected parameter(s) {unknown}")
+    return {**defaults, **params}
+
+
+def _model(p: dict[str, Any]) -> tuple[np.random.Generator, _Truth, np.ndarray, np.ndarray]:
+    """The seeded latent model of ``p``: the generator after drawing the factors and biases,
+    Y's latent score, the rating cut points and every item's latent sd."""
+    from debiaseval.data.synthetic import check_synthetic
+
     n_users, n_items, rank, noise = p["n_users"], p["n_items"], p["rank"], p["noise"]
-    alpha, n_mar, seed, marginal = p["alpha"], p["n_mar"], p["seed"], p["marginal"]
-    marginal_arr = check_synthetic(alpha=alpha, n_mar=n_mar, n_items=n_items, marginal=marginal)
-    rng = np.random.default_rng(seed)
+    marginal_arr = check_synthetic(
+        alpha=p["alpha"], n_mar=p["n_mar"], n_items=n_items, marginal=p["marginal"]
+    )
+    rng = np.random.default_rng(p["seed"])
     user_factors = rng.standard_normal((n_users, rank), dtype=np.float32)
     item_factors = rng.standard_normal((n_items, rank), dtype=np.float32)
     bias = p["item_bias"] * rng.standard_normal(n_items)
-    truth = _Truth(user_factors, item_factors, bias, noise, seed)
+    truth = _Truth(user_factors, item_factors, bias, noise, p["seed"])
     sd = np.sqrt((item_factors.astype(np.float64) ** 2).sum(axis=1) / rank + noise**2)
     cuts = np.cumsum(marginal_arr / marginal_arr.sum())[:-1]
-    thresholds = _mixture_quantiles(bias, sd, cuts)
+    return rng, truth, _mixture_quantiles(bias, sd, cuts), sd
+
+
+def pair_rating_rows(**params: Any) -> Callable[[np.ndarray], np.ndarray]:
+    """The full rating rows of the model :func:`sample_synthetic` samples from.
+
+    Returns ``rows(users)``: Y of ``users`` × every item (int8, 1..5), the ratings the MNAR
+    and MAR samples of the same parameters hold; memory grows with ``len(users)``, so ask
+    for users in batches.
+    """
+    p = _params(params, "pair_rating_rows")
+    _, truth, thresholds, _ = _model(p)
+    n_items = p["n_items"]
+
+    def rows(users: np.ndarray) -> np.ndarray:
+        users = np.asarray(users, dtype=np.int64)
+        factors = truth.user_factors[users].astype(np.float64)
+        dot = (factors @ truth.item_factors.T.astype(np.float64)).ravel()
+        pair_users = np.repeat(users, n_items)
+        items = np.tile(np.arange(n_items, dtype=np.int64), users.size)
+        latent = truth.latent(pair_users, items, dot)
+        out = np.searchsorted(thresholds, latent, side="right") + 1
+        return out.astype(np.int8).reshape(users.size, n_items)
+
+    return rows
+
+
+def sample_synthetic(**params: Any) -> SyntheticPairs:
+    """The MNAR and MAR samples of the synthetic model in O(pairs) (module docstring).
+
+    Same parameters as :func:`~debiaseval.data.synthetic.generate_synthetic`; same
+    model, a different random draw.
+    """
+    from debiaseval.data.synthetic import observation_scale
+
+    p = _params(params, "sample_synthetic")
+    n_users, n_items = p["n_users"], p["n_items"]
+    alpha, n_mar = p["alpha"], p["n_mar"]
+    rng, truth, thresholds, sd = _model(p)
+    bias = truth.bias
     edges = np.concatenate([[-np.inf], thresholds, [np.inf]])
     cdf = ndtr((edges[None, :] - bias[:, None]) / sd[:, None])
     counts = n_users * np.diff(cdf, axis=1)  # expected pairs of every (item, rating)

@@ -40,6 +40,7 @@ __all__ = [
     "posteriors",
     "sampling_weights",
     "skew_weights",
+    "wtd_factors",
     "wtd_weights",
 ]
 
@@ -94,6 +95,41 @@ def wtd_weights(
 ) -> np.ndarray:
     """Per-pair WTD weights w_u^a · w_i^b ([SAC20] §3.2; docs/experiments/e1.md).
 
+    The product of :func:`wtd_factors` (which defines the weights and documents their
+    decisions) at the space's pairs.
+    """
+    users = _ids(space_users, n_users, "space_users")
+    items = _ids(space_items, n_items, "space_items")
+    if users.size != items.size:
+        raise ValueError(f"space_users/items differ in length: {users.size} != {items.size}")
+    w_u, w_i = wtd_factors(
+        n_users=n_users,
+        n_items=n_items,
+        reference_users=reference_users,
+        reference_items=reference_items,
+        mar_users=mar_users,
+        mar_items=mar_items,
+        user_exponent=user_exponent,
+        item_exponent=item_exponent,
+        smoothing=smoothing,
+    )
+    return w_u[users] * w_i[items]
+
+
+def wtd_factors(
+    *,
+    n_users: int,
+    n_items: int,
+    reference_users: np.ndarray,
+    reference_items: np.ndarray,
+    mar_users: np.ndarray | None = None,
+    mar_items: np.ndarray | None = None,
+    user_exponent: float = 1.0,
+    item_exponent: float = 2.0,
+    smoothing: float = 0.0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The WTD weights' factors: w_u^a per user and w_i^b per item ([SAC20] §3.2).
+
     w_u = P_mar(u|O) / P_mnar(u|O) and w_i = P_mar(i|O) / P_mnar(i|O) with
     P(x|O) = |O_x| / |O| (:func:`posteriors`).
 
@@ -117,10 +153,6 @@ def wtd_weights(
       ``smoothing`` > 0: additive smoothing of the MAR posteriors only (the
       reference posteriors are never smoothed; WTD_H ignores it).
     """
-    users = _ids(space_users, n_users, "space_users")
-    items = _ids(space_items, n_items, "space_items")
-    if users.size != items.size:
-        raise ValueError(f"space_users/items differ in length: {users.size} != {items.size}")
     ref_u = _ids(reference_users, n_users, "reference_users")
     ref_i = _ids(reference_items, n_items, "reference_items")
     if ref_u.size == 0 or ref_u.size != ref_i.size:
@@ -145,7 +177,7 @@ def wtd_weights(
         p_mar_i = posteriors(mi, n_items, smoothing=smoothing)
     w_u = p_mar_u / p_mnar_u
     w_i = p_mar_i / p_mnar_i
-    return w_u[users] ** user_exponent * w_i[items] ** item_exponent
+    return w_u**user_exponent, w_i**item_exponent
 
 
 def skew_weights(

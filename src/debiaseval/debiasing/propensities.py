@@ -15,11 +15,22 @@ their propensities by joining on the table's key columns:
   synthetic dataset.
 
 :func:`clip` floors propensities at a chosen value (applied to an array or a table).
+
+The weighting estimators of ranking metrics (:mod:`debiaseval.evaluation.weighting`,
+docs/experiments/e1.md) need a propensity for every candidate pair of every user, if
+only through their sum: a :class:`PropensityModel` holds a model in the factorised
+form P_ui = f_u · g_i · h(y_ui) · M_ui (any factor may be absent), which gives the
+propensities of any pairs and the candidate mass Σ_{u, i∈C_u} P_ui without a dense
+users × items array unless the model is one (M). :func:`as_model` turns any of the
+tables above into one; :func:`wtd` builds the inverse of [SAC20]'s WTD weights;
+:func:`scaled` scales a model's propensities of some pairs so that the candidate mass
+equals the number of pairs weighted ([SAC20]/Yang et al., RecSys 2018), then floors them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -27,6 +38,8 @@ import scipy.sparse as sp
 
 __all__ = [
     "KEY_COLUMNS",
+    "PropensityModel",
+    "as_model",
     "check_propensities",
     "clip",
     "known",
@@ -35,6 +48,8 @@ __all__ = [
     "lookup",
     "naive_bayes",
     "popularity",
+    "scaled",
+    "wtd",
 ]
 
 KEY_COLUMNS = ("user", "item", "rating")
@@ -121,23 +136,32 @@ def naive_bayes(
 
 
 def popularity(
-    pairs: pd.DataFrame, *, n_users: int, n_items: int, smoothing: float = 1.0
+    pairs: pd.DataFrame,
+    *,
+    n_users: int,
+    n_items: int,
+    smoothing: float = 1.0,
+    exponent: float = 1.0,
 ) -> pd.DataFrame:
-    """Item-popularity propensities P(O=1 | i) = (n_i + s) / (n_users + 2s).
+    """Item-popularity propensities P(O=1 | i) = ((n_i + s) / (n_users + 2s))^γ.
 
     n_i is the number of observed (MNAR) pairs of item i; with ``smoothing`` s = 0
-    this is the maximum-likelihood estimate of an observation model that depends
-    on the item only, s > 0 adds s observed and s unobserved pseudo-pairs per item
-    (so an unrated item gets a positive propensity). Returns ``item``, ``propensity``.
+    and ``exponent`` γ = 1 this is the maximum-likelihood estimate of an observation
+    model that depends on the item only, s > 0 adds s observed and s unobserved
+    pseudo-pairs per item (so an unrated item gets a positive propensity). γ ≠ 1 is
+    the power law P ∝ n_i^γ of the weighting estimators (docs/experiments/e1.md,
+    after Yang et al., RecSys 2018). Returns ``item``, ``propensity``.
     """
     if smoothing < 0 or not np.isfinite(smoothing):
         raise ValueError(f"smoothing must be a finite number >= 0, got {smoothing}")
+    if exponent < 0 or not np.isfinite(exponent):
+        raise ValueError(f"the popularity exponent must be a finite number >= 0, got {exponent}")
     items = _ids(pairs, "item", n_items)
     _ids(pairs, "user", n_users)
     counts = np.bincount(items, minlength=n_items).astype(np.float64)
     if counts.max(initial=0) > n_users:
         raise ValueError("pairs hold an item observed more often than there are users")
-    prop = (counts + smoothing) / (n_users + 2.0 * smoothing)
+    prop = ((counts + smoothing) / (n_users + 2.0 * smoothing)) ** exponent
     return pd.DataFrame(
         {
             "item": np.arange(n_items, dtype=np.int32),
@@ -408,3 +432,170 @@ def lookup(table: pd.DataFrame, pairs: pd.DataFrame) -> np.ndarray:
             f"no propensity for {int(missing.sum())} of {len(prop)} pairs, e.g. {first}"
         )
     return check_propensities(prop)
+
+
+@dataclass(frozen=True)
+class PropensityModel:
+    """Propensities in the form P_ui = f_u · g_i · h(y_ui) · M_ui (docs/experiments/e1.md).
+
+    ``user`` f (n_users), ``item`` g (n_items), ``matrix`` M (n_users × n_items, for
+    models that are dense anyway: known, logistic) and the rating factor h
+    (``levels`` and ``rating`` values, with ``rating_prior`` P(Y=r) of a MAR sample,
+    the expectation h takes over the unobserved pairs, whose rating is unknown);
+    a factor left None is 1. Values are unscaled: only their ratios matter until
+    :func:`scaled`.
+    """
+
+    n_users: int
+    n_items: int
+    user: np.ndarray | None = None
+    item: np.ndarray | None = None
+    levels: np.ndarray | None = None
+    rating: np.ndarray | None = None
+    rating_prior: np.ndarray | None = None
+    matrix: np.ndarray | None = None
+
+    def pairs(
+        self, users: np.ndarray, items: np.ndarray, ratings: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Unscaled propensities of the pairs (float64); ``ratings`` needed by a rating factor."""
+        u = np.asarray(users, dtype=np.int64)
+        i = np.asarray(items, dtype=np.int64)
+        out = np.ones(u.size)
+        if self.user is not None:
+            out *= self.user[u]
+        if self.item is not None:
+            out *= self.item[i]
+        if self.matrix is not None:
+            out *= self.matrix[u, i]
+        if self.rating is not None:
+            if ratings is None:
+                raise ValueError("this propensity model depends on the rating: give the ratings")
+            out *= self.rating[_ratings(ratings, self.levels, "pairs")]
+        return out
+
+    def candidate_mass(self, train_users: np.ndarray, train_items: np.ndarray) -> float:
+        """Σ_u Σ_{i∈C_u} P_ui, C_u = the items u has no training pair with (unscaled).
+
+        Σ_u f_u Σ_i g_i M_ui (f @ M @ g, or Σf · Σg without M) minus the training
+        pairs' f_u g_i M_ui, times E[h(Y)] under ``rating_prior``: O(users + items +
+        training pairs) unless the model holds M.
+        """
+        f = np.ones(self.n_users) if self.user is None else self.user
+        g = np.ones(self.n_items) if self.item is None else self.item
+        whole = float(f @ self.matrix @ g) if self.matrix is not None else float(f.sum() * g.sum())
+        u = np.asarray(train_users, dtype=np.int64)
+        i = np.asarray(train_items, dtype=np.int64)
+        seen = float(f[u] @ (g[i] * (1.0 if self.matrix is None else self.matrix[u, i])))
+        mean_h = 1.0 if self.rating is None else float(self.rating @ self.rating_prior)
+        return (whole - seen) * mean_h
+
+
+def as_model(table: pd.DataFrame, *, n_users: int, n_items: int) -> PropensityModel:
+    """A propensity table (keyed by ``rating``, ``item``, ``user`` or ``user`` and ``item``)
+    as a :class:`PropensityModel`.
+
+    A rating-keyed table (:func:`naive_bayes`) needs its ``p_rating`` column, P(Y=r);
+    a table keyed by user and item (:func:`known`, :func:`logistic`) must cover every
+    pair, since the candidate mass sums over all of them.
+    """
+    keys = tuple(c for c in KEY_COLUMNS if c in table.columns)
+    prop = check_propensities(table["propensity"], "the propensity table")
+    if keys == ("rating",):
+        if "p_rating" not in table.columns:
+            raise ValueError("a rating-keyed propensity table needs its 'p_rating' column")
+        levels = table["rating"].to_numpy(np.float64)
+        order = np.argsort(levels)
+        return PropensityModel(
+            n_users, n_items, levels=levels[order], rating=prop[order],
+            rating_prior=table["p_rating"].to_numpy(np.float64)[order],
+        )  # fmt: skip
+    if keys in (("item",), ("user",)):
+        n = n_items if keys == ("item",) else n_users
+        ids = _ids(table, keys[0], n)
+        factor = np.full(n, np.nan)
+        factor[ids] = prop
+        if np.isnan(factor).any():
+            missing = int(np.isnan(factor).sum())
+            raise ValueError(f"the propensity table lacks {missing} {keys[0]}(s)")
+        return PropensityModel(n_users, n_items, **{keys[0]: factor})
+    if keys == ("user", "item"):
+        matrix = np.full((n_users, n_items), np.nan)
+        matrix[_ids(table, "user", n_users), _ids(table, "item", n_items)] = prop
+        if np.isnan(matrix).any():
+            raise ValueError(
+                f"the propensity table covers {len(table):,} of the {n_users * n_items:,} pairs; "
+                "the weighting estimators need every pair"
+            )
+        return PropensityModel(n_users, n_items, matrix=matrix)
+    raise ValueError(f"cannot use a propensity table keyed by {list(keys)}")
+
+
+def wtd(
+    *,
+    n_users: int,
+    n_items: int,
+    reference_users: np.ndarray,
+    reference_items: np.ndarray,
+    mar_users: np.ndarray | None = None,
+    mar_items: np.ndarray | None = None,
+    user_exponent: float = 1.0,
+    item_exponent: float = 2.0,
+    smoothing: float = 1.0,
+) -> PropensityModel:
+    """P_ui ∝ 1 / (w_u^a · w_i^b), the inverse of [SAC20]'s WTD sampling weights.
+
+    The weights are :func:`~debiaseval.debiasing.interventions.wtd_factors` (same
+    arguments; P_mar from ``mar_users``/``mar_items``, the MAR ``weights`` part, or the
+    uniform hypothesis when None), so that weighting and resampling with the same
+    weights can be compared. A user or item absent from the MAR set would get w = 0,
+    an infinite propensity: ``smoothing`` (default 1, additive on the MAR posteriors)
+    keeps every weight positive, and a zero weight left raises ``ValueError``.
+    """
+    from debiaseval.debiasing.interventions import wtd_factors
+
+    w_u, w_i = wtd_factors(
+        n_users=n_users,
+        n_items=n_items,
+        reference_users=reference_users,
+        reference_items=reference_items,
+        mar_users=mar_users,
+        mar_items=mar_items,
+        user_exponent=user_exponent,
+        item_exponent=item_exponent,
+        smoothing=smoothing,
+    )
+    if not (np.all(w_u > 0) and np.all(w_i > 0)):
+        raise ValueError(
+            "WTD propensities need every user and item in the MAR set: use smoothing > 0"
+        )
+    return PropensityModel(n_users, n_items, user=1.0 / w_u, item=1.0 / w_i)
+
+
+def scaled(
+    model: PropensityModel,
+    pairs: pd.DataFrame,
+    *,
+    train: pd.DataFrame,
+    n_pairs: int,
+    floor: float | None = None,
+) -> tuple[np.ndarray, float]:
+    """Propensities of ``pairs`` scaled so that Σ_{u, i∈C_u} P_ui = ``n_pairs``, then floored.
+
+    C_u = the items u has no pair with in ``train``; ``n_pairs`` = |H|, the size of the
+    part being weighted. ``floor`` (the clip, None = none) bounds the weights 1/P by
+    1/floor. Returns the propensities (in the order of ``pairs``) and the scale factor.
+    """
+    mass = model.candidate_mass(train["user"].to_numpy(), train["item"].to_numpy())
+    if not (np.isfinite(mass) and mass > 0):
+        raise ValueError(f"the propensity model's candidate mass must be positive, got {mass}")
+    factor = n_pairs / mass
+    ratings = pairs["rating"].to_numpy() if model.rating is not None else None
+    p = model.pairs(pairs["user"].to_numpy(), pairs["item"].to_numpy(), ratings) * factor
+    if floor is not None:
+        if not (np.isfinite(floor) and floor > 0):
+            raise ValueError(f"the clip floor must be a positive number, got {floor}")
+        p = np.maximum(p, floor)
+    if not np.all(np.isfinite(p) & (p > 0)):
+        raise ValueError("scaled propensities must be finite and positive")
+    return p, float(factor)

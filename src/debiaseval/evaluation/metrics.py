@@ -26,6 +26,7 @@ __all__ = [
     "TOPK_METRICS",
     "accuracy",
     "average_precision_at_k",
+    "avg_dcg_at_k",
     "evaluate_topk",
     "hit_matrix",
     "hit_rate_at_k",
@@ -178,6 +179,16 @@ def ndcg_at_k(hits: np.ndarray, n_relevant: np.ndarray) -> np.ndarray:
     return (hits * disc).sum(axis=1) / ideal
 
 
+def avg_dcg_at_k(hits: np.ndarray, n_relevant: np.ndarray) -> np.ndarray:
+    """Per-relevant-item DCG@k = Σ_r hit_r / log2(r + 1) / #relevant (metric ``avgdcg``).
+
+    The mean over the user's relevant items of the gain 1[rank ≤ k] / log2(1 + rank)
+    (Yang et al., RecSys 2018): unlike NDCG it is not normalised by the ideal DCG, so the
+    weighting estimators of docs/experiments/e1.md apply to it.
+    """
+    return (hits * _discounts(hits.shape[1])).sum(axis=1) / n_relevant
+
+
 def hit_rate_at_k(hits: np.ndarray, n_relevant: np.ndarray) -> np.ndarray:
     """HitRate@k = 1 if at least one relevant item is in the top k, else 0."""
     return hits.any(axis=1).astype(np.float64)
@@ -189,6 +200,7 @@ TOPK_METRICS: dict[str, TopKMetric] = {
     "map": average_precision_at_k,
     "ndcg": ndcg_at_k,
     "hitrate": hit_rate_at_k,
+    "avgdcg": avg_dcg_at_k,
 }
 """The single registry of top-k metric names: name → f(hits, n_relevant) per user."""
 

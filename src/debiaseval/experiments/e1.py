@@ -24,6 +24,15 @@ from debiaseval.data.filters import common_users_items as _common_users_items
 from debiaseval.data.interactions import rating_matrix
 from debiaseval.data.splits import run_rng, split_e1
 from debiaseval.debiasing.interventions import TestSetSpec, intervene, marginal_kl, sampling_weights
+from debiaseval.debiasing.propensities import (
+    PropensityModel,
+    as_model,
+    logistic,
+    naive_bayes,
+    popularity,
+    scaled,
+    wtd,
+)
 from debiaseval.evaluation.aggregate import (
     GROUND_TRUTH,
     kendall_markdown,
@@ -33,12 +42,19 @@ from debiaseval.evaluation.aggregate import (
     summary_table,
     testsets_table,
 )
+from debiaseval.evaluation.estimator_accuracy import (
+    TRUE,
+    estimator_accuracy,
+    estimator_accuracy_markdown,
+)
 from debiaseval.evaluation.external_lists import (
     lists_of_seed,
     prepare_lists,
     short_lists_warning,
 )
 from debiaseval.evaluation.flags import MIN_USERS, short_list_counts
+from debiaseval.evaluation.full_truth import true_topk, true_topk_table
+from debiaseval.evaluation.imputation import build_imputation
 from debiaseval.evaluation.metrics import evaluate_topk, summarise, train_overlap_mask
 from debiaseval.evaluation.ranking import empty_recommendations
 from debiaseval.evaluation.uncertainty import (
@@ -47,6 +63,7 @@ from debiaseval.evaluation.uncertainty import (
     compare_recommenders,
     seed_intervals,
 )
+from debiaseval.evaluation.weighting import DIAGNOSTICS_COLUMNS, GAINS, HeldOut, estimate, prepare
 from debiaseval.experiments import Data, input_frames, seed_ids
 from debiaseval.recommenders.base import trains_by_epochs
 from debiaseval.recommenders.registry import EXTERNAL, resolve_recommender
@@ -60,12 +77,15 @@ __all__ = [
     "EXPORT",
     "NEEDS",
     "OUTPUTS",
+    "TRUTH_DATASETS",
     "EmptyTestSetError",
     "aggregate_step",
     "check_config",
     "check_testset",
     "data_step",
     "dropped_text",
+    "estimator_heldout",
+    "evaluate_estimators",
     "evaluate_on_testsets",
     "evaluate_recommenders",
     "evaluate_step",
@@ -73,6 +93,8 @@ __all__ = [
     "kendall_excluded",
     "kendall_groups",
     "lists_step",
+    "propensity_model",
+    "raw_ids",
     "run",
     "run_metadata",
     "seed_uncertainty",
@@ -82,6 +104,7 @@ __all__ = [
     "testset_diagnostics",
     "testset_step",
     "train_overlap_masks",
+    "truth_step",
     "tune_step",
 ]
 
@@ -97,8 +120,14 @@ OUTPUTS = (
     "kendall.md",
     "dropped.parquet",
     "dropped.md",
+    "estimator_accuracy.parquet",
+    "estimator_accuracy.md",
 )
 """E1's aggregated files in ``results/e1/<dataset>/``."""
+
+TRUTH_DATASETS = ("synthetic",)
+"""The datasets whose full rating matrix is known: E1 adds their exact ``TRUE`` row
+(:func:`truth_step`), which the scoreboard then scores every other row against."""
 
 EXPORT = {"train": "train", "val": "val"}
 """The parts of a seed's split exported in raw ids (``results/e1/<dataset>/export/seed<s>/``):
@@ -229,6 +258,34 @@ def external_recommenders(block: Mapping[str, Any]) -> list[str]:
     return [n for n, spec in block["recommenders"].items() if spec["algorithm"] == EXTERNAL]
 
 
+ESTIMATOR_NEEDS = {"logistic": "features", "known": "truth"}
+"""The dataset part each propensity model of ``e1.estimators`` needs beyond MNAR and MAR."""
+
+
+def _check_estimators(config: Mapping[str, Any]) -> None:
+    from debiaseval.data.catalog import dataset_parts, missing_text
+
+    block, sources = config["e1"], config["sources"]
+    clash = [name for name in block["estimators"] if name in block["testsets"]]
+    if clash:
+        raise ConfigError(
+            f"config error at 'e1.estimators.{clash[0]}': the name of a test set of e1.testsets"
+        )
+    datasets = block["datasets"] if block["datasets"] is not None else config["datasets"]
+    for name, spec in block["estimators"].items():
+        where = f"config error at 'e1.estimators.{name}"
+        if spec["estimator"] == "dr" and spec.get("imputation") is None:
+            raise ConfigError(f"{where}.imputation': dr needs an imputation (item_rate or model)")
+        part = ESTIMATOR_NEEDS.get(spec.get("propensity", "naive_bayes"))
+        for dataset in datasets or []:
+            if part is not None and part not in dataset_parts(dataset, sources):
+                raise ConfigError(
+                    f"{where}.propensity': {spec['propensity']} propensities need "
+                    f"{missing_text(dataset, [part], sources)}, which E1's dataset {dataset} "
+                    "lacks"
+                )
+
+
 def check_config(config: Mapping[str, Any]) -> None:
     """Cross-field checks of the ``e1`` block (after schema validation); raise ``ConfigError``."""
     block = config["e1"]
@@ -236,6 +293,7 @@ def check_config(config: Mapping[str, Any]) -> None:
     _check_recommenders(block)
     _check_epochs(block)
     _check_kendall(block)
+    _check_estimators(config)
 
 
 def train_overlap_masks(
@@ -604,6 +662,10 @@ def evaluate_step(
     drop_train_overlap: bool,
     resamples: int = 0,
     level: float = 0.95,
+    estimators: Mapping[str, Mapping[str, Any]] | None = None,
+    n_users: int | None = None,
+    features: tuple[pd.DataFrame, pd.DataFrame] | None = None,
+    truth: np.ndarray | None = None,
 ) -> dict[str, pd.DataFrame]:
     """Rule ``e1_evaluate``: every recommender of the seed on gt and on every test set.
 
@@ -611,7 +673,10 @@ def evaluate_step(
     Returns, by file stem: ``metrics`` (the means over users, with their bootstrap
     interval ``boot_low``/``boot_high`` of ``resamples`` resamples at ``level``),
     ``metrics_per_user`` (the values they average) and ``comparisons`` (paired tests
-    between the recommenders): see :func:`seed_uncertainty`.
+    between the recommenders): see :func:`seed_uncertainty`. Each of ``estimators``
+    (``e1.estimators``; ``n_users`` and, as its propensity model needs them, ``features``
+    or the ``truth`` propensities) adds rows named after it for the metrics it
+    estimates (:func:`evaluate_estimators`), and ``estimators_diagnostics``.
     """
     train = split[split["part"] == "train"]
     for message in short_list_warnings(train, n_items=n_items, ks=ks):
@@ -630,7 +695,284 @@ def evaluate_step(
     )
     table.insert(1, "seed", seed)
     blocks = [(metric, int(k)) for metric in metrics for k in dict.fromkeys(ks)]
-    return seed_uncertainty(table, per_user, blocks, seed=seed, resamples=resamples, level=level)
+    out = seed_uncertainty(table, per_user, blocks, seed=seed, resamples=resamples, level=level)
+    gains = [metric for metric in metrics if metric in GAINS]
+    out["estimators_diagnostics"] = pd.DataFrame(columns=ESTIMATOR_DIAGNOSTICS_COLUMNS)
+    if not estimators or not gains:
+        return out
+    if n_users is None:
+        raise ValueError("evaluate_step needs n_users to run the weighting estimators")
+    est_table, est_per_user, diagnostics = evaluate_estimators(
+        split,
+        recs,
+        estimators,
+        seed=seed,
+        n_users=n_users,
+        n_items=n_items,
+        ks=ks,
+        metrics=gains,
+        positive_threshold=positive_threshold,
+        features=features,
+        truth=truth,
+    )
+    est_blocks = [(metric, int(k)) for metric in gains for k in dict.fromkeys(ks)]
+    extra = seed_uncertainty(
+        est_table, est_per_user, est_blocks, seed=seed, resamples=resamples, level=level
+    )
+    for stem in ("metrics", "metrics_per_user", "comparisons"):
+        out[stem] = pd.concat([out[stem], extra[stem]], ignore_index=True)
+    out["estimators_diagnostics"] = diagnostics
+    return out
+
+
+ESTIMATOR_DIAGNOSTICS_COLUMNS = ["recommender", "seed", "estimator", *DIAGNOSTICS_COLUMNS,
+                                 "propensity_scale"]  # fmt: skip
+"""Columns of ``estimators.diagnostics.parquet``: per recommender, estimator, metric and k, the
+users averaged over and left out, the negative and above-1 per-user values, the effective
+sample size per user, the weights' concentration and the propensities' scale factor."""
+
+
+def propensity_model(
+    split: pd.DataFrame,
+    spec: Mapping[str, Any],
+    *,
+    n_users: int,
+    n_items: int,
+    features: tuple[pd.DataFrame, pd.DataFrame] | None = None,
+    truth: np.ndarray | None = None,
+) -> PropensityModel:
+    """The propensity model ``spec["propensity"]`` of one estimator of ``e1.estimators``.
+
+    naive_bayes: P(O=1 | Y=r) from the MNAR ratings (train and held-out) and the MAR
+    ``weights`` part; popularity: the training counts to the power ``gamma``; logistic:
+    user and item ``features`` fitted on the MNAR pairs; wtd: 1/(w_u w_i^2) of [SAC20]
+    (reference the training part, P_mar of ``mar_posterior``); known: the ``truth``
+    propensities (users × items) of a synthetic dataset.
+    """
+    name = spec.get("propensity", "naive_bayes")
+    sizes = {"n_users": n_users, "n_items": n_items}
+    train = split[split["part"] == "train"]
+    mnar = split[split["part"].isin(["train", "heldout"])]
+    smoothing = float(spec.get("smoothing", 1.0))
+    if name == "naive_bayes":
+        mar = split[split["part"] == "weights"]
+        return as_model(naive_bayes(mnar["rating"], mar["rating"], **sizes), **sizes)
+    if name == "popularity":
+        table = popularity(train, **sizes, smoothing=smoothing, exponent=spec.get("gamma", 1.0))
+        return as_model(table, **sizes)
+    if name == "wtd":
+        mar = split[split["part"] == "weights"]
+        uniform = spec.get("mar_posterior", "weights") == "uniform"
+        return wtd(
+            **sizes,
+            reference_users=train["user"].to_numpy(),
+            reference_items=train["item"].to_numpy(),
+            mar_users=None if uniform else mar["user"].to_numpy(),
+            mar_items=None if uniform else mar["item"].to_numpy(),
+            smoothing=smoothing,
+        )
+    if name == "logistic":
+        if features is None:
+            raise ValueError("logistic propensities need the users' and items' features")
+        users, items = features[0].sort_values("user"), features[1].sort_values("item")
+        xu = users.drop(columns=["user", "raw_user"], errors="ignore").to_numpy(float)
+        xi = items.drop(columns=["item", "raw_item"], errors="ignore").to_numpy(float)
+        return as_model(logistic(mnar, xu, xi), **sizes)
+    if name == "known":
+        if truth is None:
+            raise ValueError("known propensities need the dataset's true propensities")
+        return PropensityModel(n_users, n_items, matrix=np.asarray(truth, dtype=np.float64))
+    raise ValueError(f"unknown propensity model {name!r}")
+
+
+def estimator_features(
+    block: Mapping[str, Any], users: pd.DataFrame | None, items: pd.DataFrame | None
+) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """The users' and items' frames when an estimator of ``block`` has logistic propensities."""
+    wanted = any(s.get("propensity") == "logistic" for s in block["estimators"].values())
+    return (users, items) if wanted and users is not None and items is not None else None
+
+
+def estimator_truth(
+    block: Mapping[str, Any],
+    dataset: str,
+    config: Mapping[str, Any],
+    users: pd.DataFrame | None,
+    items: pd.DataFrame | None,
+) -> np.ndarray | None:
+    """The true propensities (E1's users × items) of ``synthetic`` when an estimator of
+    ``block`` has known propensities: the generator's matrix at the kept users' and items'
+    raw ids (``raw_user``/``raw_item`` of the data step's users and items, when it re-indexed)."""
+    if not any(s.get("propensity") == "known" for s in block["estimators"].values()):
+        return None
+    if dataset != "synthetic":
+        raise ValueError(f"known propensities need the synthetic dataset, not {dataset!r}")
+    from debiaseval.data.synthetic import generate_synthetic
+
+    matrix = generate_synthetic(**config["synthetic"]).propensities
+    rows = _raw_ids(users, "user", matrix.shape[0])
+    cols = _raw_ids(items, "item", matrix.shape[1])
+    return np.asarray(matrix, dtype=np.float64)[np.ix_(rows, cols)]
+
+
+def _raw_ids(frame: pd.DataFrame | None, what: str, n: int) -> np.ndarray:
+    if frame is None:
+        return np.arange(n)
+    frame = frame.sort_values(what)
+    for column in (f"raw_{what}", "raw", "raw_id", what):
+        if column in frame.columns:
+            return frame[column].to_numpy().astype(np.int64)
+    return np.arange(n)
+
+
+def estimator_heldout(
+    split: pd.DataFrame,
+    spec: Mapping[str, Any],
+    *,
+    seed: int,
+    n_users: int,
+    n_items: int,
+    positive_threshold: float,
+    features: tuple[pd.DataFrame, pd.DataFrame] | None = None,
+    truth: np.ndarray | None = None,
+    model: PropensityModel | None = None,
+) -> tuple[HeldOut, float]:
+    """One estimator's recommender-independent part of a seed: the held-out part with its
+    scaled (and clipped) propensities and, for dr, its imputation fitted on the training part
+    with the same propensities. Returns it and the propensities' scale factor. ``model``: the
+    propensity model when already fitted (:func:`propensity_model`)."""
+    train = split[split["part"] == "train"]
+    held = split[split["part"] == "heldout"]
+    estimator = spec["estimator"]
+    if estimator == "naive":
+        return prepare("naive", held, None, n_users=n_users,
+                       positive_threshold=positive_threshold), 1.0  # fmt: skip
+    if model is None:
+        model = propensity_model(split, spec, n_users=n_users, n_items=n_items,
+                                 features=features, truth=truth)  # fmt: skip
+    floor = spec.get("clip")
+    p, factor = scaled(model, held, train=train, n_pairs=len(held), floor=floor)
+    imputation = None
+    if estimator == "dr":
+        p_train, _ = scaled(model, train, train=train, n_pairs=len(held), floor=floor)
+        imputation = build_imputation(
+            spec["imputation"], train, p_train, n_users=n_users, n_items=n_items,
+            positive_threshold=positive_threshold, seed=seed,
+        )  # fmt: skip
+    held_out = prepare(estimator, held, p, n_users=n_users, positive_threshold=positive_threshold,
+                       imputation=imputation, train=train)  # fmt: skip
+    return held_out, factor
+
+
+def evaluate_estimators(
+    split: pd.DataFrame,
+    recs: Mapping[str, pd.DataFrame],
+    estimators: Mapping[str, Mapping[str, Any]],
+    *,
+    seed: int,
+    n_users: int,
+    n_items: int,
+    ks: Sequence[int],
+    metrics: Sequence[str],
+    positive_threshold: float,
+    features: tuple[pd.DataFrame, pd.DataFrame] | None = None,
+    truth: np.ndarray | None = None,
+) -> tuple[pd.DataFrame, dict[str, dict[str, pd.DataFrame]], pd.DataFrame]:
+    """Every recommender's lists under every weighting estimator (docs/experiments/e1.md).
+
+    Returns the means in :func:`evaluate_recommenders`' layout (``testset`` = the estimator's
+    name, ``n_test_pairs`` = |H|, with ``seed``), recommender -> estimator -> per-user values,
+    and the diagnostics (:data:`ESTIMATOR_DIAGNOSTICS_COLUMNS`).
+    """
+    n_held = int((split["part"] == "heldout").sum())
+    tables, per_user, diagnostics = [], {}, []
+    models: dict[tuple[Any, ...], PropensityModel] = {}  # one fit per model, shared
+    for name, spec in estimators.items():
+        key = tuple(spec.get(k) for k in ("propensity", "gamma", "smoothing", "mar_posterior"))
+        if spec["estimator"] != "naive" and key not in models:
+            models[key] = propensity_model(split, spec, n_users=n_users, n_items=n_items,
+                                           features=features, truth=truth)  # fmt: skip
+        held, factor = estimator_heldout(
+            split, spec, seed=seed, n_users=n_users, n_items=n_items,
+            positive_threshold=positive_threshold, features=features, truth=truth,
+            model=models.get(key),
+        )  # fmt: skip
+        for rec, lists in recs.items():
+            values, diag = estimate(held, lists, ks=ks, metrics=metrics, n_items=n_items)
+            per_user.setdefault(rec, {})[name] = values
+            summary = summarise(values)
+            short = values.assign(short=short_list_counts(lists, values))
+            counts = short.groupby(["metric", "k"], sort=False, observed=True)["short"].sum()
+            summary.insert(0, "testset", name)
+            summary.insert(0, "recommender", rec)
+            summary["n_test_pairs"] = np.int64(n_held)
+            summary["n_train_overlap"] = np.int64(0)
+            summary["n_short_lists"] = (
+                counts.reindex(pd.MultiIndex.from_frame(summary[["metric", "k"]]))
+                .fillna(0)
+                .to_numpy()
+                .astype(np.int64)
+            )
+            tables.append(summary)
+            diag.insert(0, "estimator", name)
+            diag.insert(0, "seed", seed)
+            diag.insert(0, "recommender", rec)
+            diag["propensity_scale"] = factor
+            diagnostics.append(diag)
+    table = pd.concat(tables, ignore_index=True)
+    table.insert(1, "seed", seed)
+    # recommender-major order, as evaluate_recommenders
+    order = {rec: j for j, rec in enumerate(recs)}
+    table = table.sort_values("recommender", key=lambda c: c.map(order), kind="stable")
+    return (
+        table.reset_index(drop=True),
+        per_user,
+        pd.concat(diagnostics, ignore_index=True)[ESTIMATOR_DIAGNOSTICS_COLUMNS],
+    )
+
+
+def raw_ids(table: pd.DataFrame, kind: str) -> np.ndarray:
+    """The raw ids (column ``raw_<kind>``) of E1's id table ``table`` of ``kind`` (user, item),
+    in E1's id order: on ``synthetic``, the generator's row and column of every id."""
+    return table.sort_values(kind)[f"raw_{kind}"].to_numpy(np.int64)
+
+
+def truth_step(
+    split: pd.DataFrame,
+    recs: Mapping[str, pd.DataFrame],
+    *,
+    synthetic: Mapping[str, Any],
+    raw_users: np.ndarray,
+    raw_items: np.ndarray,
+    seed: int,
+    ks: Sequence[int],
+    metrics: Sequence[str],
+    positive_threshold: float,
+) -> pd.DataFrame:
+    """Rule ``e1_truth``: the seed's ``TRUE`` rows on ``synthetic`` (docs/estimators.md).
+
+    Every recommender's exact metrics over all its candidates (every item but the
+    seed's ``train`` items) from the full rating matrix of the config's ``synthetic``
+    block (:func:`~debiaseval.evaluation.full_truth.true_topk`); ``raw_users`` and
+    ``raw_items`` (E1's id tables) map E1's ids to the generator's. The rows of
+    ``metrics.parquet``'s layout, with NaN bootstrap bounds.
+    """
+    from debiaseval.data.synthetic import full_rating_rows
+
+    train = split[split["part"] == "train"]
+    per_user, n_relevant = true_topk(
+        recs,
+        train,
+        full_rating_rows(**synthetic),
+        n_users=len(raw_users),
+        n_items=len(raw_items),
+        ks=list(dict.fromkeys(ks)),
+        metrics=metrics,
+        positive_threshold=positive_threshold,
+        raw_users=raw_users,
+        raw_items=raw_items,
+    )
+    return true_topk_table(recs, per_user, testset=TRUE, seed=seed, n_relevant=n_relevant)
 
 
 def seed_uncertainty(
@@ -714,8 +1056,15 @@ def aggregate_step(
     dataset: str,
     min_users: int = MIN_USERS,
     comparisons: Sequence[pd.DataFrame] = (),
+    truth: Sequence[pd.DataFrame] = (),
 ) -> dict[str, Any]:
     """Rule ``e1_aggregate``: the tables of ``OUTPUTS`` (Markdown ones as text, by file stem).
+
+    ``truth``: the seeds' ``TRUE`` rows (:func:`truth_step`, ``synthetic`` only), one more
+    row of the test-set column. ``estimator_accuracy`` scores every other row against the
+    truth, ``TRUE`` where given, else gt
+    (:func:`~debiaseval.evaluation.estimator_accuracy.estimator_accuracy`; Kendall's tau
+    leaves out :func:`kendall_excluded`).
 
     The summary gains the t interval over seeds (``ci_low``, ``ci_high``) and the mean
     per-seed bootstrap bounds (``boot_low``, ``boot_high``) at ``e1.confidence``, and
@@ -724,7 +1073,7 @@ def aggregate_step(
     ``comparisons`` (the seeds' paired tests) become how many seeds agree
     (:func:`agreement_over_seeds`, significant at 1 - ``e1.confidence``).
     """
-    per_seed = pd.concat(metrics).reset_index(drop=True)
+    per_seed = pd.concat([*metrics, *truth]).reset_index(drop=True)
     keys = ["recommender", "testset", "metric", "k"]
     level = block["confidence"]
     summary = summary_table(per_seed).merge(
@@ -741,6 +1090,7 @@ def aggregate_step(
     checks = testsets_table(pd.concat(diagnostics))
     about = run_metadata(interactions, block)
     names = [GROUND_TRUTH, *block["testsets"]]
+    accuracy = estimator_accuracy(per_seed, excluded=kendall_excluded(block), level=level)
     return {
         "summary": summary,
         "kendall": kendall,
@@ -750,6 +1100,8 @@ def aggregate_step(
         ),
         "kendall_md": kendall_markdown(kendall, dataset, names[1:]),
         "comparisons": agreement,
+        "estimator_accuracy": accuracy,
+        "estimator_accuracy_md": estimator_accuracy_markdown(accuracy, dataset),
     }
 
 
@@ -781,15 +1133,20 @@ def run(
     ``external`` are read from their ``recs`` files, or from ``lists`` (name -> seed ->
     lists frame, as :func:`debiaseval.api.evaluate_lists` gives them), checked as the
     workflow checks them; their warnings are Python warnings. Returns ``summary``,
-    ``kendall``, ``testsets``, ``dropped`` (as written to ``results/e1/<dataset>/``), the
-    Markdown texts ``summary_md``, ``kendall_md`` and ``dropped_md``, and per-seed
-    ``metrics`` and ``tuning`` (with ``seed`` and ``recommender`` columns). The data is
+    ``kendall``, ``testsets``, ``estimator_accuracy``, ``dropped`` (as written to
+    ``results/e1/<dataset>/``), the Markdown texts ``summary_md``, ``kendall_md``,
+    ``estimator_accuracy_md`` and ``dropped_md``, and per-seed ``metrics`` and ``tuning``
+    (with ``seed`` and ``recommender`` columns); ``data="synthetic"`` adds the exact
+    ``TRUE`` row (:func:`truth_step`) to the per-seed ``metrics`` and the tables. The data is
     first taken as E1's protocol takes it (:func:`data_step`); a filter that drops more
     than half of a part is a Python warning.
     """
     from debiaseval.workflow.config import validate_config
 
-    full = validate_config(dict(config or {}), "e1")
+    given = dict(config or {})
+    if isinstance(data, str):  # the estimators' needs are checked against the dataset run
+        given = {**given, "datasets": [data], "e1": {**given.get("e1", {}), "datasets": None}}
+    full = validate_config(given, "e1")
     block = full["e1"]
     frames = input_frames(data, config, dataset, experiment="e1")
     dataset = frames.dataset
@@ -807,7 +1164,8 @@ def run(
     threshold = positive_threshold_of(dataset, block["positive_threshold"], full["sources"])
     block = {**block, "positive_threshold": threshold}
     sizes = {"dataset": dataset, "n_users": n_users, "n_items": n_items}
-    evaluated, diagnostics, tunings = [], [], []
+    evaluated, diagnostics, tunings, truth = [], [], [], []
+    exact = isinstance(data, str) and dataset in TRUTH_DATASETS
     run_seeds = seed_ids(seeds, block["seeds"])
     for seed in run_seeds:
         split = split_step(
@@ -887,8 +1245,26 @@ def run(
                 drop_train_overlap=block["drop_train_overlap"],
                 resamples=block["bootstrap"]["resamples"],
                 level=block["confidence"],
+                estimators=block["estimators"],
+                n_users=n_users,
+                features=estimator_features(block, frames.users, frames.items),
+                truth=estimator_truth(block, dataset, full, frames.users, frames.items),
             )
         )
+        if exact:
+            truth.append(
+                truth_step(
+                    split,
+                    recs,
+                    synthetic=full["synthetic"],
+                    raw_users=raw_ids(frames.users, "user"),
+                    raw_items=raw_ids(frames.items, "item"),
+                    seed=seed,
+                    ks=block["ks"],
+                    metrics=block["metrics"],
+                    positive_threshold=block["positive_threshold"],
+                )
+            )
     block = {**block, "seeds": len(run_seeds)}
     metrics = [seed["metrics"] for seed in evaluated]
     out = aggregate_step(
@@ -899,6 +1275,7 @@ def run(
         dataset=dataset,
         min_users=full["min_users"],
         comparisons=[seed["comparisons"] for seed in evaluated],
+        truth=truth,
     )
     out["metrics_per_user"] = pd.concat(
         [seed["metrics_per_user"] for seed in evaluated], ignore_index=True
@@ -908,6 +1285,9 @@ def run(
     )
     out["dropped"] = kept.dropped
     out["dropped_md"] = dropped_text(kept.dropped, dataset)
-    out["metrics"] = pd.concat(metrics, ignore_index=True)
+    out["metrics"] = pd.concat([*metrics, *truth], ignore_index=True)
+    out["estimators_diagnostics"] = pd.concat(
+        [seed["estimators_diagnostics"] for seed in evaluated], ignore_index=True
+    )
     out["tuning"] = pd.concat(tunings, ignore_index=True) if tunings else pd.DataFrame()
     return out

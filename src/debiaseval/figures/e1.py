@@ -15,7 +15,7 @@ __all__ = ["FIGURES", "TABLES", "TITLE", "draw"]
 
 TITLE = "E1 · Intervened test sets (SAC 2020)"
 
-TABLES = ("summary", "kendall", "testsets", "comparisons")
+TABLES = ("summary", "kendall", "testsets", "comparisons", "estimator_accuracy")
 
 FIGURES = {
     "recall": (
@@ -40,6 +40,15 @@ FIGURES = {
         "over the users, Holm's correction over all pairs, at 1 - e1.confidence), out of all "
         "seeds; blue where A wins more seeds than it loses, red where it loses more, white "
         "where no seed tells them apart."
+    ),
+    "accuracy": (
+        "The estimator arena's scoreboard at Recall@k: every test set or estimator against the "
+        "truth (the exact value from the full rating matrix, TRUE, on synthetic; the MAR ground "
+        "truth gt elsewhere), over recommenders × seeds. Top: bias (mean estimate - truth) and "
+        "RMSE, closer to 0 is better (on a symmetric log scale); bottom: Kendall's tau-b of the "
+        "recommender ranking vs the truth within a seed (mean over seeds; 1 is best) and the "
+        "coverage of the per-seed "
+        "bootstrap intervals (share holding the truth; the dashed line is their nominal level)."
     ),
     "testsets": (
         "How MAR-like each test set is: KL divergence of its user and item marginals from those "
@@ -133,6 +142,30 @@ def _testsets(diagnostics: pd.DataFrame, dataset: str) -> Figure:
     return fig
 
 
+def _accuracy(accuracy: pd.DataFrame, summary: pd.DataFrame, dataset: str) -> Figure:
+    k = recall_k(summary, "E1")
+    rows = accuracy[(accuracy["metric"] == "recall") & (accuracy["k"] == k)].set_index("testset")
+    truth = rows["truth"].iloc[0] if len(rows) else "gt"
+    level = float(rows["level"].iloc[0]) if len(rows) else 0.95
+    fig = Figure(figsize=(max(7.0, 2.0 + 0.7 * len(rows)), 7.0), layout="constrained")
+    error, agreement = fig.subplots(2, 1)
+    grouped_bars(error, rows[["bias", "rmse"]], None, f"Recall@{k} vs {truth}")
+    # symmetric log: errors of 0.01 and an unstable estimator's 4 both stay readable
+    error.set_yscale("symlog", linthresh=0.05)
+    error.axhline(0.0, color="black", linewidth=0.8)
+    error.set_title("error (symmetric log scale, linear within ±0.05)")
+    table = rows[["tau", "coverage"]].rename(columns={"tau": "Kendall tau-b"})
+    grouped_bars(agreement, table, None, "", value_labels="{:.2f}")
+    agreement.set_ylim(-1.25, 1.25)
+    agreement.axhline(0.0, color="black", linewidth=0.8)
+    agreement.axhline(level, color="grey", linewidth=0.8, linestyle="--")
+    agreement.set_title(f"ranking (per seed) and coverage of the {level:.0%} intervals (dashed)")
+    for ax in (error, agreement):  # the two panels share colours, not meanings
+        ax.legend(loc="lower left", fontsize=8)
+    fig.suptitle(f"E1 on {dataset}: the estimator arena's scoreboard vs {truth}")
+    return fig
+
+
 def draw(name: str, tables: Mapping[str, pd.DataFrame], dataset: str) -> Figure:
     """Figure ``name`` of :data:`FIGURES` from E1's aggregated tables."""
     if name == "recall":
@@ -143,6 +176,8 @@ def draw(name: str, tables: Mapping[str, pd.DataFrame], dataset: str) -> Figure:
         return _kendall(tables["kendall"], tables["summary"], dataset)
     if name == "significance":
         return _significance(tables["comparisons"], tables["summary"], dataset)
+    if name == "accuracy":
+        return _accuracy(tables["estimator_accuracy"], tables["summary"], dataset)
     if name == "testsets":
         return _testsets(tables["testsets"], dataset)
     raise ValueError(f"E1 has no figure {name!r}; known: {', '.join(FIGURES)}")

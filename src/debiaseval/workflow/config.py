@@ -187,7 +187,7 @@ def _one_line(error: jsonschema.ValidationError) -> str:
     if "propertyNames" in error.schema_path:
         return (
             f"config error at '{where}': invalid name {error.instance!r} "
-            "(a letter then letters, digits or '_'; 'gt' is reserved)"
+            "(a letter then letters, digits or '_'; 'gt' and 'TRUE' are reserved)"
         )
     message = error.message.replace("\n", " ")
     description = error.schema.get("description") if isinstance(error.schema, dict) else None

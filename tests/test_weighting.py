@@ -1,0 +1,371 @@
+"""Weighting estimators of ranking metrics (SNIPS, DR), their propensity models and imputations.
+
+Synthetic worlds with known propensities and a known full truth: the estimates are compared
+with the exact per-user metric over every candidate item, over many draws of the held-out part.
+"""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from debiaseval.debiasing.interventions import wtd_weights
+from debiaseval.debiasing.propensities import (
+    PropensityModel,
+    as_model,
+    naive_bayes,
+    popularity,
+    scaled,
+    wtd,
+)
+from debiaseval.evaluation.imputation import ItemRate, Predicted, build_imputation, item_rate
+from debiaseval.evaluation.metrics import evaluate_topk
+from debiaseval.evaluation.weighting import estimate, gains, list_ranks, prepare
+
+N_USERS, N_ITEMS, K = 200, 300, 10
+
+
+def _frame(users, items, ratings):
+    return pd.DataFrame(
+        {
+            "user": np.asarray(users, dtype=np.int32),
+            "item": np.asarray(items, dtype=np.int32),
+            "rating": np.asarray(ratings, dtype=np.float32),
+        }
+    )
+
+
+def _recs_from_scores(scores: np.ndarray, train_mask: np.ndarray, k: int) -> pd.DataFrame:
+    s = np.where(train_mask, -np.inf, scores)
+    top = np.argsort(-s, axis=1, kind="stable")[:, :k]
+    n_users = scores.shape[0]
+    return pd.DataFrame(
+        {
+            "user": np.repeat(np.arange(n_users), k).astype(np.int32),
+            "item": top.ravel().astype(np.int32),
+            "rank": np.tile(np.arange(1, k + 1), n_users).astype(np.int16),
+        }
+    )
+
+
+class World:
+    """A full truth Y, a training part T and MNAR propensities P of the held-out part."""
+
+    def __init__(self, seed: int = 0, *, scale: float = 1.0, positive_boost: float = 3.0):
+        rng = np.random.default_rng(seed)
+        self.rng = rng
+        pop = rng.pareto(1.5, N_ITEMS) + 0.2
+        self.pop = pop / pop.mean()
+        affinity = rng.normal(size=(N_USERS, 4)) @ rng.normal(size=(4, N_ITEMS)) / 2
+        self.q = 1 / (1 + np.exp(-(affinity + 0.8 * np.log(self.pop)[None, :] - 1.5)))
+        self.y = rng.random((N_USERS, N_ITEMS)) < self.q
+        self.train = rng.random((N_USERS, N_ITEMS)) < 0.04 * self.pop[None, :].clip(max=10)
+        # observation depends on the pair's relevance probability q (MNAR: relevant pairs are
+        # observed more often) but not on the draw y given q, so q is the right imputation
+        base = 0.02 * self.pop[None, :].clip(0.5, 2) * (1.0 + positive_boost * self.q)
+        self.p = np.clip(scale * base, 1e-4, 1.0)
+        # the recommender scores q, not the draw y: given q, y is independent of the ranks
+        noisy = self.q + rng.normal(scale=0.3, size=self.y.shape) + 0.05 * np.log(self.pop)
+        self.recs = _recs_from_scores(noisy, self.train, K)
+        tu, ti = np.nonzero(self.train)
+        self.train_frame = _frame(tu, ti, np.where(self.y[tu, ti], 5.0, 1.0))
+
+    def truth(self, metric: str = "recall", k: int = K) -> pd.Series:
+        """Exact per-user metric over every candidate (non-training) item."""
+        cu, ci = np.nonzero(self.y & ~self.train)
+        full = _frame(cu, ci, np.full(cu.size, 5.0))
+        values = evaluate_topk(self.recs, full, [k], n_items=N_ITEMS, metrics=[metric])
+        return values.set_index("user")["value"]
+
+    def heldout(self) -> pd.DataFrame:
+        draw = (self.rng.random(self.p.shape) < self.p) & ~self.train
+        hu, hi = np.nonzero(draw)
+        return _frame(hu, hi, np.where(self.y[hu, hi], 5.0, 1.0))
+
+
+def _bias(world, held, estimator, model, *, imputation=None, metric="recall"):
+    p = None
+    if model is not None:
+        p, _ = scaled(model, held, train=world.train_frame, n_pairs=len(held))
+    h = prepare(estimator, held, p, n_users=N_USERS, positive_threshold=3.0,
+                imputation=imputation, train=world.train_frame)  # fmt: skip
+    per_user, _ = estimate(h, world.recs, ks=[K], metrics=[metric], n_items=N_ITEMS)
+    est = per_user.set_index("user")["value"]
+    truth = world.truth(metric)
+    common = est.index.intersection(truth.index)
+    return float(est[common].mean() - truth[common].mean())
+
+
+def _mean_bias(estimator, model_of, *, draws=12, scale=1.0, imputation_of=None, seed=0):
+    world = World(seed, scale=scale)
+    out = []
+    for _ in range(draws):
+        held = world.heldout()
+        imp = None if imputation_of is None else imputation_of(world)
+        out.append(_bias(world, held, estimator, model_of(world), imputation=imp))
+    return float(np.mean(out))
+
+
+def _true(world):
+    return PropensityModel(N_USERS, N_ITEMS, matrix=world.p)
+
+
+def _uniform(world):
+    return PropensityModel(N_USERS, N_ITEMS)
+
+
+def _right_imputation(world):
+    q = world.q
+    return Predicted(lambda u, i: q[u, i], lambda users: q[users], lambda s: s)
+
+
+def _wrong_imputation(world):
+    # the items' mean relevance rates, dealt to the wrong items
+    return ItemRate(np.random.default_rng(1).permutation(world.q.mean(axis=0)))
+
+
+# -- hand-computed small cases -------------------------------------------------------------
+
+
+def _small():
+    # 2 users, 6 items; user 0 trained on item 5, user 1 on item 0.
+    train = _frame([0, 1], [5, 0], [5, 5])
+    recs = pd.DataFrame({"user": [0, 0, 1, 1], "item": [0, 1, 1, 2], "rank": [1, 2, 1, 2]})
+    held = _frame([0, 0, 0, 1, 1], [0, 2, 3, 2, 4], [5, 4, 1, 5, 2])
+    p = np.array([0.5, 0.25, 0.5, 0.2, 0.4])
+    return train, recs, held, p
+
+
+def test_snips_hand_computed():
+    _train, recs, held, p = _small()
+    h = prepare("snips", held, p, n_users=2, positive_threshold=3.0)
+    per_user, diag = estimate(h, recs, ks=[2], metrics=["recall", "avgdcg"], n_items=6)
+    # user 0: positives item 0 (rank 1, w 2) and item 2 (not listed, w 4) -> 2 / 6
+    # user 1: positive item 2 (rank 2, w 5) -> 1; avgdcg: 1/log2(3)
+    np.testing.assert_allclose(per_user["value"], [2 / 6, 1.0, 2 / 6, 1 / math.log2(3)])
+    assert per_user["metric"].tolist() == ["recall", "recall", "avgdcg", "avgdcg"]
+    assert diag["n_users"].tolist() == [2, 2] and diag["n_negative"].tolist() == [0, 0]
+    # ESS of user 0: (2+4)^2/(4+16) = 1.8; user 1: 1
+    np.testing.assert_allclose(diag.loc[0, ["ess_mean", "ess_min"]], [1.4, 1.0])
+    np.testing.assert_allclose(diag.loc[0, "max_weight_share"], 5 / 11)
+
+
+def test_naive_is_the_full_test_set_value():
+    _train, recs, held, _ = _small()
+    h = prepare("naive", held, None, n_users=2, positive_threshold=3.0)
+    per_user, _ = estimate(h, recs, ks=[2], metrics=["recall"], n_items=6)
+    plain = evaluate_topk(recs, held, [2], n_items=6, metrics=["recall"])
+    np.testing.assert_allclose(per_user["value"], plain["value"])
+
+
+def test_dr_hand_computed():
+    train, recs, held, p = _small()
+    rates = np.array([0.5, 0.1, 0.2, 0.3, 0.4, 0.6])
+    h = prepare("dr", held, p, n_users=2, positive_threshold=3.0, imputation=ItemRate(rates),
+                train=train)  # fmt: skip
+    per_user, diag = estimate(h, recs, ks=[2], metrics=["recall"], n_items=6)
+    # user 0: candidates 0..4, Σ r̂ = 1.5; corrections (y - r̂)/P: item 0 (1-.5)/.5 = 1,
+    # item 2 (1-.2)/.25 = 3.2, item 3 (0-.3)/.5 = -.6 -> D = 1.5 + 3.6 = 5.1;
+    # N: top-2 items 0, 1 imputed .5 + .1, plus item 0's correction 1 -> 1.6
+    # user 1: candidates 1..5, Σ r̂ = 1.6; item 2 (1-.2)/.2 = 4, item 4 (0-.4)/.4 = -1
+    # -> D = 4.6; N: items 1, 2 imputed .1 + .2, plus item 2's correction 4 -> 4.3
+    np.testing.assert_allclose(per_user["value"], [1.6 / 5.1, 4.3 / 4.6])
+    assert diag.loc[0, "n_left_out"] == 0
+
+
+def test_dr_leaves_out_users_without_mass_and_counts_negative_values():
+    train, recs, held, p = _small()
+    h = prepare("dr", held, p, n_users=2, positive_threshold=3.0,
+                imputation=ItemRate(np.zeros(6)), train=train)  # fmt: skip
+    per_user, _diag = estimate(h, recs, ks=[2], metrics=["recall"], n_items=6)
+    # zero imputation: DR is SNIPS on the positives
+    np.testing.assert_allclose(per_user["value"], [2 / 6, 1.0])
+    held2 = _frame([0, 1], [3, 4], [1, 1])  # no positives at all
+    h2 = prepare("dr", held2, np.array([0.5, 0.5]), n_users=2, positive_threshold=3.0,
+                 imputation=ItemRate(np.full(6, 0.1)), train=train)  # fmt: skip
+    per_user2, _diag2 = estimate(h2, recs, ks=[2], metrics=["recall"], n_items=6)
+    # D = 0.5 - 0.2 = 0.3 > 0 for both; N = 0.2 imputed top-2 mass + 0 -> kept
+    np.testing.assert_allclose(per_user2["value"], [0.2 / 0.3, 0.2 / 0.3])
+    h3 = prepare("dr", held2, np.array([0.05, 0.5]), n_users=2, positive_threshold=3.0,
+                 imputation=ItemRate(np.full(6, 0.1)), train=train)  # fmt: skip
+    per_user3, diag3 = estimate(h3, recs, ks=[2], metrics=["recall"], n_items=6)
+    assert per_user3["user"].tolist() == [1] and diag3.loc[0, "n_left_out"] == 1
+
+
+def test_gains_and_ranks():
+    np.testing.assert_allclose(gains("avgdcg", np.array([0, 1, 3, 11]), 10),
+                               [0, 1, 0.5, 0])  # fmt: skip
+    with pytest.raises(ValueError, match="not estimated by weighting"):
+        gains("ndcg", np.array([1]), 10)
+    recs = pd.DataFrame({"user": [0, 0, 1], "item": [4, 2, 4], "rank": [1, 2, 1]})
+    np.testing.assert_array_equal(
+        list_ranks(recs, np.array([0, 0, 1, 1]), np.array([2, 4, 2, 4]), n_items=5, depth=1),
+        [0, 1, 0, 1],
+    )
+
+
+# -- consistency and double robustness over many draws --------------------------------------
+
+
+def test_snips_is_consistent_and_beats_naive():
+    """SNIPS Recall@10 with the true propensities: |bias| shrinks as H grows (about 6, 19
+    and 37 held-out pairs per user); within 0.03 at the largest, where Naive is off by
+    more than 4 times as much."""
+    biases = [abs(_mean_bias("snips", _true, scale=s)) for s in (1.0, 3.0, 6.0)]
+    naive = abs(_mean_bias("naive", lambda w: None, scale=6.0))
+    assert biases[0] > biases[1] > biases[2]
+    assert biases[2] < 0.03
+    assert naive > 4 * biases[2]
+
+
+def test_dr_is_doubly_robust():
+    """DR Recall@10 at about 60 held-out pairs per user: the true propensities with a wrong
+    imputation, or uniform propensities with the right imputation, are within 0.02 of the
+    truth; both wrong is off by more than 0.05 and 3 times either."""
+    kw = {"scale": 10.0}
+    right_p_wrong_imp = _mean_bias("dr", _true, imputation_of=_wrong_imputation, **kw)
+    wrong_p_right_imp = _mean_bias("dr", _uniform, imputation_of=_right_imputation, **kw)
+    both_wrong = _mean_bias("dr", _uniform, imputation_of=_wrong_imputation, **kw)
+    assert abs(right_p_wrong_imp) < 0.02
+    assert abs(wrong_p_right_imp) < 0.02
+    assert abs(both_wrong) > 0.05
+    assert abs(both_wrong) > 3 * max(abs(right_p_wrong_imp), abs(wrong_p_right_imp))
+
+
+def test_dr_with_item_rate_imputation_and_model_imputation_run_and_are_close():
+    world = World(1, scale=10.0)
+    held = world.heldout()
+    p_train, _ = scaled(_true(world), world.train_frame, train=world.train_frame,
+                        n_pairs=len(held))  # fmt: skip
+    for name in ("item_rate", "model"):
+        imp = build_imputation(name, world.train_frame, p_train, n_users=N_USERS,
+                               n_items=N_ITEMS, positive_threshold=3.0, seed=0)  # fmt: skip
+        assert abs(_bias(world, held, "dr", _true(world), imputation=imp)) < 0.1
+
+
+def test_item_rate_recovers_item_rates_under_known_propensities():
+    rng = np.random.default_rng(3)
+    rate = rng.uniform(0.1, 0.9, 50)
+    y = rng.random((2000, 50)) < rate
+    p = np.where(y, 0.3, 0.05)
+    obs = rng.random(y.shape) < p
+    u, i = np.nonzero(obs)
+    train = _frame(u, i, np.where(y[u, i], 5.0, 1.0))
+    fitted = item_rate(train, p[u, i], n_users=2000, n_items=50, positive_threshold=3.0)
+    error = np.abs(fitted.rates - rate)
+    assert error.mean() < 0.04 and error.max() < 0.12
+    naive = item_rate(train, np.ones(u.size), n_users=2000, n_items=50, positive_threshold=3.0)
+    assert np.abs(naive.rates - rate).mean() > 3 * error.mean()
+
+
+def test_imputation_candidate_mass_matches_dense_sum():
+    world = World(2)
+    rates = world.rng.random(N_ITEMS)
+    dense = np.where(world.train, 0.0, rates[None, :]).sum(axis=1)
+    tr = world.train_frame
+    np.testing.assert_allclose(
+        ItemRate(rates).candidate_mass(tr["user"], tr["item"], N_USERS), dense
+    )
+    pred = Predicted(lambda u, i: world.q[u, i], lambda users: world.q[users], lambda s: s,
+                     batch_size=7)  # fmt: skip
+    np.testing.assert_allclose(
+        pred.candidate_mass(tr["user"], tr["item"], N_USERS),
+        np.where(world.train, 0.0, world.q).sum(axis=1),
+    )
+
+
+# -- propensity models: scaling and recovery ---------------------------------------------------
+
+
+def test_candidate_mass_matches_a_dense_sum_for_factorised_models():
+    world = World(4)
+    f, g = world.rng.random(N_USERS) + 0.1, world.rng.random(N_ITEMS) + 0.1
+    tr = world.train_frame
+    dense = np.outer(f, g)
+    expected = dense[~world.train].sum()
+    model = PropensityModel(N_USERS, N_ITEMS, user=f, item=g)
+    assert model.candidate_mass(tr["user"], tr["item"]) == pytest.approx(expected)
+    m = world.p
+    with_matrix = PropensityModel(N_USERS, N_ITEMS, user=f, matrix=m)
+    expected = (f[:, None] * m)[~world.train].sum()
+    assert with_matrix.candidate_mass(tr["user"], tr["item"]) == pytest.approx(expected)
+
+
+def test_scaled_propensities_sum_to_the_held_out_size_and_clip():
+    world = World(5)
+    held = world.heldout()
+    model = PropensityModel(N_USERS, N_ITEMS, matrix=world.p * 7.0)
+    p, factor = scaled(model, held, train=world.train_frame, n_pairs=len(held))
+    # the true P already sums to E|H| over the candidates: the scale undoes the 7
+    assert factor * 7.0 == pytest.approx(1.0, rel=0.05)
+    floored, _ = scaled(model, held, train=world.train_frame, n_pairs=len(held), floor=0.05)
+    assert floored.min() >= 0.05 and np.all(floored >= p)
+
+
+def test_known_recovers_the_generating_propensities():
+    world = World(6)
+    held = world.heldout()
+    rows = np.indices((N_USERS, N_ITEMS)).reshape(2, -1)
+    table = pd.DataFrame({"user": rows[0], "item": rows[1], "propensity": world.p.ravel()})
+    model = as_model(table, n_users=N_USERS, n_items=N_ITEMS)
+    p, _ = scaled(model, held, train=world.train_frame, n_pairs=len(held))
+    truth = world.p[held["user"], held["item"]]
+    np.testing.assert_allclose(p, truth, rtol=0.05)
+    with pytest.raises(ValueError, match="need every pair"):
+        as_model(table.iloc[:10], n_users=N_USERS, n_items=N_ITEMS)
+
+
+def test_naive_bayes_model_recovers_rating_propensities():
+    rng = np.random.default_rng(7)
+    n_users, n_items = 400, 300
+    y = rng.choice([1, 2, 3, 4, 5], p=[0.3, 0.25, 0.2, 0.15, 0.1], size=(n_users, n_items))
+    true = np.array([0.005, 0.01, 0.02, 0.06, 0.12])
+    obs = rng.random(y.shape) < true[y - 1]
+    u, i = np.nonzero(obs)
+    mar = rng.choice(y.ravel(), 5000)
+    table = naive_bayes(y[u, i], mar, n_users=n_users, n_items=n_items)
+    model = as_model(table, n_users=n_users, n_items=n_items)
+    held = _frame(u, i, y[u, i])
+    empty = _frame([], [], [])
+    p, _ = scaled(model, held, train=empty, n_pairs=len(held))
+    np.testing.assert_allclose(p, true[y[u, i] - 1], rtol=0.2)
+
+
+@pytest.mark.parametrize("gamma", [0.5, 1.0, 1.5])
+def test_popularity_model_recovers_its_power_law(gamma):
+    """Held-out pairs drawn with P_ui = c · n_i^γ (n_i = training count): the popularity
+    model with exponent γ, scaled to |H|, gives back P."""
+    rng = np.random.default_rng(8)
+    n_users, n_items = 3000, 200
+    train = rng.random((n_users, n_items)) < rng.uniform(0.01, 0.3, n_items)[None, :]
+    counts = train.sum(axis=0)
+    p_item = 0.2 * (counts / counts.max()) ** gamma
+    held = (rng.random(train.shape) < p_item[None, :]) & ~train
+    tu, ti = np.nonzero(train)
+    hu, hi = np.nonzero(held)
+    train_f, held_f = _frame(tu, ti, np.ones(tu.size)), _frame(hu, hi, np.ones(hu.size))
+    table = popularity(train_f, n_users=n_users, n_items=n_items, smoothing=0.0, exponent=gamma)
+    model = as_model(table, n_users=n_users, n_items=n_items)
+    p, _ = scaled(model, held_f, train=train_f, n_pairs=len(held_f))
+    np.testing.assert_allclose(p, p_item[hi], rtol=0.03)
+    base = popularity(train_f, n_users=n_users, n_items=n_items)
+    powered = popularity(train_f, n_users=n_users, n_items=n_items, exponent=gamma)
+    np.testing.assert_allclose(powered["propensity"], base["propensity"] ** gamma)
+
+
+def test_wtd_propensities_are_the_inverse_of_the_wtd_weights():
+    rng = np.random.default_rng(9)
+    n_users, n_items = 50, 40
+    tr = (rng.integers(0, n_users, 800), rng.integers(0, n_items, 800))
+    mar = (rng.integers(0, n_users, 300), rng.integers(0, n_items, 300))
+    space = (rng.integers(0, n_users, 200), rng.integers(0, n_items, 200))
+    kw = dict(n_users=n_users, n_items=n_items, reference_users=tr[0], reference_items=tr[1],
+              mar_users=mar[0], mar_items=mar[1], smoothing=1.0)  # fmt: skip
+    weights = wtd_weights(space[0], space[1], **kw)
+    model = wtd(**kw)
+    np.testing.assert_allclose(model.pairs(space[0], space[1]) * weights, 1.0)
+    with pytest.raises(ValueError, match="smoothing > 0"):
+        wtd(**{**kw, "mar_users": mar[0][:5], "mar_items": mar[1][:5], "smoothing": 0.0})
+    uniform = wtd(**{**kw, "mar_users": None, "mar_items": None})
+    assert np.all(np.isfinite(uniform.pairs(space[0], space[1])))
