@@ -153,19 +153,23 @@ def test_cv_select_scales_propensities_and_picks_the_minimum(biased) -> None:
     assert naive_best == grid[int(np.argmin(naive_means.to_numpy()))]
 
 
+@pytest.mark.parametrize("blas_rows", [1, 10**9])
 @pytest.mark.parametrize("free_last", [False, True])
 @pytest.mark.parametrize("column_gram", ["gathered", "built"])
-def test_ridge_rows_equal_the_reference_half_step(monkeypatch, column_gram: str,
-                                                  free_last: bool) -> None:  # fmt: skip
+def test_ridge_rows_equal_the_reference_half_step(
+    monkeypatch, column_gram: str, free_last: bool, blas_rows: int
+) -> None:
     """Every row's weighted ridge solution equals the former Gram builder's, in every form:
     dual gathered from X Xᵀ (also for rows somewhat longer than k, where it is cheaper),
-    dual built from the rows, primal, empty rows; with ``free_last`` (an unpenalised bias
-    against a column of ones: the dual's free intercept) as well."""
+    dual built from the rows, primal (its system built by BLAS or pair by pair), empty rows;
+    with ``free_last`` (an unpenalised bias against a column of ones: the dual's free
+    intercept) as well."""
     from debiaseval.benchmarks import reference_ridge_rows
     from debiaseval.recommenders import ridge
 
     if column_gram == "built":
         monkeypatch.setattr(ridge, "_MAX_COLUMN_GRAM", 0)
+    monkeypatch.setattr(ridge, "BLAS_ROWS", blas_rows)
     rng = np.random.default_rng(5)
     n_rows, n_cols = 60, 80
     counts = np.concatenate([np.zeros(3, int), rng.integers(1, 70, n_rows - 3)])  # empty rows

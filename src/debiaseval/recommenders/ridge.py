@@ -32,6 +32,10 @@ __all__ = ["RowGroups"]
 _MAX_COLUMN_GRAM = 4_000_000
 """The dual gathers its systems from X Xᵀ when that has at most this many entries."""
 
+BLAS_ROWS = 64
+"""A primal row of at least this many pairs builds Xᵀ Ω X as one BLAS product (``None`` in
+:meth:`RowGroups.solve`'s ``blas_rows``); shorter rows accumulate it pair by pair."""
+
 
 class RowGroups:
     """The pairs of every row, sorted by row (stably: pairs keep their input order).
@@ -57,13 +61,15 @@ class RowGroups:
         l2: float,
         *,
         free_last: bool = False,
+        blas_rows: int | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """θ of every row (``n_rows`` × k) and the fitted values x_jᵀθ_r of every pair.
 
         ``weight`` (ω > 0) and ``target`` (t) are per pair in the input order; ``x`` holds
         one row x_j per column; rows without pairs get θ = 0. With ``free_last`` the last
         column of ``x`` must be all ones and its coefficient (a per-row bias) is not
-        penalised: min Σ ω (t − x_{:k−1}ᵀθ_{:k−1} − θ_k)² + λ‖θ_{:k−1}‖².
+        penalised: min Σ ω (t − x_{:k−1}ᵀθ_{:k−1} − θ_k)² + λ‖θ_{:k−1}‖². Primal rows of at
+        least ``blas_rows`` pairs (default :data:`BLAS_ROWS`) build their system by BLAS.
         """
         from debiaseval.recommenders._ridge_kernel import solve_rows
 
@@ -78,6 +84,7 @@ class RowGroups:
             np.ascontiguousarray(weight[self.order], dtype=np.float64),
             np.ascontiguousarray(target[self.order], dtype=np.float64),
             x, float(l2), gram, theta, fitted_sorted, bool(free_last),
+            int(BLAS_ROWS if blas_rows is None else blas_rows),
         )  # fmt: skip
         fitted = np.empty(self.n_pairs)
         fitted[self.order] = fitted_sorted
