@@ -169,6 +169,8 @@ def test_ridge_rows_equal_the_reference_half_step(
 
     if column_gram == "built":
         monkeypatch.setattr(ridge, "_MAX_COLUMN_GRAM", 0)
+    else:  # formed whatever it saves
+        monkeypatch.setattr(ridge, "GRAM_COST", 0.0)
     monkeypatch.setattr(ridge, "BLAS_ROWS", blas_rows)
     rng = np.random.default_rng(5)
     n_rows, n_cols = 60, 80
@@ -189,6 +191,18 @@ def test_ridge_rows_equal_the_reference_half_step(
         np.testing.assert_allclose(fitted, np.einsum("nk,nk->n", x[cols], expected[rows]),
                                    rtol=1e-9, atol=1e-12)  # fmt: skip
         assert np.all(theta[:3] == 0)
+
+
+def test_column_gram_is_formed_only_where_it_pays() -> None:
+    """Short rows (Yahoo! R3's users, about 20 ratings of 1,000 items) gather their dual systems
+    from X Xᵀ; long rows (ML-100K's, mostly primal) do not form it."""
+    from debiaseval.recommenders.ridge import RowGroups
+
+    rng = np.random.default_rng(0)
+    short = RowGroups(np.repeat(np.arange(2000), 20), rng.integers(0, 1000, 40_000), 2000, 1000)
+    long = RowGroups(np.repeat(np.arange(100), 200), rng.integers(0, 1600, 20_000), 100, 1600)
+    assert short._gram_pays(41, 40)
+    assert not long._gram_pays(21, 20)
 
 
 @pytest.mark.parametrize("loss", ["squared", "absolute"])

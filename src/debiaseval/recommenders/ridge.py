@@ -30,7 +30,11 @@ import numpy as np
 __all__ = ["RowGroups"]
 
 _MAX_COLUMN_GRAM = 4_000_000
-"""The dual gathers its systems from X Xᵀ when that has at most this many entries."""
+"""The dual gathers its systems from X Xᵀ only when that has at most this many entries."""
+
+GRAM_COST = 0.25
+"""Cost of a multiply-add of the columns' Gram matrix X Xᵀ (one BLAS product) relative to one
+of the compiled loop: the Gram matrix is formed only when it saves more than it costs."""
 
 BLAS_ROWS = 64
 """A primal row of at least this many pairs builds Xᵀ Ω X as one BLAS product (``None`` in
@@ -52,6 +56,20 @@ class RowGroups:
         self.order = np.argsort(rows, kind="stable")
         self.ptr = np.concatenate(([0], np.cumsum(np.bincount(rows, minlength=n_rows))))
         self.sorted_cols = cols[self.order]
+
+    def _gram_pays(self, k: int, k_penalised: int) -> bool:
+        """Whether forming X Xᵀ of the columns (``GRAM_COST`` × n_cols² k multiply-adds) costs
+        less than it saves the dual rows, each row taking its cheapest form either way (the
+        multiply-add counts of ``_ridge_kernel._dual_is_cheaper``)."""
+        if self.n_cols**2 > _MAX_COLUMN_GRAM:
+            return False
+        n = np.diff(self.ptr).astype(np.float64)
+        n = n[n > 0]
+        primal = n * k * k / 2 + k**3 / 6
+        gathered = np.minimum(primal, n * n + n**3 / 6)
+        built = np.minimum(primal, n * n * k / 2 + n**3 / 6)
+        gram = GRAM_COST * self.n_cols**2 * k_penalised
+        return bool(gram + gathered.sum() < built.sum())
 
     def solve(
         self,
@@ -75,8 +93,8 @@ class RowGroups:
 
         x = np.ascontiguousarray(x, dtype=np.float64)
         penalised = x[:, :-1] if free_last else x
-        small = self.n_cols**2 <= _MAX_COLUMN_GRAM
-        gram = penalised @ penalised.T if small else np.empty((0, 0))
+        gathered = self._gram_pays(x.shape[1], penalised.shape[1])
+        gram = penalised @ penalised.T if gathered else np.empty((0, 0))
         theta = np.empty((self.n_rows, x.shape[1]))
         fitted_sorted = np.empty(self.n_pairs)
         solve_rows(
