@@ -153,19 +153,25 @@ def test_cv_select_scales_propensities_and_picks_the_minimum(biased) -> None:
     assert naive_best == grid[int(np.argmin(naive_means.to_numpy()))]
 
 
+@pytest.mark.parametrize("blas_rows", [1, 10**9])
 @pytest.mark.parametrize("free_last", [False, True])
 @pytest.mark.parametrize("column_gram", ["gathered", "built"])
-def test_ridge_rows_equal_the_reference_half_step(monkeypatch, column_gram: str,
-                                                  free_last: bool) -> None:  # fmt: skip
+def test_ridge_rows_equal_the_reference_half_step(
+    monkeypatch, column_gram: str, free_last: bool, blas_rows: int
+) -> None:
     """Every row's weighted ridge solution equals the former Gram builder's, in every form:
     dual gathered from X Xᵀ (also for rows somewhat longer than k, where it is cheaper),
-    dual built from the rows, primal, empty rows; with ``free_last`` (an unpenalised bias
-    against a column of ones: the dual's free intercept) as well."""
+    dual built from the rows, primal (its system built by BLAS or pair by pair), empty rows;
+    with ``free_last`` (an unpenalised bias against a column of ones: the dual's free
+    intercept) as well."""
     from debiaseval.benchmarks import reference_ridge_rows
     from debiaseval.recommenders import ridge
 
     if column_gram == "built":
         monkeypatch.setattr(ridge, "_MAX_COLUMN_GRAM", 0)
+    else:  # formed whatever it saves
+        monkeypatch.setattr(ridge, "GRAM_COST", 0.0)
+    monkeypatch.setattr(ridge, "BLAS_ROWS", blas_rows)
     rng = np.random.default_rng(5)
     n_rows, n_cols = 60, 80
     counts = np.concatenate([np.zeros(3, int), rng.integers(1, 70, n_rows - 3)])  # empty rows
@@ -185,6 +191,18 @@ def test_ridge_rows_equal_the_reference_half_step(monkeypatch, column_gram: str,
         np.testing.assert_allclose(fitted, np.einsum("nk,nk->n", x[cols], expected[rows]),
                                    rtol=1e-9, atol=1e-12)  # fmt: skip
         assert np.all(theta[:3] == 0)
+
+
+def test_column_gram_is_formed_only_where_it_pays() -> None:
+    """Short rows (Yahoo! R3's users, about 20 ratings of 1,000 items) gather their dual systems
+    from X Xᵀ; long rows (ML-100K's, mostly primal) do not form it."""
+    from debiaseval.recommenders.ridge import RowGroups
+
+    rng = np.random.default_rng(0)
+    short = RowGroups(np.repeat(np.arange(2000), 20), rng.integers(0, 1000, 40_000), 2000, 1000)
+    long = RowGroups(np.repeat(np.arange(100), 200), rng.integers(0, 1600, 20_000), 100, 1600)
+    assert short._gram_pays(41, 40)
+    assert not long._gram_pays(21, 20)
 
 
 @pytest.mark.parametrize("loss", ["squared", "absolute"])

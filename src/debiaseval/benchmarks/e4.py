@@ -2,7 +2,7 @@
 
 E4's weighted ALS (:class:`~debiaseval.recommenders.rating_mf.WeightedMF`, compiled
 ridge half-steps) against the former Gram builder (:class:`ReferenceWeightedMF`) at
-Coat's and Yahoo! R3's shapes, per d and loss, in CPU seconds of a fit of
+Coat's, Yahoo! R3's and ML-100K's shapes, per d and loss, in CPU seconds of a fit of
 ``--e4-sweeps`` sweeps.
 """
 
@@ -168,8 +168,13 @@ class ReferenceWeightedMF(WeightedMF):
         self.offset_ += float(np.dot(weight, residual) / weight.sum())
 
 
-E4_SHAPES = {"coat": (290, 300, 6_960), "yahoo-r3": (15_400, 1_000, 311_704)}
-"""E4's training data shapes: users, items, MNAR ratings."""
+E4_SHAPES = {
+    "coat": (290, 300, 6_960),
+    "yahoo-r3": (15_400, 1_000, 311_704),
+    "ml-100k-semi": (943, 1_682, 78_990),
+}
+"""E4's training data shapes: users, items, MNAR ratings (ml-100k-semi: the pairs drawn at
+α = 0.25 in seed 0)."""
 
 
 def e4_problem(n_users: int, n_items: int, n_pairs: int, seed: int) -> dict[str, Any]:

@@ -66,6 +66,7 @@ def solve_rows(
     theta: np.ndarray,
     fitted: np.ndarray,
     free_last: bool,
+    blas_rows: int,
 ) -> None:
     """Weighted ridge θ_r of every row and fitted x_jᵀθ_r of every pair (pairs sorted by row).
 
@@ -74,22 +75,30 @@ def solve_rows(
     ``x``. With ``free_last`` the last entry of every x_j is 1 and its coefficient (a bias)
     is not penalised: the primal puts no λ on it, the dual is kernel ridge regression with a
     free intercept β, (G + λΩ⁻¹) γ + β1 = t, 1ᵀγ = 0, solved through the Schur complement
-    β = 1ᵀM⁻¹t / 1ᵀM⁻¹1 of M = G + λΩ⁻¹.
+    β = 1ᵀM⁻¹t / 1ᵀM⁻¹1 of M = G + λΩ⁻¹. A primal row of at least ``blas_rows`` pairs builds
+    Xᵀ Ω X as one BLAS product (Ω^½X)ᵀ(Ω^½X) of its gathered, scaled design; shorter rows
+    accumulate it pair by pair.
     """
     n_rows, k = theta.shape
     kf = k - 1 if free_last else k  # penalised coefficients
     gathered = gram.shape[0] > 0
     longest = 0
+    longest_blas = 0
     for r in range(n_rows):
         n = ptr[r + 1] - ptr[r]
-        if n > longest and _dual_is_cheaper(n, k, gathered):
-            longest = n
+        if _dual_is_cheaper(n, k, gathered):
+            longest = max(longest, n)
+        elif n >= blas_rows:
+            longest_blas = max(longest_blas, n)
     primal = np.empty((k, k))
     rhs = np.empty(k)
     dual = np.empty((longest, longest))
     coef = np.empty(longest)
     ones = np.empty(longest)
     rows_t = np.empty((k, longest))  # X_rᵀ of a dual row, when it is built from x
+    design = np.empty((longest_blas, k))  # Ω_r^½ X_r of a long primal row
+    scaled = np.empty(longest_blas)  # Ω_r^½ t_r
+    full = np.empty((k, k))
     for r in range(n_rows):
         start, end = ptr[r], ptr[r + 1]
         n = end - start
@@ -135,6 +144,31 @@ def solve_rows(
                 for f in range(kf):
                     theta[r, f] += c * xi[f]
                 fitted[start + i] = target[start + i] - l2 / weight[start + i] * c
+        elif n >= blas_rows:  # (Xᵀ Ω X + λI) θ = Xᵀ Ω t, Xᵀ Ω X by BLAS
+            for q in range(n):
+                p = start + q
+                xp = x[cols[p]]
+                s = math.sqrt(weight[p])
+                for i in range(k):
+                    design[q, i] = s * xp[i]
+                scaled[q] = s * target[p]
+            block = design[:n]
+            np.dot(block.T, block, full)
+            rhs[:] = np.dot(block.T, scaled[:n])
+            for i in range(k):
+                for j in range(i + 1):
+                    primal[i, j] = full[i, j]
+            for i in range(kf):
+                primal[i, i] += l2
+            _cholesky(primal, k)
+            _cholesky_solve(primal, k, rhs)
+            theta[r, :] = rhs
+            for p in range(start, end):
+                xp = x[cols[p]]
+                s = 0.0
+                for i in range(k):
+                    s += xp[i] * rhs[i]
+                fitted[p] = s
         else:  # (Xᵀ Ω X + λI) θ = Xᵀ Ω t
             primal[:, :] = 0.0
             rhs[:] = 0.0

@@ -30,7 +30,15 @@ import numpy as np
 __all__ = ["RowGroups"]
 
 _MAX_COLUMN_GRAM = 4_000_000
-"""The dual gathers its systems from X Xᵀ when that has at most this many entries."""
+"""The dual gathers its systems from X Xᵀ only when that has at most this many entries."""
+
+GRAM_COST = 0.25
+"""Cost of a multiply-add of the columns' Gram matrix X Xᵀ (one BLAS product) relative to one
+of the compiled loop: the Gram matrix is formed only when it saves more than it costs."""
+
+BLAS_ROWS = 64
+"""A primal row of at least this many pairs builds Xᵀ Ω X as one BLAS product (``None`` in
+:meth:`RowGroups.solve`'s ``blas_rows``); shorter rows accumulate it pair by pair."""
 
 
 class RowGroups:
@@ -49,6 +57,20 @@ class RowGroups:
         self.ptr = np.concatenate(([0], np.cumsum(np.bincount(rows, minlength=n_rows))))
         self.sorted_cols = cols[self.order]
 
+    def _gram_pays(self, k: int, k_penalised: int) -> bool:
+        """Whether forming X Xᵀ of the columns (``GRAM_COST`` × n_cols² k multiply-adds) costs
+        less than it saves the dual rows, each row taking its cheapest form either way (the
+        multiply-add counts of ``_ridge_kernel._dual_is_cheaper``)."""
+        if self.n_cols**2 > _MAX_COLUMN_GRAM:
+            return False
+        n = np.diff(self.ptr).astype(np.float64)
+        n = n[n > 0]
+        primal = n * k * k / 2 + k**3 / 6
+        gathered = np.minimum(primal, n * n + n**3 / 6)
+        built = np.minimum(primal, n * n * k / 2 + n**3 / 6)
+        gram = GRAM_COST * self.n_cols**2 * k_penalised
+        return bool(gram + gathered.sum() < built.sum())
+
     def solve(
         self,
         weight: np.ndarray,
@@ -57,20 +79,22 @@ class RowGroups:
         l2: float,
         *,
         free_last: bool = False,
+        blas_rows: int | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """θ of every row (``n_rows`` × k) and the fitted values x_jᵀθ_r of every pair.
 
         ``weight`` (ω > 0) and ``target`` (t) are per pair in the input order; ``x`` holds
         one row x_j per column; rows without pairs get θ = 0. With ``free_last`` the last
         column of ``x`` must be all ones and its coefficient (a per-row bias) is not
-        penalised: min Σ ω (t − x_{:k−1}ᵀθ_{:k−1} − θ_k)² + λ‖θ_{:k−1}‖².
+        penalised: min Σ ω (t − x_{:k−1}ᵀθ_{:k−1} − θ_k)² + λ‖θ_{:k−1}‖². Primal rows of at
+        least ``blas_rows`` pairs (default :data:`BLAS_ROWS`) build their system by BLAS.
         """
         from debiaseval.recommenders._ridge_kernel import solve_rows
 
         x = np.ascontiguousarray(x, dtype=np.float64)
         penalised = x[:, :-1] if free_last else x
-        small = self.n_cols**2 <= _MAX_COLUMN_GRAM
-        gram = penalised @ penalised.T if small else np.empty((0, 0))
+        gathered = self._gram_pays(x.shape[1], penalised.shape[1])
+        gram = penalised @ penalised.T if gathered else np.empty((0, 0))
         theta = np.empty((self.n_rows, x.shape[1]))
         fitted_sorted = np.empty(self.n_pairs)
         solve_rows(
@@ -78,6 +102,7 @@ class RowGroups:
             np.ascontiguousarray(weight[self.order], dtype=np.float64),
             np.ascontiguousarray(target[self.order], dtype=np.float64),
             x, float(l2), gram, theta, fitted_sorted, bool(free_last),
+            int(BLAS_ROWS if blas_rows is None else blas_rows),
         )  # fmt: skip
         fitted = np.empty(self.n_pairs)
         fitted[self.order] = fitted_sorted
