@@ -29,11 +29,13 @@ import pandas as pd
 
 __all__ = [
     "COMPARISON_COLUMNS",
+    "INTERVAL_NOTE",
     "agreement_over_seeds",
     "bootstrap_interval",
     "bootstrap_means",
     "compare_recommenders",
     "holm",
+    "interval_cell",
     "paired_t_test",
     "poisson_weights",
     "seed_intervals",
@@ -300,3 +302,28 @@ def agreement_over_seeds(per_seed: pd.DataFrame, keys: list[str], *, alpha: floa
     for column in ("n_seeds", "n_a_better", "n_b_better"):
         out[column] = out[column].astype(np.int64)
     return out
+
+
+INTERVAL_NOTE = (
+    "mean [t interval over seeds] ⟨bootstrap interval over users, the seeds' bounds averaged⟩"
+)
+"""How :func:`interval_cell` reads, for the Markdown summaries' headers."""
+
+
+def interval_cell(
+    mean: float, ci_low: float, ci_high: float, boot_low: float, boot_high: float
+) -> str:
+    """``mean [ci_low, ci_high] ⟨boot_low, boot_high⟩`` to 4 decimals, for the Markdown
+    summaries; an interval that is NaN (one seed, no bootstrap) is left out."""
+
+    def show(x: float) -> str:
+        return f"{round(float(x), 4) + 0.0:.4f}"  # + 0.0: no "-0.0000"
+
+    if np.isnan(mean):
+        return ""
+    text = show(mean)
+    if not (np.isnan(ci_low) or np.isnan(ci_high)):
+        text += f" [{show(ci_low)}, {show(ci_high)}]"
+    if not (np.isnan(boot_low) or np.isnan(boot_high)):
+        text += f" ⟨{show(boot_low)}, {show(boot_high)}⟩"
+    return text
