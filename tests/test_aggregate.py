@@ -95,3 +95,16 @@ def test_markdown():
     assert "## recall@10" in md and "0.5000 ± 0.1414 (+150.0%)" in md
     one_seed = summary_table(_per_seed().query("seed == 0"))
     assert "| 0.4000 (+300.0%) |" in summary_markdown(one_seed, "toy")  # no sd for one seed
+
+
+def test_summary_markdown_shows_the_intervals_when_the_summary_has_them():
+    from debiaseval.evaluation.uncertainty import seed_intervals
+
+    per_seed = _per_seed().assign(boot_low=lambda f: f["value"] - 0.1,
+                                  boot_high=lambda f: f["value"] + 0.1)  # fmt: skip
+    keys = ["recommender", "testset", "metric", "k"]
+    summary = summary_table(per_seed).merge(seed_intervals(per_seed, keys, level=0.95), on=keys)
+    md = summary_markdown(summary, "toy")
+    assert "t interval over seeds" in md and "±" not in md
+    # mean 0.5 of 0.4 and 0.6: t_{0.975,1} * 0.1414 / sqrt(2) = 12.7062 * 0.1 = 1.2706
+    assert "0.5000 [-0.7706, 1.7706] ⟨0.4000, 0.6000⟩ (+150.0%)" in md

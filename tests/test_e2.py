@@ -313,6 +313,8 @@ def test_tiny_run_tables(tiny_run):
         "pct_change",
         "sd",
         "n_seeds",
+        "n_users_min",
+        "flags",
     ]
     assert set(summary["scope"]) == {"user", "system"}
     assert list(dict.fromkeys(summary["metric"])) == ["recall", "precision", "ndcg"]
@@ -365,3 +367,34 @@ def test_tiny_run_tables(tiny_run):
 def test_bad_e2_config_names_the_key(block, key):
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
         validate_config({"e2": block}, "e2")
+
+
+def test_per_user_values_average_to_the_summary(tiny_run):
+    per_user, changes = tiny_run["metrics_per_user"], tiny_run["changes"]
+    assert list(per_user.columns) == e2.PER_USER_COLUMNS
+    assert len(per_user) == 2 * len(changes) and set(per_user["stage"]) == {"before", "after"}
+    keys = ["seed", "method", "strategy", "scope", "metric", "k"]
+    means = per_user.groupby([*keys, "stage"])["value"].mean().unstack("stage")
+    summary = tiny_run["summary"].set_index(["method", "strategy", "scope", "metric", "k"])
+    over_seeds = means.groupby(level=keys[1:]).mean().reindex(summary.index)
+    np.testing.assert_allclose(over_seeds["before"], summary["before"], rtol=1e-12)
+    np.testing.assert_allclose(over_seeds["after"], summary["after"], rtol=1e-12)
+
+
+def test_means_over_few_users_are_flagged_and_marked(tiny_run):
+    from debiaseval.evaluation.flags import FLAGS
+
+    summary = tiny_run["summary"]
+    orders = {c: list(dict.fromkeys(summary[c])) for c in ("method", "strategy")}
+    changes = tiny_run["changes"]
+    fewest = int(changes.groupby(["seed", "method", "strategy", "scope", "metric", "k"])
+                 ["user"].size().min())  # fmt: skip
+    none = e2.summary_table(changes, orders, min_users=fewest)
+    assert not none["flags"].str.contains("few_users").any()
+    some = e2.summary_table(changes, orders, min_users=fewest + 1)
+    flagged = some["n_users_min"] < fewest + 1
+    assert flagged.any() and (some.loc[flagged, "flags"].str.contains("few_users")).all()
+    assert not some.loc[~flagged, "flags"].str.contains("few_users").any()
+    text = e2.summary_markdown(tiny_run["elicited"], some, tiny_run["wilcoxon"],
+                               dataset="synthetic")  # fmt: skip
+    assert FLAGS["few_users"][0] in text and "`few_users`" in text

@@ -114,7 +114,7 @@ def test_summaries_and_table1():
     draws = pd.concat([_simulate(0), _simulate(1)], ignore_index=True)
     est = e3.summarise_estimates(draws, alpha=0.25)
     assert list(est.columns) == [
-        "matrix", "metric", "estimator", "true_value", "mean", "sd", "n_draws"
+        "matrix", "metric", "estimator", "true_value", "mean", "sd", "n_draws", "flags"
     ]  # fmt: skip
     assert len(est) == 5 * 2 * 3 and set(est["n_draws"]) == {40}
     assert est["matrix"].iloc[0] == "REC_ONES" and est["estimator"].iloc[:3].tolist() == [
@@ -280,3 +280,23 @@ def test_full_truth_from_a_full_part():
         e3.full_truth(frame[frame["part"] == "mnar"], "ml-100k-semi")
     with pytest.raises(ValueError, match="expected every pair"):
         e3.full_truth(frame.iloc[:-1], "ml-100k-semi")
+
+
+def test_estimates_with_undefined_draws_are_flagged_and_marked():
+    from debiaseval.evaluation.flags import FLAGS
+
+    draws = _simulate(n_draws=4, metrics=["mae"])
+    est = e3.summarise_estimates(draws, alpha=0.25)
+    assert (est["flags"] == "").all()
+    # one draw of SNIPS on ROTATE observed nothing: its estimate is NaN
+    hole = ((draws["propensity"] == "known") & (draws["matrix"] == "ROTATE")
+            & (draws["estimator"] == "snips") & np.isclose(draws["alpha"], 0.25))  # fmt: skip
+    draws.loc[draws.index[hole][0], "value"] = np.nan
+    est = e3.summarise_estimates(draws, alpha=0.25)
+    flagged = est[est["flags"] != ""]
+    assert flagged[["matrix", "estimator"]].values.tolist() == [["ROTATE", "snips"]]
+    assert flagged["flags"].item() == "undefined_draws" and flagged["n_draws"].item() == 4
+    assert flagged["mean"].item() == pytest.approx(draws.loc[hole, "value"].mean())
+    text = e3.table1_markdown(est, title="synthetic")
+    mark = FLAGS["undefined_draws"][0]
+    assert text.count(mark) == 2 and "`undefined_draws`" in text  # the cell and the legend

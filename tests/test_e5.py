@@ -212,3 +212,48 @@ def test_per_user_values_average_to_the_estimates_and_models_are_compared(full):
     row = agreed[(agreed["metric"] == "true_recall") & (agreed["recommender_a"] == "random")
                  & (agreed["recommender_b"] == "pospop") & (agreed["k"] == 10)]  # fmt: skip
     assert row["n_b_better"].iloc[0] == 2
+
+
+def test_bootstrap_table_covers_each_estimate_at_its_nominal_rate():
+    # 400 models' per-user values, Bernoulli(0.3), each over its own 150 of 300 users, like
+    # estimates defined on different users: each interval covers 0.3 about 95% of the time.
+    from debiaseval.experiments.e5 import bootstrap_table
+
+    rng = np.random.default_rng(5)
+    frames = []
+    for model in range(400):
+        users = np.sort(rng.choice(300, 150, replace=False))
+        frames.append(pd.DataFrame({
+            "seed": np.int32(0), "model": f"m{model}", "params": "{}", "user": users,
+            "k": np.int16(10), "metric": "true_recall",
+            "value": rng.binomial(1, 0.3, 150).astype(float),
+        }))  # fmt: skip
+    per_user = pd.concat(frames, ignore_index=True)
+    bounds = bootstrap_table(per_user, resamples=2000, level=0.95, dataset="synthetic")
+    assert len(bounds) == 400 and list(bounds["model"][:2]) == ["m0", "m1"]
+    coverage = np.mean((bounds["boot_low"] <= 0.3) & (0.3 <= bounds["boot_high"]))
+    assert abs(coverage - 0.95) <= 0.03, coverage
+    # each bound pair brackets the model's own mean
+    means = per_user.groupby("model", sort=False)["value"].mean().to_numpy()
+    assert ((bounds["boot_low"] <= means + 1e-6) & (means <= bounds["boot_high"] + 1e-6)).all()
+    off = bootstrap_table(per_user, resamples=0, level=0.95, dataset="synthetic")
+    assert off["boot_low"].isna().all()
+
+
+def test_estimates_carry_intervals_over_seeds_and_users(full):
+    from debiaseval.evaluation.uncertainty import t_interval
+
+    out = run(full, {"e5": CONFIG}, seeds=3)
+    est, rows = out["estimates"], out["per_seed"]
+    for v in ("true_recall", "traditional_recall", "ure"):
+        lo, hi = est[f"{v}_boot_low"], est[f"{v}_boot_high"]
+        assert (lo <= hi).all() and (lo < hi).any()
+        assert (est[f"{v}_ci_low"] <= est[v] + 1e-12).all()
+    # the t interval over seeds of one row, by hand
+    row = est.iloc[0]
+    seeds = rows[(rows["model"] == row["model"]) & (rows["params"] == row["params"])
+                 & (rows["k"] == row["k"])]["ure"].to_numpy()  # fmt: skip
+    _, low, high = t_interval(seeds)
+    assert row["ure_ci_low"] == pytest.approx(low) and row["ure_ci_high"] == pytest.approx(high)
+    text = estimates_markdown(est, "synthetic")
+    assert "⟨" in text and "[" in text and "t interval over seeds" in text

@@ -198,7 +198,9 @@ def test_run_api_matches_run_seed_and_the_figure_draws() -> None:
     full = validate_config(config, "e6")
     direct = e6.run_seed("synthetic", 3, full["e6"], synthetic=full["synthetic"])
     for name in e6.TABLES:
-        pd.testing.assert_frame_equal(tables[name], direct[name])
+        pd.testing.assert_frame_equal(tables[name].drop(columns="flags", errors="ignore"),
+                                      direct[name])  # fmt: skip
+    assert "flags" in tables["scores"]
     assert set(tables["scores"]["p"]) == {0, 5, 50}
     module = figure_module("e6")
     assert module.TABLES == ("scores",)
@@ -227,3 +229,19 @@ def test_config_errors_name_the_key(block: dict, match: str) -> None:
     with pytest.raises(ConfigError, match=match) as err:
         validate_config({"e6": block})
     assert "\n" not in str(err.value)
+
+
+def test_scores_over_few_users_are_flagged_and_marked(constants) -> None:
+    from debiaseval.evaluation.flags import FLAGS
+
+    evaluated = constants["snapshots"].set_index("t")["n_evaluated"]
+    fewest = int(evaluated.min())
+    tables = e6.aggregate([constants], min_users=fewest)
+    assert not tables["scores"]["flags"].str.contains("few_users").any()
+    tables = e6.aggregate([constants], min_users=fewest + 1)
+    scores = tables["scores"]
+    flagged = scores["t"].map(evaluated).to_numpy() < fewest + 1
+    assert flagged.any() and scores.loc[flagged, "flags"].eq("few_users").all()
+    assert scores.loc[~flagged, "flags"].eq("").all()
+    text = e6.markdown(scores, "synthetic")
+    assert FLAGS["few_users"][0] in text and "`few_users`" in text

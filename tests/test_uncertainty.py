@@ -11,6 +11,7 @@ from debiaseval.evaluation.uncertainty import (
     compare_recommenders,
     holm,
     paired_t_test,
+    poisson_weights,
     seed_intervals,
     t_interval,
 )
@@ -25,13 +26,55 @@ def test_bootstrap_interval_covers_the_true_mean_at_its_nominal_rate():
     assert abs(coverage - 0.95) <= 0.03, coverage
 
 
+def test_bootstrap_covers_each_column_over_its_own_rows():
+    # Columns of different samples side by side (NaN = not in the sample), as E1 lays out its
+    # test sets: each column's interval still covers its true mean at the nominal rate.
+    rng = np.random.default_rng(11)
+    draws = rng.binomial(1, 0.3, size=(400, 400)).astype(float)
+    present = rng.random((400, 400)) < np.linspace(0.2, 0.9, 400)  # 80 to 360 rows
+    draws[~present] = np.nan
+    low, high = bootstrap_interval(draws, resamples=2000, rng=np.random.default_rng(2))
+    coverage = np.mean((low <= 0.3) & (0.3 <= high))
+    assert abs(coverage - 0.95) <= 0.03, coverage
+
+
+def test_poisson_weights_follow_poisson_one_and_do_not_depend_on_the_block():
+    from scipy.stats import poisson
+
+    rng = np.random.default_rng(4)
+    weights = poisson_weights(rng, 400, 1001)
+    assert weights.dtype == np.float32 and weights.shape == (400, 1001)
+    freq = np.bincount(weights.astype(int).ravel(), minlength=6)[:6] / weights.size
+    # 400,400 draws: the frequency of each count within 4 standard errors of its probability
+    pmf = poisson.pmf(np.arange(6), 1.0)
+    assert np.all(np.abs(freq - pmf) <= 4 * np.sqrt(pmf * (1 - pmf) / weights.size))
+    again = np.random.default_rng(4)
+    blocks = np.vstack([poisson_weights(again, 150, 1001), poisson_weights(again, 250, 1001)])
+    np.testing.assert_array_equal(weights, blocks)
+
+
+def test_bootstrap_means_are_weighted_means_of_the_rows():
+    # Values of exactly known mean 0.5 on either side: every resample lies within the values'
+    # range, and a column that a resample misses entirely (a single row, count 0) is NaN.
+    values = np.column_stack([np.tile([0.0, 1.0], 20), np.r_[0.25, np.full(39, np.nan)]])
+    means = bootstrap_means(values, resamples=500, rng=np.random.default_rng(3))
+    assert np.nanmin(means[:, 0]) >= 0.0 and np.nanmax(means[:, 0]) <= 1.0
+    assert abs(np.nanmean(means[:, 0]) - 0.5) < 0.01
+    missed = np.isnan(means[:, 1])
+    assert 0.3 < missed.mean() < 0.45  # P(count 0) = e^-1
+    np.testing.assert_allclose(means[~missed, 1], 0.25, rtol=1e-6)
+
+
 def test_bootstrap_means_do_not_depend_on_the_chunk_size():
     values = np.random.default_rng(0).random((37, 3))
+    values[:5, 2] = np.nan
     whole = bootstrap_means(values, resamples=50, rng=np.random.default_rng(5))
     chunked = bootstrap_means(values, resamples=50, rng=np.random.default_rng(5), chunk_cells=80)
-    np.testing.assert_allclose(whole, chunked, rtol=1e-13)
-    # every resample is a mean of 37 values drawn from the column
-    assert whole.shape == (50, 3) and (whole >= values.min(0)).all()
+    np.testing.assert_array_equal(whole, chunked)
+    # every resample is a weighted mean of the column's values (float32 products)
+    assert whole.shape == (50, 3)
+    assert (whole >= np.nanmin(values, 0) - 1e-6).all()
+    assert (whole <= np.nanmax(values, 0) + 1e-6).all()
 
 
 def test_bootstrap_of_zero_resamples_is_nan():

@@ -436,6 +436,7 @@ def test_e6_outputs(two_runs):
     scores = pd.read_parquet(folder / "scores.parquet")
     assert list(scores.columns) == [
         "seed", "t", "recommender", "weighting", "p", "score", "ci_low", "ci_high", "kl_divergence",
+        "flags",
     ]  # fmt: skip
     assert set(scores["seed"]) == {0, 1} and set(scores["t"]) == {0, 1, 2}
     assert set(scores["recommender"]) == {"g1", "g2", "cosine_cf", "naive_cf"}
@@ -463,9 +464,12 @@ def test_e5_outputs(two_runs):
     workdir, _ = two_runs
     est = pd.read_parquet(workdir / E5 / "estimates.parquet")
     assert list(est.columns) == [
-        "model", "params", "k", "true_recall", "traditional_recall", "ure", "n_seeds",
-        "rank_true", "rank_traditional", "rank_ure", "flags",
+        "model", "params", "k", "true_recall", "traditional_recall", "ure",
+        *[f"{v}_{s}" for v in ("true_recall", "traditional_recall", "ure")
+          for s in ("ci_low", "ci_high", "boot_low", "boot_high")],
+        "n_seeds", "rank_true", "rank_traditional", "rank_ure", "flags",
     ]  # fmt: skip
+    assert (est["ure_boot_low"] <= est["ure_boot_high"]).all()
     assert set(est["model"]) == {"Random", "PosPop", "ItemKNN", "WARP", "IPS"}
     assert len(est) == 7 * 2 and set(est["k"]) == {3, 10} and (est["n_seeds"] == 2).all()
     assert {json.loads(p).get("max_sampled") for p in est["params"]} == {None, 1, 10}
@@ -514,7 +518,7 @@ def test_e3_outputs_and_api_parity(two_runs):
     folder = workdir / "results" / "tiny" / "e3" / "synthetic"
     estimates = pd.read_parquet(folder / "estimates.parquet")
     assert list(estimates.columns) == [
-        "matrix", "metric", "estimator", "true_value", "mean", "sd", "n_draws"
+        "matrix", "metric", "estimator", "true_value", "mean", "sd", "n_draws", "flags"
     ]  # fmt: skip
     assert set(estimates["metric"]) == {"mae", "dcg@10"}
     assert set(estimates["estimator"]) == {"naive", "ips", "snips"}
@@ -596,8 +600,10 @@ def test_e2_outputs(two_runs):
     summary = pd.read_parquet(folder / "summary.parquet")
     assert list(summary.columns) == [
         "method", "strategy", "scope", "metric", "k", "before", "after", "pct_change", "sd",
-        "n_seeds",
+        "n_seeds", "n_users_min", "flags",
     ]  # fmt: skip
+    per_user = pd.read_parquet(folder / "metrics_per_user.parquet")
+    assert set(per_user["stage"]) == {"before", "after"} and set(per_user["seed"]) == {0, 1}
     assert len(summary) == 3 * 3 * 2 * 3 and set(summary["scope"]) == {"user", "system"}
     assert summary[["before", "after"]].stack().between(0, 1).all()
     wilcoxon = pd.read_parquet(folder / "wilcoxon.parquet")

@@ -213,6 +213,7 @@ rule e2_aggregate:
         ),
     output:
         elicited=results("e2/{dataset}/elicited.parquet"),
+        metrics_per_user=results("e2/{dataset}/metrics_per_user.parquet"),
         summary=results("e2/{dataset}/summary.parquet"),
         wilcoxon=results("e2/{dataset}/wilcoxon.parquet"),
         wilcoxon_seeds=results("e2/{dataset}/wilcoxon_seeds.parquet"),
@@ -224,6 +225,7 @@ rule e2_aggregate:
         runs=E2_RUNS,
         seeds=list(experiment_seeds("e2")),
         e2=with_threshold({k: v for k, v in E2.items() if k != "resources"}),
+        min_users=config["min_users"],
         code=CODE,
     conda:
         "../envs/debiaseval.yaml"

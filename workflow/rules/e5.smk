@@ -149,6 +149,7 @@ rule e5_aggregate:
         dataset="{dataset}",
         min_users=config["min_users"],
         confidence=E5["confidence"],
+        resamples=E5["bootstrap"]["resamples"],
         code=CODE,
     conda:
         "../envs/debiaseval.yaml"

@@ -69,6 +69,7 @@ rule e6_aggregate:
         captions=figure_module("e6").FIGURES,
         dataset="{dataset}",
         seeds=list(experiment_seeds("e6")),
+        min_users=config["min_users"],
         code=CODE,
     conda:
         "../envs/debiaseval.yaml"

@@ -24,8 +24,9 @@ with job(snakemake.log[0]) as log:
         counts,
         {**p.e2, "seeds": len(p.seeds)},
         dataset=p.dataset,
+        min_users=p.min_users,
     )
-    for stem in ("elicited", "summary", "wilcoxon", "wilcoxon_seeds"):
+    for stem in ("elicited", "metrics_per_user", "summary", "wilcoxon", "wilcoxon_seeds"):
         write_parquet(tables[stem], snakemake.output[stem])
     write_text(tables["summary_md"], snakemake.output.summary_md)
     log.info(

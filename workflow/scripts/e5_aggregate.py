@@ -7,6 +7,7 @@ import pandas as pd
 from debiaseval.experiments.e5 import (
     agreement_markdown,
     agreement_table,
+    bootstrap_table,
     comparisons_table,
     estimates_markdown,
     estimates_table,
@@ -25,7 +26,8 @@ with job(snakemake.log[0]) as log:
     )
     _, comparisons = comparisons_table(per_user, level=p.confidence)
     write_parquet(comparisons, snakemake.output.comparisons)
-    estimates = estimates_table(per_seed, min_users=p.min_users)
+    bounds = bootstrap_table(per_user, resamples=p.resamples, level=p.confidence, dataset=p.dataset)
+    estimates = estimates_table(per_seed, min_users=p.min_users, bounds=bounds, level=p.confidence)
     agreement = agreement_table(estimates)
     write_parquet(estimates, snakemake.output.estimates)
     write_parquet(agreement, snakemake.output.agreement)

@@ -13,7 +13,7 @@ with job(snakemake.log[0]) as log:
         {table: read_parquet(snakemake.input[f"{table}_{seed}"]) for table in TABLES}
         for seed in p.seeds
     ]
-    tables = aggregate(runs)
+    tables = aggregate(runs, min_users=p.min_users)
     for name, frame in tables.items():
         write_parquet(frame, snakemake.output[name])
     write_text(markdown(tables["scores"], p.dataset), snakemake.output.markdown)

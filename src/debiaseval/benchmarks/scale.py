@@ -167,6 +167,22 @@ def child(options: dict[str, Any]) -> list[dict[str, Any]]:
             ),
         )
     evaluation = {key: block[key] for key in ("ks", "metrics", "drop_train_overlap")}
+    import scipy.stats  # noqa: F401  (the paired tests' import, a fixed cost: outside the stages)
+
+    # The baseline of the evaluate stage, in the same process: the means only, without the
+    # per-user values, the bootstrap and the paired tests that evaluate_step adds.
+    _stage(
+        rows,
+        "E1 evaluate (means only)",
+        lambda: e1.evaluate_recommenders(
+            recs,
+            {"gt": split[split["part"] == "gt"], **tests},
+            split[split["part"] == "train"],
+            n_items=n_items,
+            positive_threshold=threshold,
+            **evaluation,
+        ),
+    )
     _stage(
         rows,
         "E1 evaluate",
@@ -177,6 +193,8 @@ def child(options: dict[str, Any]) -> list[dict[str, Any]]:
             seed=seed,
             n_items=n_items,
             positive_threshold=threshold,
+            resamples=block["bootstrap"]["resamples"],
+            level=block["confidence"],
             **evaluation,
         ),
     )
@@ -317,6 +335,14 @@ def run(args: argparse.Namespace, out: dict[str, float]) -> None:
         for row in results[million]:
             out[f"scale {million:g}M {row['stage']} [s]"] = row["seconds"]
             out[f"scale {million:g}M {row['stage']} cpu [s]"] = row["cpu_seconds"]
+        means = _seconds(results[million], "E1 evaluate (means only)", "cpu_seconds")
+        if means > 0:
+            ratio = _seconds(results[million], "E1 evaluate", "cpu_seconds") / means
+            out[f"scale {million:g}M E1 evaluate / means only (cpu)"] = ratio
+            print(
+                f"  E1 evaluate with per-user values, bootstrap and paired tests: {ratio:.2f}x "
+                "the means only (CPU time, same process)"
+            )
         print(f"  total {total:.1f} s, peak RSS {peaks[million]:.2f} GB (getrusage of the child)")
         plain = _seconds(results[million], "E1 evaluate")
         weighted = _seconds(results[million], "E1 evaluate+estimators")

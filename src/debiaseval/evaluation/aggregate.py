@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from debiaseval.evaluation.flags import MIN_USERS, join_flags, legend, marked
+from debiaseval.evaluation.uncertainty import INTERVAL_NOTE, interval_cell
 
 __all__ = [
     "KENDALL_COLUMNS",
@@ -241,7 +242,23 @@ def kendall_markdown(kendall: pd.DataFrame, dataset: str, testsets: Sequence[str
 def _summary_cell(mean: float, sd: float, pct: float, testset: str) -> str:
     """``mean ± sd (+pct%)``; no sd for a single seed, no pct on gt or where undefined."""
     text = f"{mean:.4f}" if np.isnan(sd) else f"{mean:.4f} ± {sd:.4f}"
+    return _with_pct(text, pct, testset)
+
+
+def _with_pct(text: str, pct: float, testset: str) -> str:
     return text if testset == GROUND_TRUTH or np.isnan(pct) else f"{text} ({pct:+.1f}%)"
+
+
+def _summary_cells(block: pd.DataFrame) -> list[str]:
+    """The cells of :func:`summary_markdown`: with the summary's intervals, ``mean [t interval
+    over seeds] ⟨bootstrap interval over users⟩ (+pct%)`` (:func:`interval_cell`), else
+    ``mean ± sd (+pct%)``."""
+    bounds = ["ci_low", "ci_high", "boot_low", "boot_high"]
+    if set(bounds) <= set(block.columns):
+        rows = block[["mean", *bounds, "pct_diff_vs_gt", "testset"]].itertuples(index=False)
+        return [_with_pct(interval_cell(*row[:5]), row[5], row[6]) for row in rows]
+    rows = block[["mean", "sd", "pct_diff_vs_gt", "testset"]].itertuples(index=False)
+    return [_summary_cell(*row) for row in rows]
 
 
 def testsets_table(diagnostics: pd.DataFrame) -> pd.DataFrame:
@@ -285,16 +302,13 @@ def summary_markdown(
         "its % difference from `gt`, the MAR ground truth ([SAC20]). A test set that evaluates "
         "without bias gives the numbers gt gives: **closer to 0% is better**.\n\n"
     ]
+    if {"ci_low", "ci_high", "boot_low", "boot_high"} <= set(summary.columns):
+        parts[0] = parts[0].replace(
+            "mean ± sd over seeds", f"{INTERVAL_NOTE}, at the level of `e1.confidence`,"
+        )
     parts += [f"- {line}\n" for line in about]
     for (metric, k), block in summary.groupby(["metric", "k"], sort=True):
-        cells = block.assign(
-            cell=[
-                _summary_cell(*row)
-                for row in block[["mean", "sd", "pct_diff_vs_gt", "testset"]].itertuples(
-                    index=False
-                )
-            ]
-        )
+        cells = block.assign(cell=_summary_cells(block))
         flags = cells["flags"] if "flags" in cells else pd.Series("", index=cells.index)
         cells["cell"] = marked(cells["cell"], flags)
         table = cells.pivot(index="recommender", columns="testset", values="cell")

@@ -46,6 +46,11 @@ FLAGS: dict[str, tuple[str, str]] = {
         "Pearson's r are undefined (empty)",
     ),
     "few_models": ("#", "fewer than two models: Kendall's tau and Pearson's r are undefined"),
+    "undefined_draws": (
+        "◊",
+        "in some draws the estimate is undefined (no pair observed, so no mean): the mean and "
+        "sd are over the other draws",
+    ),
 }
 """Flag code -> (Markdown symbol, what it means)."""
 

@@ -4,8 +4,9 @@ paired tests between recommenders with Holm's correction (docs/experiments/e1.md
 * :func:`t_interval`: Student's t interval of a mean over seeds, ``mean ± t_{n-1} · sd/√n``.
 * :func:`bootstrap_means` / :func:`bootstrap_interval`: the percentile bootstrap of a mean
   over users (Efron & Tibshirani, *An Introduction to the Bootstrap*, 1993, §13.3), every
-  resample drawn as a vector of multinomial counts, so that the resampled means of all
-  columns are one matrix product ``counts @ values / n``, in chunks that bound the memory.
+  resample drawn as a vector of Poisson(1) counts (:func:`poisson_weights`), so that the
+  resampled means of all columns, whatever users each has, come from one matrix product
+  ``counts @ values``, in chunks that bound the memory.
 * :func:`paired_t_test`: the paired t-test of every two columns over the rows both have.
   Per-user values are bounded, with many zeros and ties; the metric compared is their mean,
   and with tens of users or more the mean difference is close to normal, so the t-test tests
@@ -19,23 +20,30 @@ paired tests between recommenders with Holm's correction (docs/experiments/e1.md
 
 from __future__ import annotations
 
+import functools
+import math
+import warnings
+
 import numpy as np
 import pandas as pd
 
 __all__ = [
     "COMPARISON_COLUMNS",
+    "INTERVAL_NOTE",
     "agreement_over_seeds",
     "bootstrap_interval",
     "bootstrap_means",
     "compare_recommenders",
     "holm",
+    "interval_cell",
     "paired_t_test",
+    "poisson_weights",
     "seed_intervals",
     "t_interval",
 ]
 
 _CHUNK_CELLS = 1 << 22
-"""Cells of one chunk of resample counts (resamples × users, float64: 32 MiB)."""
+"""Cells of one chunk of resample counts (resamples × users, float32: 16 MiB)."""
 
 
 def t_interval(
@@ -59,6 +67,30 @@ def t_interval(
     return mean, mean - half, mean + half
 
 
+@functools.cache
+def _poisson_table() -> np.ndarray:
+    """Poisson(1) quantiles at the midpoints of 2^16 equal slices of [0, 1] (float32): a
+    uniform 16-bit integer looked up in it is a Poisson(1) count, each probability within
+    2^-16 of the exact one (counts above 8 are cut: their mass is 1e-6)."""
+    levels = 1 << 16
+    pmf = np.exp(-1.0) / np.array([math.factorial(k) for k in range(20)])
+    table = np.searchsorted(np.cumsum(pmf), (np.arange(levels) + 0.5) / levels, side="right")
+    return table.astype(np.float32)
+
+
+def poisson_weights(rng: np.random.Generator, resamples: int, n: int) -> np.ndarray:
+    """A ``resamples × n`` float32 matrix of independent Poisson(1) counts drawn from ``rng``.
+
+    Each row takes ``ceil(n / 4)`` raw 64-bit draws (four 16-bit slices each, the last
+    ones of a row unused), so a row's counts depend on ``rng`` and its position only:
+    drawing the rows in blocks of any size gives the same matrix.
+    """
+    per_row = -(-n // 4)
+    raw = rng.bit_generator.random_raw(resamples * per_row)
+    slices = np.ascontiguousarray(raw, dtype="<u8").view("<u2").reshape(resamples, 4 * per_row)
+    return _poisson_table()[slices[:, :n]]
+
+
 def bootstrap_means(
     values: np.ndarray,
     *,
@@ -66,37 +98,54 @@ def bootstrap_means(
     rng: np.random.Generator,
     chunk_cells: int = _CHUNK_CELLS,
 ) -> np.ndarray:
-    """Means of ``resamples`` bootstrap resamples of the rows of ``values`` (n × m).
+    """Means of ``resamples`` Poisson bootstrap resamples of the rows of ``values`` (n × m).
 
-    Each resample draws n rows with replacement: its counts (how often each row is
-    drawn) are a bincount of n uniform row indices, and its means of all m columns
-    are ``counts @ values / n``. Resamples are drawn ``chunk_cells // n`` at a time,
-    so memory stays near ``chunk_cells`` floats whatever n and ``resamples`` are;
-    the resamples depend on ``rng`` only, not on the chunk size (the sums, to rounding). Returns a
-    ``resamples × m`` array (NaN-free ``values`` expected).
+    A resample gives every row an independent Poisson(1) count w_i (:func:`poisson_weights`),
+    the number of times it is drawn; a column's resampled mean is ``Σ w_i x_i / Σ w_i`` over
+    the rows it has (NaN = not in the column's sample). This is the Poisson bootstrap
+    (Hanley & MacGibbon, *Comput. Methods Programs Biomed.* 2006; Chamandy et al., Google
+    2012), the multinomial bootstrap of Efron & Tibshirani (1993) with a resample size that
+    varies around n: both give the same intervals to O(1/n). Its counts need no bincount,
+    and one count per row serves every column whatever rows it has, so the columns of
+    several samples (E1's test sets) share one draw and one product ``counts @ values``.
+    The values are centred on each column's mean before the product, which runs in float32
+    (its rounding then bounded by the spread of the values, not their size) on one BLAS
+    thread (the bytes do not depend on the job's threads), ``chunk_cells // n`` resamples at
+    a time. A resample that draws none of a column's rows gives NaN there. Returns a
+    ``resamples × m`` float64 array (float32 ``values`` are taken as they are).
     """
-    x = np.asarray(values, dtype=np.float64)
-    if x.ndim == 1:
-        x = x[:, None]
+    x = np.asarray(values)
+    x = x[:, None] if x.ndim == 1 else x
     n, m = x.shape
-    out = np.empty((resamples, m))
-    if resamples == 0:
+    out = np.full((resamples, m), np.nan)
+    if resamples == 0 or n == 0:
         return out
-    if n == 0:
-        out.fill(np.nan)
-        return out
-    # One draw of n indices per resample, in order, so chunking never changes the counts.
-    # One BLAS thread: the sums then do not depend on the job's threads (byte-identical output).
+    present = ~np.isnan(x)
+    # One weight-sum column per distinct set of rows (E1: one per test set).
+    patterns, first, column_pattern = np.unique(
+        np.packbits(present, axis=0).T, axis=0, return_index=True, return_inverse=True
+    )
+    column_pattern = column_pattern.ravel()
+    # [centred values | weight-sum columns], built in place in float32 (0 where absent).
+    products = np.zeros((n, m + len(patterns)), dtype=np.float32)
+    values_part = products[:, :m]
+    np.copyto(values_part, x, casting="same_kind", where=present)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        centre = values_part.sum(axis=0, dtype=np.float64) / present.sum(axis=0)
+    centre = np.nan_to_num(centre).astype(np.float32)
+    np.subtract(values_part, centre, out=values_part, where=present)
+    products[:, m:] = present[:, first]
     from threadpoolctl import threadpool_limits
 
     step = max(1, min(resamples, chunk_cells // n))
+    sums = np.empty((resamples, m + len(patterns)))
     with threadpool_limits(limits=1, user_api="blas"):
         for start in range(0, resamples, step):
             size = min(step, resamples - start)
-            idx = rng.integers(0, n, size=(size, n))
-            idx += (np.arange(size) * n)[:, None]
-            counts = np.bincount(idx.ravel(), minlength=size * n).reshape(size, n)
-            out[start : start + size] = (counts.astype(np.float64) @ x) / n
+            sums[start : start + size] = poisson_weights(rng, size, n) @ products
+    with np.errstate(invalid="ignore", divide="ignore"):
+        weight = sums[:, m + column_pattern]
+        out[:] = np.where(weight > 0, centre.astype(np.float64) + sums[:, :m] / weight, np.nan)
     return out
 
 
@@ -111,15 +160,18 @@ def bootstrap_interval(
     """Percentile bootstrap interval of the mean of every column of ``values`` (n × m).
 
     The ``(1-level)/2`` and ``(1+level)/2`` quantiles of :func:`bootstrap_means`
-    (Efron & Tibshirani 1993, §13.3). Returns ``(low, high)``, each of length m;
-    NaN when ``resamples`` is 0 or there are no rows.
+    (Efron & Tibshirani 1993, §13.3) over the resamples that drew some of the column's
+    rows. Returns ``(low, high)``, each of length m; NaN when ``resamples`` is 0 or the
+    column has no rows.
     """
-    x = np.asarray(values, dtype=np.float64)
+    x = np.asarray(values)
     m = 1 if x.ndim == 1 else x.shape[1]
     if resamples == 0 or x.shape[0] == 0:
         return np.full(m, np.nan), np.full(m, np.nan)
     means = bootstrap_means(x, resamples=resamples, rng=rng, chunk_cells=chunk_cells)
-    low, high = np.quantile(means, [0.5 - level / 2, 0.5 + level / 2], axis=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns: no rows
+        low, high = np.nanquantile(means, [0.5 - level / 2, 0.5 + level / 2], axis=0)
     return low, high
 
 
@@ -250,3 +302,28 @@ def agreement_over_seeds(per_seed: pd.DataFrame, keys: list[str], *, alpha: floa
     for column in ("n_seeds", "n_a_better", "n_b_better"):
         out[column] = out[column].astype(np.int64)
     return out
+
+
+INTERVAL_NOTE = (
+    "mean [t interval over seeds] ⟨bootstrap interval over users, the seeds' bounds averaged⟩"
+)
+"""How :func:`interval_cell` reads, for the Markdown summaries' headers."""
+
+
+def interval_cell(
+    mean: float, ci_low: float, ci_high: float, boot_low: float, boot_high: float
+) -> str:
+    """``mean [ci_low, ci_high] ⟨boot_low, boot_high⟩`` to 4 decimals, for the Markdown
+    summaries; an interval that is NaN (one seed, no bootstrap) is left out."""
+
+    def show(x: float) -> str:
+        return f"{round(float(x), 4) + 0.0:.4f}"  # + 0.0: no "-0.0000"
+
+    if np.isnan(mean):
+        return ""
+    text = show(mean)
+    if not (np.isnan(ci_low) or np.isnan(ci_high)):
+        text += f" [{show(ci_low)}, {show(ci_high)}]"
+    if not (np.isnan(boot_low) or np.isnan(boot_high)):
+        text += f" ⟨{show(boot_low)}, {show(boot_high)}⟩"
+    return text

@@ -991,8 +991,9 @@ def seed_uncertainty(
     of a test set (its users with a relevant pair), ordered by ``blocks`` (the (metric,
     k) pairs, as :func:`evaluate_topk` orders them), then user. Adds to ``metrics`` the percentile
     bootstrap interval over users (:func:`bootstrap_interval`, ``resamples`` resamples
-    drawn from ``run_rng(seed, "bootstrap", testset)``, one resample shared by every
-    recommender, metric and k; NaN when ``resamples`` is 0). ``metrics_per_user``:
+    drawn from ``run_rng(seed, "bootstrap")``: one Poisson count per user and resample,
+    shared by every test set, recommender, metric and k; NaN when ``resamples`` is 0).
+    ``metrics_per_user``:
     recommender, seed, testset, user, metric, k, value. ``comparisons``: per test set,
     metric and k, the paired t-test of every two recommenders over their users, Holm's
     correction over the pairs (:func:`compare_recommenders`).
@@ -1000,21 +1001,12 @@ def seed_uncertainty(
     names = list(per_user)
     testsets = list(per_user[names[0]]) if names else []
     n_blocks = len(blocks)
-    low = np.full((len(testsets), len(names), n_blocks), np.nan)
-    high = low.copy()
     tests = []
-    for j, testset in enumerate(testsets):
+    tables = []
+    for testset in testsets:
         frames = [per_user[name][testset] for name in names]
         values = np.stack([f["value"].to_numpy().reshape(n_blocks, -1) for f in frames])
-        n_users = values.shape[2]
-        if resamples and n_users:
-            lo, hi = bootstrap_interval(
-                values.reshape(-1, n_users).T,
-                resamples=resamples,
-                rng=run_rng(seed, "bootstrap", testset),
-                level=level,
-            )
-            low[j], high[j] = lo.reshape(-1, n_blocks), hi.reshape(-1, n_blocks)
+        tables.append((frames[0]["user"].to_numpy()[: values.shape[2]], values))
         for b, (metric, k) in enumerate(blocks):
             table = compare_recommenders(values[:, b, :].T, names)
             table.insert(0, "seed", seed)
@@ -1022,6 +1014,7 @@ def seed_uncertainty(
             table.insert(2, "metric", metric)
             table.insert(3, "k", np.int16(k))
             tests.append(table)
+    low, high = _bootstrap_bounds(tables, resamples, run_rng(seed, "bootstrap"), level)
     keys = ["recommender", "testset", "metric", "k"]
     bounds = pd.DataFrame(
         {
@@ -1029,8 +1022,8 @@ def seed_uncertainty(
             "recommender": np.tile(np.repeat(names, n_blocks), len(testsets)),
             "metric": np.tile([m for m, _ in blocks], len(testsets) * len(names)),
             "k": np.tile([k for _, k in blocks], len(testsets) * len(names)),
-            "boot_low": low.ravel(),
-            "boot_high": high.ravel(),
+            "boot_low": low,
+            "boot_high": high,
         }
     ).astype({"k": metrics["k"].dtype} if len(metrics) else {})
     metrics = metrics.merge(bounds, on=keys, how="left")
@@ -1045,6 +1038,30 @@ def seed_uncertainty(
         "metrics_per_user": pd.concat(frames, ignore_index=True)[columns],
         "comparisons": pd.concat(tests, ignore_index=True) if tests else pd.DataFrame(),
     }
+
+
+def _bootstrap_bounds(
+    tables: Sequence[tuple[np.ndarray, np.ndarray]],
+    resamples: int,
+    rng: np.random.Generator,
+    level: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Bootstrap bounds of every (test set, recommender, block) from ``tables``: per test set
+    its users and its values (recommenders × blocks × users). The test sets' columns are laid
+    side by side over the union of their users (NaN where a user is not in the test set), so
+    one draw of counts per user serves them all (:func:`bootstrap_interval`)."""
+    width = sum(values.shape[0] * values.shape[1] for _, values in tables)
+    if not resamples or not width:
+        return np.full(width, np.nan), np.full(width, np.nan)
+    users = np.unique(np.concatenate([u for u, _ in tables]))
+    wide = np.full((users.size, width), np.nan, dtype=np.float32)
+    column = 0
+    for testset_users, values in tables:
+        rows = np.searchsorted(users, testset_users)
+        cells = values.shape[0] * values.shape[1]
+        wide[rows, column : column + cells] = values.reshape(cells, -1).T
+        column += cells
+    return bootstrap_interval(wide, resamples=resamples, rng=rng, level=level)
 
 
 def aggregate_step(

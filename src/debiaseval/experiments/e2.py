@@ -38,6 +38,7 @@ from debiaseval.data.interactions import rating_matrix
 from debiaseval.data.splits import assign_parts, run_rng, split_e2
 from debiaseval.debiasing.interventions import TestSetSpec, intervene, sampling_weights
 from debiaseval.evaluation.aggregate import markdown_table
+from debiaseval.evaluation.flags import MIN_USERS, join_flags, legend, marked
 from debiaseval.evaluation.ranking import top_k
 from debiaseval.experiments import run_data
 from debiaseval.recommenders.base import trains_by_epochs
@@ -58,6 +59,7 @@ __all__ = [
     "check_config",
     "elicit_step",
     "evaluate_step",
+    "per_user_values",
     "run",
     "sample_step",
     "selected_params",
@@ -70,6 +72,7 @@ NEEDS: tuple[tuple[str, ...], ...] = (("mnar",),)
 
 OUTPUTS = (
     "elicited.parquet",
+    "metrics_per_user.parquet",
     "summary.parquet",
     "wilcoxon.parquet",
     "wilcoxon_seeds.parquet",
@@ -403,9 +406,35 @@ def elicited_table(counts: pd.DataFrame, orders: Mapping[str, Sequence[str]]) ->
     return _ordered(out, orders)
 
 
-def summary_table(changes: pd.DataFrame, orders: Mapping[str, Sequence[str]]) -> pd.DataFrame:
+PER_USER_COLUMNS = [
+    "seed", "method", "strategy", "scope", "user", "metric", "k", "stage", "value",
+]  # fmt: skip
+"""Columns of ``metrics_per_user.parquet``; ``stage`` is ``before`` or ``after`` elicitation."""
+
+
+def per_user_values(changes: pd.DataFrame) -> pd.DataFrame:
+    """:func:`evaluate_step`'s rows in long form, one row per user and ``stage`` (``before``,
+    ``after``): per (seed, method, strategy, scope, metric, k, stage) the mean of ``value`` is
+    the summary's ``before`` or ``after`` of that seed. Columns :data:`PER_USER_COLUMNS`."""
+    keys = [c for c in PER_USER_COLUMNS if c not in ("stage", "value")]
+    long = changes.melt(
+        id_vars=keys, value_vars=["before", "after"], var_name="stage", value_name="value"
+    )
+    return long[PER_USER_COLUMNS]
+
+
+def summary_table(
+    changes: pd.DataFrame,
+    orders: Mapping[str, Sequence[str]],
+    *,
+    min_users: int = MIN_USERS,
+) -> pd.DataFrame:
     """Per method, strategy, scope, metric, k: seed means of before and after, and of the
-    per-seed % change 100·(after − before)/before, with its sd (ddof 1) and ``n_seeds``."""
+    per-seed % change 100·(after − before)/before, with its sd (ddof 1) and ``n_seeds``;
+    ``min_users`` (fewest users in a seed), and ``flags``
+    (:mod:`debiaseval.evaluation.flags`): ``few_users`` where some seed's means are over fewer
+    than ``min_users`` users (the active users of a small dataset), ``constant`` where the
+    means before are 0 in every seed (the % change is undefined, empty)."""
     per_seed = change_summary(changes, keys=["seed", "method", "strategy"])
     out = (
         per_seed.groupby(["method", "strategy", "scope", "metric", "k"], sort=False)
@@ -415,10 +444,18 @@ def summary_table(changes: pd.DataFrame, orders: Mapping[str, Sequence[str]]) ->
             pct_change=("pct_change", "mean"),
             sd=("pct_change", lambda v: v.std(ddof=1)),
             n_seeds=("seed", "count"),
+            n_users_min=("n_users", "min"),
         )
         .reset_index()
     )
     out["n_seeds"] = out["n_seeds"].astype(np.int64)
+    out["n_users_min"] = out["n_users_min"].astype(np.int64)
+    out["flags"] = join_flags(
+        {
+            "few_users": (out["n_users_min"] < min_users).to_numpy(),
+            "constant": out["pct_change"].isna().to_numpy(),
+        }
+    )
     metrics = list(dict.fromkeys([*orders.get("metric", []), *out["metric"]]))
     keys = {"method": orders["method"], "strategy": orders["strategy"], "scope": list(SCOPES)}
     return _ordered(out, {**keys, "metric": metrics})
@@ -460,16 +497,19 @@ def summary_markdown(
     for (metric, k), block in summary.groupby(["metric", "k"], sort=False):
         for scope in SCOPES:
             rows = block[block["scope"] == scope]
-            cells = rows.assign(
-                cell=[
-                    _mean_sd(m, s, 1, sign=True)
-                    for m, s in zip(rows["pct_change"], rows["sd"], strict=True)
-                ]
-            ).pivot(index="strategy", columns="method", values="cell")
+            flags = rows["flags"] if "flags" in rows else pd.Series("", index=rows.index)
+            texts = [
+                _mean_sd(m, s, 1, sign=True) if not np.isnan(m) else ""
+                for m, s in zip(rows["pct_change"], rows["sd"], strict=True)
+            ]
+            cells = rows.assign(cell=marked(texts, flags)).pivot(
+                index="strategy", columns="method", values="cell"
+            )
             title = "active users (user-centric)" if scope == "user" else "all users (system-wide)"
             parts.append(
                 f"\n## {metric}@{k}: % change after elicitation, {title}\n\n"
                 + markdown_table(cells.reindex(index=strategies, columns=methods).reset_index())
+                + legend(flags)
             )
     significant = wilcoxon[wilcoxon["significant"]]
     columns = ["method", "scope", "metric", "k", "strategy_a", "strategy_b", "n_seeds"]
@@ -495,16 +535,20 @@ def aggregate_step(
     block: Mapping[str, Any],
     *,
     dataset: str,
+    min_users: int = MIN_USERS,
 ) -> dict[str, Any]:
     """Rule ``e2_aggregate``: the tables of ``OUTPUTS`` (Markdown as text, by file stem).
 
     ``changes``: the per-user tables of :func:`evaluate_step`; ``counts``: ``seed``,
-    ``method``, ``strategy``, ``n_elicited``, ``n_active`` of every elicitation.
+    ``method``, ``strategy``, ``n_elicited``, ``n_active`` of every elicitation;
+    ``min_users``: the top-level key, below which a mean is flagged ``few_users``.
     """
     orders = {"method": list(block["methods"]), "strategy": list(block["strategies"])}
     per_user = pd.concat(changes, ignore_index=True)
     elicited = elicited_table(counts, orders)
-    summary = summary_table(per_user, {**orders, "metric": list(block["metrics"])})
+    summary = summary_table(
+        per_user, {**orders, "metric": list(block["metrics"])}, min_users=min_users
+    )
     per_seed = pairwise_wilcoxon(per_user, block["strategies"], alpha=block["alpha"])
     wilcoxon = combine_seeds(per_seed, alpha=block["alpha"])
     about = [
@@ -515,6 +559,7 @@ def aggregate_step(
     ]
     return {
         "elicited": elicited,
+        "metrics_per_user": per_user_values(per_user),
         "summary": summary,
         "wilcoxon": wilcoxon,
         "wilcoxon_seeds": per_seed,
@@ -610,7 +655,9 @@ def run(
                 )
             )
     block = {**block, "seeds": len(seed_ids)}
-    out = aggregate_step(changes, counts_frame(counts), block, dataset=dataset)
+    out = aggregate_step(
+        changes, counts_frame(counts), block, dataset=dataset, min_users=full["min_users"]
+    )
     out["changes"] = pd.concat(changes, ignore_index=True)
     out["tuning"] = pd.concat(tunings, ignore_index=True)
     out["elicited_pairs"] = pd.concat(pairs, ignore_index=True)

@@ -34,6 +34,7 @@ from debiaseval.data.splits import run_rng
 from debiaseval.data.synthetic import generate_synthetic
 from debiaseval.debiasing.propensities import check_propensities, naive_bayes
 from debiaseval.evaluation.estimators import ESTIMATORS, estimate
+from debiaseval.evaluation.flags import join_flags, legend, marked
 from debiaseval.evaluation.losses import loss_matrix, parse_metric
 from debiaseval.evaluation.prediction_matrices import PREDICTION_MATRICES, prediction_matrix
 from debiaseval.experiments import Data, input_frames, seed_ids
@@ -307,7 +308,9 @@ def summarise_estimates(draws: pd.DataFrame, *, alpha: float) -> pd.DataFrame:
 
     Uses the known-propensity rows at ``alpha`` (of every seed); columns
     ``matrix``, ``metric``, ``estimator``, ``true_value`` (mean over seeds),
-    ``mean``, ``sd``, ``n_draws``, in the order the draws list them.
+    ``mean``, ``sd``, ``n_draws``, ``flags`` (:mod:`debiaseval.evaluation.flags`:
+    ``undefined_draws`` where some draws' estimate is NaN, e.g. SNIPS or Naive on a draw that
+    observed no pair; the mean and sd leave them out), in the order the draws list them.
     """
     rows = draws[(draws["propensity"] == "known") & np.isclose(draws["alpha"], alpha)]
     if rows.empty:
@@ -317,9 +320,12 @@ def summarise_estimates(draws: pd.DataFrame, *, alpha: float) -> pd.DataFrame:
         mean=("value", "mean"),
         sd=("value", "std"),
         n_draws=("value", "size"),
+        n_defined=("value", "count"),
     )
     out = out.reset_index()
     out["n_draws"] = out["n_draws"].astype(np.int64)
+    undefined = (out.pop("n_defined") < out["n_draws"]).to_numpy()
+    out["flags"] = join_flags({"undefined_draws": undefined})
     return out
 
 
@@ -390,10 +396,13 @@ def table1_markdown(estimates: pd.DataFrame, *, title: str = "") -> str:
                 f"{_fmt(row.at[m, 'mean'], scale)} ± {_fmt(row.at[m, 'sd'], scale)}"
                 for m in matrices
             ]
+            if "flags" in row:
+                cells = marked(cells, [row.at[m, "flags"] for m in matrices])
             lines.append(f"| | {labels.get(est, est)} | " + " | ".join(cells) + " |")
     n = int(estimates["n_draws"].iloc[0])
     lines += ["", f"Mean ± sd over {n} draws of O; True = the exact value on the full matrix."]
-    return "\n".join(lines) + "\n"
+    notes = legend(estimates["flags"]) if "flags" in estimates else ""
+    return "\n".join(lines) + "\n" + notes
 
 
 def simulate_seed(

@@ -56,7 +56,14 @@ from debiaseval.evaluation.flags import (
     legend,
     marked,
 )
-from debiaseval.evaluation.uncertainty import agreement_over_seeds, compare_recommenders
+from debiaseval.evaluation.uncertainty import (
+    INTERVAL_NOTE,
+    agreement_over_seeds,
+    bootstrap_interval,
+    compare_recommenders,
+    interval_cell,
+    seed_intervals,
+)
 from debiaseval.evaluation.ure import mean_recall, recall_estimates
 from debiaseval.experiments import Data, Frames, input_frames, seed_ids
 from debiaseval.recommenders.registry import EXTERNAL, make_recommender
@@ -74,6 +81,7 @@ __all__ = [
     "PER_USER_COLUMNS",
     "agreement_markdown",
     "agreement_table",
+    "bootstrap_table",
     "check_config",
     "comparisons_table",
     "estimates_markdown",
@@ -466,10 +474,54 @@ def comparisons_table(per_user: pd.DataFrame, *, level: float) -> tuple[pd.DataF
     return per_seed, agreement_over_seeds(per_seed, ["metric", "k"], alpha=1 - level)
 
 
+def bootstrap_table(
+    per_user: pd.DataFrame, *, resamples: int, level: float, dataset: str
+) -> pd.DataFrame:
+    """Per seed, the percentile bootstrap interval over users of every estimate.
+
+    ``per_user``: :func:`per_user_values` rows with ``seed``. For each seed, the users ×
+    (model, params, k, metric) values (NaN where an estimate is undefined for a user) go to
+    :func:`~debiaseval.evaluation.uncertainty.bootstrap_interval`: ``resamples`` Poisson
+    resamples of the seed's users from ``run_rng(seed, dataset, "e5_bootstrap")``, one count
+    per user shared by every model, K and estimate. Returns seed, model, params, k, metric,
+    boot_low, boot_high (NaN when ``resamples`` is 0).
+    """
+    keys = ["model", "params", "k", "metric"]
+    frames = []
+    for seed, block in per_user.groupby("seed", sort=True):
+        grouped = block.groupby(keys, sort=False)
+        column = grouped.ngroup().to_numpy()
+        users, row = np.unique(block["user"].to_numpy(), return_inverse=True)
+        wide = np.full((users.size, int(column.max()) + 1), np.nan, dtype=np.float32)
+        wide[row, column] = block["value"].to_numpy()
+        low, high = bootstrap_interval(
+            wide,
+            resamples=resamples,
+            rng=run_rng(int(seed), dataset, "e5_bootstrap"),
+            level=level,
+        )
+        labels = grouped.size().reset_index()[keys]
+        frames.append(labels.assign(seed=seed, boot_low=low, boot_high=high))
+    columns = ["seed", *keys, "boot_low", "boot_high"]
+    return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame()
+
+
+ESTIMATE_COLUMNS = ("true_recall", "traditional_recall", "ure")
+"""The estimates of ``estimates.parquet``, one column each."""
+INTERVAL_SUFFIXES = ("ci_low", "ci_high", "boot_low", "boot_high")
+"""Suffixes of the interval columns of ``estimates.parquet``, after each estimate's name."""
+
+
 # --------------------------------------------------------------------------- aggregation
 
 
-def estimates_table(per_seed: pd.DataFrame, *, min_users: int = MIN_USERS) -> pd.DataFrame:
+def estimates_table(
+    per_seed: pd.DataFrame,
+    *,
+    min_users: int = MIN_USERS,
+    bounds: pd.DataFrame | None = None,
+    level: float = 0.95,
+) -> pd.DataFrame:
     """Seed means per (model, params, k) and every estimate's rank of the model (1 = best).
 
     ``per_seed``: :func:`evaluate_models` rows with a ``seed`` column. Columns:
@@ -480,17 +532,52 @@ def estimates_table(per_seed: pd.DataFrame, *, min_users: int = MIN_USERS) -> pd
     for at least :data:`~debiaseval.evaluation.flags.DEGENERATE_SHARE` of the users the
     traditional estimate averages over (on Yahoo! R3's ~9 random items per user, every
     K ≥ 10); ``few_users`` where some seed's mean is over fewer than ``min_users`` users.
+    After the estimates, their intervals at ``level`` (columns ``<estimate>_<suffix>``, the
+    suffixes of :data:`INTERVAL_SUFFIXES`): Student's t interval over seeds, and the mean over
+    seeds of the per-seed bootstrap bounds over users of ``bounds`` (:func:`bootstrap_table`;
+    NaN without it), as E1's summary gives them
+    (:func:`~debiaseval.evaluation.uncertainty.seed_intervals`).
     """
     keys = ["model", "params", "k"]
     values = ["true_recall", "traditional_recall", "ure"]
     grouped = per_seed.groupby(keys, sort=False)
     out = grouped[values].mean().reset_index()
+    out = out.merge(_estimate_intervals(per_seed, bounds, level), on=keys, how="left")
+    out = out[keys + values + _interval_columns()]
     out["n_seeds"] = grouped["seed"].nunique().to_numpy().astype(np.int64)
     by_k = out.groupby("k")
     for col, name in zip(values, ("rank_true", "rank_traditional", "rank_ure"), strict=True):
         out[name] = by_k[col].rank(ascending=False, method="min")
     out["flags"] = _estimate_flags(per_seed, keys, min_users).to_numpy()
     return out.sort_values(["k", "model", "params"], kind="stable").reset_index(drop=True)
+
+
+def _estimate_intervals(
+    per_seed: pd.DataFrame, bounds: pd.DataFrame | None, level: float
+) -> pd.DataFrame:
+    """Per (model, params, k): the interval columns of :func:`estimates_table`, wide."""
+    keys = ["model", "params", "k"]
+    long = per_seed.melt(
+        id_vars=["seed", *keys],
+        value_vars=["true_recall", "traditional_recall", "ure"],
+        var_name="metric",
+        value_name="value",
+    )
+    long = long[long["value"].notna()]
+    if bounds is not None and len(bounds):
+        long = long.merge(
+            bounds.astype({"seed": long["seed"].dtype, "k": long["k"].dtype}),
+            on=["seed", *keys, "metric"],
+            how="left",
+        )
+    intervals = seed_intervals(long, [*keys, "metric"], level=level)
+    wide = intervals.pivot(index=keys, columns="metric", values=list(INTERVAL_SUFFIXES))
+    wide.columns = [f"{metric}_{suffix}" for suffix, metric in wide.columns]
+    return wide.reindex(columns=_interval_columns()).reset_index()
+
+
+def _interval_columns() -> list[str]:
+    return [f"{v}_{s}" for v in ESTIMATE_COLUMNS for s in INTERVAL_SUFFIXES]
 
 
 def _estimate_flags(per_seed: pd.DataFrame, keys: list[str], min_users: int) -> pd.Series:
@@ -556,10 +643,26 @@ def agreement_table(estimates: pd.DataFrame) -> pd.DataFrame:
 
 
 def estimates_markdown(estimates: pd.DataFrame, dataset: str) -> str:
-    """The estimates per K as Markdown tables (models sorted by the truth, else by URE)."""
+    """The estimates per K as Markdown tables (models sorted by the truth, else by URE), each
+    estimate with its intervals where ``estimates`` has them (:func:`interval_cell`)."""
     has_truth = estimates["true_recall"].notna().any()
     sort = "true_recall" if has_truth else "ure"
     parts = [f"# E5 on {dataset}: Recall@K estimates per model\n"]
+    if all(c in estimates for c in _interval_columns()):
+        parts.append(f"\nEach estimate: {INTERVAL_NOTE}.\n")
+        estimates = estimates.assign(
+            **{
+                v: [
+                    interval_cell(*row)
+                    for row in estimates[[v, *(f"{v}_{s}" for s in INTERVAL_SUFFIXES)]].itertuples(
+                        index=False
+                    )
+                ]
+                for v in ESTIMATE_COLUMNS
+            },
+            _sort=estimates[sort],
+        )
+        sort = "_sort"
     cols = ["model", "params", "true_recall", "traditional_recall", "ure"]
     ranks = ["rank_true", "rank_traditional", "rank_ure"]
     if not has_truth:
@@ -708,8 +811,16 @@ def run(
                 values.insert(0, "seed", np.int32(seed))
             users.extend(points)
     per_seed = pd.concat(rows, ignore_index=True)
-    estimates = estimates_table(per_seed, min_users=full["min_users"])
     per_user = pd.concat(users, ignore_index=True)
+    bounds = bootstrap_table(
+        per_user,
+        resamples=cfg["bootstrap"]["resamples"],
+        level=cfg["confidence"],
+        dataset=dataset,
+    )
+    estimates = estimates_table(
+        per_seed, min_users=full["min_users"], bounds=bounds, level=cfg["confidence"]
+    )
     tests, agreed = comparisons_table(per_user, level=cfg["confidence"])
     return {
         "per_seed": per_seed,

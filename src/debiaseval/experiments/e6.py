@@ -39,6 +39,7 @@ from debiaseval.debiasing.kl_weights import (
     pair_weights,
 )
 from debiaseval.debiasing.kl_weights import profile_matrix as _profile_matrix
+from debiaseval.evaluation.flags import MIN_USERS, join_flags, legend, marked
 from debiaseval.evaluation.leave_one_out import (
     constant_hits,
     cosine_cf_hits,
@@ -62,6 +63,7 @@ __all__ = [
     "markdown",
     "run",
     "run_seed",
+    "score_flags",
     "snapshot_profiles",
     "time_log",
 ]
@@ -331,10 +333,14 @@ def evaluate_over_time(
 def markdown(scores: pd.DataFrame, dataset: str) -> str:
     """The score-vs-t table: one row per (recommender, weighting, p), one column per t."""
     frame = scores.copy()
-    frame["cell"] = [
-        f"{s:.4f} [{lo:.4f}, {hi:.4f}]"
-        for s, lo, hi in zip(frame["score"], frame["ci_low"], frame["ci_high"], strict=True)
-    ]
+    flags = frame["flags"] if "flags" in frame else pd.Series("", index=frame.index)
+    frame["cell"] = marked(
+        [
+            f"{s:.4f} [{lo:.4f}, {hi:.4f}]"
+            for s, lo, hi in zip(frame["score"], frame["ci_low"], frame["ci_high"], strict=True)
+        ],
+        flags,
+    )
     lines = [
         f"# E6 on {dataset}: leave-one-out hit rate over time [95% interval]",
         "",
@@ -356,7 +362,8 @@ def markdown(scores: pd.DataFrame, dataset: str) -> str:
         for (rec, weighting, p), row in table.iterrows():
             lines.append(f"| {rec} | {weighting} | {p} | " + " | ".join(row[t] for t in ts) + " |")
         lines.append("")
-    return "\n".join(lines)
+    notes = legend(flags)
+    return "\n".join(lines) + (notes if notes else "")
 
 
 def run_seed(
@@ -412,9 +419,30 @@ def run_seed(
     )
 
 
-def aggregate(runs: Sequence[Mapping[str, pd.DataFrame]]) -> dict[str, pd.DataFrame]:
-    """The tables of several runs (:func:`run_seed`) stacked in the given order."""
-    return {name: pd.concat([run[name] for run in runs], ignore_index=True) for name in TABLES}
+def aggregate(
+    runs: Sequence[Mapping[str, pd.DataFrame]], *, min_users: int = MIN_USERS
+) -> dict[str, pd.DataFrame]:
+    """The tables of several runs (:func:`run_seed`) stacked in the given order; ``scores``
+    gains ``flags`` (:func:`score_flags`)."""
+    tables = {name: pd.concat([run[name] for run in runs], ignore_index=True) for name in TABLES}
+    tables["scores"] = score_flags(tables["scores"], tables["snapshots"], min_users=min_users)
+    return tables
+
+
+def score_flags(
+    scores: pd.DataFrame, snapshots: pd.DataFrame, *, min_users: int = MIN_USERS
+) -> pd.DataFrame:
+    """``scores`` with a ``flags`` column (:mod:`debiaseval.evaluation.flags`): ``few_users``
+    where the snapshot's leave-one-out evaluates fewer than ``min_users`` users
+    (``snapshots.n_evaluated``: a small dataset, an early snapshot, ``sample_users``), and
+    ``constant`` where the score is undefined (no user evaluated: empty)."""
+    evaluated = snapshots.set_index(["seed", "t"])["n_evaluated"]
+    n = evaluated.reindex(pd.MultiIndex.from_frame(scores[["seed", "t"]])).to_numpy()
+    return scores.assign(
+        flags=join_flags(
+            {"few_users": ~(n >= min_users), "constant": scores["score"].isna().to_numpy()}
+        )
+    )
 
 
 def run(
@@ -448,4 +476,4 @@ def run(
                      n_items=frames.n_items)
             for s in seed_list
         ]  # fmt: skip
-    return aggregate(runs)
+    return aggregate(runs, min_users=full["min_users"])
