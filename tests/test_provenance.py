@@ -72,8 +72,8 @@ def test_the_record_is_stable_and_names_versions_seeds_and_data(tmp_path: Path) 
     config = validate_config(TINY)
     data = tmp_path / "ratings.csv"
     data.write_text("user,item,rating\n1,2,3\n")
-    first = prov.gather(config, "e1", inputs=[data])
-    assert first == prov.gather(config, "e1", inputs=[data])
+    first = prov.with_checksums(prov.gather(config, "e1", inputs=[data]), cache=None)
+    assert first == prov.with_checksums(prov.gather(config, "e1", inputs=[data]), cache=None)
     assert first["debiaseval"] == __version__
     assert first["seeds"] == config["e1"]["seeds"]
     assert first["config_sha256"] == prov.config_hash(prov.experiment_config(config, "e1"))
@@ -84,7 +84,7 @@ def test_the_record_is_stable_and_names_versions_seeds_and_data(tmp_path: Path) 
     )
     assert versions["numpy"] == __import__("numpy").__version__
     assert first["plugins"] == {}
-    assert not {"date", "commit", "dirty"} & set(first)
+    assert not {"date", "commit", "dirty", "inputs"} & set(first)
     json.dumps(first)  # JSON all the way down
 
 
@@ -160,12 +160,17 @@ def test_the_markdown_header_sits_under_the_title(tmp_path: Path) -> None:
     assert (tmp_path / "s.md").read_text() == out
 
 
-def test_the_record_file_adds_the_run_fields(tmp_path: Path) -> None:
-    record = {"debiaseval": __version__, "config_sha256": "x"}
-    prov.write_record(record, tmp_path / "provenance.json", folder=tmp_path)
+def test_the_record_file_adds_the_run_fields(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)  # outside a checkout
+    (tmp_path / "raw").mkdir()
+    (tmp_path / "raw" / "r.txt").write_bytes(b"r")
+    record = {"debiaseval": __version__, "config_sha256": "x", "inputs": ["raw"]}
+    stable = prov.record_run(record, tmp_path / "provenance.json")
+    assert stable == {"debiaseval": __version__, "config_sha256": "x",
+                      "data": {"raw/r.txt": hashlib.sha256(b"r").hexdigest()}}  # fmt: skip
     written = json.loads((tmp_path / "provenance.json").read_text())
-    assert written["config_sha256"] == "x" and written["commit"] is None
-    assert {"date", "dirty"} <= set(written)
+    assert written == {**stable, "date": written["date"], "commit": None, "dirty": None}
+    assert (tmp_path / prov.CHECKSUM_CACHE).is_file()
 
 
 @pytest.mark.parametrize("bad", [float("nan")])

@@ -3,12 +3,14 @@
 from pathlib import Path
 
 from debiaseval.experiments.e1 import aggregate_step
-from debiaseval.workflow.io import read_parquet, write_parquet, write_text
+from debiaseval.workflow.io import read_parquet
+from debiaseval.workflow.provenance import record_run, write_markdown, write_table
 from debiaseval.workflow.report import publish_report
 from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0]) as log:
     p = snakemake.params
+    prov = record_run(p.provenance, snakemake.output.provenance)  # also provenance.json
     tables = aggregate_step(
         [read_parquet(path) for path in snakemake.input.metrics],
         [read_parquet(path) for path in snakemake.input.diagnostics],
@@ -19,9 +21,9 @@ with job(snakemake.log[0]) as log:
         comparisons=[read_parquet(path) for path in snakemake.input.comparisons],
     )
     for stem in ("summary", "kendall", "testsets", "comparisons"):
-        write_parquet(tables[stem], snakemake.output[stem])
-    write_text(tables["summary_md"], snakemake.output.summary_md)
-    write_text(tables["kendall_md"], snakemake.output.kendall_md)
+        write_table(tables[stem], snakemake.output[stem], prov)
+    write_markdown(tables["summary_md"], snakemake.output.summary_md, prov)
+    write_markdown(tables["kendall_md"], snakemake.output.kendall_md, prov)
     log.info(
         "wrote %d summary rows, %d Kendall rows", len(tables["summary"]), len(tables["kendall"])
     )

@@ -35,6 +35,7 @@ from debiaseval._version import __version__
 from debiaseval.workflow.io import atomic_path, write_text
 
 __all__ = [
+    "CHECKSUM_CACHE",
     "LIBRARIES",
     "METADATA_KEY",
     "canonical_json",
@@ -48,7 +49,9 @@ __all__ = [
     "markdown_header",
     "plugin_versions",
     "read_provenance",
+    "record_run",
     "run_fields",
+    "with_checksums",
     "with_header",
     "write_markdown",
     "write_record",
@@ -61,9 +64,13 @@ METADATA_KEY = b"debiaseval.provenance"
 LIBRARIES = ("numpy", "pandas", "pyarrow", "scipy", "snakemake", "lightfm")
 """The distributions whose versions the record names (absent ones as ``null``)."""
 
-RUN_SELECTION = ("experiments",)
-"""Top-level keys that choose what a run does, not what a result is: left out of an
-experiment's config, so that adding an experiment to a run does not rerun the others."""
+RUN_SELECTION = ("experiments", "resources", "download", "mirror")
+"""Top-level keys that choose what a run does and how, not what a result is: left out of an
+experiment's config, so that adding an experiment to a run, more memory for a job or
+another mirror does not rerun the others (``results/config.yaml`` holds them)."""
+
+CHECKSUM_CACHE = ".snakemake/debiaseval/sha256.json"
+"""Where the workflow's jobs cache the raw files' SHA-256 by (path, size, mtime)."""
 
 
 def canonical_json(value: Any) -> str:
@@ -202,14 +209,15 @@ def gather(
     config: Mapping[str, Any],
     experiment: str | None = None,
     inputs: Iterable[str | os.PathLike[str]] = (),
-    cache: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
     """The stable provenance record of ``experiment``'s results under ``config`` (the whole
-    config for ``None``), with the SHA-256 of every file under ``inputs``.
+    config for ``None``), naming the raw ``inputs`` (files or folders) the results read.
 
-    Keys: ``debiaseval`` (version), ``config_sha256``, ``config``, ``seeds``, ``data``
-    (path -> SHA-256), ``versions`` (Python and libraries), ``plugins``. Nothing in it
-    changes between two runs of the same config on the same data and installation.
+    Keys: ``debiaseval`` (version), ``experiment``, ``config_sha256``, ``config``, ``seeds``,
+    ``inputs``, ``versions`` (Python and libraries), ``plugins``. Nothing in it changes
+    between two runs of the same config on the same installation, so the workflow gathers it
+    once per run and passes it to the aggregate jobs in ``params:``; each job then takes the
+    inputs' checksums (:func:`record_run`), after any download.
     """
     own = dict(config) if experiment is None else experiment_config(config, experiment)
     seeds = config["seeds"] if experiment is None else config[experiment].get("seeds")
@@ -219,10 +227,34 @@ def gather(
         "config_sha256": config_hash(own),
         "config": own,
         "seeds": seeds,
-        "data": file_checksums(inputs, cache),
+        "inputs": sorted(Path(p).as_posix() for p in inputs),
         "versions": library_versions(),
         "plugins": plugin_versions(own),
     }
+
+
+def with_checksums(
+    record: Mapping[str, Any], cache: str | os.PathLike[str] | None = CHECKSUM_CACHE
+) -> dict[str, Any]:
+    """``record`` with ``data`` (path -> SHA-256 of every file under its ``inputs``,
+    :func:`file_checksums`) in place of ``inputs``."""
+    done = {k: v for k, v in record.items() if k != "inputs"}
+    done["data"] = file_checksums(record.get("inputs", ()), cache)
+    return done
+
+
+def record_run(
+    record: Mapping[str, Any],
+    path: str | os.PathLike[str],
+    cache: str | os.PathLike[str] | None = CHECKSUM_CACHE,
+) -> dict[str, Any]:
+    """What an aggregate job does first: complete the ``record`` of its ``params`` with the
+    inputs' checksums (:func:`with_checksums`), write it with the run's date, commit and dirty
+    flag to ``path`` (``provenance.json``, :func:`write_record`) and return the stable record
+    that :func:`write_table` and :func:`write_markdown` put into the summaries."""
+    done = with_checksums(record, cache)
+    write_record(done, path)
+    return done
 
 
 def git_state(folder: str | os.PathLike[str] = ".") -> dict[str, Any]:
