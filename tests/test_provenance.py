@@ -158,6 +158,11 @@ def test_the_markdown_header_sits_under_the_title(tmp_path: Path) -> None:
     assert prov.with_header("no title\n", record).endswith("\nno title\n")
     prov.write_markdown(text, tmp_path / "s.md", record)
     assert (tmp_path / "s.md").read_text() == out
+    # a record read back from a file (keys sorted) gives the same header
+    reordered = json.loads(prov.canonical_json({**record, "versions": {"lightfm": None,
+                                                "numpy": "2", "python": "3.11.1"}}))  # fmt: skip
+    assert list(reordered["versions"]) == ["lightfm", "numpy", "python"]
+    assert "> python 3.11.1, numpy 2" in prov.markdown_header(reordered)
 
 
 def test_the_record_file_adds_the_run_fields(tmp_path: Path, monkeypatch) -> None:
@@ -176,3 +181,23 @@ def test_the_record_file_adds_the_run_fields(tmp_path: Path, monkeypatch) -> Non
 @pytest.mark.parametrize("bad", [float("nan")])
 def test_canonical_json_keeps_what_json_keeps(bad) -> None:
     assert prov.canonical_json({"a": bad}) == '{"a":NaN}'
+
+
+@pytest.mark.realdata
+def test_coat_s_raw_checksums_are_the_registry_s(tmp_path: Path) -> None:
+    """The record of Coat's results names each downloaded file with the SHA-256 the dataset
+    registry accepts for it."""
+    from debiaseval.data import MIRROR_ENV, SOURCES
+    from debiaseval.data.download import fetch_dataset
+
+    mirror = os.environ.get(MIRROR_ENV, "").strip()
+    if not mirror or not (Path(mirror) / "coat").is_dir():
+        pytest.skip(f"{MIRROR_ENV} not set or without coat")
+    raw = fetch_dataset("coat", tmp_path / "raw" / "coat", mirror=Path(mirror))
+    record = prov.with_checksums({"inputs": [raw]}, cache=tmp_path / "cache.json")
+    expected = SOURCES["coat"].files
+    assert {Path(p).relative_to(raw).as_posix() for p in record["data"]} >= set(expected)
+    for path, digest in record["data"].items():
+        accepted = expected.get(Path(path).relative_to(raw).as_posix())
+        if accepted:
+            assert digest in accepted, path

@@ -37,6 +37,9 @@ rule run_config:
         "../scripts/run_config.py"
 
 
+# `--report` is read from the command line (Snakemake tells the Snakefile nothing of it).
+# Another way to the report (--report-after-run, Snakemake's API) skips the check and finds the
+# front page of the last --report, or one saying where it comes from.
 if workflow.is_main_process and report_requested(sys.argv):
     _tables = [target for target in experiment_targets() if target.endswith(".parquet")]
     _refusal = config_mismatch(config, _tables, rules.run_config.output.yaml)
@@ -45,3 +48,7 @@ if workflow.is_main_process and report_requested(sys.argv):
     os.makedirs(os.path.dirname(FRONT_PAGE), exist_ok=True)
     with open(FRONT_PAGE, "w", encoding="utf-8") as _front:
         _front.write(front_page(report_results()))
+elif workflow.is_main_process and not os.path.exists(FRONT_PAGE):
+    os.makedirs(os.path.dirname(FRONT_PAGE), exist_ok=True)
+    with open(FRONT_PAGE, "w", encoding="utf-8") as _front:
+        _front.write("<p>Provenance and headline tables: snakemake --report report.html</p>\n")

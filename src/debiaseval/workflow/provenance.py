@@ -309,11 +309,14 @@ def read_provenance(path: str | os.PathLike[str]) -> dict[str, Any] | None:
 
 def markdown_header(provenance: Mapping[str, Any]) -> str:
     """A short Markdown block naming the record's version, config hash, seeds, data and
-    library versions (the full record is in the Parquet files' metadata)."""
+    library versions (the full record is in the Parquet files' metadata); the same for the
+    same record whatever the order of its keys (a record read back from a file has them
+    sorted)."""
     versions = provenance.get("versions", {})
-    libraries = ", ".join(f"{k} {v}" for k, v in versions.items() if v is not None)
+    order = [*("python", *LIBRARIES), *sorted(set(versions) - {"python", *LIBRARIES})]
+    libraries = ", ".join(f"{k} {versions[k]}" for k in order if versions.get(k) is not None)
     data = provenance.get("data", {})
-    files = "; ".join(f"`{Path(p).name}` {s[:12]}" for p, s in data.items()) or "generated"
+    files = "; ".join(f"`{Path(p).name}` {data[p][:12]}" for p in sorted(data)) or "generated"
     lines = [
         f"> debiaseval {provenance.get('debiaseval')} · config sha256 "
         f"`{str(provenance.get('config_sha256'))[:16]}` · seeds {provenance.get('seeds')}  ",
@@ -323,7 +326,7 @@ def markdown_header(provenance: Mapping[str, Any]) -> str:
     plugins = provenance.get("plugins") or {}
     if plugins:
         lines[-1] += "  "
-        lines.append("> plugins: " + "; ".join(f"{k}: {v}" for k, v in plugins.items()))
+        lines.append("> plugins: " + "; ".join(f"{k}: {plugins[k]}" for k in sorted(plugins)))
     return "\n".join(lines) + "\n"
 
 

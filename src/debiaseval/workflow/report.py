@@ -227,20 +227,19 @@ def config_mismatch(
     """One line saying why a report of ``config`` would show another run's config, or None.
 
     ``config_yaml`` (``results/config.yaml``, the report's "Configuration") must hold
-    ``config``; each Parquet file of ``tables`` that exists must carry the record of the
-    config that made it (:func:`debiaseval.workflow.provenance.read_provenance`) with the
-    hash of ``config``'s part for its experiment. The line names both hashes and where the
-    other config is.
+    ``config``; each Parquet file of ``tables`` that carries the record of the config that
+    made it (:func:`debiaseval.workflow.provenance.read_provenance`) must have the hash of
+    ``config``'s part for its experiment, and each folder of them must hold one such file.
+    The line names both hashes and where the other config is.
     """
+    recorded: dict[Path, bool] = {}
     for path in map(Path, tables):
         if not path.is_file():
             continue
         record = read_provenance(path)
+        recorded[path.parent] = recorded.get(path.parent, False) or record is not None
         if record is None:
-            return (
-                f"debiaseval: no report: {path} carries no provenance record (written before "
-                "debiaseval recorded one); rerun its experiment, then ask for the report"
-            )
+            continue  # a table an earlier step wrote (E1's dropped.parquet, say)
         own = config_hash(experiment_config(config, record["experiment"]))
         if record["config_sha256"] != own:
             return (
@@ -249,6 +248,12 @@ def config_mismatch(
                 f"that made it is the 'config' of {path.parent / 'provenance.json'}: give "
                 "--report that run's --configfile/--config, or rerun with this one first"
             )
+    for folder in (folder for folder, found in recorded.items() if not found):
+        return (
+            f"debiaseval: no report: no table of {folder} carries a provenance record "
+            "(written before debiaseval recorded one); rerun its experiment, then ask for "
+            "the report"
+        )
     current = config_hash(config)
     if config_yaml is not None and Path(config_yaml).is_file():
         recorded = config_hash(yaml.safe_load(Path(config_yaml).read_text(encoding="utf-8")))
