@@ -3,8 +3,9 @@
 ``api`` and the benchmarks sit on ``experiments``, which sit on the method packages,
 which sit on ``data``. Every ``import`` in ``src/debiaseval``, at module level or inside a
 function, is read from the syntax tree; an import of a higher layer fails here.
-Below them all, ``workflow.io`` (Parquet and atomic writes) and ``workflow.errors`` import
-nothing of the package. The rest of ``workflow`` (the config and its validation, the runtime,
+Below them all, ``workflow.io`` (Parquet and atomic writes), ``workflow.errors`` and
+``workflow.schema`` (the config schema, defaults and one-line errors) import nothing of the
+package. The rest of ``workflow`` (the config and its validation, the runtime,
 the report) is the glue every layer uses and is left out of the ranking.
 """
 
@@ -18,6 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "debiaseval"
 LAYERS: dict[str, int] = {
     "workflow.io": -1,
     "workflow.errors": -1,
+    "workflow.schema": -1,
     "data": 0,
     "recommenders": 1,
     "evaluation": 1,
@@ -103,7 +105,7 @@ def test_nothing_below_the_api_imports_it() -> None:
 
 
 def test_io_and_errors_import_nothing_of_the_package() -> None:
-    for name in ("io", "errors"):
+    for name in ("io", "errors", "schema"):
         source = (PACKAGE / "workflow" / f"{name}.py").read_text(encoding="utf-8")
         assert imported_modules(source) == []
 
@@ -118,3 +120,28 @@ def test_a_module_takes_the_layer_of_its_longest_prefix() -> None:
 def test_the_scan_sees_imports_inside_functions() -> None:
     source = "def f():\n    from debiaseval import api\n    import debiaseval.data.load\n"
     assert imported_modules(source) == ["debiaseval.api", "debiaseval.data.load"]
+
+
+def test_data_imports_neither_the_workflow_glue_nor_the_experiments() -> None:
+    """``data`` reads a config through ``workflow.schema`` only: ``data/load.py`` once
+    imported ``workflow.config``, whose checks import the experiments (a circle)."""
+    bottom = {name for name, layer in LAYERS.items() if layer < 0}
+    for path in sorted((PACKAGE / "data").rglob("*.py")):
+        for module in imported_modules(path.read_text(encoding="utf-8")):
+            prefix, _ = layer_of(module)
+            assert not module.startswith("debiaseval.experiments"), (path.name, module)
+            if module.startswith("debiaseval.workflow"):
+                assert prefix in bottom, (path.name, module)
+
+
+def test_loading_a_dataset_module_loads_no_workflow_glue_or_experiment() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, debiaseval.data.load, debiaseval.data.exposure\n"
+        "print(sorted(m for m in sys.modules if m.startswith("
+        "('debiaseval.workflow.config', 'debiaseval.experiments'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

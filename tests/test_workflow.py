@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from debiaseval.data import SOURCES
+from debiaseval.workflow.provenance import read_provenance, with_header, write_table
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "configs" / "tiny.yaml"
@@ -552,7 +553,6 @@ def test_e4_outputs_and_api_parity(two_runs, tmp_path):
 
     from debiaseval.api import run_e4
     from debiaseval.experiments import e4
-    from debiaseval.workflow.io import write_parquet
 
     workdir, _ = two_runs
     folder = workdir / "results" / "tiny" / "e4" / "synthetic"
@@ -580,10 +580,11 @@ def test_e4_outputs_and_api_parity(two_runs, tmp_path):
 
     out = run_e4("synthetic", yaml.safe_load(TINY.read_text()))
     for stem in ("errors", "summary"):
-        write_parquet(out[stem], tmp_path / f"{stem}.parquet")
+        record = read_provenance(folder / f"{stem}.parquet")  # the workflow's, to compare bytes
+        write_table(out[stem], tmp_path / f"{stem}.parquet", record)
         written = (folder / f"{stem}.parquet").read_bytes()
         assert (tmp_path / f"{stem}.parquet").read_bytes() == written, stem
-    assert out["summary_md"] == (folder / "summary.md").read_text()
+    assert with_header(out["summary_md"], record) == (folder / "summary.md").read_text()
 
 
 E2 = Path("results/tiny/e2/synthetic")
@@ -647,14 +648,14 @@ def test_e2_api_gives_the_workflow_bytes(two_runs, tmp_path):
     import yaml
 
     from debiaseval.api import run_e2
-    from debiaseval.workflow.io import write_parquet
 
     out = run_e2("synthetic", yaml.safe_load(TINY.read_text()))
     for stem in ("elicited", "summary", "wilcoxon", "wilcoxon_seeds"):
-        write_parquet(out[stem], tmp_path / f"{stem}.parquet")
         written = two_runs[0] / E2 / f"{stem}.parquet"
+        write_table(out[stem], tmp_path / f"{stem}.parquet", record := read_provenance(written))
         assert (tmp_path / f"{stem}.parquet").read_bytes() == written.read_bytes(), stem
-    assert out["summary_md"] == (two_runs[0] / E2 / "summary.md").read_text()
+    summary_md = (two_runs[0] / E2 / "summary.md").read_text()
+    assert with_header(out["summary_md"], record) == summary_md
     pairs = out["elicited_pairs"]
     one = pairs[(pairs["seed"] == 1) & (pairs["method"] == "INT_HT") & (pairs["strategy"] == "HP")]
     written = pd.read_parquet(two_runs[0] / E2 / "seed1/INT_HT/elicited/HP.parquet")
@@ -665,14 +666,14 @@ def test_e1_api_gives_the_workflow_bytes(two_runs, tmp_path):
     import yaml
 
     from debiaseval.api import run_e1
-    from debiaseval.workflow.io import write_parquet
 
     out = run_e1("synthetic", yaml.safe_load(TINY.read_text()))
     for stem in ("summary", "kendall", "testsets", "estimator_accuracy"):
-        write_parquet(out[stem], tmp_path / f"{stem}.parquet")
         written = two_runs[0] / f"results/tiny/e1/synthetic/{stem}.parquet"
+        write_table(out[stem], tmp_path / f"{stem}.parquet", record := read_provenance(written))
         assert (tmp_path / f"{stem}.parquet").read_bytes() == written.read_bytes(), stem
-    assert out["summary_md"] == (two_runs[0] / "results/tiny/e1/synthetic/summary.md").read_text()
+    summary_md = (two_runs[0] / "results/tiny/e1/synthetic/summary.md").read_text()
+    assert with_header(out["summary_md"], record) == summary_md
 
 
 def test_byte_identical_whatever_the_cores(two_runs):

@@ -20,6 +20,7 @@ from debiaseval.recommenders.registry import EXTERNAL, plugin_source_hash
 from debiaseval.recommenders.tuning import grid_chunks
 from debiaseval.workflow.data_check import missing_data_message, unobtainable
 from debiaseval.workflow.io import read_only_message, rebuild_damaged
+from debiaseval.workflow.provenance import gather as gather_provenance
 from debiaseval.workflow.report import finished_message
 
 try:
@@ -237,16 +238,36 @@ def export_targets():
     return targets
 
 
-def report_outputs(experiment):
-    """The report folders of ``experiment``'s aggregate rule, as named outputs.
+@functools.cache
+def _provenance(experiment):
+    return gather_provenance(config, experiment)
 
-    ``figures/``: per figure an SVG, a PNG and an HTML page (the figure with its caption, in
-    the report); ``tables/``: the experiment's Markdown tables as HTML pages. The rule's
-    params must hold ``captions`` (figure name -> caption) for the report's descriptions.
+
+def provenance(experiment):
+    """Params function: the stable provenance record of ``experiment``'s results
+    (debiaseval.workflow.provenance, gathered once per run) naming the raw files of the job's
+    dataset; the job takes their checksums and writes provenance.json (docs/report.md)."""
+
+    def record(wildcards):
+        inputs = sorted(str(path) for path in preprocess_input(wildcards).values())
+        return {**_provenance(experiment), "dataset": wildcards.dataset, "inputs": inputs}
+
+    return record
+
+
+def report_outputs(experiment):
+    """The outputs every aggregate rule has beside its tables, as named outputs.
+
+    ``provenance``: the run's provenance record (``provenance.json``, with its date and
+    commit); ``figures/``: per figure an SVG, a PNG and an HTML page (the figure with its
+    caption, in the report); ``tables/``: the experiment's Markdown tables as HTML pages. The
+    rule's params must hold ``captions`` (figure name -> caption) for the report's
+    descriptions and ``provenance`` (:func:`provenance`).
     """
     folder = results(f"{experiment}/{{dataset}}")
     category = figure_module(experiment).TITLE
     return {
+        "provenance": f"{folder}/provenance.json",
         "figures": report(
             directory(f"{folder}/figures"),
             patterns=["{figure}.html"],
@@ -264,6 +285,16 @@ def report_outputs(experiment):
             labels={"result": "{table} (table)", "dataset": "{dataset}"},
         ),
     }
+
+
+def report_results():
+    """(folder, first Markdown table) of every experiment and dataset the config runs, in
+    the report's order."""
+    found = {}
+    for target in experiment_targets():
+        if target.endswith(".md"):
+            found.setdefault(os.path.dirname(target), target)
+    return list(found.items())
 
 
 def run_jobs():

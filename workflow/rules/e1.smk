@@ -375,6 +375,7 @@ rule e1_aggregate:
         **report_outputs("e1"),
     params:
         captions=figure_module("e1").FIGURES,
+        provenance=provenance("e1"),
         dataset="{dataset}",
         e1=with_threshold(E1),
         min_users=config["min_users"],

@@ -221,6 +221,7 @@ rule e2_aggregate:
         **report_outputs("e2"),
     params:
         captions=figure_module("e2").FIGURES,
+        provenance=provenance("e2"),
         dataset="{dataset}",
         runs=E2_RUNS,
         seeds=list(experiment_seeds("e2")),

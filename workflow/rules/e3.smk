@@ -57,6 +57,7 @@ rule e3_aggregate:
         **report_outputs("e3"),
     params:
         captions=figure_module("e3").FIGURES,
+        provenance=provenance("e3"),
         dataset="{dataset}",
         block={k: E3[k] for k in ("alpha", "table_metrics", "curve_metrics")},
         code=CODE,

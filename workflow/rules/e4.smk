@@ -109,6 +109,7 @@ rule e4_aggregate:
         **report_outputs("e4"),
     params:
         captions=figure_module("e4").FIGURES,
+        provenance=provenance("e4"),
         dataset="{dataset}",
         alpha=E4["alpha_sweep"]["alpha"],
         code=CODE,

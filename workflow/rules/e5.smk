@@ -146,6 +146,7 @@ rule e5_aggregate:
         **report_outputs("e5"),
     params:
         captions=figure_module("e5").FIGURES,
+        provenance=provenance("e5"),
         dataset="{dataset}",
         min_users=config["min_users"],
         confidence=E5["confidence"],

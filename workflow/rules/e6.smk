@@ -67,6 +67,7 @@ rule e6_aggregate:
         **report_outputs("e6"),
     params:
         captions=figure_module("e6").FIGURES,
+        provenance=provenance("e6"),
         dataset="{dataset}",
         seeds=list(experiment_seeds("e6")),
         min_users=config["min_users"],

@@ -3,6 +3,12 @@
 # they are never older than the results: its outputs include the report folders that
 # report_outputs() (common.smk) declares, one report category per experiment and a subcategory
 # per dataset. The run's resolved configuration is the report's "Configuration" category.
+# Asked for a report, the workflow first checks that the results were made by the config it is
+# given (one line and no report otherwise), then writes the front page's provenance and
+# headline tables (FRONT_PAGE, which workflow/report/workflow.rst includes).
+from debiaseval.workflow.report import config_mismatch, front_page, report_requested
+
+FRONT_PAGE = ".snakemake/debiaseval/front.html"
 
 localrules:
     run_config,
@@ -29,3 +35,20 @@ rule run_config:
         logs("run_config.log"),
     script:
         "../scripts/run_config.py"
+
+
+# `--report` is read from the command line (Snakemake tells the Snakefile nothing of it).
+# Another way to the report (--report-after-run, Snakemake's API) skips the check and finds the
+# front page of the last --report, or one saying where it comes from.
+if workflow.is_main_process and report_requested(sys.argv):
+    _tables = [target for target in experiment_targets() if target.endswith(".parquet")]
+    _refusal = config_mismatch(config, _tables, rules.run_config.output.yaml)
+    if _refusal:
+        sys.exit(_refusal)
+    os.makedirs(os.path.dirname(FRONT_PAGE), exist_ok=True)
+    with open(FRONT_PAGE, "w", encoding="utf-8") as _front:
+        _front.write(front_page(report_results()))
+elif workflow.is_main_process and not os.path.exists(FRONT_PAGE):
+    os.makedirs(os.path.dirname(FRONT_PAGE), exist_ok=True)
+    with open(FRONT_PAGE, "w", encoding="utf-8") as _front:
+        _front.write("<p>Provenance and headline tables: snakemake --report report.html</p>\n")

@@ -3,12 +3,14 @@
 from pathlib import Path
 
 from debiaseval.experiments.e1 import aggregate_step
-from debiaseval.workflow.io import read_parquet, write_parquet, write_text
+from debiaseval.workflow.io import read_parquet
+from debiaseval.workflow.provenance import record_run, write_markdown, write_table
 from debiaseval.workflow.report import publish_report
 from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0]) as log:
     p = snakemake.params
+    prov = record_run(p.provenance, snakemake.output.provenance)  # also provenance.json
     tables = aggregate_step(
         [read_parquet(path) for path in snakemake.input.metrics],
         [read_parquet(path) for path in snakemake.input.diagnostics],
@@ -20,9 +22,9 @@ with job(snakemake.log[0]) as log:
         truth=[read_parquet(path) for path in snakemake.input.truth],
     )
     for stem in ("summary", "kendall", "testsets", "comparisons", "estimator_accuracy"):
-        write_parquet(tables[stem], snakemake.output[stem])
+        write_table(tables[stem], snakemake.output[stem], prov)
     for stem in ("summary_md", "kendall_md", "estimator_accuracy_md"):
-        write_text(tables[stem], snakemake.output[stem])
+        write_markdown(tables[stem], snakemake.output[stem], prov)
     log.info(
         "wrote %d summary rows, %d Kendall rows", len(tables["summary"]), len(tables["kendall"])
     )

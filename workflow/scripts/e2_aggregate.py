@@ -4,12 +4,14 @@ over seeds (+ Markdown)."""
 from pathlib import Path
 
 from debiaseval.experiments.e2 import aggregate_step, counts_frame
-from debiaseval.workflow.io import read_parquet, write_parquet, write_text
+from debiaseval.workflow.io import read_parquet
+from debiaseval.workflow.provenance import record_run, write_markdown, write_table
 from debiaseval.workflow.report import publish_report
 from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0]) as log:
     p = snakemake.params
+    prov = record_run(p.provenance, snakemake.output.provenance)  # also provenance.json
     n_active = dict(
         zip(p.seeds, (len(read_parquet(f)) for f in snakemake.input.active), strict=True)
     )
@@ -27,8 +29,8 @@ with job(snakemake.log[0]) as log:
         min_users=p.min_users,
     )
     for stem in ("elicited", "metrics_per_user", "summary", "wilcoxon", "wilcoxon_seeds"):
-        write_parquet(tables[stem], snakemake.output[stem])
-    write_text(tables["summary_md"], snakemake.output.summary_md)
+        write_table(tables[stem], snakemake.output[stem], prov)
+    write_markdown(tables["summary_md"], snakemake.output.summary_md, prov)
     log.info(
         "%d summary rows, %d Wilcoxon tests within seeds, %d combined over seeds",
         len(tables["summary"]),

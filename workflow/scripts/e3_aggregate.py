@@ -5,19 +5,23 @@ from pathlib import Path
 import pandas as pd
 
 from debiaseval.experiments import e3
-from debiaseval.workflow.io import read_parquet, write_parquet, write_text
+from debiaseval.workflow.io import read_parquet
+from debiaseval.workflow.provenance import record_run, write_markdown, write_table
 from debiaseval.workflow.report import publish_report
 from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0]) as log:
     p = snakemake.params
+    prov = record_run(p.provenance, snakemake.output.provenance)  # also provenance.json
     draws = pd.concat([read_parquet(path) for path in snakemake.input], ignore_index=True)
     tables = e3.aggregate(draws, p.block)
     for name, table in tables.items():
-        write_parquet(table, snakemake.output[name])
+        write_table(table, snakemake.output[name], prov)
     alpha = p.block["alpha"]
     title = f"E3 on {p.dataset}: estimates at alpha = {alpha:g} (ICML16 Table 1)"
-    write_text(e3.table1_markdown(tables["estimates"], title=title), snakemake.output.estimates_md)
+    write_markdown(
+        e3.table1_markdown(tables["estimates"], title=title), snakemake.output.estimates_md, prov
+    )
     log.info("aggregated %d draws rows", len(draws))
     publish_report("e3", p.dataset, Path(snakemake.output.figures).parent)
     log.info("drew the figures and HTML tables of the report")

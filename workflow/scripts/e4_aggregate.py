@@ -3,23 +3,25 @@
 from pathlib import Path
 
 from debiaseval.experiments import e4
-from debiaseval.workflow.io import read_parquet, write_parquet, write_text
+from debiaseval.workflow.io import read_parquet
+from debiaseval.workflow.provenance import record_run, write_markdown, write_table
 from debiaseval.workflow.report import publish_report
 from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0]) as log:
     p = snakemake.params
+    prov = record_run(p.provenance, snakemake.output.provenance)  # also provenance.json
     tables = e4.aggregate(
         [read_parquet(path) for path in snakemake.input.errors],
         [read_parquet(path) for path in snakemake.input.losses],
     )
-    write_parquet(tables["errors"], snakemake.output.errors)
-    write_parquet(tables["summary"], snakemake.output.summary)
-    write_parquet(tables["pair_tests"], snakemake.output.pair_tests)
+    write_table(tables["errors"], snakemake.output.errors, prov)
+    write_table(tables["summary"], snakemake.output.summary, prov)
+    write_table(tables["pair_tests"], snakemake.output.pair_tests, prov)
     title = e4.summary_title(p.dataset)
     md = e4.summary_markdown(tables["summary"], title=title, alpha=p.alpha,
                              tests=tables["pair_tests"])  # fmt: skip
-    write_text(md, snakemake.output.summary_md)
+    write_markdown(md, snakemake.output.summary_md, prov)
     log.info("aggregated %d error rows", len(tables["errors"]))
     publish_report("e4", p.dataset, Path(snakemake.output.figures).parent)
     log.info("drew the figures and HTML tables of the report")

@@ -12,12 +12,14 @@ from debiaseval.experiments.e5 import (
     estimates_markdown,
     estimates_table,
 )
-from debiaseval.workflow.io import read_parquet, write_parquet, write_text
+from debiaseval.workflow.io import read_parquet
+from debiaseval.workflow.provenance import record_run, write_markdown, write_table
 from debiaseval.workflow.report import publish_report
 from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0]) as log:
     p = snakemake.params
+    prov = record_run(p.provenance, snakemake.output.provenance)  # also provenance.json
     per_seed = pd.concat(
         [read_parquet(path) for path in snakemake.input.estimates], ignore_index=True
     )
@@ -25,14 +27,14 @@ with job(snakemake.log[0]) as log:
         [read_parquet(path) for path in snakemake.input.metrics_per_user], ignore_index=True
     )
     _, comparisons = comparisons_table(per_user, level=p.confidence)
-    write_parquet(comparisons, snakemake.output.comparisons)
+    write_table(comparisons, snakemake.output.comparisons, prov)
     bounds = bootstrap_table(per_user, resamples=p.resamples, level=p.confidence, dataset=p.dataset)
     estimates = estimates_table(per_seed, min_users=p.min_users, bounds=bounds, level=p.confidence)
     agreement = agreement_table(estimates)
-    write_parquet(estimates, snakemake.output.estimates)
-    write_parquet(agreement, snakemake.output.agreement)
-    write_text(estimates_markdown(estimates, p.dataset), snakemake.output.estimates_md)
-    write_text(agreement_markdown(agreement, p.dataset), snakemake.output.agreement_md)
+    write_table(estimates, snakemake.output.estimates, prov)
+    write_table(agreement, snakemake.output.agreement, prov)
+    write_markdown(estimates_markdown(estimates, p.dataset), snakemake.output.estimates_md, prov)
+    write_markdown(agreement_markdown(agreement, p.dataset), snakemake.output.agreement_md, prov)
     log.info("agreement:\n%s", agreement.to_string())
     publish_report("e5", p.dataset, Path(snakemake.output.figures).parent)
     log.info("drew the figures and HTML tables of the report")

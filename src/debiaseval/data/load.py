@@ -17,7 +17,8 @@ import pandas as pd
 from debiaseval.data.build import SOURCE_OF, build_dataset
 from debiaseval.data.catalog import user_sources
 from debiaseval.data.download import MIRROR_ENV, cache_folder, fetch_dataset
-from debiaseval.workflow.config import validate_config
+from debiaseval.data.source_checks import check_own_datasets, check_reserved_sources
+from debiaseval.workflow.schema import schema_checked
 
 __all__ = ["load_dataset"]
 
@@ -42,7 +43,9 @@ def load_dataset(
     (:func:`debiaseval.data.download.cache_folder`); nothing is written to the
     current folder.
     """
-    full = validate_config(dict(config or {}), only=())
+    check_reserved_sources((config or {}).get("sources"))
+    full = schema_checked(dict(config or {}))
+    check_own_datasets(full["sources"])
     own = user_sources(full["sources"]).get(name)
     if own is not None:
         return build_dataset(name, own=own)[:3]

@@ -14,6 +14,11 @@ them too). Every page is a standalone HTML file that Snakemake's report embeds:
 - ``results/<study>/config.html``: the resolved configuration of the run
   (:func:`config_page`).
 
+``snakemake --report`` first compares the config it is given with the one recorded with the
+results (:func:`config_mismatch`) and refuses, in one line, to pair results with another
+run's config; its front page then carries each result's provenance and each experiment's
+headline table (:func:`front_page`).
+
 See docs/report.md.
 """
 
@@ -21,6 +26,7 @@ from __future__ import annotations
 
 import html
 import importlib
+import json
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -32,15 +38,20 @@ import pandas as pd
 import yaml
 
 from debiaseval.workflow.io import read_parquet, write_text
+from debiaseval.workflow.provenance import config_hash, experiment_config, read_provenance
 
 __all__ = [
+    "config_mismatch",
     "config_page",
     "exported_splits",
     "figure_page",
     "finished_message",
     "flatten_config",
+    "front_page",
+    "headline_table",
     "markdown_page",
     "publish_report",
+    "report_requested",
     "run_datasets",
 ]
 
@@ -203,3 +214,125 @@ def finished_message(outputs: Iterable[str], experiments: Sequence[str], study: 
         "(with this run's --configfile/--config)."
     )
     return "\n".join(lines)
+
+
+def report_requested(argv: Sequence[str]) -> bool:
+    """Whether the command line ``argv`` asks Snakemake for a report of existing results
+    (``--report``), not for one after a run (``--report-after-run``)."""
+    asked = any(a == "--report" or a.startswith("--report=") for a in argv)
+    return asked and "--report-after-run" not in argv
+
+
+def config_mismatch(
+    config: Mapping[str, Any],
+    tables: Iterable[str | os.PathLike[str]],
+    config_yaml: str | os.PathLike[str] | None = None,
+) -> str | None:
+    """One line saying why a report of ``config`` would show another run's config, or None.
+
+    ``config_yaml`` (``results/config.yaml``, the report's "Configuration") must hold
+    ``config``; each Parquet file of ``tables`` that carries the record of the config that
+    made it (:func:`debiaseval.workflow.provenance.read_provenance`) must have the hash of
+    ``config``'s part for its experiment, and each folder of them must hold one such file.
+    The line names both hashes and where the other config is.
+    """
+    recorded: dict[Path, bool] = {}
+    for path in map(Path, tables):
+        if not path.is_file():
+            continue
+        record = read_provenance(path)
+        recorded[path.parent] = recorded.get(path.parent, False) or record is not None
+        if record is None:
+            continue  # a table an earlier step wrote (E1's dropped.parquet, say)
+        own = config_hash(experiment_config(config, record["experiment"]))
+        if record["config_sha256"] != own:
+            return (
+                f"debiaseval: no report: {path} was made by config sha256 "
+                f"{record['config_sha256'][:16]}, not by this config ({own[:16]}); the config "
+                f"that made it is the 'config' of {path.parent / 'provenance.json'}: give "
+                "--report that run's --configfile/--config, or rerun with this one first"
+            )
+    for folder in (folder for folder, found in recorded.items() if not found):
+        return (
+            f"debiaseval: no report: no table of {folder} carries a provenance record "
+            "(written before debiaseval recorded one); rerun its experiment, then ask for "
+            "the report"
+        )
+    current = config_hash(config)
+    if config_yaml is not None and Path(config_yaml).is_file():
+        recorded = config_hash(yaml.safe_load(Path(config_yaml).read_text(encoding="utf-8")))
+        if recorded != current:
+            return (
+                f"debiaseval: no report: {config_yaml} holds config sha256 {recorded[:16]}, "
+                f"the results' run, not this config ({current[:16]}); give --report that "
+                f"run's config: snakemake --report report.html --configfile {config_yaml}"
+            )
+    return None
+
+
+def headline_table(text: str) -> str:
+    """The first pipe table of the Markdown ``text`` (its lines, joined), or ""."""
+    lines, found = text.splitlines(), []
+    for line in lines:
+        if line.startswith("|"):
+            found.append(line)
+        elif found:
+            break
+    return "\n".join(found)
+
+
+def _provenance_rows(records: Sequence[Mapping[str, Any]]) -> str:
+    rows = []
+    for r in records:
+        data = "; ".join(f"{Path(p).name} {s[:12]}" for p, s in r.get("data", {}).items())
+        commit = (r.get("commit") or "")[:12] or "not a checkout"
+        if r.get("dirty"):
+            commit += " (uncommitted changes)"
+        cells = [
+            str(r.get("experiment", "")).upper(),
+            r.get("dataset", ""),
+            r.get("config_sha256", "")[:16],
+            r.get("seeds", ""),
+            data or "generated",
+            r.get("date", ""),
+            commit,
+        ]
+        rows.append("<tr>" + "".join(f"<td>{html.escape(str(c), quote=False)}</td>"
+                                     for c in cells) + "</tr>")  # fmt: skip
+    return "".join(rows)
+
+
+def front_page(results: Sequence[tuple[str | os.PathLike[str], str | os.PathLike[str]]]) -> str:
+    """The report's front page (an HTML fragment): the provenance of every result and each
+    experiment's headline table.
+
+    ``results``: per experiment and dataset, in the report's order, its folder (holding
+    ``provenance.json``) and its first Markdown table file; missing ones are left out.
+    """
+    records, tables = [], []
+    for folder, markdown_file in results:
+        record_file = Path(folder) / "provenance.json"
+        if not record_file.is_file() or not Path(markdown_file).is_file():
+            continue
+        record = json.loads(record_file.read_text(encoding="utf-8"))
+        records.append(record)
+        text = Path(markdown_file).read_text(encoding="utf-8")
+        title = text.splitlines()[0].lstrip("# ") if text.startswith("# ") else str(folder)
+        table = markdown.markdown(headline_table(text), extensions=["tables"])
+        tables.append(f"<h3>{html.escape(title)}</h3>\n{table}")
+    if not records:
+        return "<p>No results yet: run the workflow, then ask for the report.</p>\n"
+    first = records[0]
+    versions = ", ".join(f"{k} {v}" for k, v in first.get("versions", {}).items() if v)
+    plugins = "; ".join(f"{k}: {v}" for k, v in first.get("plugins", {}).items())
+    head = "".join(f"<th>{h}</th>" for h in ("experiment", "dataset", "config sha256", "seeds",
+                                              "data (sha256)", "date (UTC)", "commit"))  # fmt: skip
+    return (
+        "<h2>Provenance</h2>\n"
+        f"<p>debiaseval {html.escape(str(first.get('debiaseval')))}; "
+        f"{html.escape(versions)}{'; plugins: ' + html.escape(plugins) if plugins else ''}. "
+        "Every summary carries its record as Parquet metadata <code>debiaseval.provenance"
+        "</code> and in <code>provenance.json</code> beside it.</p>\n"
+        f"<table><tr>{head}</tr>{_provenance_rows(records)}</table>\n"
+        "<h2>Headline tables</h2>\n" + "\n".join(tables) + "\n"
+    )

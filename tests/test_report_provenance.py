@@ -1,0 +1,161 @@
+"""The report never pairs results with another run's config; its front page carries the
+results' provenance and each experiment's headline table (docs/report.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from debiaseval.workflow.config import validate_config
+from debiaseval.workflow.provenance import (
+    config_hash,
+    experiment_config,
+    gather,
+    read_provenance,
+    write_markdown,
+    write_record,
+    write_table,
+)
+from debiaseval.workflow.report import (
+    config_mismatch,
+    front_page,
+    headline_table,
+    report_requested,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = yaml.safe_load((ROOT / "tests" / "configs" / "tiny.yaml").read_text())
+
+
+@pytest.fixture(scope="module")
+def configs() -> tuple[dict, dict]:
+    """Config A (tiny) and config B (tiny with another E3 alpha), resolved."""
+    a = validate_config(TINY)
+    b = validate_config({**TINY, "e3": {**TINY.get("e3", {}), "alpha": 1.0}})
+    return a, b
+
+
+def _results(folder: Path, config: dict, experiment: str = "e3") -> Path:
+    """A summary Parquet, Markdown and provenance.json made under ``config``."""
+    record = gather(config, experiment)
+    table = folder / "estimates.parquet"
+    write_table(pd.DataFrame({"metric": ["mse"], "mean": [0.5]}), table, record)
+    write_markdown("# E3 on synthetic\n\n| metric | mean |\n|---|---|\n| mse | 0.5 |\n\nmore\n",
+                   folder / "estimates.md", record)  # fmt: skip
+    write_record({**record, "dataset": "synthetic", "data": {}}, folder / "provenance.json")
+    return table
+
+
+def test_report_requested_only_for_a_report_of_existing_results() -> None:
+    assert report_requested(["snakemake", "--report", "r.html"])
+    assert report_requested(["snakemake", "--report=r.html", "--configfile", "a.yaml"])
+    assert not report_requested(["snakemake", "--cores", "2"])
+    assert not report_requested(["snakemake", "--report", "r.html", "--report-after-run"])
+
+
+def test_results_of_the_same_config_pass(tmp_path: Path, configs) -> None:
+    a, _ = configs
+    table = _results(tmp_path, a)
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(a, sort_keys=False))
+    assert (
+        config_mismatch(a, [table, tmp_path / "missing.parquet"], tmp_path / "config.yaml") is None
+    )
+
+
+def test_results_of_another_config_are_refused_in_one_line_naming_both_hashes(
+    tmp_path: Path, configs
+) -> None:
+    a, b = configs
+    table = _results(tmp_path, b)
+    line = config_mismatch(a, [table])
+    ha = config_hash(experiment_config(a, "e3"))[:16]
+    hb = config_hash(experiment_config(b, "e3"))[:16]
+    assert ha != hb
+    assert line is not None and "\n" not in line
+    assert hb in line and ha in line and str(tmp_path / "provenance.json") in line
+
+
+def test_another_experiment_s_change_does_not_refuse(tmp_path: Path, configs) -> None:
+    a, _ = configs
+    table = _results(tmp_path, a)
+    other = {**a, "e2": {**a["e2"], "n_asked": a["e2"]["n_asked"] + 1}}
+    assert config_mismatch(other, [table]) is None
+
+
+def test_a_configuration_page_of_another_run_is_refused(tmp_path: Path, configs) -> None:
+    a, b = configs
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(b, sort_keys=False))
+    line = config_mismatch(a, [], tmp_path / "config.yaml")
+    assert line is not None and "\n" not in line
+    assert config_hash(a)[:16] in line and config_hash(b)[:16] in line
+    assert f"--configfile {tmp_path / 'config.yaml'}" in line
+
+
+def test_results_without_a_record_are_refused(tmp_path: Path, configs) -> None:
+    from debiaseval.workflow.io import write_parquet
+
+    write_parquet(pd.DataFrame({"x": [1]}), tmp_path / "old.parquet")
+    line = config_mismatch(configs[0], [tmp_path / "old.parquet"])
+    assert line is not None and "carries a provenance record" in line and str(tmp_path) in line
+    # beside a table with a record, one without (written by an earlier step) is fine
+    table = _results(tmp_path, configs[0])
+    assert config_mismatch(configs[0], [tmp_path / "old.parquet", table]) is None
+
+
+def test_headline_table_is_the_first_pipe_table() -> None:
+    text = "# T\n\nintro\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n| c |\n|---|\n| 3 |\n"
+    assert headline_table(text) == "| a | b |\n|---|---|\n| 1 | 2 |"
+    assert headline_table("no table\n") == ""
+
+
+def test_the_front_page_shows_the_provenance_and_the_headline_tables(
+    tmp_path: Path, configs
+) -> None:
+    a, _ = configs
+    _results(tmp_path, a)
+    page = front_page([(tmp_path, tmp_path / "estimates.md"), (tmp_path / "no", "x.md")])
+    record = json.loads((tmp_path / "provenance.json").read_text())
+    assert config_hash(experiment_config(a, "e3"))[:16] in page
+    assert record["date"] in page and (record["commit"] or "not a checkout")[:12] in page
+    assert "<h3>E3 on synthetic</h3>" in page and "<td>mse</td>" in page
+    assert "more" not in page  # the headline table only
+    assert "No results yet" in front_page([])
+
+
+@pytest.mark.slow
+def test_the_report_of_a_after_b_shows_a_s_hash_or_refuses(tmp_path: Path) -> None:
+    """Run config A, then config B (another E3 alpha), then ask for A's report: it shows A's
+    config hash, never B's (each study has its own folder). When a config C sends its results
+    into A's study folder (``study: a``), A's report refuses in one line naming both hashes
+    and writes nothing."""
+    from test_workflow import make_workdir, snakemake
+
+    workdir = make_workdir(tmp_path / "ab")
+    (workdir / "a.yaml").write_text("experiments: [e3]\n")
+    (workdir / "b.yaml").write_text("experiments: [e3]\ne3: {alpha: 1.0}\n")
+    (workdir / "c.yaml").write_text("study: a\nexperiments: [e3]\ne3: {alpha: 1.0}\n")
+    a_files, b_files, c_files = (("tiny.yaml", name) for name in ("a.yaml", "b.yaml", "c.yaml"))
+    summary_a = workdir / "results/a/e3/synthetic/estimates.parquet"
+    summary_b = workdir / "results/b/e3/synthetic/estimates.parquet"
+    snakemake(workdir, "--cores", "2", configfiles=a_files)
+    hash_a = read_provenance(summary_a)["config_sha256"][:16]
+    snakemake(workdir, "--cores", "2", configfiles=b_files)
+    hash_b = read_provenance(summary_b)["config_sha256"][:16]
+    assert hash_a != hash_b and read_provenance(summary_a)["config_sha256"][:16] == hash_a
+    snakemake(workdir, "--report", "a.html", configfiles=a_files)
+    page = (workdir / "a.html").read_text()
+    assert hash_a in page and hash_b not in page
+    snakemake(workdir, "--report", "b.html", configfiles=b_files)
+    page = (workdir / "b.html").read_text()
+    assert hash_b in page and hash_a not in page
+    # C overwrites A's study folder: A's report now refuses
+    snakemake(workdir, "--cores", "2", configfiles=c_files)
+    hash_c = read_provenance(summary_a)["config_sha256"][:16]
+    result = snakemake(workdir, "--report", "a2.html", configfiles=a_files, check=False)
+    assert result.returncode != 0 and not (workdir / "a2.html").exists()
+    lines = [line for line in result.stderr.splitlines() if line.startswith("debiaseval:")]
+    assert len(lines) == 1 and hash_a in lines[0] and hash_c in lines[0], result.stderr
