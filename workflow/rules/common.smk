@@ -33,7 +33,7 @@ except ConfigError as error:
     sys.exit(str(error))  # one line naming the key, before any job is scheduled
 
 STUDY = config["study"]
-RESULTS = results(f"{STUDY}")
+RESULTS = f"results/{STUDY}"
 
 
 # Every file a study makes lies under its own folder: results/<study>/, logs/<study>/ and
@@ -44,7 +44,7 @@ RESULTS = results(f"{STUDY}")
 #     benchmark: bench("e1/{dataset}/seed{seed}/split.tsv")
 # They only prefix the study's folder: the path keeps its wildcards as written, with single
 # braces for a rule's wildcards and double braces inside expand(), as before. A new rule's
-# literal results("x"), logs("x") or bench("x") becomes results("x"), logs("x"), bench("x").
+# literal "results/x", "logs/x" or "benchmarks/x" becomes results("x"), logs("x"), bench("x").
 def results(path):
     """``path`` under this study's results folder, ``results/<study>/<path>``."""
     return f"{RESULTS}/{path}"
