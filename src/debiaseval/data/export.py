@@ -1,6 +1,6 @@
 """A seed's splits in raw ids, so that another framework trains on exactly the same data.
 
-``results/e1/<dataset>/export/seed<s>/train.parquet`` (and ``.csv``) is E1's
+``results/<study>/e1/<dataset>/export/seed<s>/train.parquet`` (and ``.csv``) is E1's
 training part of seed s, ``val`` its MAR validation part; E5 exports its training
 sets. Columns ``user``, ``item`` (the dataset's raw ids, as in its files: see
 :mod:`debiaseval.data.ids`), ``rating`` and ``timestamp`` where the dataset has one;

@@ -1,7 +1,7 @@
 """The project's integer ids and a dataset's raw ids, both ways.
 
 Preprocessing numbers a dataset's users and items 0, 1, ... in raw-id order and
-keeps the mapping in ``results/data/<dataset>/users.parquet`` and ``items.parquet``
+keeps the mapping in ``results/<study>/data/<dataset>/users.parquet`` and ``items.parquet``
 (columns ``user``/``raw_user`` and ``item``/``raw_item``; raw ids are int64, or
 strings for a log whose ids are not integers). Exported splits carry raw ids
 (:func:`to_raw`); lists made elsewhere come back in raw ids (:func:`to_internal`).

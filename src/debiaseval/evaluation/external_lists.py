@@ -351,8 +351,8 @@ def prepare_lists(
 
     ``lists``: rows ``user``, ``item`` and ``score`` and/or ``rank``, ids as ``ids``
     says (raw ids are looked up in the ``users``/``items`` tables the experiment reads:
-    E1's ``results/e1/<dataset>/data/``, E5's ``results/data/<dataset>/`` (on fully
-    exposed data ``results/e5/<dataset>/``); without tables they are the project's).
+    E1's ``results/<study>/e1/<dataset>/data/``, E5's ``results/<study>/data/<dataset>/`` (on fully
+    exposed data ``results/<study>/e5/<dataset>/``); without tables they are the project's).
     ``train``: the seed's training pairs (``user``, ``item``, project ids), which
     must not be listed (``on_train_items``). ``depth``: keep each user's first
     ``depth`` items (E1 keeps max(ks), as its models' lists). ``source`` names the

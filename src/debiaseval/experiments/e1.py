@@ -123,15 +123,16 @@ OUTPUTS = (
     "estimator_accuracy.parquet",
     "estimator_accuracy.md",
 )
-"""E1's aggregated files in ``results/e1/<dataset>/``."""
+"""E1's aggregated files in ``results/<study>/e1/<dataset>/``."""
 
 TRUTH_DATASETS = ("synthetic",)
 """The datasets whose full rating matrix is known: E1 adds their exact ``TRUE`` row
 (:func:`truth_step`), which the scoreboard then scores every other row against."""
 
 EXPORT = {"train": "train", "val": "val"}
-"""The parts of a seed's split exported in raw ids (``results/e1/<dataset>/export/seed<s>/``):
-export name -> part; other frameworks train on ``train`` and tune on ``val``."""
+"""The parts of a seed's split exported in raw ids
+(``results/<study>/e1/<dataset>/export/seed<s>/``): export name -> part; other frameworks
+train on ``train`` and tune on ``val``."""
 
 
 def check_testset(
@@ -1151,7 +1152,7 @@ def run(
     lists frame, as :func:`debiaseval.api.evaluate_lists` gives them), checked as the
     workflow checks them; their warnings are Python warnings. Returns ``summary``,
     ``kendall``, ``testsets``, ``estimator_accuracy``, ``dropped`` (as written to
-    ``results/e1/<dataset>/``), the Markdown texts ``summary_md``, ``kendall_md``,
+    ``results/<study>/e1/<dataset>/``), the Markdown texts ``summary_md``, ``kendall_md``,
     ``estimator_accuracy_md`` and ``dropped_md``, and per-seed ``metrics`` and ``tuning``
     (with ``seed`` and ``recommender`` columns); ``data="synthetic"`` adds the exact
     ``TRUE`` row (:func:`truth_step`) to the per-seed ``metrics`` and the tables. The data is

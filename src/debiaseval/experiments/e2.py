@@ -78,7 +78,7 @@ OUTPUTS = (
     "wilcoxon_seeds.parquet",
     "summary.md",
 )
-"""E2's aggregated files in ``results/e2/<dataset>/``."""
+"""E2's aggregated files in ``results/<study>/e2/<dataset>/``."""
 
 ROLES = ("hidden", "test")
 
@@ -582,8 +582,8 @@ def run(
     :func:`debiaseval.api.load_dataset`) or a canonical interactions frame with an
     ``mnar`` part, named ``dataset`` (default "data"; the name seeds the random
     streams). Returns ``elicited``, ``summary``, ``wilcoxon``, ``wilcoxon_seeds`` (as
-    written to ``results/e2/<dataset>/``), ``summary_md``, and per seed ``changes`` (per user),
-    ``tuning`` and ``elicited_pairs``.
+    written to ``results/<study>/e2/<dataset>/``), ``summary_md``, and per seed ``changes``
+    (per user), ``tuning`` and ``elicited_pairs``.
     """
     from debiaseval.workflow.config import validate_config
 

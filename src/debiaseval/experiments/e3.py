@@ -72,7 +72,7 @@ OUTPUTS = (
     "rmse_vs_alpha_mean.parquet",
     "rmse_vs_mar_mean.parquet",
 )
-"""Aggregated outputs of E3 in ``results/e3/{dataset}/``."""
+"""Aggregated outputs of E3 in ``results/<study>/e3/{dataset}/``."""
 
 LEVELS = np.arange(1.0, 6.0)
 """Rating levels 1..5 of the full matrices."""

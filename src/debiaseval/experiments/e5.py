@@ -117,9 +117,10 @@ OUTPUTS = (
     "estimates.md",
     "agreement.md",
 )
-"""E5's aggregated files in ``results/e5/<dataset>/``."""
+"""E5's aggregated files in ``results/<study>/e5/<dataset>/``."""
 EXPORT = {"train": "train"}
-"""The part of a seed's exposure exported in raw ids (``results/e5/<dataset>/export/seed<s>/``):
+"""The part of a seed's exposure exported in raw ids
+(``results/<study>/e5/<dataset>/export/seed<s>/``):
 the biased training set (MNAR on a dataset without full data); E5 has no validation part."""
 ESTIMATORS = ("traditional", "ure")
 _ESTIMATE_COLUMN = {"traditional": "traditional_recall", "ure": "ure"}

@@ -73,10 +73,11 @@ NEEDS: tuple[tuple[str, ...], ...] = (("mnar", "timestamps"), ("campaigns",))
 or the synthetic truth with simulated campaigns."""
 
 TABLES = ("scores", "weights", "snapshots", "lists")
-"""The tables of one run (``results/e6/<dataset>/seed<s>/<table>.parquet``) and aggregated."""
+"""The tables of one run (``results/<study>/e6/<dataset>/seed<s>/<table>.parquet``) and
+aggregated."""
 
 OUTPUTS = ("scores.parquet", "weights.parquet", "snapshots.parquet", "lists.parquet", "scores.md")
-"""E6's aggregated files in ``results/e6/<dataset>/``."""
+"""E6's aggregated files in ``results/<study>/e6/<dataset>/``."""
 
 RECOMMENDERS: tuple[str, ...] = ("g1", "g2", "cosine_cf", "naive_cf")
 """The recommenders of [MYT14] §4–5, by their output names."""
@@ -452,7 +453,8 @@ def run(
     seeds: int | Sequence[int] | None = None,
     dataset: str | None = None,
 ) -> dict[str, pd.DataFrame]:
-    """Run E6 in-process; the same tables as the workflow's ``results/e6/<dataset>/*.parquet``.
+    """Run E6 in-process; the same tables as the workflow's
+    ``results/<study>/e6/<dataset>/*.parquet``.
 
     ``data``: a dataset name ("synthetic": the campaign simulation from the config's
     ``synthetic`` block; a time-stamped dataset loaded like the workflow does) or a
