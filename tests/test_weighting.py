@@ -467,3 +467,27 @@ def test_split_conditioning_of_held_out_propensities():
     np.testing.assert_allclose(p, [1.0, h * 0.1 / (1 - (1 - h) * 0.1)])
     with pytest.raises(ValueError, match="non-empty part of the MNAR sample"):
         scaled(model, pairs, train=pairs.iloc[:0], n_pairs=5, n_observed=2.9)
+
+
+def test_candidate_rate_recovers_the_relevance_rate_among_candidates():
+    """With the true inclusion probabilities, candidate_rate estimates an item's positive rate
+    among the pairs outside the training part without bias; item_rate, a ratio over the
+    observed pairs, is pulled up where the observed negatives are few and heavily weighted."""
+    rng = np.random.default_rng(3)
+    n_users, n_items = 2000, 50
+    rate = rng.uniform(0.05, 0.5, n_items)
+    y = rng.random((n_users, n_items)) < rate
+    pi = np.where(y, 0.4, 0.01)
+    obs = rng.random(y.shape) < pi
+    u, i = np.nonzero(obs)
+    train = _frame(u, i, np.where(y[u, i], 5.0, 1.0))
+    target = (y & ~obs).sum(axis=0) / (~obs).sum(axis=0)
+    fitted = build_imputation("candidate_rate", train, pi[u, i], n_users=n_users,
+                              n_items=n_items, positive_threshold=3.0)  # fmt: skip
+    error = np.abs(fitted.rates - target)
+    assert error.mean() < 0.04 and abs(np.mean(fitted.rates - target)) < 0.01
+    ratio = item_rate(train, pi[u, i], n_users=n_users, n_items=n_items, positive_threshold=3.0)
+    assert np.mean(ratio.rates - target) > 3 * abs(np.mean(fitted.rates - target))
+    with pytest.raises(ValueError, match="inclusion probabilities"):
+        build_imputation("candidate_rate", train, pi[u, i] * 10, n_users=n_users,
+                         n_items=n_items, positive_threshold=3.0)  # fmt: skip

@@ -276,7 +276,9 @@ def _check_estimators(config: Mapping[str, Any]) -> None:
     for name, spec in block["estimators"].items():
         where = f"config error at 'e1.estimators.{name}"
         if spec["estimator"] == "dr" and spec.get("imputation") is None:
-            raise ConfigError(f"{where}.imputation': dr needs an imputation (item_rate or model)")
+            raise ConfigError(
+                f"{where}.imputation': dr needs an imputation (item_rate, candidate_rate or model)"
+            )
         part = ESTIMATOR_NEEDS.get(spec.get("propensity", "naive_bayes"))
         for dataset in datasets or []:
             if part is not None and part not in dataset_parts(dataset, sources):
@@ -859,8 +861,9 @@ def estimator_heldout(
                        n_observed=n_observed)  # fmt: skip
     imputation = None
     if estimator == "dr":
-        # the training pairs are a random share of the MNAR sample: P(in train) ∝ P(O = 1)
-        p_train, _ = observation(model, train, n_observed=n_observed)
+        # the training pairs are a random share of the MNAR sample: P(in train) = share · P(O = 1)
+        p_obs, _ = observation(model, train, n_observed=n_observed)
+        p_train = p_obs * (len(train) / n_observed)
         imputation = build_imputation(
             spec["imputation"], train, p_train, n_users=n_users, n_items=n_items,
             positive_threshold=positive_threshold, seed=seed,
