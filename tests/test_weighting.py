@@ -378,8 +378,7 @@ def test_wtd_propensities_are_the_inverse_of_the_wtd_weights():
 def _e1_arena(n_splits: int = 10):
     """Bias of Recall@10 against the exact truth over ``n_splits`` random 60/40 splits of the
     default synthetic MNAR sample, as E1 draws them, for four scorers (Random, popularity,
-    positive popularity, a noisy truth): estimator -> scorer -> mean bias, as in SPEC's
-    calibration run."""
+    positive popularity, a noisy truth): estimator -> scorer -> mean bias."""
     from debiaseval.data.splits import assign_parts
     from debiaseval.data.synthetic import generate_synthetic
     from debiaseval.experiments.e1 import estimator_heldout
@@ -438,7 +437,7 @@ def e1_arena():
 
 
 def test_known_propensities_are_conditioned_on_e1s_split(e1_arena):
-    """SPEC §6.1's calibration (default synthetic, known propensities, 10 splits): FULL's mean
+    """The calibration run (default synthetic, known propensities, 10 splits): FULL's mean
     |bias| of Recall@10 is about .15; SNIPS and DR with the true propensities, conditioned on
     the random train/held-out split, stay well below it. Unconditioned (P ∝ p, the generator's
     observation probability) SNIPS keeps +.13 on the popularity scorers and DR +.08."""
