@@ -23,8 +23,10 @@ form P_ui = f_u · g_i · h(y_ui) · M_ui (any factor may be absent), which give
 propensities of any pairs and the candidate mass Σ_{u, i∈C_u} P_ui without a dense
 users × items array unless the model is one (M). :func:`as_model` turns any of the
 tables above into one; :func:`wtd` builds the inverse of [SAC20]'s WTD weights;
-:func:`scaled` scales a model's propensities of some pairs so that the candidate mass
-equals the number of pairs weighted ([SAC20]/Yang et al., RecSys 2018), then floors them.
+:func:`scaled` gives a model's propensities of held-out pairs given that they are candidates
+(conditioned on the random train/held-out split, or scaled so that the candidate mass equals
+the number of pairs weighted, [SAC20]/Yang et al., RecSys 2018), then floors them;
+:func:`observation` gives them on the absolute scale of the whole MNAR sample.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ __all__ = [
     "logistic_cv",
     "lookup",
     "naive_bayes",
+    "observation",
     "popularity",
     "scaled",
     "wtd",
@@ -572,6 +575,26 @@ def wtd(
     return PropensityModel(n_users, n_items, user=1.0 / w_u, item=1.0 / w_i)
 
 
+def observation(
+    model: PropensityModel, pairs: pd.DataFrame, *, n_observed: int
+) -> tuple[np.ndarray, float]:
+    """The model's propensities of ``pairs`` on the absolute scale of the observation process.
+
+    P(O_ui = 1) = min(1, c · P_ui) with c such that Σ over every users × items pair of
+    c · P_ui = ``n_observed``, the size of the whole MNAR sample (training and held-out
+    parts). These are the probabilities of a pair to be in the MNAR sample, hence (times
+    the training share) in the training part. Returns them and c.
+    """
+    empty = np.empty(0, dtype=np.int64)
+    whole = model.candidate_mass(empty, empty)
+    if not (np.isfinite(whole) and whole > 0):
+        raise ValueError(f"the propensity model's total mass must be positive, got {whole}")
+    factor = n_observed / whole
+    ratings = pairs["rating"].to_numpy() if model.rating is not None else None
+    p = model.pairs(pairs["user"].to_numpy(), pairs["item"].to_numpy(), ratings) * factor
+    return np.minimum(p, 1.0), float(factor)
+
+
 def scaled(
     model: PropensityModel,
     pairs: pd.DataFrame,
@@ -579,19 +602,40 @@ def scaled(
     train: pd.DataFrame,
     n_pairs: int,
     floor: float | None = None,
+    n_observed: int | None = None,
 ) -> tuple[np.ndarray, float]:
-    """Propensities of ``pairs`` scaled so that Σ_{u, i∈C_u} P_ui = ``n_pairs``, then floored.
+    """Propensities of ``pairs`` in the held-out part, given that they are candidates.
 
     C_u = the items u has no pair with in ``train``; ``n_pairs`` = |H|, the size of the
-    part being weighted. ``floor`` (the clip, None = none) bounds the weights 1/P by
-    1/floor. Returns the propensities (in the order of ``pairs``) and the scale factor.
+    part being weighted. Without ``n_observed`` the model's values are scaled so that
+    Σ_{u, i∈C_u} P_ui = |H|. With ``n_observed`` (the size of the MNAR sample that was
+    split at random into ``train`` and the held-out part, of share h = |H| / n_observed),
+    they are conditioned on the split: a candidate is a pair *not* drawn into the
+    training part, so with p = :func:`observation`'s P(O_ui = 1),
+
+        P(o_ui = 1 in H | i ∈ C_u) = h·p / (1 − (1 − h)·p),
+
+    which is not proportional to p where p is large (a pair observed for sure is either
+    in the training part or in H); its sum over the candidates is |H| in expectation.
+    ``floor`` (the clip, None = none) then bounds the weights 1/P by 1/floor. Returns the
+    propensities (in the order of ``pairs``) and the scale factor.
     """
-    mass = model.candidate_mass(train["user"].to_numpy(), train["item"].to_numpy())
-    if not (np.isfinite(mass) and mass > 0):
-        raise ValueError(f"the propensity model's candidate mass must be positive, got {mass}")
-    factor = n_pairs / mass
-    ratings = pairs["rating"].to_numpy() if model.rating is not None else None
-    p = model.pairs(pairs["user"].to_numpy(), pairs["item"].to_numpy(), ratings) * factor
+    if n_observed is not None:
+        if not 0 < n_pairs <= n_observed:
+            raise ValueError(
+                f"the held-out part ({n_pairs} pairs) must be a non-empty part of the "
+                f"MNAR sample ({n_observed} pairs)"
+            )
+        p_obs, factor = observation(model, pairs, n_observed=n_observed)
+        h = n_pairs / n_observed
+        p = h * p_obs / (1.0 - (1.0 - h) * p_obs)
+    else:
+        mass = model.candidate_mass(train["user"].to_numpy(), train["item"].to_numpy())
+        if not (np.isfinite(mass) and mass > 0):
+            raise ValueError(f"the propensity model's candidate mass must be positive, got {mass}")
+        factor = n_pairs / mass
+        ratings = pairs["rating"].to_numpy() if model.rating is not None else None
+        p = model.pairs(pairs["user"].to_numpy(), pairs["item"].to_numpy(), ratings) * factor
     if floor is not None:
         if not (np.isfinite(floor) and floor > 0):
             raise ValueError(f"the clip floor must be a positive number, got {floor}")

@@ -10,6 +10,10 @@ propensities:
 - ``item_rate``: an item-level relevance rate, the propensity-weighted (self-normalised)
   share of positive training pairs of the item, shrunk toward the overall rate: cost
   O(pairs + items) to fit, O(users·K) to use;
+- ``candidate_rate``: an item's relevance rate among its candidate pairs (the users without a
+  training pair with it), a Horvitz–Thompson estimate from the training part with its
+  inclusion probabilities π: calibrated where ``item_rate``, a ratio over the observed pairs,
+  is pulled up by the few, heavily weighted observed negatives; same cost;
 - ``model``: the rating MF of E4 ([ICML16] eq. 14, weights 1/P: MF-IPS) fitted on the
   training part, its predictions thresholded at the positive threshold; the per-user sum
   over the candidates is computed users-batch by users-batch, never as one users × items
@@ -31,6 +35,7 @@ __all__ = [
     "ItemRate",
     "Predicted",
     "build_imputation",
+    "candidate_rate",
     "item_rate",
     "rating_model",
 ]
@@ -132,6 +137,43 @@ def item_rate(
     return ItemRate(num / den)
 
 
+def candidate_rate(
+    train: pd.DataFrame,
+    propensities: np.ndarray,
+    *,
+    n_users: int,
+    n_items: int,
+    positive_threshold: float,
+    seed: int = 0,
+    prior: float = 10.0,
+) -> ItemRate:
+    """Item relevance rates among the candidates, by Horvitz–Thompson (docs/estimators.md).
+
+    With π_ui = P((u, i) in the training part) (``propensities``: absolute probabilities of
+    the training pairs, in their order), Σ_{u∈T_i} y_ui (1 − π_ui) / π_ui is unbiased for the
+    number of positive pairs of item i *outside* the training part, and n_users − |T_i| is
+    the number of those pairs. r̂_i = (that sum + m·r̄) / (n_users − |T_i| + m), shrunk toward
+    the overall rate r̄ by ``prior`` m pseudo-candidates and clipped to [0, 1]: the
+    imputation DR's denominator Σ_{i∈C_u} r̂_i needs, an estimate of the user's relevant
+    candidates. O(pairs + items).
+    """
+    pi = np.asarray(propensities, dtype=np.float64)
+    if pi.size == 0:
+        raise ValueError("the candidate_rate imputation needs training pairs")
+    if not np.all((pi > 0) & (pi <= 1)):
+        raise ValueError(
+            "candidate_rate needs the training pairs' inclusion probabilities in (0, 1]"
+        )
+    if prior < 0:
+        raise ValueError(f"the candidate_rate prior must be >= 0, got {prior}")
+    y = _labels(train, positive_threshold)
+    items = train["item"].to_numpy().astype(np.int64)
+    num = np.bincount(items, weights=y * (1.0 - pi) / pi, minlength=n_items)
+    den = n_users - np.bincount(items, minlength=n_items).astype(np.float64)
+    overall = float(num.sum() / max(den.sum(), 1.0))
+    return ItemRate(np.clip((num + prior * overall) / np.maximum(den + prior, 1e-12), 0.0, 1.0))
+
+
 def rating_model(
     train: pd.DataFrame,
     propensities: np.ndarray,
@@ -166,7 +208,11 @@ def rating_model(
     )
 
 
-IMPUTATIONS: dict[str, Callable[..., Imputation]] = {"item_rate": item_rate, "model": rating_model}
+IMPUTATIONS: dict[str, Callable[..., Imputation]] = {
+    "item_rate": item_rate,
+    "candidate_rate": candidate_rate,
+    "model": rating_model,
+}
 """The registry of imputation models: name -> builder(train, propensities, *, n_users,
 n_items, positive_threshold, seed, **params)."""
 

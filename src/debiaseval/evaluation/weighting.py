@@ -4,8 +4,9 @@ Metrics of the form m_u = (1/|Rel_u|) Σ_{i∈Rel_u} c(rank_u(i)), the mean over
 candidate items of a rank gain (Yang et al., *Unbiased offline recommender evaluation for
 missing-not-at-random implicit feedback*, RecSys 2018): Recall@K, c = 1[rank ≤ K], and the
 per-relevant-item DCG@K (metric ``avgdcg``), c = 1[rank ≤ K] / log2(1 + rank). From the
-held-out pairs H (o_ui = 1), their labels y_ui, propensities P_ui (scaled so that
-Σ_{u, i∈C_u} P_ui = |H|, :func:`debiaseval.debiasing.propensities.scaled`) and, for DR, an
+held-out pairs H (o_ui = 1), their labels y_ui, propensities P_ui (the probability that a
+candidate pair is in H, Σ_{u, i∈C_u} P_ui = |H|: E1 conditions them on its random
+train/held-out split, :func:`debiaseval.debiasing.propensities.scaled`) and, for DR, an
 imputation r̂_ui ≈ P(y_ui = 1) (:mod:`debiaseval.evaluation.imputation`):
 
 - ``naive``: (1/|H_u⁺|) Σ_{i∈H_u⁺} c_ui, the FULL test set's value;

@@ -29,6 +29,7 @@ from debiaseval.debiasing.propensities import (
     as_model,
     logistic,
     naive_bayes,
+    observation,
     popularity,
     scaled,
     wtd,
@@ -276,7 +277,9 @@ def _check_estimators(config: Mapping[str, Any]) -> None:
     for name, spec in block["estimators"].items():
         where = f"config error at 'e1.estimators.{name}"
         if spec["estimator"] == "dr" and spec.get("imputation") is None:
-            raise ConfigError(f"{where}.imputation': dr needs an imputation (item_rate or model)")
+            raise ConfigError(
+                f"{where}.imputation': dr needs an imputation (item_rate, candidate_rate or model)"
+            )
         part = ESTIMATOR_NEEDS.get(spec.get("propensity", "naive_bayes"))
         for dataset in datasets or []:
             if part is not None and part not in dataset_parts(dataset, sources):
@@ -839,8 +842,10 @@ def estimator_heldout(
     model: PropensityModel | None = None,
 ) -> tuple[HeldOut, float]:
     """One estimator's recommender-independent part of a seed: the held-out part with its
-    scaled (and clipped) propensities and, for dr, its imputation fitted on the training part
-    with the same propensities. Returns it and the propensities' scale factor. ``model``: the
+    propensities conditioned on E1's random train/held-out split (and clipped;
+    :func:`~debiaseval.debiasing.propensities.scaled`) and, for dr, its imputation fitted on
+    the training part with the model's observation probabilities (the training part is a
+    random share of the MNAR sample). Returns it and the propensities' scale factor. ``model``: the
     propensity model when already fitted (:func:`propensity_model`)."""
     train = split[split["part"] == "train"]
     held = split[split["part"] == "heldout"]
@@ -852,10 +857,14 @@ def estimator_heldout(
         model = propensity_model(split, spec, n_users=n_users, n_items=n_items,
                                  features=features, truth=truth)  # fmt: skip
     floor = spec.get("clip")
-    p, factor = scaled(model, held, train=train, n_pairs=len(held), floor=floor)
+    n_observed = len(train) + len(held)
+    p, factor = scaled(model, held, train=train, n_pairs=len(held), floor=floor,
+                       n_observed=n_observed)  # fmt: skip
     imputation = None
     if estimator == "dr":
-        p_train, _ = scaled(model, train, train=train, n_pairs=len(held), floor=floor)
+        # the training pairs are a random share of the MNAR sample: P(in train) = share · P(O = 1)
+        p_obs, _ = observation(model, train, n_observed=n_observed)
+        p_train = p_obs * (len(train) / n_observed)
         imputation = build_imputation(
             spec["imputation"], train, p_train, n_users=n_users, n_items=n_items,
             positive_threshold=positive_threshold, seed=seed,
