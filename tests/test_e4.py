@@ -103,6 +103,66 @@ def test_paired_t_test_on_hand_values() -> None:
     assert np.isnan(summary.iloc[0]["p_value"])
 
 
+def _seed_table(changes: dict | None = None) -> pd.DataFrame:
+    """Hand-made per-seed errors: MF-Naive, MF-IPS (known), MF-IPS (provided), 3 seeds."""
+    rows = [
+        {"seed": seed, "alpha": np.nan, "mar_size": np.nan, "model": e4.model_name(prop),
+         "propensity": prop, "metric": "mse", "value": 1.0 + 0.1 * seed, "factors": 4,
+         "l2": 3.0, "n_test": 100, "converged": True}
+        for seed in range(3) for prop in ("none", "known", "provided")
+    ]  # fmt: skip
+    table = pd.DataFrame(rows)
+    for (prop, seed, column), value in (changes or {}).items():
+        table.loc[(table["propensity"] == prop) & (table["seed"] == seed), column] = value
+    return table
+
+
+def test_summary_flags_grid_edge_unconverged_and_few_pairs() -> None:
+    """One seed choosing an end of the grid flags ``grid_edge``; one reported fit that hit
+    ``max_iter`` flags ``not_converged``; the other rows get ""; a one-value grid axis is no
+    edge; fewer test pairs than ``min_users`` flags ``few_pairs``."""
+    from debiaseval.evaluation.flags import FLAGS
+
+    grid = {"factors": [4], "l2": [1.0, 3.0, 10.0]}
+    table = _seed_table({("known", 1, "l2"): 10.0, ("none", 2, "converged"): False})
+    summary = e4.summarise(table, grid=grid)
+    assert list(summary.columns) == list(e4.SUMMARY_COLUMNS)
+    flags = summary.set_index("propensity")["flags"]
+    assert flags.to_dict() == {"none": "not_converged", "known": "grid_edge", "provided": ""}
+    low = _seed_table({("provided", 0, "l2"): 1.0})
+    assert list(e4.summarise(low, grid=grid)["flags"]) == ["", "", "grid_edge"]
+    assert list(e4.summarise(low)["flags"]) == ["", "", ""]  # no grid given: not checked
+    few = e4.summarise(_seed_table({("known", 2, "n_test"): 20}), grid=grid, min_users=30)
+    assert list(few["flags"]) == ["", "few_pairs", ""]
+    both = e4.summarise(table.assign(n_test=10), grid=grid, min_users=30)
+    assert both["flags"].iloc[1] == "grid_edge,few_pairs"
+    md = e4.summary_markdown(summary, title="t")
+    naive_row = next(line for line in md.splitlines() if line.startswith("| MF-Naive"))
+    known_row = next(line for line in md.splitlines() if "| known |" in line)
+    provided_row = next(line for line in md.splitlines() if "| provided |" in line)
+    assert f"{FLAGS['not_converged'][0]} |" in naive_row
+    assert f"{FLAGS['grid_edge'][0]} |" in known_row
+    assert not any(FLAGS[code][0] in provided_row for code in FLAGS)
+    assert "Flags:" in md and "`grid_edge`" in md and "`not_converged`" in md
+    assert "`few_pairs`" not in md
+    assert "Flags:" not in e4.summary_markdown(e4.summarise(_seed_table(), grid=grid))
+
+
+def test_fit_records_whether_the_reported_model_converged(coat_like) -> None:
+    """``converged`` is False when the refit stopped at ``max_iter`` before meeting ``tol``,
+    and the summary flags it; the errors themselves do not depend on recording it."""
+    capped = _block(model={"max_iter": 1, "tol": 1e-12})
+    pairs = e4.prepare(coat_like, capped, 0)
+    errors = e4.fit(coat_like, pairs, capped, 0, "none")[0]
+    assert list(errors.columns) == list(e4.ERROR_COLUMNS)
+    assert (errors["sweeps"] == 1).all() and not errors["converged"].any()
+    assert (e4.summarise(errors)["flags"] == "not_converged").all()
+    loose = _block(model={"max_iter": 20, "tol": 1.0})
+    errors = e4.fit(coat_like, pairs, loose, 0, "none")[0]
+    assert (errors["sweeps"] == 1).all() and errors["converged"].all()
+    assert (e4.summarise(errors)["flags"] == "").all()
+
+
 def test_pair_test_pairs_the_two_models_per_test_rating() -> None:
     """[ICML16]'s test: within a seed, MF-IPS's and MF-Naive's losses on the same test pair
     are one pair (matched by ``pair``, not by row order); hand-computed t."""
@@ -172,7 +232,11 @@ def test_run_alpha_sweep_summary_and_workflow_steps() -> None:
     for seed in (0, 1):
         pairs = e4.prepare(data, cfg["e4"], seed)
         parts += [e4.fit(data, pairs, cfg["e4"], seed, m)[0] for m in ("none", "known")]
-    pd.testing.assert_frame_equal(e4.aggregate(parts)["summary"], summary)
+    grid, min_users = e4.tuning_grid(cfg["e4"], "synthetic"), cfg["min_users"]
+    aggregated = e4.aggregate(parts, grid=grid, min_users=min_users)["summary"]
+    pd.testing.assert_frame_equal(aggregated, summary)
+    # factors [4] is no edge (one value); l2 [3, 30] has two, so every choice is an edge
+    assert summary["flags"].str.contains("grid_edge").all()
 
 
 def test_mf_ips_nb_on_the_sweep_per_mcar_sample_size() -> None:

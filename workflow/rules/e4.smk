@@ -5,6 +5,7 @@
 # over seeds, paired t-tests over the test pairs per seed and across seeds).
 from debiaseval.experiments.e4 import dataset_seeds as e4_dataset_seeds
 from debiaseval.experiments.e4 import fit_models as e4_fit_models
+from debiaseval.experiments.e4 import tuning_grid as e4_tuning_grid
 
 
 E4 = config["e4"]
@@ -112,6 +113,8 @@ rule e4_aggregate:
         provenance=provenance("e4"),
         dataset="{dataset}",
         alpha=E4["alpha_sweep"]["alpha"],
+        grid=lambda w: e4_tuning_grid(E4, w.dataset),
+        min_users=config["min_users"],
         code=CODE,
     conda:
         "../envs/debiaseval.yaml"

@@ -14,6 +14,8 @@ with job(snakemake.log[0]) as log:
     tables = e4.aggregate(
         [read_parquet(path) for path in snakemake.input.errors],
         [read_parquet(path) for path in snakemake.input.losses],
+        grid=p.grid,
+        min_users=p.min_users,
     )
     write_table(tables["errors"], snakemake.output.errors, prov)
     write_table(tables["summary"], snakemake.output.summary, prov)

@@ -51,6 +51,20 @@ FLAGS: dict[str, tuple[str, str]] = {
         "in some draws the estimate is undefined (no pair observed, so no mean): the mean and "
         "sd are over the other draws",
     ),
+    "grid_edge": (
+        "↔",
+        "the selected hyperparameters lie on the edge of the tuning grid in at least one seed: "
+        "the optimum may lie outside the grid",
+    ),
+    "not_converged": (
+        "≈",
+        "a reported fit stopped at its sweep cap (`max_iter`) before meeting its tolerance "
+        "(`tol`) in at least one seed",
+    ),
+    "few_pairs": (
+        "°",
+        "averaged over fewer test pairs than `min_users` in at least one seed: a noisy mean",
+    ),
 }
 """Flag code -> (Markdown symbol, what it means)."""
 

@@ -48,6 +48,7 @@ from debiaseval.data.catalog import (
 )
 from debiaseval.data.splits import run_rng
 from debiaseval.debiasing import propensities as prop
+from debiaseval.evaluation.flags import MIN_USERS, join_flags, legend, marked
 from debiaseval.experiments import Data, input_frames, seed_ids, unsupported
 from debiaseval.experiments.e3 import Truth, full_truth, synthetic_truth
 from debiaseval.recommenders.ips_cv import LOSS_OF_METRIC, cv_select, model_l2, pair_losses
@@ -79,6 +80,7 @@ __all__ = [
     "summarise",
     "summary_markdown",
     "summary_title",
+    "tuning_grid",
 ]
 
 NEEDS: tuple[tuple[str, ...], ...] = (("mnar", "mar"), ("truth",))
@@ -114,14 +116,17 @@ OUTPUTS = ("errors.parquet", "summary.parquet", "pair_tests.parquet", "summary.m
 
 ERROR_COLUMNS = (
     "seed", "alpha", "mar_size", "model", "propensity", "metric", "value",
-    "factors", "l2", "cv_value", "n_train", "n_test",
+    "factors", "l2", "cv_value", "n_train", "n_test", "sweeps", "converged",
 )  # fmt: skip
-"""Columns of the per-seed test errors (``errors.parquet``)."""
+"""Columns of the per-seed test errors (``errors.parquet``): ``sweeps`` and ``converged`` are
+those of the reported (refitted) model: whether it met ``model.tol`` within ``model.max_iter``."""
 
 SUMMARY_COLUMNS = (
     "model", "propensity", "metric", "alpha", "mar_size", "mean", "sd", "n_seeds", "p_value",
+    "flags",
 )  # fmt: skip
-"""Columns of the summary (``summary.parquet``)."""
+"""Columns of the summary (``summary.parquet``); ``flags`` as in
+:mod:`debiaseval.evaluation.flags` (:func:`summarise`)."""
 
 LOSS_COLUMNS = ("seed", "alpha", "propensity", "metric", "pair", "value")
 """Columns of one fit's per-pair MAR test losses (``losses.parquet``): ``pair`` numbers the
@@ -458,6 +463,11 @@ def fit(
                         "value": delta,
                     }))  # fmt: skip
                 chosen = table[table["selected"]]
+                objective = model.objective_
+                sweeps = objective.size - 1
+                converged = sweeps > 0 and bool(
+                    objective[-2] - objective[-1] <= model.tol * abs(objective[-2])
+                )
                 errors.append(
                     {
                         "seed": seed, "alpha": float(alpha), "mar_size": mar_size,
@@ -465,14 +475,15 @@ def fit(
                         "metric": metric, "value": float(delta.mean()),
                         "factors": int(best["factors"]), "l2": float(best["l2"]),
                         "cv_value": float(chosen["value"].mean()), "n_train": int(y.size),
-                        "n_test": int(n_test),
+                        "n_test": int(n_test), "sweeps": int(sweeps), "converged": converged,
                     }
                 )  # fmt: skip
                 tables.append(table.assign(seed=seed, alpha=float(alpha), mar_size=mar_size,
                                            model=model_name(propensity), propensity=propensity,
                                            metric=metric))  # fmt: skip
     out = pd.DataFrame(errors, columns=list(ERROR_COLUMNS))
-    ints = {"factors": np.int64, "n_train": np.int64, "n_test": np.int64}
+    ints = {"factors": np.int64, "n_train": np.int64, "n_test": np.int64, "sweeps": np.int64,
+            "converged": bool}  # fmt: skip
     out = out.astype({"seed": np.int32, "mar_size": np.float64, **ints})
     cv = pd.concat(tables, ignore_index=True)
     cv_cols = ["seed", "alpha", "mar_size", "model", "propensity", "metric", "params", "fold",
@@ -529,26 +540,61 @@ def pair_tests(losses: pd.DataFrame) -> pd.DataFrame:
     return out.astype({"seed": np.int32, "n_pairs": np.int64, "alpha": np.float64})
 
 
-def summarise(errors: pd.DataFrame) -> pd.DataFrame:
-    """Mean ± sd (ddof 1) of the test error over seeds, and a paired t-test against MF-Naive.
+def tuning_grid(block: Mapping[str, Any], dataset: str) -> dict[str, list[Any]]:
+    """The hyperparameter grid :func:`fit` tunes over on ``dataset``: ``alpha_sweep.grid``
+    with a full truth, else ``grid``."""
+    sweep = block["alpha_sweep"]
+    return dict(sweep["grid"] if dataset in TRUTH_DATASETS else block["grid"])
+
+
+def grid_edge(errors: pd.DataFrame, grid: Mapping[str, Sequence[Any]]) -> np.ndarray:
+    """Per row of ``errors``, whether a chosen hyperparameter (a column of ``errors``, e.g.
+    ``factors``, ``l2``) is the smallest or largest of the two or more values ``grid`` lists
+    for it: the cross-validated optimum may then lie outside the grid."""
+    edge = np.zeros(len(errors), dtype=bool)
+    for key, values in grid.items():
+        levels = np.unique(np.asarray(values, dtype=np.float64))
+        if key in errors.columns and levels.size >= 2:
+            chosen = errors[key].to_numpy(np.float64)
+            edge |= np.isclose(chosen, levels[0]) | np.isclose(chosen, levels[-1])
+    return edge
+
+
+def summarise(
+    errors: pd.DataFrame,
+    *,
+    grid: Mapping[str, Sequence[Any]] | None = None,
+    min_users: int = MIN_USERS,
+) -> pd.DataFrame:
+    """Mean ± sd (ddof 1) of the test error over seeds, a paired t-test against MF-Naive,
+    and flags.
 
     One row per ``model``, ``propensity``, ``metric``, ``alpha``, ``mar_size`` (MF-IPS-NB's
     MCAR sample on the sweep, else NaN; in the errors' order, MF-Naive first): ``mean``,
     ``sd``, ``n_seeds`` and ``p_value``, the two-sided paired
     t-test (``scipy.stats.ttest_rel``) of the model's per-seed errors against MF-Naive's
     on the same seeds (NaN for MF-Naive itself and with fewer than two common seeds).
+    ``flags`` (:mod:`debiaseval.evaluation.flags`), each when it holds in at least one seed:
+    ``grid_edge``, the chosen ``factors`` or ``l2`` is an end of ``grid`` (the tuning grid,
+    :func:`tuning_grid`; not checked without it); ``not_converged``, the reported fit stopped
+    at ``model.max_iter`` sweeps before meeting ``model.tol`` (``converged``); ``few_pairs``,
+    the test error is a mean over fewer than ``min_users`` test pairs (``n_test``).
     """
     from scipy.stats import ttest_rel  # lazy: scipy.stats costs 0.5 s of every E4 job
 
     if "mar_size" not in errors.columns:
         errors = errors.assign(mar_size=np.nan)
     keys = ["model", "propensity", "metric", "alpha", "mar_size"]
-    rows = errors.assign(_naive=errors["propensity"] != "none").sort_values("_naive", kind="stable")
-    out = rows.groupby(keys, sort=False, dropna=False)["value"].agg(
-        mean="mean", sd="std", n_seeds="size"
-    )
+    masks = _seed_flags(errors, grid, min_users)
+    rows = errors.assign(_naive=errors["propensity"] != "none", **masks)
+    rows = rows.sort_values("_naive", kind="stable")
+    out = rows.groupby(keys, sort=False, dropna=False).agg(
+        mean=("value", "mean"), sd=("value", "std"), n_seeds=("value", "size"),
+        **{code: (code, "any") for code in masks},
+    )  # fmt: skip
     out = out.reset_index()
     out["n_seeds"] = out["n_seeds"].astype(np.int64)
+    out["flags"] = join_flags({code: out[code] for code in masks}) if masks else ""
     naive = errors[errors["propensity"] == "none"]
     naive_values = {
         (m, _alpha_key(a), int(s)): v
@@ -575,6 +621,21 @@ def summarise(errors: pd.DataFrame) -> pd.DataFrame:
     return out[list(SUMMARY_COLUMNS)]
 
 
+def _seed_flags(
+    errors: pd.DataFrame, grid: Mapping[str, Sequence[Any]] | None, min_users: int
+) -> dict[str, np.ndarray]:
+    """Per row of ``errors``, one mask per flag of :func:`summarise` whose evidence the table
+    holds (``grid``; the ``converged`` and ``n_test`` columns)."""
+    masks = {}
+    if grid is not None:
+        masks["grid_edge"] = grid_edge(errors, grid)
+    if "converged" in errors.columns:
+        masks["not_converged"] = ~errors["converged"].to_numpy(bool)
+    if "n_test" in errors.columns:
+        masks["few_pairs"] = errors["n_test"].to_numpy(np.int64) < int(min_users)
+    return masks
+
+
 def _alpha_key(alpha: float) -> float | None:
     return None if np.isnan(alpha) else float(alpha)
 
@@ -594,7 +655,8 @@ def summary_markdown(
     """Markdown table of the summary ([ICML16] Table 2 layout): models × (MSE, MAE).
 
     With an α sweep only the rows at ``alpha`` are shown (all α are in the Parquet table).
-    Cells are ``mean ± sd``; the p-values are of the paired t-test against MF-Naive across
+    Cells are ``mean ± sd``, followed by the symbols of the row's ``flags`` (explained in a
+    legend under the table); the p-values are of the paired t-test against MF-Naive across
     seeds. With ``tests`` (:func:`pair_tests`) a second table gives every seed's p of
     [ICML16]'s test, paired over the MAR test pairs.
     """
@@ -622,7 +684,7 @@ def summary_markdown(
                 continue
             r = cell.iloc[0]
             sd = "" if np.isnan(r["sd"]) else f" ± {r['sd']:.3f}"
-            cells.append(f"{r['mean']:.3f}{sd}")
+            cells += marked([f"{r['mean']:.3f}{sd}"], [r.get("flags", "")])
             cells.append("" if np.isnan(r["p_value"]) else f"{r['p_value']:.3g}")
         lines.append(f"| {model} | {propensity} | " + " | ".join(cells) + " |")
     n = int(rows["n_seeds"].max()) if len(rows) else 0
@@ -632,6 +694,9 @@ def summary_markdown(
         f"Test error{where}, mean ± sd over {n} seed(s); p: paired t-test against MF-Naive "
         "across seeds (scipy.stats.ttest_rel, two-sided).",
     ]
+    notes = legend(rows["flags"]) if "flags" in rows else ""
+    if notes:
+        lines.append(notes.rstrip("\n"))
     if tests is not None and len(tests):
         seeds = sorted(set(tests["seed"].tolist()))
         lines += [
@@ -655,14 +720,20 @@ def summary_markdown(
 
 
 def aggregate(
-    errors: Sequence[pd.DataFrame], losses: Sequence[pd.DataFrame] = ()
+    errors: Sequence[pd.DataFrame],
+    losses: Sequence[pd.DataFrame] = (),
+    *,
+    grid: Mapping[str, Sequence[Any]] | None = None,
+    min_users: int = MIN_USERS,
 ) -> dict[str, pd.DataFrame]:
     """Every seed's and model's errors (sorted by seed, propensity order kept), the summary
-    and, from the per-pair test ``losses`` of the same fits, the per-seed :func:`pair_tests`."""
+    (flagged against the tuning ``grid`` and ``min_users``: :func:`summarise`) and, from the
+    per-pair test ``losses`` of the same fits, the per-seed :func:`pair_tests`."""
     table = pd.concat(list(errors), ignore_index=True)
     table = table.sort_values(["seed"], kind="stable", ignore_index=True)
     pairs = pd.concat(list(losses), ignore_index=True) if losses else _losses_frame([])
-    return {"errors": table, "summary": summarise(table), "pair_tests": pair_tests(pairs)}
+    summary = summarise(table, grid=grid, min_users=min_users)
+    return {"errors": table, "summary": summary, "pair_tests": pair_tests(pairs)}
 
 
 def dataset_seeds(block: Mapping[str, Any], dataset: str) -> int:
@@ -748,7 +819,8 @@ def run(
             errors.append(e)
             cvs.append(c)
             losses.append(loss)
-    tables = aggregate(errors, losses)
+    tables = aggregate(errors, losses, grid=tuning_grid(block, data.name),
+                       min_users=cfg["min_users"])  # fmt: skip
     title = summary_title(data.name)
     md = summary_markdown(tables["summary"], title=title, alpha=block["alpha_sweep"]["alpha"],
                           tests=tables["pair_tests"])  # fmt: skip
