@@ -112,7 +112,7 @@ def propensity_models(block: Mapping[str, Any], dataset: str) -> list[str]:
 
 
 OUTPUTS = ("errors.parquet", "summary.parquet", "pair_tests.parquet", "summary.md")
-"""Aggregated outputs of E4 in ``results/e4/{dataset}/``."""
+"""Aggregated outputs of E4 in ``results/<study>/e4/{dataset}/``."""
 
 ERROR_COLUMNS = (
     "seed", "alpha", "mar_size", "model", "propensity", "metric", "value",
