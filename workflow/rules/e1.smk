@@ -360,7 +360,7 @@ rule e1_aggregate:
                 dataset=w.dataset,
                 seed=experiment_seeds("e1"),
             )
-            if w.dataset in E1_TRUTH_DATASETS
+            if E1["truth"] and w.dataset in E1_TRUTH_DATASETS
             else []
         ),
     output:

@@ -1192,7 +1192,7 @@ def run(
     block = {**block, "positive_threshold": threshold}
     sizes = {"dataset": dataset, "n_users": n_users, "n_items": n_items}
     evaluated, diagnostics, tunings, truth = [], [], [], []
-    exact = isinstance(data, str) and dataset in TRUTH_DATASETS
+    exact = isinstance(data, str) and dataset in TRUTH_DATASETS and block["truth"]
     run_seeds = seed_ids(seeds, block["seeds"])
     for seed in run_seeds:
         split = split_step(
