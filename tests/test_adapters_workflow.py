@@ -61,7 +61,8 @@ def test_adapters_run_in_the_workflow_as_the_api_runs_them(adapter_run):
     results = adapter_run / "results/adapters/e1/synthetic"
     summary = pd.read_parquet(results / "summary.parquet")
     assert set(summary["recommender"]) == {"PosPop", *ADAPTED}
-    assert len(summary[summary["recommender"] == "ALS"]) == 2 * 2 * 5  # gt, REG x ks x metrics
+    # gt, REG and synthetic's exact TRUE x ks x metrics, and the two default estimators' recall
+    assert len(summary[summary["recommender"] == "ALS"]) == 3 * 2 * 5 + 2 * 2
     for name in ("ALS", "BPR"):  # implicit's models train by epochs: early-stopped
         tuning = pd.read_parquet(results / f"seed0/tuning/{name}.parquet")
         assert set(tuning["epochs"]) <= {2, 4, 6, 8, 10} and tuning["selected"].sum() == 1

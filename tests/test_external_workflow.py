@@ -288,7 +288,7 @@ def test_coat_round_trip_from_the_mirror(tmp_path):
     summary = pd.read_parquet(workdir / "results/lists/e1/coat/summary.parquet")
     rows = {name: summary[summary["recommender"] == name].drop(columns="recommender")
             for name in ("ItemKNN", "Lists")}  # fmt: skip
-    assert len(rows["Lists"]) == 6 * 5
+    assert len(rows["Lists"]) == 6 * 5 + 2  # and the two default estimators' Recall@10
     pd.testing.assert_frame_equal(*(r.reset_index(drop=True) for r in rows.values()))
     estimates = pd.read_parquet(workdir / "results/lists/e5/coat/estimates.parquet")
     values = estimates.set_index(["model", "k"])[["traditional_recall", "ure"]]

@@ -528,7 +528,7 @@ def test_workflow_and_api_agree_on_own_data(own_run, tmp_path, monkeypatch):
     E2 runs on mylog_mnar with its own positive_threshold 2.5, not the default 3."""
     from snakemake.utils import update_config
 
-    from debiaseval.workflow.io import write_parquet
+    from debiaseval.workflow.provenance import read_provenance, write_table
 
     config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())  # as Snakemake merges
     update_config(config, yaml.safe_load(OWN_CONFIG.read_text()))
@@ -539,8 +539,9 @@ def test_workflow_and_api_agree_on_own_data(own_run, tmp_path, monkeypatch):
     ):
         out = getattr(api, f"run_{experiment}")(dataset, config)
         for stem in stems:
-            write_parquet(out[stem], tmp_path / f"{stem}.parquet")
             written = own_run / f"results/own_data/{experiment}/{dataset}/{stem}.parquet"
+            record = read_provenance(written)  # the workflow's, to compare bytes
+            write_table(out[stem], tmp_path / f"{stem}.parquet", record)
             assert (tmp_path / f"{stem}.parquet").read_bytes() == written.read_bytes(), stem
     at_3 = api.run_e2("mylog_mnar", {**config, "e2": {**config["e2"], "positive_threshold": 3}})
     assert not at_3["summary"].equals(out["summary"])

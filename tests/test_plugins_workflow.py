@@ -66,11 +66,11 @@ HELPERS = {
 }
 
 # The jobs that use the plugin, by rule: E1's tune of Mine per seed (its grid is one chunk: one
-# job trains and selects it; then evaluate and aggregate, whose inputs change), E5's evaluate of
-# mine per seed (then aggregate), and every E2 job that trains E2's model (train, and elicit and
-# evaluate of the seed's strategies; then aggregate).
+# job trains and selects it; then evaluate, truth and aggregate, whose inputs change), E5's
+# evaluate of mine per seed (then aggregate), and every E2 job that trains E2's model (train,
+# and elicit and evaluate of the seed's strategies; then aggregate).
 PLUGIN_JOBS = {
-    "e1_tune": 2, "e1_evaluate": 2, "e1_aggregate": 1,
+    "e1_tune": 2, "e1_evaluate": 2, "e1_truth": 2, "e1_aggregate": 1,
     "e5_evaluate": 2, "e5_aggregate": 1,
     "e2_train": 1, "e2_elicit": 1, "e2_evaluate": 1, "e2_aggregate": 1,
     "all": 1,
@@ -124,7 +124,8 @@ def test_a_plugin_gives_the_builtin_rows_in_the_workflow(plugin_run):
     summary = pd.read_parquet(plugin_run / "results/plugins/e1/synthetic/summary.parquet")
     mine = summary[summary["recommender"] == "Mine"].drop(columns="recommender")
     builtin = summary[summary["recommender"] == "PosPop"].drop(columns="recommender")
-    assert len(mine) == 3 * 2 * 5  # gt, REG, WTD x ks x metrics
+    # gt, REG, WTD and synthetic's exact TRUE x ks x metrics, the two default estimators' recall
+    assert len(mine) == 4 * 2 * 5 + 2 * 2
     pd.testing.assert_frame_equal(mine.reset_index(drop=True), builtin.reset_index(drop=True))
     estimates = pd.read_parquet(plugin_run / "results/plugins/e5/synthetic/estimates.parquet")
     columns = ["k", "true_recall", "traditional_recall", "ure"]

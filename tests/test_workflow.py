@@ -336,11 +336,12 @@ def test_success_says_where_the_results_are(two_runs):
     for experiment in ("e1", "e2", "e3", "e4", "e5", "e6"):
         assert f"{experiment.upper()} on synthetic: results/tiny/{experiment}/synthetic/" in output
     # E1's list starts with the report of what its filter dropped (docs/experiments/e1.md)
-    dropped, kendall = (
+    dropped, accuracy, kendall = (
         "results/tiny/e1/synthetic/dropped.md",
+        "results/tiny/e1/synthetic/estimator_accuracy.md",
         "results/tiny/e1/synthetic/kendall.md",
     )
-    assert f"E1 on synthetic: {dropped}, {kendall}" in output
+    assert f"E1 on synthetic: {dropped}, {accuracy}, {kendall}" in output
     assert "snakemake --report report.html" in output
 
 
@@ -364,7 +365,10 @@ def test_a_targeted_summary_refreshes_its_figures_and_tables_and_names_only_them
     assert f"{folder}/tables/summary.html" in changed
     assert {name for name in changed if not name.startswith(folder)} == set()
     output = run.stdout + run.stderr
-    assert "E1 on synthetic: results/tiny/e1/synthetic/kendall.md" in output
+    assert (
+        "E1 on synthetic: results/tiny/e1/synthetic/estimator_accuracy.md, "
+        "results/tiny/e1/synthetic/kendall.md" in output
+    )
     assert not any(f"E{n} on " in output for n in range(2, 7)), output[-2000:]
     # nothing of E1 is stale: the default target has no E1 job left to run
     rest = snakemake(workdir, "-n", "--cores", "1", configfiles=("tiny.yaml", "rho.yaml")).stdout

@@ -160,8 +160,8 @@ def _accuracy(accuracy: pd.DataFrame, summary: pd.DataFrame, dataset: str) -> Fi
     agreement.axhline(0.0, color="black", linewidth=0.8)
     agreement.axhline(level, color="grey", linewidth=0.8, linestyle="--")
     agreement.set_title(f"ranking (per seed) and coverage of the {level:.0%} intervals (dashed)")
-    for ax in (error, agreement):  # the two panels share colours, not meanings
-        ax.legend(loc="lower left", fontsize=8)
+    for ax in (error, agreement):  # the two panels share colours, not meanings: a legend
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)  # each, outside
     fig.suptitle(f"E1 on {dataset}: the estimator arena's scoreboard vs {truth}")
     return fig
 
