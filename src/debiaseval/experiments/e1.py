@@ -756,9 +756,9 @@ def propensity_model(
     name = spec.get("propensity", "naive_bayes")
     sizes = {"n_users": n_users, "n_items": n_items}
     train = split[split["part"] == "train"]
-    mnar = split[split["part"].isin(["train", "heldout"])]
     smoothing = float(spec.get("smoothing", 1.0))
     if name == "naive_bayes":
+        mnar = split[split["part"].isin(["train", "heldout"])]
         mar = split[split["part"] == "weights"]
         return as_model(naive_bayes(mnar["rating"], mar["rating"], **sizes), **sizes)
     if name == "popularity":
@@ -781,6 +781,7 @@ def propensity_model(
         users, items = features[0].sort_values("user"), features[1].sort_values("item")
         xu = users.drop(columns=["user", "raw_user"], errors="ignore").to_numpy(float)
         xi = items.drop(columns=["item", "raw_item"], errors="ignore").to_numpy(float)
+        mnar = split[split["part"].isin(["train", "heldout"])]
         return as_model(logistic(mnar, xu, xi), **sizes)
     if name == "known":
         if truth is None:
