@@ -9,6 +9,7 @@ import pytest
 from debiaseval.data import build_interactions
 from debiaseval.data.synthetic import generate_synthetic
 from debiaseval.experiments import e4
+from debiaseval.recommenders.rating_mf import WeightedMF
 from debiaseval.workflow.config import ConfigError, validate_config
 
 SMALL = {"n_users": 80, "n_items": 100, "density": 0.1, "n_mar": 10, "rank": 4, "seed": 0}
@@ -108,7 +109,7 @@ def _seed_table(changes: dict | None = None) -> pd.DataFrame:
     rows = [
         {"seed": seed, "alpha": np.nan, "mar_size": np.nan, "model": e4.model_name(prop),
          "propensity": prop, "metric": "mse", "value": 1.0 + 0.1 * seed, "factors": 4,
-         "l2": 3.0, "n_test": 100, "converged": True}
+         "l2": 3.0, "n_test": 100, "converged": True, "factor_rms": 0.1}
         for seed in range(3) for prop in ("none", "known", "provided")
     ]  # fmt: skip
     table = pd.DataFrame(rows)
@@ -148,6 +149,41 @@ def test_summary_flags_grid_edge_unconverged_and_few_pairs() -> None:
     assert "Flags:" not in e4.summary_markdown(e4.summarise(_seed_table(), grid=grid))
 
 
+def test_summary_flags_bias_only_instead_of_grid_edge() -> None:
+    """A reported model whose factors vanished (``factor_rms`` below BIAS_ONLY_RMS) is flagged
+    ``bias_only``, and its λ at the top of the grid is no ``grid_edge``: every larger λ gives
+    the same bias-only model."""
+    grid = {"factors": [4], "l2": [1.0, 3.0, 10.0]}
+    table = _seed_table({("known", 1, "l2"): 10.0, ("known", 1, "factor_rms"): 1e-5,
+                         ("provided", 0, "l2"): 10.0})  # fmt: skip
+    flags = e4.summarise(table, grid=grid).set_index("propensity")["flags"]
+    assert flags.to_dict() == {"none": "", "known": "bias_only", "provided": "grid_edge"}
+    md = e4.summary_markdown(e4.summarise(table, grid=grid), title="t")
+    assert "`bias_only`" in md and "`grid_edge`" in md
+    # without the column (an errors table of an older run) nothing is flagged bias_only
+    old = e4.summarise(table.drop(columns="factor_rms"), grid=grid)
+    assert list(old["flags"]) == ["", "grid_edge", "grid_edge"]
+
+
+def test_factor_rms_vanishes_under_a_large_penalty(coat_like) -> None:
+    """``factor_rms`` is what the factors add to the biases: clearly positive at a small λ,
+    below BIAS_ONLY_RMS when λ shrinks V and W to zero (the biases stay unpenalised)."""
+    pairs = e4.prepare(coat_like, _block(), 0)
+    train = pairs[pairs["part"] == "train"]
+    u, i = train["user"].to_numpy(np.int64), train["item"].to_numpy(np.int64)
+    y = train["rating"].to_numpy(np.float64)
+    sizes = {"n_users": coat_like.n_users, "n_items": coat_like.n_items}
+    rms = {}
+    for l2 in (0.1, 1e6):
+        model = WeightedMF(factors=4, l2=l2, max_iter=50).fit(
+            u, i, y, **sizes, rng=np.random.default_rng(0)
+        )
+        rms[l2] = e4.factor_rms(model, u, i)
+        term = np.einsum("nd,nd->n", model.user_factors_[u], model.item_factors_[i])
+        assert rms[l2] == pytest.approx(np.sqrt(np.mean(term**2)))
+    assert rms[0.1] > 0.1 and rms[1e6] < e4.BIAS_ONLY_RMS
+
+
 def test_fit_records_whether_the_reported_model_converged(coat_like) -> None:
     """``converged`` is False when the refit stopped at ``max_iter`` before meeting ``tol``,
     and the summary flags it; the errors themselves do not depend on recording it."""
@@ -156,11 +192,12 @@ def test_fit_records_whether_the_reported_model_converged(coat_like) -> None:
     errors = e4.fit(coat_like, pairs, capped, 0, "none")[0]
     assert list(errors.columns) == list(e4.ERROR_COLUMNS)
     assert (errors["sweeps"] == 1).all() and not errors["converged"].any()
-    assert (e4.summarise(errors)["flags"] == "not_converged").all()
+    # (one sweep at l2 = 30 also shrinks some models to their biases: bias_only beside it)
+    assert e4.summarise(errors)["flags"].str.contains("not_converged").all()
     loose = _block(model={"max_iter": 20, "tol": 1.0})
     errors = e4.fit(coat_like, pairs, loose, 0, "none")[0]
     assert (errors["sweeps"] == 1).all() and errors["converged"].all()
-    assert (e4.summarise(errors)["flags"] == "").all()
+    assert not e4.summarise(errors)["flags"].str.contains("not_converged").any()
 
 
 def test_pair_test_pairs_the_two_models_per_test_rating() -> None:
@@ -235,8 +272,10 @@ def test_run_alpha_sweep_summary_and_workflow_steps() -> None:
     grid, min_users = e4.tuning_grid(cfg["e4"], "synthetic"), cfg["min_users"]
     aggregated = e4.aggregate(parts, grid=grid, min_users=min_users)["summary"]
     pd.testing.assert_frame_equal(aggregated, summary)
-    # factors [4] is no edge (one value); l2 [3, 30] has two, so every choice is an edge
-    assert summary["flags"].str.contains("grid_edge").all()
+    # factors [4] is no edge (one value); l2 [3, 30] has two, so every choice is an edge,
+    # unless the chosen model is bias-only (then no larger l2 could differ)
+    flagged = summary["flags"].str.split(",")
+    assert flagged.map(lambda f: "grid_edge" in f or "bias_only" in f).all()
 
 
 def test_mf_ips_nb_on_the_sweep_per_mcar_sample_size() -> None:

@@ -56,6 +56,11 @@ FLAGS: dict[str, tuple[str, str]] = {
         "the selected hyperparameters lie on the edge of the tuning grid in at least one seed: "
         "the optimum may lie outside the grid",
     ),
+    "bias_only": (
+        "∅",
+        "in at least one seed the selected model's factors add almost nothing to its offset "
+        "and biases (RMS < 0.001): it predicts with the biases alone, as would any larger λ",
+    ),
     "not_converged": (
         "≈",
         "a reported fit stopped at its sweep cap (`max_iter`) before meeting its tolerance "

@@ -56,6 +56,7 @@ from debiaseval.recommenders.rating_mf import WeightedMF, normalise_weights
 from debiaseval.workflow.config import ConfigError, expand_grid
 
 __all__ = [
+    "BIAS_ONLY_RMS",
     "ERROR_COLUMNS",
     "LOSS_COLUMNS",
     "NEEDS",
@@ -67,6 +68,7 @@ __all__ = [
     "available_propensities",
     "check_config",
     "dataset_seeds",
+    "factor_rms",
     "fit",
     "fit_models",
     "ips_weights",
@@ -116,10 +118,17 @@ OUTPUTS = ("errors.parquet", "summary.parquet", "pair_tests.parquet", "summary.m
 
 ERROR_COLUMNS = (
     "seed", "alpha", "mar_size", "model", "propensity", "metric", "value",
-    "factors", "l2", "cv_value", "n_train", "n_test", "sweeps", "converged",
+    "factors", "l2", "cv_value", "n_train", "n_test", "sweeps", "converged", "factor_rms",
 )  # fmt: skip
-"""Columns of the per-seed test errors (``errors.parquet``): ``sweeps`` and ``converged`` are
-those of the reported (refitted) model: whether it met ``model.tol`` within ``model.max_iter``."""
+"""Columns of the per-seed test errors (``errors.parquet``): ``sweeps``, ``converged`` and
+``factor_rms`` are those of the reported (refitted) model: whether it met ``model.tol`` within
+``model.max_iter``, and the root mean square over its training pairs of what its factors add
+to the offset and biases, v_u·w_i (:func:`factor_rms`)."""
+
+BIAS_ONLY_RMS = 1e-3
+"""A reported model whose factors add less than this (``factor_rms``, on the rating scale) is
+flagged ``bias_only``: it predicts with the offset and biases alone, and so does every model
+with a larger λ."""
 
 SUMMARY_COLUMNS = (
     "model", "propensity", "metric", "alpha", "mar_size", "mean", "sd", "n_seeds", "p_value",
@@ -476,6 +485,7 @@ def fit(
                         "factors": int(best["factors"]), "l2": float(best["l2"]),
                         "cv_value": float(chosen["value"].mean()), "n_train": int(y.size),
                         "n_test": int(n_test), "sweeps": int(sweeps), "converged": converged,
+                        "factor_rms": factor_rms(model, u, i),
                     }
                 )  # fmt: skip
                 tables.append(table.assign(seed=seed, alpha=float(alpha), mar_size=mar_size,
@@ -483,13 +493,23 @@ def fit(
                                            metric=metric))  # fmt: skip
     out = pd.DataFrame(errors, columns=list(ERROR_COLUMNS))
     ints = {"factors": np.int64, "n_train": np.int64, "n_test": np.int64, "sweeps": np.int64,
-            "converged": bool}  # fmt: skip
+            "converged": bool, "factor_rms": np.float64}  # fmt: skip
     out = out.astype({"seed": np.int32, "mar_size": np.float64, **ints})
     cv = pd.concat(tables, ignore_index=True)
     cv_cols = ["seed", "alpha", "mar_size", "model", "propensity", "metric", "params", "fold",
                "value"]  # fmt: skip
     cv = cv[[*cv_cols, "selected"]].astype({"seed": np.int32, "fold": np.int64})
     return out, cv, _losses_frame(losses)
+
+
+def factor_rms(model: WeightedMF, users: np.ndarray, items: np.ndarray) -> float:
+    """Root mean square over the pairs (``users``, ``items``) of the fitted ``model``'s
+    interaction term v_u·w_i: how much its factors move its predictions away from the
+    offset and biases of eq. 14 (0 when the penalty has shrunk V and W to zero)."""
+    if not len(users):
+        return 0.0
+    term = np.einsum("nd,nd->n", model.user_factors_[users], model.item_factors_[items])
+    return float(np.sqrt(np.mean(term * term)))
 
 
 def _losses_frame(frames: list[pd.DataFrame]) -> pd.DataFrame:
@@ -576,8 +596,12 @@ def summarise(
     on the same seeds (NaN for MF-Naive itself and with fewer than two common seeds).
     ``flags`` (:mod:`debiaseval.evaluation.flags`), each when it holds in at least one seed:
     ``grid_edge``, the chosen ``factors`` or ``l2`` is an end of ``grid`` (the tuning grid,
-    :func:`tuning_grid`; not checked without it); ``not_converged``, the reported fit stopped
-    at ``model.max_iter`` sweeps before meeting ``model.tol`` (``converged``); ``few_pairs``,
+    :func:`tuning_grid`; not checked without it) of a model that is not bias-only;
+    ``bias_only``, the reported model's factors add less than :data:`BIAS_ONLY_RMS` to its
+    predictions (``factor_rms``): the offset and biases alone predict, every larger λ gives the
+    same model, so a λ at the top of the grid is no edge of the search; ``not_converged``, the
+    reported fit stopped at ``model.max_iter`` sweeps before meeting ``model.tol``
+    (``converged``); ``few_pairs``,
     the test error is a mean over fewer than ``min_users`` test pairs (``n_test``).
     """
     from scipy.stats import ttest_rel  # lazy: scipy.stats costs 0.5 s of every E4 job
@@ -627,8 +651,14 @@ def _seed_flags(
     """Per row of ``errors``, one mask per flag of :func:`summarise` whose evidence the table
     holds (``grid``; the ``converged`` and ``n_test`` columns)."""
     masks = {}
+    bias_only = None
+    if "factor_rms" in errors.columns:
+        bias_only = errors["factor_rms"].to_numpy(np.float64) < BIAS_ONLY_RMS
     if grid is not None:
-        masks["grid_edge"] = grid_edge(errors, grid)
+        edge = grid_edge(errors, grid)
+        masks["grid_edge"] = edge if bias_only is None else edge & ~bias_only
+    if bias_only is not None:
+        masks["bias_only"] = bias_only
     if "converged" in errors.columns:
         masks["not_converged"] = ~errors["converged"].to_numpy(bool)
     if "n_test" in errors.columns:
