@@ -594,3 +594,27 @@ def test_shared_parts_and_ranks_give_the_per_estimator_values():
             pd.testing.assert_frame_equal(again, values)
     with pytest.raises(ValueError, match="one rank per held-out pair"):
         estimate(held, lists, ks=ks, metrics=metrics, n_items=n_items, ranks=deeper[:-1])
+
+
+@pytest.mark.parametrize("case", ["distinct", "queries_twice", "listed_twice", "empty"])
+def test_list_ranks_match_a_lookup_table(case):
+    """Both look-up directions of list_ranks give every pair's rank in the lists (the first
+    row of a pair listed twice), 0 beyond ``depth`` or unlisted."""
+    rng = np.random.default_rng(["distinct", "queries_twice", "listed_twice", "empty"].index(case))
+    n_users, n_items, k = 30, 40, 8
+    recs = _recs_from_scores(rng.random((n_users, n_items)), np.zeros((n_users, n_items), bool), k)
+    recs = recs.sample(frac=0.9, random_state=1)  # unsorted, some users with short lists
+    if case == "listed_twice":
+        recs = pd.concat([recs, recs.iloc[:20].assign(rank=np.int16(1))], ignore_index=True)
+    if case == "empty":
+        recs = recs.iloc[:0]
+    cells = rng.choice(n_users * n_items, size=500, replace=case == "queries_twice")
+    users, items = np.divmod(cells, n_items)
+    expected = {}
+    for u, i, r in zip(recs["user"], recs["item"], recs["rank"], strict=True):
+        if r <= 5:
+            expected.setdefault((u, i), r)
+    want = [expected.get((u, i), 0) for u, i in zip(users, items, strict=True)]
+    got = list_ranks(recs, users, items, n_items=n_items, depth=5)
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, want)
