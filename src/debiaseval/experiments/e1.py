@@ -962,33 +962,37 @@ def evaluate_estimators(
 
     What does not depend on the estimator is computed once per seed and shared: the split's
     parts (:class:`SplitParts`), each propensity model, and per recommender the ranks of the
-    held-out pairs in its lists (:func:`~debiaseval.evaluation.weighting.list_ranks`).
+    held-out pairs in its lists (:func:`~debiaseval.evaluation.weighting.list_ranks`); one
+    estimator's held-out part is held at a time.
     """
     parts = SplitParts(split)
     held_pairs = parts.heldout
     n_held = len(held_pairs)
+    # the held-out pairs' ranks in every recommender's lists, looked up once for all estimators
+    # (they weight the same pairs), kept in the smallest integer type that holds the depth
+    depth = max(int(k) for k in ks)
+    users, items = held_pairs["user"].to_numpy(), held_pairs["item"].to_numpy()
+    ranks = {
+        rec: list_ranks(lists, users, items, n_items=n_items, depth=depth).astype(
+            np.min_scalar_type(depth)
+        )
+        for rec, lists in recs.items()
+    }
+    tables, per_user, diagnostics = [], {}, []
     models: dict[tuple[Any, ...], PropensityModel] = {}  # one fit per model, shared
-    prepared: dict[str, tuple[HeldOut, float]] = {}
     for name, spec in estimators.items():
         key = tuple(spec.get(k) for k in ("propensity", "gamma", "smoothing", "mar_posterior"))
         if spec["estimator"] != "naive" and key not in models:
             models[key] = propensity_model(split, spec, n_users=n_users, n_items=n_items,
                                            features=features, truth=truth, parts=parts)  # fmt: skip
-        prepared[name] = estimator_heldout(
+        held, factor = estimator_heldout(
             split, spec, seed=seed, n_users=n_users, n_items=n_items,
             positive_threshold=positive_threshold, features=features, truth=truth,
             model=models.get(key), parts=parts,
         )  # fmt: skip
-    users = held_pairs["user"].to_numpy()
-    items = held_pairs["item"].to_numpy()
-    depth = max(int(k) for k in ks)
-    tables, per_user = [], {}
-    diagnostics: dict[str, list[pd.DataFrame]] = {name: [] for name in prepared}
-    for rec, lists in recs.items():
-        ranks = list_ranks(lists, users, items, n_items=n_items, depth=depth)  # every estimator's
-        for name, (held, factor) in prepared.items():
+        for rec, lists in recs.items():
             values, diag = estimate(held, lists, ks=ks, metrics=metrics, n_items=n_items,
-                                    ranks=ranks)  # fmt: skip
+                                    ranks=ranks[rec])  # fmt: skip
             per_user.setdefault(rec, {})[name] = values
             summary = summarise(values)
             short = values.assign(short=short_list_counts(lists, values))
@@ -1008,14 +1012,16 @@ def evaluate_estimators(
             diag.insert(0, "seed", seed)
             diag.insert(0, "recommender", rec)
             diag["propensity_scale"] = factor
-            diagnostics[name].append(diag)
-    table = pd.concat(tables, ignore_index=True)  # recommender-major, as evaluate_recommenders
+            diagnostics.append(diag)
+    table = pd.concat(tables, ignore_index=True)
     table.insert(1, "seed", seed)
-    frames = [diag for name in prepared for diag in diagnostics[name]]
+    # recommender-major order, as evaluate_recommenders
+    order = {rec: j for j, rec in enumerate(recs)}
+    table = table.sort_values("recommender", key=lambda c: c.map(order), kind="stable")
     return (
-        table,
+        table.reset_index(drop=True),
         per_user,
-        pd.concat(frames, ignore_index=True)[ESTIMATOR_DIAGNOSTICS_COLUMNS],
+        pd.concat(diagnostics, ignore_index=True)[ESTIMATOR_DIAGNOSTICS_COLUMNS],
     )
 
 
