@@ -122,6 +122,17 @@ def test_scale_section_runs_each_size_in_a_child_at_tiny_sizes(capsys) -> None:
     )
     with pytest.raises(ValueError, match="--scale-recommenders"):
         main(["--sections", "scale", "--scale-recommenders", "Nope"])
+    with pytest.raises(ValueError, match="--scale-stages"):
+        main(["--sections", "scale", "--scale-stages", "e1,e9"])
+
+
+def test_scale_section_runs_e1s_stages_alone() -> None:
+    rows = main(["--sections", "scale", "--scale-sizes", "0.002", "--scale-stages", "e1",
+                 "--scale-recommenders", "Random,PosPop"])  # fmt: skip
+    stages = {key[len("scale 0.002M ") : -len(" [s]")] for key in rows if key.endswith(" [s]")}
+    assert {"E1 evaluate", "E1 evaluate+estimators", "E1 tune+rank PosPop"} <= stages
+    assert not any(stage.startswith(("E5", "E6")) for stage in stages)
+    assert rows["scale 0.002M estimators / evaluate (cpu)"] > 0
 
 
 def test_ranking_section_runs_at_a_tiny_size() -> None:

@@ -490,3 +490,131 @@ def test_candidate_rate_recovers_the_relevance_rate_among_candidates():
     with pytest.raises(ValueError, match="inclusion probabilities"):
         build_imputation("candidate_rate", train, pi[u, i] * 10, n_users=n_users,
                          n_items=n_items, positive_threshold=3.0)  # fmt: skip
+
+
+# -- shared work across a seed's estimators (docs/performance.md) ------------------------------
+
+
+def _e1_split(seed: int = 0) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+    """A random E1-like split (MNAR train/heldout, MAR gt/val/weights; extra columns, a string
+    ``part``) and three recommenders' lists, one with short and missing lists."""
+    rng = np.random.default_rng(seed)
+    n_users, n_items = 60, 80
+    cells = rng.choice(n_users * n_items, size=1500, replace=False)
+    users, items = np.divmod(cells, n_items)
+    parts = rng.choice(["train", "heldout", "gt", "val", "weights"], size=cells.size,
+                       p=[0.45, 0.3, 0.15, 0.05, 0.05])  # fmt: skip
+    split = pd.DataFrame({
+        "user": users.astype(np.int32), "item": items.astype(np.int32),
+        "rating": rng.integers(1, 6, cells.size).astype(np.float32),
+        "part": pd.Series(parts, dtype="str"), "propensity": rng.random(cells.size),
+    })  # fmt: skip
+    seen = np.zeros((n_users, n_items), dtype=bool)
+    train = split[split["part"] == "train"]
+    seen[train["user"], train["item"]] = True
+    recs = {name: _recs_from_scores(rng.random((n_users, n_items)), seen, K) for name in "ABC"}
+    short = recs["C"]
+    recs["C"] = short[(short["user"] % 7 != 0) & ((short["user"] % 5 != 0) | (short["rank"] < 4))]
+    return split, recs
+
+
+def test_split_parts_select_the_rows_of_each_part():
+    from debiaseval.experiments.e1 import SplitParts
+
+    split, _ = _e1_split()
+    parts = SplitParts(split)
+    columns = ["user", "item", "rating"]
+    for part in ("train", "heldout", "weights"):
+        expected = split.loc[split["part"] == part, columns].reset_index(drop=True)
+        pd.testing.assert_frame_equal(parts.frame(part), expected)
+        assert parts.frame(part) is parts.frame(part)  # selected once
+    mnar = split.loc[split["part"].isin(["train", "heldout"]), columns].reset_index(drop=True)
+    pd.testing.assert_frame_equal(parts.mnar, mnar)
+    pd.testing.assert_frame_equal(parts.train, parts.frame("train"))
+
+
+def test_member_is_isin():
+    from debiaseval.evaluation.weighting import _member
+
+    rng = np.random.default_rng(3)
+    ids = rng.integers(0, 50, 400)
+    chosen = np.unique(rng.integers(0, 40, 15))
+    np.testing.assert_array_equal(_member(ids, chosen, 40), np.isin(ids, chosen))
+    assert _member(ids[:0], chosen, 40).shape == (0,)
+
+
+def test_shared_parts_and_ranks_give_the_per_estimator_values():
+    """evaluate_estimators selects the split's parts once, fits each propensity model once and
+    looks up each recommender's ranks once: exactly the values (per user, diagnostics, means)
+    of every estimator prepared alone from the split and estimated with its own rank look-up."""
+    from debiaseval.evaluation.metrics import summarise
+    from debiaseval.experiments.e1 import estimator_heldout, evaluate_estimators
+
+    split, recs = _e1_split()
+    n_users, n_items = 60, 80
+    specs = {
+        "NAIVE": {"estimator": "naive"},
+        "SNIPS_WTD": {"estimator": "snips", "propensity": "wtd"},
+        "SNIPS_NB": {"estimator": "snips", "propensity": "naive_bayes", "clip": 0.05},
+        "DR_POP": {"estimator": "dr", "propensity": "popularity", "imputation": "item_rate"},
+        "DR_WTD": {"estimator": "dr", "propensity": "wtd", "mar_posterior": "uniform",
+                   "imputation": "candidate_rate"},
+        "DR_POP2": {"estimator": "dr", "propensity": "popularity", "gamma": 0.5,
+                    "imputation": "item_rate"},
+    }  # fmt: skip
+    sizes = {"n_users": n_users, "n_items": n_items, "positive_threshold": 3.0}
+    ks, metrics = [5, 10], ["recall", "avgdcg"]
+    table, per_user, diagnostics = evaluate_estimators(
+        split, recs, specs, seed=4, ks=ks, metrics=metrics, **sizes
+    )
+    assert list(per_user) == list(recs)
+    assert table[["recommender", "testset"]].values.tolist() == [
+        [rec, name] for rec in recs for name in specs for _ in range(len(ks) * len(metrics))
+    ]
+    assert diagnostics[["estimator", "recommender"]].values.tolist() == [
+        [name, rec] for name in specs for rec in recs for _ in range(len(ks) * len(metrics))
+    ]
+    for name, spec in specs.items():
+        held, factor = estimator_heldout(split, spec, seed=4, **sizes)
+        for rec, lists in recs.items():
+            values, diag = estimate(held, lists, ks=ks, metrics=metrics, n_items=n_items)
+            pd.testing.assert_frame_equal(per_user[rec][name], values)
+            rows = diagnostics[(diagnostics["estimator"] == name)
+                               & (diagnostics["recommender"] == rec)]  # fmt: skip
+            pd.testing.assert_frame_equal(
+                rows[diag.columns].reset_index(drop=True), diag, check_dtype=True
+            )
+            assert (rows["propensity_scale"] == factor).all()
+            means = table[(table["testset"] == name) & (table["recommender"] == rec)]
+            np.testing.assert_array_equal(means["value"], summarise(values)["value"])
+            # ranks looked up deeper than max(ks) give the same values
+            deeper = list_ranks(lists, held.users, held.items, n_items=n_items, depth=50)
+            again, _ = estimate(held, lists, ks=ks, metrics=metrics, n_items=n_items,
+                                ranks=deeper)  # fmt: skip
+            pd.testing.assert_frame_equal(again, values)
+    with pytest.raises(ValueError, match="one rank per held-out pair"):
+        estimate(held, lists, ks=ks, metrics=metrics, n_items=n_items, ranks=deeper[:-1])
+
+
+@pytest.mark.parametrize("case", ["distinct", "queries_twice", "listed_twice", "empty"])
+def test_list_ranks_match_a_lookup_table(case):
+    """Both look-up directions of list_ranks give every pair's rank in the lists (the first
+    row of a pair listed twice), 0 beyond ``depth`` or unlisted."""
+    rng = np.random.default_rng(["distinct", "queries_twice", "listed_twice", "empty"].index(case))
+    n_users, n_items, k = 30, 40, 8
+    recs = _recs_from_scores(rng.random((n_users, n_items)), np.zeros((n_users, n_items), bool), k)
+    recs = recs.sample(frac=0.9, random_state=1)  # unsorted, some users with short lists
+    if case == "listed_twice":
+        recs = pd.concat([recs, recs.iloc[:20].assign(rank=np.int16(1))], ignore_index=True)
+    if case == "empty":
+        recs = recs.iloc[:0]
+    cells = rng.choice(n_users * n_items, size=500, replace=case == "queries_twice")
+    users, items = np.divmod(cells, n_items)
+    expected = {}
+    for u, i, r in zip(recs["user"], recs["item"], recs["rank"], strict=True):
+        if r <= 5:
+            expected.setdefault((u, i), r)
+    want = [expected.get((u, i), 0) for u, i in zip(users, items, strict=True)]
+    got = list_ranks(recs, users, items, n_items=n_items, depth=5)
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, want)

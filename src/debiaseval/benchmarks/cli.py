@@ -55,6 +55,12 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         default="Random,PosPop,AvgRating,UserKNN,ItemKNN,MF",
         help="scale: E1 recommenders, one grid point each",
     )
+    parser.add_argument(
+        "--scale-stages",
+        default="e1,e5,e6",
+        help="scale: the experiments whose stages run, comma-separated (e1 alone: E1's stages, "
+        "with its evaluate stage without and with the default estimators)",
+    )
     parser.add_argument("--scale-mf-epochs", type=int, default=5, help="scale: MF epochs")
     parser.add_argument(
         "--scale-e6-users", type=int, default=2000, help="scale: E6 leave-one-out user sample"

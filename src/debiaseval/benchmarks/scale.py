@@ -15,11 +15,12 @@ The stages are the workflow's own functions (:mod:`debiaseval.experiments.e1`
 sets and recommenders, one grid point each (``--scale-grid``), MF trained a fixed
 number of epochs (no early stopping). E6 runs on the MNAR log cut into two
 snapshots by a random order of its pairs, the leave-one-out on a uniform sample
-of ``--scale-e6-users`` users (the KL weights on every user). E1's evaluate stage runs
-twice in the same process, without and with E1's default weighting estimators
-(``e1.estimators``: one SNIPS, one DR), and their ratio is printed. Printed: per size
-and stage the wall time, CPU time and the peak RSS so far; then the growth
-exponent of time between consecutive sizes, log(t2/t1)/log(pairs2/pairs1).
+of ``--scale-e6-users`` users (the KL weights on every user); ``--scale-stages e1`` runs
+E1's stages alone (E5's and E6's follow them). E1's evaluate stage runs twice in the same
+process, with the same bootstrap, without and with E1's default weighting estimators
+(``e1.estimators``: one SNIPS, one DR), and the ratios of their wall and CPU times are
+printed. Printed: per size and stage the wall time, CPU time and the peak RSS so far; then
+the growth exponent of time between consecutive sizes, log(t2/t1)/log(pairs2/pairs1).
 """
 
 from __future__ import annotations
@@ -39,7 +40,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["ML20M_SHAPE", "child", "run", "scale_shape"]
+__all__ = ["ML20M_SHAPE", "STAGES", "child", "run", "scale_shape"]
+
+STAGES = ("e1", "e5", "e6")
+"""The experiments whose stages ``--scale-stages`` can choose (E1's always run: E5 and E6
+use its split)."""
 
 ML20M_SHAPE = (138_493, 26_744)
 """MovieLens-20M's users × items."""
@@ -198,7 +203,8 @@ def child(options: dict[str, Any]) -> list[dict[str, Any]]:
             **evaluation,
         ),
     )
-    # the same stage with E1's default weighting estimators (one SNIPS, one DR), same process
+    # the same stage with E1's default weighting estimators (one SNIPS, one DR), same process:
+    # the same call but for estimators= (the same bootstrap resamples and level)
     _stage(
         rows,
         "E1 evaluate+estimators",
@@ -209,16 +215,20 @@ def child(options: dict[str, Any]) -> list[dict[str, Any]]:
             seed=seed,
             n_items=n_items,
             positive_threshold=threshold,
+            resamples=block["bootstrap"]["resamples"],
+            level=block["confidence"],
             estimators=block["estimators"],
             n_users=n_users,
             **evaluation,
         ),
     )
+    if "e5" not in options.get("stages", STAGES) and "e6" not in options.get("stages", STAGES):
+        return rows
     part = split["part"].to_numpy()
     labelled = pd.concat(
         [split[part == "train"], split[part == "gt"].assign(part="exposed")], ignore_index=True
     )
-    for name in options["e5_models"]:
+    for name in options["e5_models"] if "e5" in options.get("stages", STAGES) else []:
         algorithm, grid = _RECOMMENDERS[name]
         _stage(
             rows,
@@ -237,6 +247,8 @@ def child(options: dict[str, Any]) -> list[dict[str, Any]]:
                 **sizes,
             ),
         )
+    if "e6" not in options.get("stages", STAGES):
+        return rows
     mnar = interactions[interactions["part"] == "mnar"]
     order = np.random.default_rng(seed).permutation(len(mnar))
     log = pd.DataFrame(
@@ -311,6 +323,10 @@ def run(args: argparse.Namespace, out: dict[str, float]) -> None:
             f"--scale-recommenders: unknown {unknown}; expected some of {', '.join(_RECOMMENDERS)}"
         )
     e5_models = [m for m in ("ItemKNN", "PosPop") if m in recommenders]
+    stages = [s.strip() for s in str(getattr(args, "scale_stages", ",".join(STAGES))).split(",")]
+    unknown = sorted(set(stages) - set(STAGES) - {""})
+    if unknown:
+        raise ValueError(f"--scale-stages: unknown {unknown}; expected some of {', '.join(STAGES)}")
     results: dict[float, list[dict[str, Any]]] = {}
     peaks: dict[float, float] = {}
     for million in sizes:
@@ -327,6 +343,7 @@ def run(args: argparse.Namespace, out: dict[str, float]) -> None:
             "e5_models": e5_models,
             "mf_epochs": args.scale_mf_epochs,
             "e6_users": args.scale_e6_users,
+            "stages": stages,
         }
         results[million], peaks[million] = _run_child(options, args.threads)
         total = sum(r["seconds"] for r in results[million])
@@ -346,11 +363,19 @@ def run(args: argparse.Namespace, out: dict[str, float]) -> None:
         print(f"  total {total:.1f} s, peak RSS {peaks[million]:.2f} GB (getrusage of the child)")
         plain = _seconds(results[million], "E1 evaluate")
         weighted = _seconds(results[million], "E1 evaluate+estimators")
+        plain_cpu = _seconds(results[million], "E1 evaluate", "cpu_seconds")
+        weighted_cpu = _seconds(results[million], "E1 evaluate+estimators", "cpu_seconds")
         if plain > 0 and weighted > 0:
             out[f"scale {million:g}M estimators / evaluate"] = weighted / plain
             print(
                 f"  E1 evaluate with the default estimators: {weighted:.2f} s vs {plain:.2f} s "
-                f"without ({weighted / plain:.2f}x, the same process)"
+                f"without ({weighted / plain:.2f}x, the same process and bootstrap)"
+            )
+        if plain_cpu > 0 and weighted_cpu > 0:
+            out[f"scale {million:g}M estimators / evaluate (cpu)"] = weighted_cpu / plain_cpu
+            print(
+                f"  ... in CPU time: {weighted_cpu:.2f} s vs {plain_cpu:.2f} s "
+                f"({weighted_cpu / plain_cpu:.2f}x)"
             )
     print(_table(results, peaks))
     for small, large in itertools.pairwise(sizes):

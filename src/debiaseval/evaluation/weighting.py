@@ -77,15 +77,34 @@ def gains(metric: str, rank: np.ndarray, k: int) -> np.ndarray:
 def list_ranks(
     recs: pd.DataFrame, users: np.ndarray, items: np.ndarray, *, n_items: int, depth: int
 ) -> np.ndarray:
-    """The 1-based rank of every (user, item) pair in ``recs`` (0 when not in the top ``depth``)."""
+    """The 1-based rank of every (user, item) pair in ``recs`` (0 when not in the top ``depth``).
+
+    With distinct query pairs (E1's held-out pairs, stored sorted so their sort is a pass),
+    the lists' pairs are looked up among the sorted queries: O(list rows · log pairs), no
+    sort of the lists. Otherwise (a pair asked twice, or listed twice for a user: the first
+    of its rows counts) the queries are looked up among the sorted lists' pairs.
+    """
     rank = recs["rank"].to_numpy().astype(np.int64)
     keep = rank <= depth
     keys = recs["user"].to_numpy().astype(np.int64)[keep] * n_items + recs["item"].to_numpy()[keep]
-    order = np.argsort(keys, kind="stable")
-    keys, rank = keys[order], rank[keep][order]
+    rank = rank[keep]
     query = np.asarray(users, dtype=np.int64) * n_items + np.asarray(items, dtype=np.int64)
-    if keys.size == 0:
+    if keys.size == 0 or query.size == 0:
         return np.zeros(query.size, dtype=np.int64)
+    order = np.argsort(query, kind="stable")
+    ordered = query[order]
+    if not np.any(ordered[1:] == ordered[:-1]):
+        at = np.minimum(np.searchsorted(ordered, keys), ordered.size - 1)
+        hit = ordered[at] == keys
+        target = order[at[hit]]
+        found = np.zeros(query.size, dtype=bool)
+        found[target] = True
+        if np.count_nonzero(found) == target.size:  # no pair listed twice
+            out = np.zeros(query.size, dtype=np.int64)
+            out[target] = rank[hit]
+            return out
+    order = np.argsort(keys, kind="stable")
+    keys, rank = keys[order], rank[order]
     at = np.minimum(np.searchsorted(keys, query), keys.size - 1)
     return np.where(keys[at] == query, rank[at], 0)
 
@@ -159,9 +178,18 @@ def prepare(
     return replace(held, weight_diagnostics=_weight_diagnostics(held))
 
 
+def _member(ids: np.ndarray, chosen: np.ndarray, n: int) -> np.ndarray:
+    """``np.isin(ids, chosen)`` for ids ≥ 0 (``chosen`` in [0, n)), by a lookup table:
+    O(len(ids) + n)."""
+    size = max(n, int(ids.max()) + 1 if ids.size else 0)
+    table = np.zeros(size, dtype=bool)
+    table[chosen] = True
+    return table[ids]
+
+
 def _weight_diagnostics(held: HeldOut) -> dict[str, float]:
     """ESS per user (mean, median, min), the largest weight's share and the top 1%'s share."""
-    mask = np.isin(held.users, held.evaluated)
+    mask = _member(held.users, held.evaluated, held.n_users)
     if held.estimator != "dr":
         mask &= held.labels > 0
     u, w = held.users[mask], held.weights[mask]
@@ -190,8 +218,13 @@ def estimate(
     ks: Sequence[int],
     metrics: Sequence[str],
     n_items: int,
+    ranks: np.ndarray | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per-user estimates of one recommender's top-k lists, and their diagnostics.
+
+    ``ranks``: the held-out pairs' ranks in ``recs`` when already looked up
+    (:func:`list_ranks` of ``held.users``, ``held.items`` at depth ≥ max(``ks``)), shared by
+    the estimators of a seed, which all weight the same held-out pairs.
 
     Returns (per-user values: ``user`` int32, ``metric``, ``k`` int16, ``value``, ordered by
     metric, k, user as :func:`~debiaseval.evaluation.metrics.evaluate_topk` orders them;
@@ -199,12 +232,16 @@ def estimate(
     """
     ks = list(dict.fromkeys(int(k) for k in ks))
     depth = max(ks)
-    rank_h = list_ranks(recs, held.users, held.items, n_items=n_items, depth=depth)
+    if ranks is None:
+        ranks = list_ranks(recs, held.users, held.items, n_items=n_items, depth=depth)
+    elif np.shape(ranks) != held.users.shape:
+        raise ValueError("ranks must hold one rank per held-out pair")
+    rank_h = ranks
     top = None
     if held.estimator == "dr":
         r_rank = recs["rank"].to_numpy().astype(np.int64)
         r_user = recs["user"].to_numpy().astype(np.int64)
-        sel = (r_rank <= depth) & np.isin(r_user, held.evaluated)
+        sel = (r_rank <= depth) & _member(r_user, held.evaluated, held.n_users)
         top_users, top_rank = r_user[sel], r_rank[sel]
         top = (top_users, top_rank, held.imputation.pairs(top_users, recs["item"].to_numpy()[sel]))
     weights = held.weight_diagnostics or _weight_diagnostics(held)

@@ -64,7 +64,14 @@ from debiaseval.evaluation.uncertainty import (
     compare_recommenders,
     seed_intervals,
 )
-from debiaseval.evaluation.weighting import DIAGNOSTICS_COLUMNS, GAINS, HeldOut, estimate, prepare
+from debiaseval.evaluation.weighting import (
+    DIAGNOSTICS_COLUMNS,
+    GAINS,
+    HeldOut,
+    estimate,
+    list_ranks,
+    prepare,
+)
 from debiaseval.experiments import Data, input_frames, seed_ids
 from debiaseval.recommenders.base import trains_by_epochs
 from debiaseval.recommenders.registry import EXTERNAL, resolve_recommender
@@ -80,6 +87,7 @@ __all__ = [
     "OUTPUTS",
     "TRUTH_DATASETS",
     "EmptyTestSetError",
+    "SplitParts",
     "aggregate_step",
     "check_config",
     "check_testset",
@@ -736,6 +744,60 @@ users averaged over and left out, the negative and above-1 per-user values, the 
 sample size per user, the weights' concentration and the propensities' scale factor."""
 
 
+class SplitParts:
+    """The parts of a seed's split that the weighting estimators read, each selected once.
+
+    ``train``, ``heldout`` (H), ``weights`` (the MAR weights part) and ``mnar`` (train and
+    held-out) hold the columns ``user``, ``item`` and ``rating`` of their rows, in the split's
+    order and dtypes: the values of ``split[split["part"] == part]``. A part is selected the
+    first time it is read (one comparison of ``part``, a gather of three numeric columns, no
+    copy of the string column) and shared by every estimator and propensity model of the seed.
+    """
+
+    COLUMNS = ("user", "item", "rating")
+
+    def __init__(self, split: pd.DataFrame) -> None:
+        self.split = split
+        self._rows: dict[str, np.ndarray] = {}
+        self._frames: dict[str, pd.DataFrame] = {}
+
+    def rows(self, part: str) -> np.ndarray:
+        """The positions of ``part``'s rows in the split, ascending (mnar: train and held-out)."""
+        if part not in self._rows:
+            if part == "mnar":
+                mask = np.zeros(len(self.split), dtype=bool)
+                mask[self.rows("train")] = True
+                mask[self.rows("heldout")] = True
+            else:
+                mask = (self.split["part"] == part).to_numpy(dtype=bool)
+            self._rows[part] = np.flatnonzero(mask)
+        return self._rows[part]
+
+    def frame(self, part: str) -> pd.DataFrame:
+        """``part``'s rows (columns :attr:`COLUMNS` the split has), computed once."""
+        if part not in self._frames:
+            rows = self.rows(part)
+            columns = [c for c in self.COLUMNS if c in self.split.columns]
+            self._frames[part] = pd.DataFrame({c: self.split[c].to_numpy()[rows] for c in columns})
+        return self._frames[part]
+
+    @property
+    def train(self) -> pd.DataFrame:
+        return self.frame("train")
+
+    @property
+    def heldout(self) -> pd.DataFrame:
+        return self.frame("heldout")
+
+    @property
+    def weights(self) -> pd.DataFrame:
+        return self.frame("weights")
+
+    @property
+    def mnar(self) -> pd.DataFrame:
+        return self.frame("mnar")
+
+
 def propensity_model(
     split: pd.DataFrame,
     spec: Mapping[str, Any],
@@ -744,6 +806,7 @@ def propensity_model(
     n_items: int,
     features: tuple[pd.DataFrame, pd.DataFrame] | None = None,
     truth: np.ndarray | None = None,
+    parts: SplitParts | None = None,
 ) -> PropensityModel:
     """The propensity model ``spec["propensity"]`` of one estimator of ``e1.estimators``.
 
@@ -751,28 +814,29 @@ def propensity_model(
     ``weights`` part; popularity: the training counts to the power ``gamma``; logistic:
     user and item ``features`` fitted on the MNAR pairs; wtd: 1/(w_u w_i^2) of [SAC20]
     (reference the training part, P_mar of ``mar_posterior``); known: the ``truth``
-    propensities (users × items) of a synthetic dataset.
+    propensities (users × items) of a synthetic dataset. ``parts``: the split's parts when
+    already selected (:class:`SplitParts`, shared by a seed's estimators).
     """
     name = spec.get("propensity", "naive_bayes")
     sizes = {"n_users": n_users, "n_items": n_items}
-    train = split[split["part"] == "train"]
+    parts = SplitParts(split) if parts is None else parts
     smoothing = float(spec.get("smoothing", 1.0))
     if name == "naive_bayes":
-        mnar = split[split["part"].isin(["train", "heldout"])]
-        mar = split[split["part"] == "weights"]
-        return as_model(naive_bayes(mnar["rating"], mar["rating"], **sizes), **sizes)
+        return as_model(naive_bayes(parts.mnar["rating"], parts.weights["rating"], **sizes),
+                        **sizes)  # fmt: skip
     if name == "popularity":
-        table = popularity(train, **sizes, smoothing=smoothing, exponent=spec.get("gamma", 1.0))
+        table = popularity(parts.train, **sizes, smoothing=smoothing,
+                           exponent=spec.get("gamma", 1.0))  # fmt: skip
         return as_model(table, **sizes)
     if name == "wtd":
-        mar = split[split["part"] == "weights"]
         uniform = spec.get("mar_posterior", "weights") == "uniform"
+        train, mar = parts.train, None if uniform else parts.weights
         return wtd(
             **sizes,
             reference_users=train["user"].to_numpy(),
             reference_items=train["item"].to_numpy(),
-            mar_users=None if uniform else mar["user"].to_numpy(),
-            mar_items=None if uniform else mar["item"].to_numpy(),
+            mar_users=None if mar is None else mar["user"].to_numpy(),
+            mar_items=None if mar is None else mar["item"].to_numpy(),
             smoothing=smoothing,
         )
     if name == "logistic":
@@ -781,8 +845,7 @@ def propensity_model(
         users, items = features[0].sort_values("user"), features[1].sort_values("item")
         xu = users.drop(columns=["user", "raw_user"], errors="ignore").to_numpy(float)
         xi = items.drop(columns=["item", "raw_item"], errors="ignore").to_numpy(float)
-        mnar = split[split["part"].isin(["train", "heldout"])]
-        return as_model(logistic(mnar, xu, xi), **sizes)
+        return as_model(logistic(parts.mnar, xu, xi), **sizes)
     if name == "known":
         if truth is None:
             raise ValueError("known propensities need the dataset's true propensities")
@@ -841,22 +904,24 @@ def estimator_heldout(
     features: tuple[pd.DataFrame, pd.DataFrame] | None = None,
     truth: np.ndarray | None = None,
     model: PropensityModel | None = None,
+    parts: SplitParts | None = None,
 ) -> tuple[HeldOut, float]:
     """One estimator's recommender-independent part of a seed: the held-out part with its
     propensities conditioned on E1's random train/held-out split (and clipped;
     :func:`~debiaseval.debiasing.propensities.scaled`) and, for dr, its imputation fitted on
     the training part with the model's observation probabilities (the training part is a
     random share of the MNAR sample). Returns it and the propensities' scale factor. ``model``: the
-    propensity model when already fitted (:func:`propensity_model`)."""
-    train = split[split["part"] == "train"]
-    held = split[split["part"] == "heldout"]
+    propensity model when already fitted (:func:`propensity_model`); ``parts``: the split's
+    parts when already selected (:class:`SplitParts`)."""
+    parts = SplitParts(split) if parts is None else parts
+    train, held = parts.train, parts.heldout
     estimator = spec["estimator"]
     if estimator == "naive":
         return prepare("naive", held, None, n_users=n_users,
                        positive_threshold=positive_threshold), 1.0  # fmt: skip
     if model is None:
         model = propensity_model(split, spec, n_users=n_users, n_items=n_items,
-                                 features=features, truth=truth)  # fmt: skip
+                                 features=features, truth=truth, parts=parts)  # fmt: skip
     floor = spec.get("clip")
     n_observed = len(train) + len(held)
     p, factor = scaled(model, held, train=train, n_pairs=len(held), floor=floor,
@@ -893,23 +958,41 @@ def evaluate_estimators(
 
     Returns the means in :func:`evaluate_recommenders`' layout (``testset`` = the estimator's
     name, ``n_test_pairs`` = |H|, with ``seed``), recommender -> estimator -> per-user values,
-    and the diagnostics (:data:`ESTIMATOR_DIAGNOSTICS_COLUMNS`).
+    and the diagnostics (:data:`ESTIMATOR_DIAGNOSTICS_COLUMNS`, estimator-major).
+
+    What does not depend on the estimator is computed once per seed and shared: the split's
+    parts (:class:`SplitParts`), each propensity model, and per recommender the ranks of the
+    held-out pairs in its lists (:func:`~debiaseval.evaluation.weighting.list_ranks`); one
+    estimator's held-out part is held at a time.
     """
-    n_held = int((split["part"] == "heldout").sum())
+    parts = SplitParts(split)
+    held_pairs = parts.heldout
+    n_held = len(held_pairs)
+    # the held-out pairs' ranks in every recommender's lists, looked up once for all estimators
+    # (they weight the same pairs), kept in the smallest integer type that holds the depth
+    depth = max(int(k) for k in ks)
+    users, items = held_pairs["user"].to_numpy(), held_pairs["item"].to_numpy()
+    ranks = {
+        rec: list_ranks(lists, users, items, n_items=n_items, depth=depth).astype(
+            np.min_scalar_type(depth)
+        )
+        for rec, lists in recs.items()
+    }
     tables, per_user, diagnostics = [], {}, []
     models: dict[tuple[Any, ...], PropensityModel] = {}  # one fit per model, shared
     for name, spec in estimators.items():
         key = tuple(spec.get(k) for k in ("propensity", "gamma", "smoothing", "mar_posterior"))
         if spec["estimator"] != "naive" and key not in models:
             models[key] = propensity_model(split, spec, n_users=n_users, n_items=n_items,
-                                           features=features, truth=truth)  # fmt: skip
+                                           features=features, truth=truth, parts=parts)  # fmt: skip
         held, factor = estimator_heldout(
             split, spec, seed=seed, n_users=n_users, n_items=n_items,
             positive_threshold=positive_threshold, features=features, truth=truth,
-            model=models.get(key),
+            model=models.get(key), parts=parts,
         )  # fmt: skip
         for rec, lists in recs.items():
-            values, diag = estimate(held, lists, ks=ks, metrics=metrics, n_items=n_items)
+            values, diag = estimate(held, lists, ks=ks, metrics=metrics, n_items=n_items,
+                                    ranks=ranks[rec])  # fmt: skip
             per_user.setdefault(rec, {})[name] = values
             summary = summarise(values)
             short = values.assign(short=short_list_counts(lists, values))
