@@ -124,6 +124,16 @@ def test_scale_section_runs_each_size_in_a_child_at_tiny_sizes(capsys) -> None:
         main(["--sections", "scale", "--scale-recommenders", "Nope"])
 
 
+def test_scale_stages_leave_out_the_other_stages() -> None:
+    rows = main(
+        ["--sections", "scale", "--scale-sizes", "0.002", "--scale-recommenders", "PosPop,Random",
+         "--scale-stages", "e1"]
+    )  # fmt: skip
+    assert rows["scale 0.002M E1 evaluate / means only (cpu)"] > 0
+    assert "scale 0.002M E1 tune+rank PosPop [s]" in rows
+    assert not [key for key in rows if "E5" in key or "E6" in key or "estimators" in key]
+
+
 def test_ranking_section_runs_at_a_tiny_size() -> None:
     """``--sections ranking``: the project, the bare product and implicit (when installed),
     on 1 and 2 threads, with the same lists as implicit's, and PosPop's tune+rank."""

@@ -57,6 +57,13 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     )
     parser.add_argument("--scale-mf-epochs", type=int, default=5, help="scale: MF epochs")
     parser.add_argument(
+        "--scale-stages", nargs="+", choices=list(scale.STAGE_GROUPS),
+        default=list(scale.STAGE_GROUPS),
+        help="scale: the stages to time (e1: E1 evaluate and its means-only baseline; "
+        "estimators: E1 evaluate+estimators; e5; e6); the data, E1's split, test sets and "
+        "lists always run",
+    )  # fmt: skip
+    parser.add_argument(
         "--scale-e6-users", type=int, default=2000, help="scale: E6 leave-one-out user sample"
     )
     parser.add_argument(

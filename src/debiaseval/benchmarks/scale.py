@@ -72,7 +72,25 @@ def _cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+STAGE_GROUPS = ("e1", "estimators", "e5", "e6")
+"""The stages ``--scale-stages`` can choose: E1's evaluate stage and its means-only baseline,
+the same stage with E1's default estimators, E5's, E6's. The data and E1's split, test sets
+and lists always run (the others need them)."""
+_stages = frozenset(STAGE_GROUPS)  # this child's choice (options["stages"])
+
+
+def _group(name: str) -> str | None:
+    """The ``--scale-stages`` group of a stage (None: always run)."""
+    if name in ("E1 evaluate (means only)", "E1 evaluate"):
+        return "e1"
+    if name == "E1 evaluate+estimators":
+        return "estimators"
+    return {"E5": "e5", "E6": "e6"}.get(name[:2])
+
+
 def _stage(rows: list[dict[str, Any]], name: str, fn: Callable[[], Any]) -> Any:
+    if _group(name) not in (None, *_stages):
+        return None
     wall, cpu = time.perf_counter(), _cpu()
     out = fn()
     row = {
@@ -98,6 +116,8 @@ def child(options: dict[str, Any]) -> list[dict[str, Any]]:
     from debiaseval.experiments import e1, e5, e6
     from debiaseval.workflow.config import validate_config
 
+    global _stages
+    _stages = frozenset(options.get("stages", STAGE_GROUPS))
     million, seed = float(options["million"]), int(options["seed"])
     n_users, n_items, density = scale_shape(million)
     full = validate_config({}, "e1")
@@ -327,6 +347,7 @@ def run(args: argparse.Namespace, out: dict[str, float]) -> None:
             "e5_models": e5_models,
             "mf_epochs": args.scale_mf_epochs,
             "e6_users": args.scale_e6_users,
+            "stages": list(args.scale_stages),
         }
         results[million], peaks[million] = _run_child(options, args.threads)
         total = sum(r["seconds"] for r in results[million])

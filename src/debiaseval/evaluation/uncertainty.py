@@ -122,10 +122,16 @@ def bootstrap_means(
     if resamples == 0 or n == 0:
         return out
     present = ~np.isnan(x)
-    # One weight-sum column per distinct set of rows (E1: one per test set).
-    patterns, first, column_pattern = np.unique(
-        np.packbits(present, axis=0).T, axis=0, return_index=True, return_inverse=True
+    # One weight-sum column per distinct set of rows (E1: one per test set): the columns'
+    # packed presence bits as single (void) values, whose unique is a sort of m byte strings
+    # (np.unique(axis=0) gives the same, in the same order, many times slower).
+    packed = np.ascontiguousarray(np.packbits(present, axis=0).T)
+    _, first, column_pattern = np.unique(
+        packed.view(np.dtype((np.void, packed.shape[1]))).ravel(),
+        return_index=True,
+        return_inverse=True,
     )
+    patterns = packed[first]
     column_pattern = column_pattern.ravel()
     # [centred values | weight-sum columns], built in place in float32 (0 where absent).
     products = np.zeros((n, m + len(patterns)), dtype=np.float32)
@@ -188,7 +194,10 @@ def paired_t_tests(values: np.ndarray) -> dict[str, np.ndarray]:
     present = ~np.isnan(x)
     both = present[..., a] & present[..., b]
     n = both.sum(axis=-2)
-    d = np.where(both, np.nan_to_num(x[..., a]) - np.nan_to_num(x[..., b]), 0.0)
+    if np.isfinite(x).all():  # E1's case: every recommender over the same users
+        d = x[..., a] - x[..., b]
+    else:
+        d = np.where(both, np.nan_to_num(x[..., a]) - np.nan_to_num(x[..., b]), 0.0)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = d.sum(axis=-2) / n
         dev = np.where(both, d - np.expand_dims(mean, -2), 0.0)
