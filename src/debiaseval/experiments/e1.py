@@ -1098,16 +1098,21 @@ def _per_user_table(
 
 
 def _concat_tables(first: pd.DataFrame, second: pd.DataFrame) -> pd.DataFrame:
-    """``pd.concat`` of two tables of a seed that keeps a categorical column categorical, over
-    the union of both sides' categories (first's, then second's new ones)."""
+    """``pd.concat`` of two tables of a seed that keeps a categorical column categorical: over
+    the union of both sides' categories (first's, then second's new ones), or the one side's
+    categories where the other side has no rows."""
     first, second = first.copy(deep=False), second.copy(deep=False)
-    for column in first.columns:
-        a = first[column].dtype
-        b = second[column].dtype if column in second else None
-        if isinstance(a, pd.CategoricalDtype) and isinstance(b, pd.CategoricalDtype) and a != b:
-            union = a.categories.append(b.categories[~b.categories.isin(a.categories)])
-            first[column] = first[column].cat.set_categories(union)
-            second[column] = second[column].cat.set_categories(union)
+    for column in first.columns.intersection(second.columns):
+        a, b = first[column].dtype, second[column].dtype
+        if isinstance(a, pd.CategoricalDtype) and isinstance(b, pd.CategoricalDtype):
+            if a != b:
+                union = a.categories.append(b.categories[~b.categories.isin(a.categories)])
+                first[column] = first[column].cat.set_categories(union)
+                second[column] = second[column].cat.set_categories(union)
+        elif isinstance(a, pd.CategoricalDtype) and not len(second):
+            second[column] = second[column].astype(a)
+        elif isinstance(b, pd.CategoricalDtype) and not len(first):
+            first[column] = first[column].astype(b)
     return pd.concat([first, second], ignore_index=True)
 
 
