@@ -133,6 +133,7 @@ def test_scale_section_runs_e1s_stages_alone() -> None:
     assert {"E1 evaluate", "E1 evaluate+estimators", "E1 tune+rank PosPop"} <= stages
     assert not any(stage.startswith(("E5", "E6")) for stage in stages)
     assert rows["scale 0.002M estimators / evaluate (cpu)"] > 0
+    assert rows["scale 0.002M E1 evaluate / means only (cpu)"] > 0
 
 
 def test_ranking_section_runs_at_a_tiny_size() -> None:

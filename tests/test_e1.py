@@ -136,6 +136,37 @@ def test_k_beyond_the_candidate_items_warns():
     assert short_list_warnings(train, n_items=60, ks=[10]) == []
 
 
+def test_short_lists_count_distinct_items_whatever_the_order_of_the_pairs():
+    from debiaseval.experiments.e1 import _distinct_items_per_user
+
+    rng = np.random.default_rng(4)
+    train = pd.DataFrame({"user": rng.integers(0, 40, 500), "item": rng.integers(0, 30, 500)})
+    expected = train.groupby("user")["item"].nunique().to_numpy()
+    sorted_pairs = train.sort_values(["user", "item"])  # as a split's parts are, duplicates too
+    for pairs in (train, sorted_pairs, sorted_pairs.drop_duplicates()):
+        np.testing.assert_array_equal(_distinct_items_per_user(pairs), expected)
+    assert _distinct_items_per_user(train.head(0)).size == 0
+    messages = short_list_warnings(train, n_items=30, ks=[5, 40])
+    assert len(messages) == 1 and "k = 40" in messages[0]
+
+
+def test_seed_tables_join_keeping_categoricals():
+    from debiaseval.experiments.e1 import _concat_tables
+
+    def table(names, testsets):
+        return pd.DataFrame({"recommender": pd.Categorical(names), "value": 0.5,
+                             "testset": pd.Categorical(testsets)})  # fmt: skip
+
+    both = _concat_tables(table(["a", "b"], ["gt", "FULL"]), table(["b", "c"], ["DR", "DR"]))
+    assert list(both["recommender"].cat.categories) == ["a", "b", "c"]
+    assert list(both["testset"].cat.categories) == ["FULL", "gt", "DR"]
+    assert list(both["recommender"].astype(str)) == ["a", "b", "b", "c"]
+    empty = pd.DataFrame(columns=["recommender", "value", "testset"])
+    for joined in (_concat_tables(table(["a"], ["gt"]), empty),
+                   _concat_tables(empty, table(["a"], ["gt"]))):  # fmt: skip
+        assert isinstance(joined["recommender"].dtype, pd.CategoricalDtype) and len(joined) == 1
+
+
 def test_evaluate_step_warns_when_k_exceeds_the_candidates():
     _, split = _full_split()
     gt = split[split["part"] == "gt"]
@@ -197,6 +228,10 @@ def test_per_user_values_average_to_the_metrics_exactly():
     keys = ["recommender", "seed", "testset", "metric", "k"]
     assert list(per_user.columns) == ["recommender", "seed", "testset", "user", "metric", "k",
                                       "value"]  # fmt: skip
+    # recommender and testset are categoricals (docs/experiments/e1.md, Outputs)
+    assert list(per_user["recommender"].cat.categories) == ["pospop", "random", "avgrating"]
+    assert list(per_user["testset"].cat.categories) == ["gt", "ALL"]
+    assert per_user["metric"].dtype == metrics["metric"].dtype
     means = per_user.groupby(keys, sort=False)["value"].agg(["mean", "size"]).reset_index()
     both = metrics.merge(means, on=keys, validate="one_to_one")
     assert len(both) == len(metrics) == 3 * 2 * 2 * 2
@@ -292,6 +327,9 @@ def test_estimators_are_rows_beside_the_test_sets_for_their_metrics_only():
                for name in ESTIMATORS)  # fmt: skip
     per_user = out["metrics_per_user"]
     assert set(per_user["testset"]) >= set(ESTIMATORS) and set(per_user["seed"]) == {0, 1}
+    # the seeds' and the estimators' rows keep the categoricals, over the union of names
+    assert list(per_user["testset"].cat.categories) == ["gt", "FULL", *ESTIMATORS]
+    assert isinstance(per_user["recommender"].dtype, pd.CategoricalDtype)
     # every recommender is estimated over the same users of an estimator
     users = per_user[per_user["testset"] == "DR_POP"].groupby("recommender")["user"].apply(set)
     assert all(u == users.iloc[0] for u in users)

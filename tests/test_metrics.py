@@ -164,3 +164,11 @@ def test_train_overlap_mask():
     mask = train_overlap_mask(TEST, train)
     np.testing.assert_array_equal(mask, [True, False, False, False, False, True, False, False])
     assert mask.dtype == bool
+
+
+def test_repeated_labels_are_the_column_pandas_makes_of_the_strings():
+    from debiaseval.evaluation.metrics import _repeated_labels
+
+    for labels, count in ((["recall", "ndcg", "map"], 4), (["hitrate"], 0), ([], 3)):
+        expected = pd.Series(np.repeat(np.asarray(labels, dtype=object), count), dtype=str)
+        pd.testing.assert_series_equal(_repeated_labels(labels, count), expected)

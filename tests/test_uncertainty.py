@@ -11,6 +11,7 @@ from debiaseval.evaluation.uncertainty import (
     compare_recommenders,
     holm,
     paired_t_test,
+    paired_t_tests,
     poisson_weights,
     seed_intervals,
     t_interval,
@@ -109,6 +110,81 @@ def test_paired_t_test_agrees_with_scipy_and_pairs_users_not_rows():
     assert out["n"][0] == 45
     assert out["p_value"][0] == pytest.approx(ref.pvalue, rel=1e-9)
     assert out["t"][0] == pytest.approx(ref.statistic, rel=1e-9)
+
+
+def _scipy_paired(x: np.ndarray, y: np.ndarray) -> tuple[int, float, float]:
+    """The reference: scipy's ttest_rel over the rows both have, with paired_t_test's
+    documented cases (fewer than two rows: NaN; constant differences: t ±inf or 0, p 0 or 1)."""
+    from scipy.stats import ttest_rel
+
+    both = ~np.isnan(x) & ~np.isnan(y)
+    n = int(both.sum())
+    if n < 2:
+        return n, np.nan, np.nan
+    d = x[both] - y[both]
+    mean = d.mean()
+    if np.std(d, ddof=1) <= 1e-12 * max(abs(mean), 1.0):  # equal up to rounding
+        return n, (0.0 if mean == 0 else np.sign(mean) * np.inf), (1.0 if mean == 0 else 0.0)
+    ref = ttest_rel(x[both], y[both])
+    return n, ref.statistic, ref.pvalue
+
+
+def test_paired_t_tests_of_many_families_agree_with_scipy_pair_by_pair():
+    # 7 families x 60 users x 4 recommenders with the per-user values' edge cases: many ties
+    # (values on a grid of tenths), missing users, a family where two recommenders agree on
+    # every user (zero variance, p 1), one where they differ by a constant (p 0), one with a
+    # single common user and one with none (NaN).
+    rng = np.random.default_rng(11)
+    values = np.round(rng.random((7, 60, 4)), 1)
+    values[rng.random(values.shape) < 0.1] = np.nan
+    values[1, :, 1] = values[1, :, 0]
+    values[2, :, 2] = values[2, :, 0] + 0.25
+    values[3, 1:, 3] = np.nan
+    values[4, :, 3] = np.nan
+    values[5] = 0.0  # every value tied
+    out = paired_t_tests(values)
+    assert out["p_value"].shape == (7, 6)
+    for f in range(7):
+        single = paired_t_test(values[f])
+        for j, (a, b) in enumerate(zip(out["a"], out["b"], strict=True)):
+            n, t, p = _scipy_paired(values[f, :, a], values[f, :, b])
+            assert out["n"][f, j] == single["n"][j] == n
+            np.testing.assert_allclose(out["t"][f, j], t, rtol=1e-12, atol=0)
+            np.testing.assert_allclose(out["p_value"][f, j], p, rtol=1e-12, atol=1e-300)
+            assert out["p_value"][f, j] == single["p_value"][j] or np.isnan(p)
+    assert out["p_value"][1, 0] == 1.0 and out["p_value"][2, 1] == 0.0
+    assert np.isnan(out["p_value"][3, [2, 4, 5]]).all() and np.isnan(out["t"][4, 2])
+
+
+def test_holm_adjusts_each_row_as_its_own_family():
+    rng = np.random.default_rng(5)
+    p = rng.random((6, 10)) ** 3
+    p[0, [1, 4]] = np.nan
+    p[1] = np.nan
+    p[2, :4] = p[2, 4]  # ties
+    rows = holm(p)
+    for row, expected in zip(rows, p, strict=True):
+        np.testing.assert_array_equal(row, holm(expected))
+    np.testing.assert_allclose(holm(p[3]), _holm_by_definition(p[3]), rtol=1e-15)
+    assert np.isnan(rows[1]).all() and holm(np.zeros((2, 0))).shape == (2, 0)
+
+
+def _holm_by_definition(p: np.ndarray) -> np.ndarray:
+    order = np.argsort(p)
+    m = p.size
+    adjusted = np.empty(m)
+    for i in range(m):
+        adjusted[order[i]] = max(min(1.0, (m - j) * p[order[j]]) for j in range(i + 1))
+    return adjusted
+
+
+def test_compare_recommenders_of_families_stacks_each_familys_table():
+    values = np.round(np.random.default_rng(2).random((3, 25, 3)), 1)
+    values[1, :5, 2] = np.nan
+    names = ["x", "y", "z"]
+    stacked = compare_recommenders(values, names)
+    each = pd.concat([compare_recommenders(v, names) for v in values], ignore_index=True)
+    pd.testing.assert_frame_equal(stacked, each, check_exact=True)
 
 
 def test_comparison_pairs_values_by_user():

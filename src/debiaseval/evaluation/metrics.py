@@ -235,11 +235,21 @@ def evaluate_topk(
     return pd.DataFrame(
         {
             "user": np.tile(users, n_blocks).astype(np.int32),
-            "metric": pd.Series(np.repeat(names, len(ks) * n_u), dtype=str),
+            "metric": _repeated_labels(names, len(ks) * n_u),
             "k": np.tile(np.repeat(ks, n_u), len(names)).astype(np.int16),
             "value": np.concatenate(values) if values else np.empty(0),
         }
     )
+
+
+def _repeated_labels(labels: Sequence[str], count: int) -> pd.Series:
+    """``pd.Series(np.repeat(labels, count), dtype=str)`` taken in Arrow from the labels by
+    their codes: the same column without a Python string per row (about 0.3 µs each)."""
+    import pyarrow as pa
+
+    codes = np.repeat(np.arange(len(labels), dtype=np.int32), count)
+    column = pa.array([str(label) for label in labels], type=pa.large_string()).take(codes)
+    return pd.Series(pd.array(column, dtype=str))
 
 
 def summarise(per_user: pd.DataFrame) -> pd.DataFrame:

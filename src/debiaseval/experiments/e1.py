@@ -186,9 +186,9 @@ def short_list_warnings(train: pd.DataFrame, *, n_items: int, ks: Sequence[int])
     there are fewer than k, the top-k list is shorter than k and HitRate@k or
     Recall@k can reach 1 trivially (on a 6 x 6 dataset every HitRate is 1).
     """
-    seen = train.groupby("user")["item"].nunique()
+    seen = _distinct_items_per_user(train)
     # Users without training pairs have every item as a candidate.
-    fewest = n_items - (int(seen.max()) if len(seen) else 0)
+    fewest = n_items - (int(seen.max()) if seen.size else 0)
     messages = []
     for k in sorted(ks):
         if k > fewest:
@@ -200,6 +200,23 @@ def short_list_warnings(train: pd.DataFrame, *, n_items: int, ks: Sequence[int])
                 f"metrics@{k} such as HitRate@{k} are inflated"
             )
     return messages
+
+
+def _distinct_items_per_user(pairs: pd.DataFrame) -> np.ndarray:
+    """The number of distinct items of every user with pairs in ``pairs`` (in user order), from
+    the (user, item) keys: one pass where they are sorted, as a split's parts are, else a sort."""
+    user = pairs["user"].to_numpy(np.int64)
+    if user.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    item = pairs["item"].to_numpy(np.int64)
+    width = np.int64(item.max()) + 1
+    keys = user * width + item
+    if (keys[1:] < keys[:-1]).any():
+        keys = np.sort(keys)
+    first = np.ones(keys.size, dtype=bool)
+    first[1:] = keys[1:] != keys[:-1]
+    counts = np.bincount(keys[first] // width)
+    return counts[counts > 0]
 
 
 def _check_fractions(block: Mapping[str, Any]) -> None:
@@ -732,7 +749,7 @@ def evaluate_step(
         est_table, est_per_user, est_blocks, seed=seed, resamples=resamples, level=level
     )
     for stem in ("metrics", "metrics_per_user", "comparisons"):
-        out[stem] = pd.concat([out[stem], extra[stem]], ignore_index=True)
+        out[stem] = _concat_tables(out[stem], extra[stem])
     out["estimators_diagnostics"] = diagnostics
     return out
 
@@ -1095,19 +1112,11 @@ def seed_uncertainty(
     names = list(per_user)
     testsets = list(per_user[names[0]]) if names else []
     n_blocks = len(blocks)
-    tests = []
     tables = []
     for testset in testsets:
         frames = [per_user[name][testset] for name in names]
         values = np.stack([f["value"].to_numpy().reshape(n_blocks, -1) for f in frames])
         tables.append((frames[0]["user"].to_numpy()[: values.shape[2]], values))
-        for b, (metric, k) in enumerate(blocks):
-            table = compare_recommenders(values[:, b, :].T, names)
-            table.insert(0, "seed", seed)
-            table.insert(1, "testset", testset)
-            table.insert(2, "metric", metric)
-            table.insert(3, "k", np.int16(k))
-            tests.append(table)
     low, high = _bootstrap_bounds(tables, resamples, run_rng(seed, "bootstrap"), level)
     keys = ["recommender", "testset", "metric", "k"]
     bounds = pd.DataFrame(
@@ -1121,17 +1130,101 @@ def seed_uncertainty(
         }
     ).astype({"k": metrics["k"].dtype} if len(metrics) else {})
     metrics = metrics.merge(bounds, on=keys, how="left")
-    frames = [
-        per_user[name][testset].assign(recommender=name, seed=seed, testset=testset)
-        for name in names
-        for testset in testsets
-    ]
-    columns = ["recommender", "seed", "testset", "user", "metric", "k", "value"]
     return {
         "metrics": metrics,
-        "metrics_per_user": pd.concat(frames, ignore_index=True)[columns],
-        "comparisons": pd.concat(tests, ignore_index=True) if tests else pd.DataFrame(),
+        "metrics_per_user": _per_user_table(per_user, names, testsets, seed=seed),
+        "comparisons": _comparisons(tables, testsets, names, blocks, seed=seed),
     }
+
+
+def _per_user_table(
+    per_user: Mapping[str, Mapping[str, pd.DataFrame]],
+    names: Sequence[str],
+    testsets: Sequence[str],
+    *,
+    seed: int,
+) -> pd.DataFrame:
+    """``metrics_per_user``: the per-user frames (user, metric, k, value) of every recommender
+    and, within it, test set, stacked, after their recommender, seed and test set.
+
+    ``recommender`` and ``testset`` are categoricals (categories in ``names`` and ``testsets``
+    order): one byte a row where strings took about 15, in memory and while the table is
+    built (docs/experiments/e1.md, Outputs). The columns are stacked into the table's own
+    arrays, without an intermediate frame."""
+    frames = [per_user[name][testset] for name in names for testset in testsets]
+    if not frames:
+        columns = ["recommender", "seed", "testset", "user", "metric", "k", "value"]
+        return pd.DataFrame(columns=columns)
+    sizes = [len(frame) for frame in frames]
+
+    def stacked(column: str) -> np.ndarray:
+        return np.concatenate([frame[column].to_numpy() for frame in frames])
+
+    def labels(codes: np.ndarray, categories: Sequence[str]) -> pd.Categorical:
+        return pd.Categorical.from_codes(
+            np.repeat(codes.astype(np.int32), sizes), categories=pd.Index(categories, dtype=str)
+        )
+
+    n_testsets = len(testsets)
+    return pd.DataFrame(
+        {
+            "recommender": labels(np.repeat(np.arange(len(names)), n_testsets), names),
+            "seed": np.full(sum(sizes), seed),
+            "testset": labels(np.tile(np.arange(n_testsets), len(names)), testsets),
+            "user": stacked("user"),
+            "metric": pd.concat([frame["metric"] for frame in frames], ignore_index=True),
+            "k": stacked("k"),
+            "value": stacked("value"),
+        },
+        copy=False,
+    )
+
+
+def _concat_tables(first: pd.DataFrame, second: pd.DataFrame) -> pd.DataFrame:
+    """``pd.concat`` of two tables of a seed that keeps a categorical column categorical: over
+    the union of both sides' categories (first's, then second's new ones), or the one side's
+    categories where the other side has no rows."""
+    first, second = first.copy(deep=False), second.copy(deep=False)
+    for column in first.columns.intersection(second.columns):
+        a, b = first[column].dtype, second[column].dtype
+        if isinstance(a, pd.CategoricalDtype) and isinstance(b, pd.CategoricalDtype):
+            if a != b:
+                union = a.categories.append(b.categories[~b.categories.isin(a.categories)])
+                first[column] = first[column].cat.set_categories(union)
+                second[column] = second[column].cat.set_categories(union)
+        elif isinstance(a, pd.CategoricalDtype) and not len(second):
+            second[column] = second[column].astype(a)
+        elif isinstance(b, pd.CategoricalDtype) and not len(first):
+            first[column] = first[column].astype(b)
+    return pd.concat([first, second], ignore_index=True)
+
+
+def _comparisons(
+    tables: Sequence[tuple[np.ndarray, np.ndarray]],
+    testsets: Sequence[str],
+    names: Sequence[str],
+    blocks: Sequence[tuple[str, int]],
+    *,
+    seed: int,
+) -> pd.DataFrame:
+    """``comparisons``: per test set (its values in ``tables``: recommenders × blocks × users)
+    and block, the paired t-tests of every two recommenders, Holm within the block
+    (:func:`compare_recommenders`, all blocks of a test set in one call)."""
+    if not tables or not blocks:
+        return pd.DataFrame()
+    out = pd.concat(
+        [compare_recommenders(np.moveaxis(values, 0, -1), list(names)) for _, values in tables],
+        ignore_index=True,
+    )
+    pairs = len(names) * (len(names) - 1) // 2
+    rows = len(blocks) * pairs  # per test set
+    out.insert(0, "seed", np.full(len(out), seed))
+    out.insert(1, "testset", pd.Series(np.repeat(testsets, rows), dtype=str))
+    metric = np.repeat([m for m, _ in blocks], pairs)
+    out.insert(2, "metric", pd.Series(np.tile(metric, len(testsets)), dtype=str))
+    k = np.repeat([k for _, k in blocks], pairs)
+    out.insert(3, "k", np.tile(k, len(testsets)).astype(np.int16))
+    return out
 
 
 def _bootstrap_bounds(
