@@ -126,9 +126,26 @@ def test_scale_section_runs_each_size_in_a_child_at_tiny_sizes(capsys) -> None:
         main(["--sections", "scale", "--scale-stages", "e1,e9"])
 
 
+def test_scale_best_of_keeps_each_stages_smallest_times() -> None:
+    """--scale-evaluate-repeat: a stage run several times keeps its smallest wall and CPU
+    times, each on its own, and its largest peak, at its first position."""
+    from debiaseval.benchmarks.scale import _best_of
+
+    rows = [
+        {"stage": "a", "seconds": 3.0, "cpu_seconds": 2.0, "peak_gb": 1.0},
+        {"stage": "b", "seconds": 5.0, "cpu_seconds": 5.0, "peak_gb": 1.0},
+        {"stage": "a", "seconds": 2.0, "cpu_seconds": 2.5, "peak_gb": 1.5},
+    ]
+    assert _best_of(rows) == [
+        {"stage": "a", "seconds": 2.0, "cpu_seconds": 2.0, "peak_gb": 1.5},
+        {"stage": "b", "seconds": 5.0, "cpu_seconds": 5.0, "peak_gb": 1.0},
+    ]
+
+
 def test_scale_section_runs_e1s_stages_alone() -> None:
     rows = main(["--sections", "scale", "--scale-sizes", "0.002", "--scale-stages", "e1",
-                 "--scale-recommenders", "Random,PosPop"])  # fmt: skip
+                 "--scale-recommenders", "Random,PosPop",
+                 "--scale-evaluate-repeat", "2"])  # fmt: skip
     stages = {key[len("scale 0.002M ") : -len(" [s]")] for key in rows if key.endswith(" [s]")}
     assert {"E1 evaluate", "E1 evaluate+estimators", "E1 tune+rank PosPop"} <= stages
     assert not any(stage.startswith(("E5", "E6")) for stage in stages)

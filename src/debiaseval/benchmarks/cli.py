@@ -63,6 +63,10 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     )
     parser.add_argument("--scale-mf-epochs", type=int, default=5, help="scale: MF epochs")
     parser.add_argument(
+        "--scale-evaluate-repeat", type=int, default=1,
+        help="scale: run E1's three evaluate stages in turn this many times, keep each one's best",
+    )  # fmt: skip
+    parser.add_argument(
         "--scale-e6-users", type=int, default=2000, help="scale: E6 leave-one-out user sample"
     )
     parser.add_argument(
