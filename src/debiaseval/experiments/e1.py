@@ -724,11 +724,12 @@ def evaluate_step(
     )
     table.insert(1, "seed", seed)
     blocks = [(metric, int(k)) for metric in metrics for k in dict.fromkeys(ks)]
-    out = seed_uncertainty(table, per_user, blocks, seed=seed, resamples=resamples, level=level)
+    out = seed_uncertainty(table, per_user, blocks, seed=seed, resamples=resamples, level=level,
+                           per_user_table=False)  # fmt: skip
     gains = [metric for metric in metrics if metric in GAINS]
-    out["estimators_diagnostics"] = pd.DataFrame(columns=ESTIMATOR_DIAGNOSTICS_COLUMNS)
+    no_diagnostics = pd.DataFrame(columns=ESTIMATOR_DIAGNOSTICS_COLUMNS)
     if not estimators or not gains:
-        return out
+        return _step_outputs(out, _per_user_table([per_user], seed=seed), no_diagnostics)
     if n_users is None:
         raise ValueError("evaluate_step needs n_users to run the weighting estimators")
     est_table, est_per_user, diagnostics = evaluate_estimators(
@@ -746,12 +747,25 @@ def evaluate_step(
     )
     est_blocks = [(metric, int(k)) for metric in gains for k in dict.fromkeys(ks)]
     extra = seed_uncertainty(
-        est_table, est_per_user, est_blocks, seed=seed, resamples=resamples, level=level
-    )
-    for stem in ("metrics", "metrics_per_user", "comparisons"):
+        est_table, est_per_user, est_blocks, seed=seed, resamples=resamples, level=level,
+        per_user_table=False,
+    )  # fmt: skip
+    for stem in ("metrics", "comparisons"):
         out[stem] = _concat_tables(out[stem], extra[stem])
-    out["estimators_diagnostics"] = diagnostics
-    return out
+    # one table of the test sets' and the estimators' per-user values (not two, then a copy)
+    return _step_outputs(out, _per_user_table([per_user, est_per_user], seed=seed), diagnostics)
+
+
+def _step_outputs(
+    out: Mapping[str, pd.DataFrame], per_user: pd.DataFrame, diagnostics: pd.DataFrame
+) -> dict[str, pd.DataFrame]:
+    """:func:`evaluate_step`'s tables in their order, from :func:`seed_uncertainty`'s."""
+    return {
+        "metrics": out["metrics"],
+        "metrics_per_user": per_user,
+        "comparisons": out["comparisons"],
+        "estimators_diagnostics": diagnostics,
+    }
 
 
 ESTIMATOR_DIAGNOSTICS_COLUMNS = ["recommender", "seed", "estimator", *DIAGNOSTICS_COLUMNS,
@@ -1094,6 +1108,7 @@ def seed_uncertainty(
     seed: int,
     resamples: int,
     level: float,
+    per_user_table: bool = True,
 ) -> dict[str, pd.DataFrame]:
     """Per-user values, bootstrap intervals and paired tests of one seed (docs/experiments/e1.md).
 
@@ -1107,7 +1122,9 @@ def seed_uncertainty(
     ``metrics_per_user``:
     recommender, seed, testset, user, metric, k, value. ``comparisons``: per test set,
     metric and k, the paired t-test of every two recommenders over their users, Holm's
-    correction over the pairs (:func:`compare_recommenders`).
+    correction over the pairs (:func:`compare_recommenders`). ``per_user_table=False`` leaves
+    ``metrics_per_user`` out (the caller stacks several seeds' worth of values at once,
+    :func:`_per_user_table`).
     """
     names = list(per_user)
     testsets = list(per_user[names[0]]) if names else []
@@ -1130,28 +1147,35 @@ def seed_uncertainty(
         }
     ).astype({"k": metrics["k"].dtype} if len(metrics) else {})
     metrics = metrics.merge(bounds, on=keys, how="left")
-    return {
-        "metrics": metrics,
-        "metrics_per_user": _per_user_table(per_user, names, testsets, seed=seed),
-        "comparisons": _comparisons(tables, testsets, names, blocks, seed=seed),
-    }
+    out = {"metrics": metrics}
+    if per_user_table:
+        out["metrics_per_user"] = _per_user_table([per_user], seed=seed)
+    out["comparisons"] = _comparisons(tables, testsets, names, blocks, seed=seed)
+    return out
 
 
 def _per_user_table(
-    per_user: Mapping[str, Mapping[str, pd.DataFrame]],
-    names: Sequence[str],
-    testsets: Sequence[str],
-    *,
-    seed: int,
+    groups: Sequence[Mapping[str, Mapping[str, pd.DataFrame]]], *, seed: int
 ) -> pd.DataFrame:
-    """``metrics_per_user``: the per-user frames (user, metric, k, value) of every recommender
-    and, within it, test set, stacked, after their recommender, seed and test set.
+    """``metrics_per_user``: the per-user frames (user, metric, k, value) of every group (a
+    recommender -> test set -> values mapping: the test sets', then the estimators'), within
+    it every recommender and within that test set, stacked after their recommender, seed and
+    test set.
 
-    ``recommender`` and ``testset`` are categoricals (categories in ``names`` and ``testsets``
-    order): one byte a row where strings took about 15, in memory and while the table is
+    ``recommender`` and ``testset`` are categoricals (categories in first-seen order over the
+    groups): one byte a row where strings took about 15, in memory and while the table is
     built (docs/experiments/e1.md, Outputs). The columns are stacked into the table's own
-    arrays, without an intermediate frame."""
-    frames = [per_user[name][testset] for name in names for testset in testsets]
+    arrays, without an intermediate frame or a second table to concatenate."""
+    names: dict[str, int] = {}
+    testsets: dict[str, int] = {}
+    frames, rec_codes, testset_codes = [], [], []
+    for group in groups:
+        group_testsets = list(next(iter(group.values()), {}))
+        for name, by_testset in group.items():
+            for testset in group_testsets:
+                frames.append(by_testset[testset])
+                rec_codes.append(names.setdefault(name, len(names)))
+                testset_codes.append(testsets.setdefault(testset, len(testsets)))
     if not frames:
         columns = ["recommender", "seed", "testset", "user", "metric", "k", "value"]
         return pd.DataFrame(columns=columns)
@@ -1160,17 +1184,17 @@ def _per_user_table(
     def stacked(column: str) -> np.ndarray:
         return np.concatenate([frame[column].to_numpy() for frame in frames])
 
-    def labels(codes: np.ndarray, categories: Sequence[str]) -> pd.Categorical:
+    def labels(codes: Sequence[int], categories: Sequence[str]) -> pd.Categorical:
         return pd.Categorical.from_codes(
-            np.repeat(codes.astype(np.int32), sizes), categories=pd.Index(categories, dtype=str)
+            np.repeat(np.asarray(codes, dtype=np.int32), sizes),
+            categories=pd.Index(list(categories), dtype=str),
         )
 
-    n_testsets = len(testsets)
     return pd.DataFrame(
         {
-            "recommender": labels(np.repeat(np.arange(len(names)), n_testsets), names),
+            "recommender": labels(rec_codes, names),
             "seed": np.full(sum(sizes), seed),
-            "testset": labels(np.tile(np.arange(n_testsets), len(names)), testsets),
+            "testset": labels(testset_codes, testsets),
             "user": stacked("user"),
             "metric": pd.concat([frame["metric"] for frame in frames], ignore_index=True),
             "k": stacked("k"),
