@@ -187,6 +187,10 @@ def child(options: dict[str, Any]) -> list[dict[str, Any]]:
             ),
         )
     evaluation = {key: block[key] for key in ("ks", "metrics", "drop_train_overlap")}
+    step = {  # evaluate_step's settings but for the estimators
+        "seed": seed, "n_items": n_items, "positive_threshold": threshold,
+        "resamples": block["bootstrap"]["resamples"], "level": block["confidence"], **evaluation,
+    }  # fmt: skip
     import scipy.stats  # noqa: F401  (the paired tests' import, a fixed cost: outside the stages)
 
     # E1's evaluate stage three ways, in turn, ``evaluate_repeat`` times (each stage's best time
@@ -206,38 +210,14 @@ def child(options: dict[str, Any]) -> list[dict[str, Any]]:
                 **evaluation,
             ),
         )
-        _stage(
-            rows,
-            "E1 evaluate",
-            lambda: e1.evaluate_step(
-                split,
-                recs,
-                tests,
-                seed=seed,
-                n_items=n_items,
-                positive_threshold=threshold,
-                resamples=block["bootstrap"]["resamples"],
-                level=block["confidence"],
-                **evaluation,
-            ),
-        )
+        _stage(rows, "E1 evaluate", lambda: e1.evaluate_step(split, recs, tests, **step))
         # the same stage with E1's default weighting estimators (one SNIPS, one DR), same process:
         # the same call but for estimators= (the same bootstrap resamples and level)
         _stage(
             rows,
             "E1 evaluate+estimators",
             lambda: e1.evaluate_step(
-                split,
-                recs,
-                tests,
-                seed=seed,
-                n_items=n_items,
-                positive_threshold=threshold,
-                resamples=block["bootstrap"]["resamples"],
-                level=block["confidence"],
-                estimators=block["estimators"],
-                n_users=n_users,
-                **evaluation,
+                split, recs, tests, estimators=block["estimators"], n_users=n_users, **step
             ),
         )
     rows[:] = _best_of(rows)
