@@ -10,13 +10,16 @@ import pytest
 
 from debiaseval.evaluation.metrics import (
     TOPK_METRICS,
+    BlockValues,
     accuracy,
     evaluate_topk,
     hit_matrix,
     mae,
     mse,
     rmse,
+    stack_block_values,
     summarise,
+    topk_blocks,
     train_overlap_mask,
 )
 
@@ -132,6 +135,24 @@ def test_evaluate_topk_tidy_frame_and_summary():
         row = summary[(summary["metric"] == metric) & (summary["k"] == k)]
         assert row["n_users"].item() == 3
         assert row["value"].item() == pytest.approx(np.mean(values))
+
+
+def test_block_values_keep_evaluate_topks_frame() -> None:
+    """BlockValues (8 bytes a row) gives evaluate_topk's tidy frame back exactly, alone and
+    stacked with others (as E1's per-user table stacks them); blocks must divide the rows."""
+    ks, metrics = [5, 1, 5], ["ndcg", "recall", "map"]
+    blocks = topk_blocks(metrics, ks)
+    assert blocks == [(m, k) for m in metrics for k in (5, 1)]
+    first = evaluate_topk(RECS, TEST, ks, n_items=N_ITEMS, metrics=metrics)
+    compact = BlockValues.of(first, blocks)
+    assert compact.values.shape == (len(blocks), 3) and compact.users.tolist() == [0, 1, 3]
+    assert len(compact) == len(first)
+    pd.testing.assert_frame_equal(compact.frame(), first)
+    second = evaluate_topk(RECS, TEST.iloc[:3], [2], n_items=N_ITEMS, metrics=["hitrate"])
+    both = stack_block_values([compact, BlockValues.of(second, topk_blocks(["hitrate"], [2]))])
+    pd.testing.assert_frame_equal(both, pd.concat([first, second], ignore_index=True))
+    with pytest.raises(ValueError, match="equal blocks"):
+        BlockValues.of(first.iloc[:-1], blocks)
 
 
 def test_evaluate_topk_subset_and_unknown_metric():

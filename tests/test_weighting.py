@@ -578,7 +578,7 @@ def test_shared_parts_and_ranks_give_the_per_estimator_values():
         held, factor = estimator_heldout(split, spec, seed=4, **sizes)
         for rec, lists in recs.items():
             values, diag = estimate(held, lists, ks=ks, metrics=metrics, n_items=n_items)
-            pd.testing.assert_frame_equal(per_user[rec][name], values)
+            pd.testing.assert_frame_equal(per_user[rec][name].frame(), values)
             rows = diagnostics[(diagnostics["estimator"] == name)
                                & (diagnostics["recommender"] == rec)]  # fmt: skip
             pd.testing.assert_frame_equal(

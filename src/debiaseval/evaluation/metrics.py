@@ -18,12 +18,14 @@ Rating metrics (MAE, MSE, RMSE, 0/1 accuracy of rounded predictions, as in
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 __all__ = [
     "TOPK_METRICS",
+    "BlockValues",
     "accuracy",
     "average_precision_at_k",
     "avg_dcg_at_k",
@@ -37,6 +39,7 @@ __all__ = [
     "recall_at_k",
     "rmse",
     "summarise",
+    "topk_blocks",
     "train_overlap_mask",
 ]
 
@@ -242,14 +245,77 @@ def evaluate_topk(
     )
 
 
+def topk_blocks(metrics: Sequence[str] | None, ks: Sequence[int]) -> list[tuple[str, int]]:
+    """The (metric, k) blocks of :func:`evaluate_topk`'s rows, in their order: metric, then k
+    (duplicate ks once)."""
+    names = list(TOPK_METRICS) if metrics is None else list(metrics)
+    return [(m, k) for m in names for k in dict.fromkeys(int(k) for k in ks)]
+
+
 def _repeated_labels(labels: Sequence[str], count: int) -> pd.Series:
     """``pd.Series(np.repeat(labels, count), dtype=str)`` taken in Arrow from the labels by
     their codes: the same column without a Python string per row (about 0.3 µs each)."""
+    return labels_of_codes(labels, np.repeat(np.arange(len(labels), dtype=np.int32), count))
+
+
+def labels_of_codes(labels: Sequence[str], codes: np.ndarray) -> pd.Series:
+    """The str column ``labels[codes]``, taken in Arrow (as :func:`evaluate_topk` makes its
+    ``metric`` column)."""
     import pyarrow as pa
 
-    codes = np.repeat(np.arange(len(labels), dtype=np.int32), count)
     column = pa.array([str(label) for label in labels], type=pa.large_string()).take(codes)
     return pd.Series(pd.array(column, dtype=str))
+
+
+@dataclass(frozen=True)
+class BlockValues:
+    """Per-user values in :func:`evaluate_topk`'s layout, kept compact: the ``users`` (int32)
+    of one block, the ``values`` (float64, blocks × users) and the ``blocks`` ((metric, k),
+    :func:`topk_blocks`). A tidy frame costs about 28 bytes a row (user, metric string, k,
+    value); this keeps 8, so that E1 can hold every recommender's values on every test set
+    until it writes them (:meth:`frame` gives the tidy frame back)."""
+
+    users: np.ndarray
+    values: np.ndarray
+    blocks: tuple[tuple[str, int], ...]
+
+    @classmethod
+    def of(cls, frame: pd.DataFrame, blocks: Sequence[tuple[str, int]]) -> BlockValues:
+        """From a tidy frame whose rows are ``blocks`` in order, each over the same users."""
+        value = frame["value"].to_numpy()
+        n_blocks = len(blocks)
+        if n_blocks == 0 or value.size % n_blocks:
+            raise ValueError(f"{value.size} per-user values do not make {n_blocks} equal blocks")
+        n_users = value.size // n_blocks
+        users = np.array(frame["user"].to_numpy()[:n_users], dtype=np.int32)
+        return cls(users, value.reshape(n_blocks, n_users), tuple(blocks))
+
+    def __len__(self) -> int:
+        return self.values.size
+
+    def frame(self) -> pd.DataFrame:
+        """The tidy frame: user (int32), metric (str), k (int16), value (float64)."""
+        return stack_block_values([self])
+
+
+def stack_block_values(parts: Sequence[BlockValues]) -> pd.DataFrame:
+    """The tidy frames of ``parts`` (:class:`BlockValues`) one after the other, built in one
+    pass: user (int32), metric (str), k (int16), value (float64)."""
+    metrics = list(dict.fromkeys(m for part in parts for m, _ in part.blocks))
+    code = {m: j for j, m in enumerate(metrics)}
+    counts = np.array([part.users.size for part in parts for _ in part.blocks], dtype=np.int64)
+    metric_codes = np.array([code[m] for part in parts for m, _ in part.blocks], dtype=np.int32)
+    ks = np.array([k for part in parts for _, k in part.blocks], dtype=np.int16)
+    return pd.DataFrame(
+        {
+            "user": np.concatenate(
+                [np.tile(part.users, len(part.blocks)) for part in parts] or [np.empty(0, np.int32)]
+            ).astype(np.int32, copy=False),
+            "metric": labels_of_codes(metrics, np.repeat(metric_codes, counts)),
+            "k": np.repeat(ks, counts),
+            "value": np.concatenate([part.values.ravel() for part in parts] or [np.empty(0)]),
+        }
+    )
 
 
 def summarise(per_user: pd.DataFrame) -> pd.DataFrame:

@@ -56,7 +56,14 @@ from debiaseval.evaluation.external_lists import (
 from debiaseval.evaluation.flags import MIN_USERS, short_list_counts
 from debiaseval.evaluation.full_truth import true_topk, true_topk_table
 from debiaseval.evaluation.imputation import build_imputation
-from debiaseval.evaluation.metrics import evaluate_topk, summarise, train_overlap_mask
+from debiaseval.evaluation.metrics import (
+    BlockValues,
+    evaluate_topk,
+    stack_block_values,
+    summarise,
+    topk_blocks,
+    train_overlap_mask,
+)
 from debiaseval.evaluation.ranking import empty_recommendations
 from debiaseval.evaluation.uncertainty import (
     agreement_over_seeds,
@@ -347,7 +354,7 @@ def evaluate_on_testsets(
     positive_threshold: float,
     drop_train_overlap: bool,
     overlaps: Mapping[str, np.ndarray] | None = None,
-    per_user: dict[str, pd.DataFrame] | None = None,
+    per_user: dict[str, BlockValues] | None = None,
 ) -> pd.DataFrame:
     """Mean top-k metrics of one recommender on every test set (docs/experiments/e1.md).
 
@@ -359,8 +366,8 @@ def evaluate_on_testsets(
     and dropped only when ``drop_train_overlap`` is set. ``overlaps`` (from
     :func:`train_overlap_masks`, then ``train`` may be None) saves recomputing
     the masks for every recommender; the result is the same. ``per_user``, when given,
-    receives test set -> its per-user values (:func:`evaluate_topk`), whose means are
-    the returned values.
+    receives test set -> its per-user values (:func:`evaluate_topk`'s, kept compact as
+    :class:`~debiaseval.evaluation.metrics.BlockValues`), whose means are the returned values.
     """
     if overlaps is None:
         if train is None:
@@ -377,7 +384,7 @@ def evaluate_on_testsets(
             recs, test, ks, n_items=n_items, positive_threshold=positive_threshold, metrics=metrics
         )
         if per_user is not None:
-            per_user[name] = values
+            per_user[name] = BlockValues.of(values, topk_blocks(metrics, ks))
         summary = summarise(values)
         summary.insert(0, "testset", name)
         summary["n_test_pairs"] = np.int64(len(test))
@@ -399,7 +406,7 @@ def evaluate_recommenders(
     metrics: Sequence[str],
     positive_threshold: float,
     drop_train_overlap: bool,
-    per_user: dict[str, dict[str, pd.DataFrame]] | None = None,
+    per_user: dict[str, dict[str, BlockValues]] | None = None,
 ) -> pd.DataFrame:
     """:func:`evaluate_on_testsets` of several recommenders in one pass (one job per seed).
 
@@ -710,7 +717,7 @@ def evaluate_step(
     train = split[split["part"] == "train"]
     for message in short_list_warnings(train, n_items=n_items, ks=ks):
         warnings.warn(f"seed {seed}: {message}", stacklevel=2)
-    per_user: dict[str, dict[str, pd.DataFrame]] = {}
+    per_user: dict[str, dict[str, BlockValues]] = {}
     table = evaluate_recommenders(
         recs,
         {"gt": split[split["part"] == "gt"], **testsets},
@@ -1024,7 +1031,7 @@ def evaluate_estimators(
         for rec, lists in recs.items():
             values, diag = estimate(held, lists, ks=ks, metrics=metrics, n_items=n_items,
                                     ranks=ranks[rec])  # fmt: skip
-            per_user.setdefault(rec, {})[name] = values
+            per_user.setdefault(rec, {})[name] = BlockValues.of(values, topk_blocks(metrics, ks))
             summary = summarise(values)
             short = values.assign(short=short_list_counts(lists, values))
             counts = short.groupby(["metric", "k"], sort=False, observed=True)["short"].sum()
@@ -1102,7 +1109,7 @@ def truth_step(
 
 def seed_uncertainty(
     metrics: pd.DataFrame,
-    per_user: Mapping[str, Mapping[str, pd.DataFrame]],
+    per_user: Mapping[str, Mapping[str, BlockValues]],
     blocks: Sequence[tuple[str, int]],
     *,
     seed: int,
@@ -1113,9 +1120,9 @@ def seed_uncertainty(
     """Per-user values, bootstrap intervals and paired tests of one seed (docs/experiments/e1.md).
 
     ``metrics``: :func:`evaluate_recommenders`' table (with ``seed``); ``per_user``:
-    recommender -> test set -> per-user values, every recommender over the same users
-    of a test set (its users with a relevant pair), ordered by ``blocks`` (the (metric,
-    k) pairs, as :func:`evaluate_topk` orders them), then user. Adds to ``metrics`` the percentile
+    recommender -> test set -> per-user values (:class:`BlockValues`), every recommender over
+    the same users of a test set (its users with a relevant pair), in ``blocks`` (the (metric,
+    k) pairs, as :func:`evaluate_topk` orders them). Adds to ``metrics`` the percentile
     bootstrap interval over users (:func:`bootstrap_interval`, ``resamples`` resamples
     drawn from ``run_rng(seed, "bootstrap")``: one Poisson count per user and resample,
     shared by every test set, recommender, metric and k; NaN when ``resamples`` is 0).
@@ -1123,17 +1130,19 @@ def seed_uncertainty(
     recommender, seed, testset, user, metric, k, value. ``comparisons``: per test set,
     metric and k, the paired t-test of every two recommenders over their users, Holm's
     correction over the pairs (:func:`compare_recommenders`). ``per_user_table=False`` leaves
-    ``metrics_per_user`` out (the caller stacks several seeds' worth of values at once,
-    :func:`_per_user_table`).
+    ``metrics_per_user`` out (:func:`evaluate_step` stacks the test sets' and the estimators'
+    values in one table, :func:`_per_user_table`).
     """
     names = list(per_user)
     testsets = list(per_user[names[0]]) if names else []
     n_blocks = len(blocks)
     tables = []
     for testset in testsets:
-        frames = [per_user[name][testset] for name in names]
-        values = np.stack([f["value"].to_numpy().reshape(n_blocks, -1) for f in frames])
-        tables.append((frames[0]["user"].to_numpy()[: values.shape[2]], values))
+        parts = [per_user[name][testset] for name in names]
+        values = np.stack([part.values for part in parts])
+        if values.shape[1] != n_blocks:
+            raise ValueError(f"{testset}: {values.shape[1]} blocks of values, not {n_blocks}")
+        tables.append((parts[0].users, values))
     low, high = _bootstrap_bounds(tables, resamples, run_rng(seed, "bootstrap"), level)
     keys = ["recommender", "testset", "metric", "k"]
     bounds = pd.DataFrame(
@@ -1155,34 +1164,32 @@ def seed_uncertainty(
 
 
 def _per_user_table(
-    groups: Sequence[Mapping[str, Mapping[str, pd.DataFrame]]], *, seed: int
+    groups: Sequence[Mapping[str, Mapping[str, BlockValues]]], *, seed: int
 ) -> pd.DataFrame:
-    """``metrics_per_user``: the per-user frames (user, metric, k, value) of every group (a
+    """``metrics_per_user``: the per-user values (:class:`BlockValues`) of every group (a
     recommender -> test set -> values mapping: the test sets', then the estimators'), within
     it every recommender and within that test set, stacked after their recommender, seed and
-    test set.
+    test set: recommender, seed, testset, user, metric, k, value.
 
     ``recommender`` and ``testset`` are categoricals (categories in first-seen order over the
     groups): one byte a row where strings took about 15, in memory and while the table is
-    built (docs/experiments/e1.md, Outputs). The columns are stacked into the table's own
-    arrays, without an intermediate frame or a second table to concatenate."""
+    built (docs/experiments/e1.md, Outputs). The columns are built in one pass
+    (:func:`~debiaseval.evaluation.metrics.stack_block_values`), without a frame per part or a
+    second table to concatenate."""
     names: dict[str, int] = {}
     testsets: dict[str, int] = {}
-    frames, rec_codes, testset_codes = [], [], []
+    parts, rec_codes, testset_codes = [], [], []
     for group in groups:
         group_testsets = list(next(iter(group.values()), {}))
         for name, by_testset in group.items():
             for testset in group_testsets:
-                frames.append(by_testset[testset])
+                parts.append(by_testset[testset])
                 rec_codes.append(names.setdefault(name, len(names)))
                 testset_codes.append(testsets.setdefault(testset, len(testsets)))
-    if not frames:
+    if not parts:
         columns = ["recommender", "seed", "testset", "user", "metric", "k", "value"]
         return pd.DataFrame(columns=columns)
-    sizes = [len(frame) for frame in frames]
-
-    def stacked(column: str) -> np.ndarray:
-        return np.concatenate([frame[column].to_numpy() for frame in frames])
+    sizes = [len(part) for part in parts]
 
     def labels(codes: Sequence[int], categories: Sequence[str]) -> pd.Categorical:
         return pd.Categorical.from_codes(
@@ -1190,18 +1197,11 @@ def _per_user_table(
             categories=pd.Index(list(categories), dtype=str),
         )
 
-    return pd.DataFrame(
-        {
-            "recommender": labels(rec_codes, names),
-            "seed": np.full(sum(sizes), seed),
-            "testset": labels(testset_codes, testsets),
-            "user": stacked("user"),
-            "metric": pd.concat([frame["metric"] for frame in frames], ignore_index=True),
-            "k": stacked("k"),
-            "value": stacked("value"),
-        },
-        copy=False,
-    )
+    tidy = stack_block_values(parts)
+    tidy.insert(0, "recommender", labels(rec_codes, names))
+    tidy.insert(1, "seed", np.full(sum(sizes), seed))
+    tidy.insert(2, "testset", labels(testset_codes, testsets))
+    return tidy
 
 
 def _concat_tables(first: pd.DataFrame, second: pd.DataFrame) -> pd.DataFrame:
