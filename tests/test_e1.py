@@ -150,23 +150,6 @@ def test_short_lists_count_distinct_items_whatever_the_order_of_the_pairs():
     assert len(messages) == 1 and "k = 40" in messages[0]
 
 
-def test_seed_tables_join_keeping_categoricals():
-    from debiaseval.experiments.e1 import _concat_tables
-
-    def table(names, testsets):
-        return pd.DataFrame({"recommender": pd.Categorical(names), "value": 0.5,
-                             "testset": pd.Categorical(testsets)})  # fmt: skip
-
-    both = _concat_tables(table(["a", "b"], ["gt", "FULL"]), table(["b", "c"], ["DR", "DR"]))
-    assert list(both["recommender"].cat.categories) == ["a", "b", "c"]
-    assert list(both["testset"].cat.categories) == ["FULL", "gt", "DR"]
-    assert list(both["recommender"].astype(str)) == ["a", "b", "b", "c"]
-    empty = pd.DataFrame(columns=["recommender", "value", "testset"])
-    for joined in (_concat_tables(table(["a"], ["gt"]), empty),
-                   _concat_tables(empty, table(["a"], ["gt"]))):  # fmt: skip
-        assert isinstance(joined["recommender"].dtype, pd.CategoricalDtype) and len(joined) == 1
-
-
 def test_evaluate_step_warns_when_k_exceeds_the_candidates():
     _, split = _full_split()
     gt = split[split["part"] == "gt"]

@@ -187,9 +187,10 @@ def test_train_overlap_mask():
     assert mask.dtype == bool
 
 
-def test_repeated_labels_are_the_column_pandas_makes_of_the_strings():
-    from debiaseval.evaluation.metrics import _repeated_labels
+def test_labels_of_codes_are_the_column_pandas_makes_of_the_strings():
+    from debiaseval.evaluation.metrics import labels_of_codes
 
     for labels, count in ((["recall", "ndcg", "map"], 4), (["hitrate"], 0), ([], 3)):
         expected = pd.Series(np.repeat(np.asarray(labels, dtype=object), count), dtype=str)
-        pd.testing.assert_series_equal(_repeated_labels(labels, count), expected)
+        codes = np.repeat(np.arange(len(labels), dtype=np.int32), count)
+        pd.testing.assert_series_equal(labels_of_codes(labels, codes), expected)

@@ -32,6 +32,7 @@ __all__ = [
     "evaluate_topk",
     "hit_matrix",
     "hit_rate_at_k",
+    "labels_of_codes",
     "mae",
     "mse",
     "ndcg_at_k",
@@ -233,16 +234,11 @@ def evaluate_topk(
     users, hits, n_rel = hit_matrix(
         recs, test, max(ks), n_items=n_items, positive_threshold=positive_threshold
     )
-    values = [TOPK_METRICS[m](hits[:, :k], n_rel) for m in names for k in ks]
-    n_u, n_blocks = users.size, len(names) * len(ks)
-    return pd.DataFrame(
-        {
-            "user": np.tile(users, n_blocks).astype(np.int32),
-            "metric": _repeated_labels(names, len(ks) * n_u),
-            "k": np.tile(np.repeat(ks, n_u), len(names)).astype(np.int16),
-            "value": np.concatenate(values) if values else np.empty(0),
-        }
-    )
+    blocks = topk_blocks(names, ks)
+    values = np.empty((len(blocks), users.size))
+    for row, (m, k) in zip(values, blocks, strict=True):
+        row[:] = TOPK_METRICS[m](hits[:, :k], n_rel)
+    return BlockValues(users.astype(np.int32), values, tuple(blocks)).frame()
 
 
 def topk_blocks(metrics: Sequence[str] | None, ks: Sequence[int]) -> list[tuple[str, int]]:
@@ -252,15 +248,9 @@ def topk_blocks(metrics: Sequence[str] | None, ks: Sequence[int]) -> list[tuple[
     return [(m, k) for m in names for k in dict.fromkeys(int(k) for k in ks)]
 
 
-def _repeated_labels(labels: Sequence[str], count: int) -> pd.Series:
-    """``pd.Series(np.repeat(labels, count), dtype=str)`` taken in Arrow from the labels by
-    their codes: the same column without a Python string per row (about 0.3 µs each)."""
-    return labels_of_codes(labels, np.repeat(np.arange(len(labels), dtype=np.int32), count))
-
-
 def labels_of_codes(labels: Sequence[str], codes: np.ndarray) -> pd.Series:
-    """The str column ``labels[codes]``, taken in Arrow (as :func:`evaluate_topk` makes its
-    ``metric`` column)."""
+    """The str column ``labels[codes]`` (``pd.Series(labels[codes], dtype=str)``), taken in
+    Arrow from the codes: no Python string per row (about 0.3 µs each)."""
     import pyarrow as pa
 
     column = pa.array([str(label) for label in labels], type=pa.large_string()).take(codes)
@@ -300,7 +290,8 @@ class BlockValues:
 
 def stack_block_values(parts: Sequence[BlockValues]) -> pd.DataFrame:
     """The tidy frames of ``parts`` (:class:`BlockValues`) one after the other, built in one
-    pass: user (int32), metric (str), k (int16), value (float64)."""
+    pass: user (int32), metric (str), k (int16), value (float64), block by block (the layout
+    of :func:`evaluate_topk`)."""
     metrics = list(dict.fromkeys(m for part in parts for m, _ in part.blocks))
     code = {m: j for j, m in enumerate(metrics)}
     counts = np.array([part.users.size for part in parts for _ in part.blocks], dtype=np.int64)

@@ -730,9 +730,7 @@ def evaluate_step(
         per_user=per_user,
     )
     table.insert(1, "seed", seed)
-    blocks = [(metric, int(k)) for metric in metrics for k in dict.fromkeys(ks)]
-    out = seed_uncertainty(table, per_user, blocks, seed=seed, resamples=resamples, level=level,
-                           per_user_table=False)  # fmt: skip
+    out = seed_uncertainty(table, per_user, seed=seed, resamples=resamples, level=level)
     gains = [metric for metric in metrics if metric in GAINS]
     no_diagnostics = pd.DataFrame(columns=ESTIMATOR_DIAGNOSTICS_COLUMNS)
     if not estimators or not gains:
@@ -752,13 +750,9 @@ def evaluate_step(
         features=features,
         truth=truth,
     )
-    est_blocks = [(metric, int(k)) for metric in gains for k in dict.fromkeys(ks)]
-    extra = seed_uncertainty(
-        est_table, est_per_user, est_blocks, seed=seed, resamples=resamples, level=level,
-        per_user_table=False,
-    )  # fmt: skip
+    extra = seed_uncertainty(est_table, est_per_user, seed=seed, resamples=resamples, level=level)
     for stem in ("metrics", "comparisons"):
-        out[stem] = _concat_tables(out[stem], extra[stem])
+        out[stem] = pd.concat([out[stem], extra[stem]], ignore_index=True)
     # one table of the test sets' and the estimators' per-user values (not two, then a copy)
     return _step_outputs(out, _per_user_table([per_user, est_per_user], seed=seed), diagnostics)
 
@@ -1110,39 +1104,34 @@ def truth_step(
 def seed_uncertainty(
     metrics: pd.DataFrame,
     per_user: Mapping[str, Mapping[str, BlockValues]],
-    blocks: Sequence[tuple[str, int]],
     *,
     seed: int,
     resamples: int,
     level: float,
-    per_user_table: bool = True,
 ) -> dict[str, pd.DataFrame]:
-    """Per-user values, bootstrap intervals and paired tests of one seed (docs/experiments/e1.md).
+    """Bootstrap intervals and paired tests of one seed (docs/experiments/e1.md).
 
     ``metrics``: :func:`evaluate_recommenders`' table (with ``seed``); ``per_user``:
     recommender -> test set -> per-user values (:class:`BlockValues`), every recommender over
-    the same users of a test set (its users with a relevant pair), in ``blocks`` (the (metric,
-    k) pairs, as :func:`evaluate_topk` orders them). Adds to ``metrics`` the percentile
+    the same users of a test set (its users with a relevant pair) and in the same (metric, k)
+    blocks. Adds to ``metrics`` the percentile
     bootstrap interval over users (:func:`bootstrap_interval`, ``resamples`` resamples
     drawn from ``run_rng(seed, "bootstrap")``: one Poisson count per user and resample,
     shared by every test set, recommender, metric and k; NaN when ``resamples`` is 0).
-    ``metrics_per_user``:
-    recommender, seed, testset, user, metric, k, value. ``comparisons``: per test set,
-    metric and k, the paired t-test of every two recommenders over their users, Holm's
-    correction over the pairs (:func:`compare_recommenders`). ``per_user_table=False`` leaves
-    ``metrics_per_user`` out (:func:`evaluate_step` stacks the test sets' and the estimators'
-    values in one table, :func:`_per_user_table`).
+    ``comparisons``: per test set, metric and k, the paired t-test of every two recommenders
+    over their users, Holm's correction over the pairs (:func:`compare_recommenders`). The
+    per-user table is :func:`_per_user_table`'s.
     """
     names = list(per_user)
     testsets = list(per_user[names[0]]) if names else []
+    blocks = per_user[names[0]][testsets[0]].blocks if testsets else ()
     n_blocks = len(blocks)
     tables = []
     for testset in testsets:
         parts = [per_user[name][testset] for name in names]
-        values = np.stack([part.values for part in parts])
-        if values.shape[1] != n_blocks:
-            raise ValueError(f"{testset}: {values.shape[1]} blocks of values, not {n_blocks}")
-        tables.append((parts[0].users, values))
+        if any(part.blocks != blocks for part in parts):
+            raise ValueError(f"{testset}: the recommenders' values are not in the same blocks")
+        tables.append((parts[0].users, np.stack([part.values for part in parts])))
     low, high = _bootstrap_bounds(tables, resamples, run_rng(seed, "bootstrap"), level)
     keys = ["recommender", "testset", "metric", "k"]
     bounds = pd.DataFrame(
@@ -1156,11 +1145,10 @@ def seed_uncertainty(
         }
     ).astype({"k": metrics["k"].dtype} if len(metrics) else {})
     metrics = metrics.merge(bounds, on=keys, how="left")
-    out = {"metrics": metrics}
-    if per_user_table:
-        out["metrics_per_user"] = _per_user_table([per_user], seed=seed)
-    out["comparisons"] = _comparisons(tables, testsets, names, blocks, seed=seed)
-    return out
+    return {
+        "metrics": metrics,
+        "comparisons": _comparisons(tables, testsets, names, blocks, seed=seed),
+    }
 
 
 def _per_user_table(
@@ -1202,25 +1190,6 @@ def _per_user_table(
     tidy.insert(1, "seed", np.full(sum(sizes), seed))
     tidy.insert(2, "testset", labels(testset_codes, testsets))
     return tidy
-
-
-def _concat_tables(first: pd.DataFrame, second: pd.DataFrame) -> pd.DataFrame:
-    """``pd.concat`` of two tables of a seed that keeps a categorical column categorical: over
-    the union of both sides' categories (first's, then second's new ones), or the one side's
-    categories where the other side has no rows."""
-    first, second = first.copy(deep=False), second.copy(deep=False)
-    for column in first.columns.intersection(second.columns):
-        a, b = first[column].dtype, second[column].dtype
-        if isinstance(a, pd.CategoricalDtype) and isinstance(b, pd.CategoricalDtype):
-            if a != b:
-                union = a.categories.append(b.categories[~b.categories.isin(a.categories)])
-                first[column] = first[column].cat.set_categories(union)
-                second[column] = second[column].cat.set_categories(union)
-        elif isinstance(a, pd.CategoricalDtype) and not len(second):
-            second[column] = second[column].astype(a)
-        elif isinstance(b, pd.CategoricalDtype) and not len(first):
-            first[column] = first[column].astype(b)
-    return pd.concat([first, second], ignore_index=True)
 
 
 def _comparisons(
