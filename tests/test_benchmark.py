@@ -124,6 +124,8 @@ def test_scale_section_runs_each_size_in_a_child_at_tiny_sizes(capsys) -> None:
         main(["--sections", "scale", "--scale-recommenders", "Nope"])
     with pytest.raises(ValueError, match="--scale-stages"):
         main(["--sections", "scale", "--scale-stages", "e1,e9"])
+    with pytest.raises(ValueError, match="--scale-evaluate-repeat: expected at least 1"):
+        main(["--sections", "scale", "--scale-evaluate-repeat", "0"])
 
 
 def test_scale_best_of_keeps_each_stages_smallest_times() -> None:

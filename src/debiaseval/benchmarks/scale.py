@@ -221,13 +221,14 @@ def child(options: dict[str, Any]) -> list[dict[str, Any]]:
             ),
         )
     rows[:] = _best_of(rows)
-    if "e5" not in options.get("stages", STAGES) and "e6" not in options.get("stages", STAGES):
+    stages = options.get("stages", STAGES)
+    if "e5" not in stages and "e6" not in stages:
         return rows
     part = split["part"].to_numpy()
     labelled = pd.concat(
         [split[part == "train"], split[part == "gt"].assign(part="exposed")], ignore_index=True
     )
-    for name in options["e5_models"] if "e5" in options.get("stages", STAGES) else []:
+    for name in options["e5_models"] if "e5" in stages else []:
         algorithm, grid = _RECOMMENDERS[name]
         _stage(
             rows,
@@ -246,7 +247,7 @@ def child(options: dict[str, Any]) -> list[dict[str, Any]]:
                 **sizes,
             ),
         )
-    if "e6" not in options.get("stages", STAGES):
+    if "e6" not in stages:
         return rows
     mnar = interactions[interactions["part"] == "mnar"]
     order = np.random.default_rng(seed).permutation(len(mnar))
@@ -322,10 +323,14 @@ def run(args: argparse.Namespace, out: dict[str, float]) -> None:
             f"--scale-recommenders: unknown {unknown}; expected some of {', '.join(_RECOMMENDERS)}"
         )
     e5_models = [m for m in ("ItemKNN", "PosPop") if m in recommenders]
-    stages = [s.strip() for s in str(getattr(args, "scale_stages", ",".join(STAGES))).split(",")]
+    stages = [s.strip() for s in str(args.scale_stages).split(",")]
     unknown = sorted(set(stages) - set(STAGES) - {""})
     if unknown:
         raise ValueError(f"--scale-stages: unknown {unknown}; expected some of {', '.join(STAGES)}")
+    if args.scale_evaluate_repeat < 1:
+        raise ValueError(
+            f"--scale-evaluate-repeat: expected at least 1, got {args.scale_evaluate_repeat}"
+        )
     results: dict[float, list[dict[str, Any]]] = {}
     peaks: dict[float, float] = {}
     for million in sizes:
