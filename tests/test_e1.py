@@ -348,3 +348,20 @@ def test_estimator_config_errors_name_the_key():
     coat = {"datasets": ["coat"], "e1": {"estimators": {
         "L": {"estimator": "snips", "propensity": "logistic"}}}}  # fmt: skip
     validate_config(coat, "e1")
+
+
+def test_seed_uncertainty_refuses_recommenders_in_other_blocks():
+    """The paired tests and the bootstrap pair two recommenders' values block by block: values
+    of one test set in different (metric, k) blocks are refused in one line."""
+    from debiaseval.evaluation.metrics import BlockValues
+    from debiaseval.experiments.e1 import seed_uncertainty
+
+    users = np.arange(4, dtype=np.int32)
+    per_user = {
+        "a": {"gt": BlockValues(users, np.zeros((1, 4)), (("recall", 10),))},
+        "b": {"gt": BlockValues(users, np.zeros((1, 4)), (("ndcg", 10),))},
+    }
+    metrics = pd.DataFrame({"recommender": ["a", "b"], "testset": "gt", "metric": "recall",
+                            "k": np.int16(10), "value": 0.0})  # fmt: skip
+    with pytest.raises(ValueError, match=r"^gt: the recommenders' values are not in the same"):
+        seed_uncertainty(metrics, per_user, seed=0, resamples=10, level=0.95)
