@@ -257,3 +257,67 @@ def test_estimates_carry_intervals_over_seeds_and_users(full):
     assert row["ure_ci_low"] == pytest.approx(low) and row["ure_ci_high"] == pytest.approx(high)
     text = estimates_markdown(est, "synthetic")
     assert "⟨" in text and "[" in text and "t interval over seeds" in text
+
+
+def _observed(full: pd.DataFrame) -> pd.DataFrame:
+    mnar = full.sample(frac=0.15, random_state=1).assign(part="mnar")
+    mar = full.groupby("user").sample(n=8, random_state=2).assign(part="mar")
+    return pd.concat([mnar, mar], ignore_index=True)
+
+
+def test_one_fit_serves_every_seed_when_the_seeds_share_their_training_set(full):
+    """Without full data every seed trains on all of MNAR: by default each model is fitted once
+    (fit seed independent of the seeds) and scored on each seed's random set; with
+    ``train_per_seed`` every seed fits its own, as on fully exposed data."""
+    from debiaseval.data.splits import run_rng
+    from debiaseval.experiments.e5 import evaluate_models, fit_seed, shared_fit_seed
+
+    data = _observed(full)
+    config = {
+        **CONFIG,
+        "mar_test_fraction": 0.6,
+        "models": {k: CONFIG["models"][k] for k in ("pospop", "mf_warp")},
+    }
+    once = run(data, {"e5": config}, seeds=2)["per_seed"]
+    each = run(data, {"e5": {**config, "train_per_seed": True}}, seeds=2)["per_seed"]
+    threshold = positive_threshold_of("data", settings()["positive_threshold"], {})
+    for seed in (0, 1):
+        labelled = observed_data(data, test_fraction=0.6, rng=run_rng(seed, "data", "e5_mar_test"))
+        for name, spec in config["models"].items():
+            kwargs = {
+                "n_users": int(data["user"].max()) + 1, "n_items": int(data["item"].max()) + 1,
+                "model": name, "algorithm": spec["algorithm"], "params": spec.get("params", {}),
+                "grid": spec.get("grid", {}), "ks": config["ks"], "positive_threshold": threshold,
+                "ties": "rank", "batch_size": 1024,
+            }  # fmt: skip
+            for table, fit in ((once, shared_fit_seed("data", name)),
+                               (each, fit_seed(seed, "data", name))):  # fmt: skip
+                got = table[(table["seed"] == seed) & (table["model"] == name)]
+                expected = evaluate_models(labelled, seed=fit, **kwargs)
+                pd.testing.assert_frame_equal(
+                    got.drop(columns="seed").reset_index(drop=True), expected, check_exact=True
+                )
+    ure = [t[t["model"] == "mf_warp"]["ure"].to_numpy() for t in (once, each)]
+    assert not np.allclose(*ure)  # other fits, other values
+    # fully exposed data: every seed has its own training set, so the option changes nothing
+    small = {**config, "models": {"mf_warp": config["models"]["mf_warp"]}}
+    pd.testing.assert_frame_equal(
+        run(full, {"e5": small}, seeds=2)["per_seed"],
+        run(full, {"e5": {**small, "train_per_seed": True}}, seeds=2)["per_seed"],
+    )
+
+
+def test_one_fit_refuses_seeds_that_train_on_different_pairs(full):
+    from debiaseval.experiments.e5 import evaluate_models_on_seeds
+
+    exposure = {**settings()["exposure"], **CONFIG["exposure"]}
+    a = expose(full, n_items=80, exposure=exposure, positive_threshold=3.5,
+               rng=np.random.default_rng(0))  # fmt: skip
+    b = expose(full, n_items=80, exposure=exposure, positive_threshold=3.5,
+               rng=np.random.default_rng(1))  # fmt: skip
+    with pytest.raises(ValueError, match="seeds 0 and 1 train on different pairs"):
+        evaluate_models_on_seeds(
+            {0: a, 1: b}, n_users=60, n_items=80, model="pospop", algorithm="pospop",
+            params={}, grid={}, ks=[3], positive_threshold=3.5, ties="rank", batch_size=64,
+            seed=0,
+        )  # fmt: skip

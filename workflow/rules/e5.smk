@@ -4,7 +4,7 @@
 # evaluate (one model entry, every grid point: true Recall@K, traditional Recall@K, URE@K) ->
 # aggregate.
 from debiaseval.experiments.e5 import EXPORT as E5_EXPORT
-from debiaseval.experiments.e5 import FULLY_EXPOSED
+from debiaseval.experiments.e5 import FULLY_EXPOSED, trains_once
 
 E5 = config["e5"]
 
@@ -121,6 +121,61 @@ rule e5_evaluate:
         bench("e5/{dataset}/seed{seed}/evaluate/{model}.tsv")
     script:
         "../scripts/e5_evaluate.py"
+
+
+E5_TRAINED_ONCE = [
+    d for d in experiment_datasets("e5") if trains_once(d in FULLY_EXPOSED, E5["train_per_seed"])
+]
+E5_TRAINED = [name for name, spec in E5["models"].items() if spec["algorithm"] != EXTERNAL]
+
+
+# On a dataset whose seeds share one training set (Yahoo! R3: all of MNAR), one job per model
+# entry trains it once and scores every seed; e5_evaluate does the rest (one job per seed).
+ruleorder: e5_evaluate_seeds > e5_evaluate
+
+
+rule e5_evaluate_seeds:
+    """Train every grid point of one model entry once; true, traditional and URE Recall@K on
+    every seed's random set."""
+    input:
+        exposure=expand(
+            results("e5/{{dataset}}/seed{seed}/exposure.parquet"), seed=experiment_seeds("e5")
+        ),
+    output:
+        estimates=expand(
+            results("e5/{{dataset}}/seed{seed}/estimates/{{model}}.parquet"),
+            seed=experiment_seeds("e5"),
+        ),
+        metrics_per_user=expand(
+            results("e5/{{dataset}}/seed{seed}/metrics_per_user/{{model}}.parquet"),
+            seed=experiment_seeds("e5"),
+        ),
+    wildcard_constraints:
+        dataset=_alternatives(E5_TRAINED_ONCE),
+        model=_alternatives(E5_TRAINED),
+    params:
+        dataset="{dataset}",
+        seeds=list(experiment_seeds("e5")),
+        model="{model}",
+        spec=lambda w: E5["models"][w.model],
+        ks=E5["ks"],
+        positive_threshold=positive_threshold(E5),
+        ties=E5["ties"],
+        batch_size=E5["batch_size"],
+        code=CODE,
+        plugin=lambda w: plugin_hash(E5["models"][w.model]["algorithm"]),
+    threads: E5["resources"]["threads"]
+    resources:
+        mem_mb=job_mem_mb("e5", E5["resources"]),
+        runtime=job_runtime("e5", E5["resources"]),
+    conda:
+        "../envs/debiaseval.yaml"
+    log:
+        logs("e5/{dataset}/evaluate/{model}.log"),
+    benchmark:
+        bench("e5/{dataset}/evaluate/{model}.tsv")
+    script:
+        "../scripts/e5_evaluate_seeds.py"
 
 
 rule e5_aggregate:

@@ -88,6 +88,7 @@ __all__ = [
     "estimates_table",
     "evaluate_lists",
     "evaluate_models",
+    "evaluate_models_on_seeds",
     "evaluated_users",
     "expose",
     "fit_seed",
@@ -98,6 +99,8 @@ __all__ = [
     "positive_threshold_of",
     "run",
     "settings",
+    "shared_fit_seed",
+    "trains_once",
 ]
 
 MAR_PARTS = ("exposed", "validation")
@@ -286,34 +289,99 @@ def evaluate_models(
     Recall@K does not depend on the model). ``per_user``, when given, receives the values
     they average (:func:`per_user_values`).
     """
-    part = labelled["part"].to_numpy()
-    train = rating_matrix(labelled[part == "train"], n_users, n_items)
-    exposed = labelled[part == "exposed"]
-    truth = labelled if (part == "unexposed").any() else None
-    frames = []
+    (estimates, values), = evaluate_models_on_seeds(
+        {0: labelled}, n_users=n_users, n_items=n_items, model=model, algorithm=algorithm,
+        params=params, grid=grid, ks=ks, positive_threshold=positive_threshold, ties=ties,
+        batch_size=batch_size, seed=seed,
+    ).values()  # fmt: skip
+    if per_user is not None:
+        per_user.extend(values)
+    return estimates
+
+
+def shared_fit_seed(dataset: str, model: str) -> int:
+    """The models' fit seed when one fit serves every seed (``e5.train_per_seed: false`` on a
+    dataset whose training set is the same in every seed): it depends on no seed, so adding
+    seeds never refits."""
+    return int(run_rng(0, dataset, "e5_fit_shared", model).integers(2**31 - 1))
+
+
+def trains_once(dataset_is_fully_exposed: bool, train_per_seed: bool) -> bool:
+    """Whether one fit of a model serves every seed: on data without full truth (Yahoo! R3)
+    every seed trains on all of MNAR, so unless ``e5.train_per_seed`` asks for a fit per
+    seed (each from its own initialisation), the models are trained once."""
+    return not dataset_is_fully_exposed and not train_per_seed
+
+
+def evaluate_models_on_seeds(
+    labelled: Mapping[int, pd.DataFrame],
+    *,
+    n_users: int,
+    n_items: int,
+    model: str,
+    algorithm: str,
+    params: Mapping[str, Any],
+    grid: Mapping[str, list[Any]],
+    ks: Sequence[int],
+    positive_threshold: float,
+    ties: str,
+    batch_size: int,
+    seed: int,
+) -> dict[int, tuple[pd.DataFrame, list[pd.DataFrame]]]:
+    """:func:`evaluate_models` on several seeds' parts that share one training set: every
+    grid point is trained once (with fit seed ``seed``) and scored on each seed's parts.
+
+    ``labelled``: seed → its pairs with ``part``; their ``train`` pairs must be the same
+    (``ValueError`` otherwise). Returns seed → (estimates, per-user values), each as
+    :func:`evaluate_models` gives them for that seed alone with this fit.
+    """
+    if not labelled:
+        raise ValueError("evaluate_models_on_seeds needs at least one seed's parts")
+    parts = {s: frame["part"].to_numpy() for s, frame in labelled.items()}
+    train_pairs = {
+        s: frame.loc[parts[s] == "train", ["user", "item", "rating"]].reset_index(drop=True)
+        for s, frame in labelled.items()
+    }
+    first = next(iter(train_pairs))
+    for s, pairs in train_pairs.items():
+        if not pairs.equals(train_pairs[first]):
+            raise ValueError(
+                f"seeds {first} and {s} train on different pairs: one fit cannot serve both "
+                "(set e5.train_per_seed: true)"
+            )
+    train = rating_matrix(train_pairs[first], n_users, n_items)
+    scored = {
+        s: (frame[parts[s] == "exposed"], frame if (parts[s] == "unexposed").any() else None)
+        for s, frame in labelled.items()
+    }
+    frames: dict[int, list[pd.DataFrame]] = {s: [] for s in labelled}
+    values: dict[int, list[pd.DataFrame]] = {s: [] for s in labelled}
     for point in expand_grid(grid):
         shown = {**params, **point}
         fitted = recommender_params(algorithm, shown, positive_threshold)
         recommender = make_recommender(algorithm, **fitted).fit(train, seed=seed)
-        users = recall_estimates(
-            recommender,
-            train,
-            exposed,
-            ks,
-            truth=truth,
-            positive_threshold=positive_threshold,
-            ties=ties,
-            batch_size=batch_size,
-        )
-        means = mean_recall(users)
-        means["n_users_k_ge_exposed"] = _k_ge_exposed(users, exposed, train)
-        means.insert(0, "params", json.dumps(shown, sort_keys=True))
-        means.insert(0, "model", model)
-        frames.append(means)
-        if per_user is not None:
-            per_user.append(per_user_values(users, model, means["params"].iloc[0]))
-    out = pd.concat(frames, ignore_index=True)
-    out["k"] = out["k"].astype(np.int16)
+        for s, (exposed, truth) in scored.items():
+            users = recall_estimates(
+                recommender,
+                train,
+                exposed,
+                ks,
+                truth=truth,
+                positive_threshold=positive_threshold,
+                ties=ties,
+                batch_size=batch_size,
+            )
+            means = mean_recall(users)
+            means["n_users_k_ge_exposed"] = _k_ge_exposed(users, exposed, train)
+            means.insert(0, "params", json.dumps(shown, sort_keys=True))
+            means.insert(0, "model", model)
+            frames[s].append(means)
+            values[s].append(per_user_values(users, model, means["params"].iloc[0]))
+    out = {}
+    for s in labelled:
+        estimates = pd.concat(frames[s], ignore_index=True)
+        estimates["k"] = estimates["k"].astype(np.int16)
+        out[s] = (estimates, values[s])
     return out
 
 
@@ -739,10 +807,10 @@ def run(
     n_users = int(data["user"].max()) + 1
     n_items = int(data["item"].max()) + 1
     fully_exposed = "part" not in data.columns or set(data["part"].unique()) <= {"full"}
-    rows, users = [], []
+    labelled_of = {}
     for seed in seed_ids(seeds, cfg["seeds"]):
         if fully_exposed:
-            labelled = expose(
+            labelled_of[seed] = expose(
                 data,
                 n_items=n_items,
                 exposure=cfg["exposure"],
@@ -751,13 +819,18 @@ def run(
                 items=items,
             )
         else:
-            labelled = observed_data(
+            labelled_of[seed] = observed_data(
                 data,
                 test_fraction=float(cfg["mar_test_fraction"]),
                 rng=run_rng(seed, dataset, "e5_mar_test"),
             )
-        for name, spec in cfg["models"].items():
-            if spec["algorithm"] == EXTERNAL:
+    once = trains_once(fully_exposed, cfg["train_per_seed"])
+    # (seed, model) -> its estimates and per-user values; concatenated seed by seed in the
+    # models' order, as the workflow's aggregate reads them
+    results: dict[tuple[int, str], tuple[pd.DataFrame, list[pd.DataFrame]]] = {}
+    for name, spec in cfg["models"].items():
+        if spec["algorithm"] == EXTERNAL:
+            for seed, labelled in labelled_of.items():
                 given, source, where = lists_of_seed(
                     spec,
                     name=name,
@@ -766,6 +839,7 @@ def run(
                     seed=seed,
                     lists=lists,
                 )
+                points: list[pd.DataFrame] = []
                 frame, notes = evaluate_lists(
                     labelled,
                     given,
@@ -782,30 +856,39 @@ def run(
                     batch_size=cfg["batch_size"],
                     source=source,
                     where=where,
-                    per_user=users,
+                    per_user=points,
                 )
                 for note in notes:
                     warnings.warn(note, stacklevel=2)
-                frame.insert(0, "seed", np.int32(seed))
-                rows.append(frame)
-                users[-1].insert(0, "seed", np.int32(seed))
-                continue
-            points: list[pd.DataFrame] = []
-            frame = evaluate_models(
-                labelled,
-                n_users=n_users,
-                n_items=n_items,
-                model=name,
-                algorithm=spec["algorithm"],
-                params=spec.get("params", {}),
-                grid=spec.get("grid", {}),
-                ks=cfg["ks"],
-                positive_threshold=threshold,
-                ties=cfg["ties"],
-                batch_size=cfg["batch_size"],
-                seed=fit_seed(seed, dataset, name),
-                per_user=points,
+                results[seed, name] = frame, points
+            continue
+        shared = {
+            "n_users": n_users,
+            "n_items": n_items,
+            "model": name,
+            "algorithm": spec["algorithm"],
+            "params": spec.get("params", {}),
+            "grid": spec.get("grid", {}),
+            "ks": cfg["ks"],
+            "positive_threshold": threshold,
+            "ties": cfg["ties"],
+            "batch_size": cfg["batch_size"],
+        }
+        if once:
+            evaluated = evaluate_models_on_seeds(
+                labelled_of, seed=shared_fit_seed(dataset, name), **shared
             )
+            results.update({(seed, name): value for seed, value in evaluated.items()})
+        else:
+            for seed, labelled in labelled_of.items():
+                (value,) = evaluate_models_on_seeds(
+                    {seed: labelled}, seed=fit_seed(seed, dataset, name), **shared
+                ).values()
+                results[seed, name] = value
+    rows, users = [], []
+    for seed in labelled_of:
+        for name in cfg["models"]:
+            frame, points = results[seed, name]
             frame.insert(0, "seed", np.int32(seed))
             rows.append(frame)
             for values in points:
