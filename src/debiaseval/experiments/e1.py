@@ -58,8 +58,8 @@ from debiaseval.evaluation.full_truth import true_topk, true_topk_table
 from debiaseval.evaluation.imputation import build_imputation
 from debiaseval.evaluation.metrics import (
     BlockValues,
+    block_columns,
     evaluate_topk,
-    stack_block_values,
     summarise,
     topk_blocks,
     train_overlap_mask,
@@ -1161,9 +1161,9 @@ def _per_user_table(
 
     ``recommender`` and ``testset`` are categoricals (categories in first-seen order over the
     groups): one byte a row where strings took about 15, in memory and while the table is
-    built (docs/experiments/e1.md, Outputs). The columns are built in one pass
-    (:func:`~debiaseval.evaluation.metrics.stack_block_values`), without a frame per part or a
-    second table to concatenate."""
+    built (docs/experiments/e1.md, Outputs). Each column is allocated once, in one pass
+    (:func:`~debiaseval.evaluation.metrics.block_columns`), and the frame takes them without a
+    copy: no frame per part, no second table to concatenate, no column inserted afterwards."""
     names: dict[str, int] = {}
     testsets: dict[str, int] = {}
     parts, rec_codes, testset_codes = [], [], []
@@ -1180,16 +1180,20 @@ def _per_user_table(
     sizes = [len(part) for part in parts]
 
     def labels(codes: Sequence[int], categories: Sequence[str]) -> pd.Categorical:
+        # codes repeated in the smallest type that holds them (from_codes keeps int8 codes)
+        small = np.asarray(codes, dtype=np.min_scalar_type(-len(categories)))
         return pd.Categorical.from_codes(
-            np.repeat(np.asarray(codes, dtype=np.int32), sizes),
-            categories=pd.Index(list(categories), dtype=str),
+            np.repeat(small, sizes), categories=pd.Index(list(categories), dtype=str)
         )
 
-    tidy = stack_block_values(parts)
-    tidy.insert(0, "recommender", labels(rec_codes, names))
-    tidy.insert(1, "seed", np.full(sum(sizes), seed))
-    tidy.insert(2, "testset", labels(testset_codes, testsets))
-    return tidy
+    # every column allocated once, taken as it is (no copy by the frame, no insert)
+    columns = {
+        "recommender": labels(rec_codes, names),
+        "seed": np.full(sum(sizes), seed),
+        "testset": labels(testset_codes, testsets),
+        **block_columns(parts),
+    }
+    return pd.DataFrame(columns, copy=False)
 
 
 def _comparisons(
