@@ -749,6 +749,7 @@ def evaluate_step(
         positive_threshold=positive_threshold,
         features=features,
         truth=truth,
+        parts=SplitParts(split, train=train),  # the training part selected above, not again
     )
     extra = seed_uncertainty(est_table, est_per_user, seed=seed, resamples=resamples, level=level)
     for stem in ("metrics", "comparisons"):
@@ -784,14 +785,21 @@ class SplitParts:
     order and dtypes: the values of ``split[split["part"] == part]``. A part is selected the
     first time it is read (one comparison of ``part``, a gather of three numeric columns, no
     copy of the string column) and shared by every estimator and propensity model of the seed.
+    ``train``, when given, is the training part already selected by the caller
+    (``split[split["part"] == "train"]``): its columns are taken as they are, not selected again.
     """
 
     COLUMNS = ("user", "item", "rating")
 
-    def __init__(self, split: pd.DataFrame) -> None:
+    def __init__(self, split: pd.DataFrame, *, train: pd.DataFrame | None = None) -> None:
         self.split = split
         self._rows: dict[str, np.ndarray] = {}
         self._frames: dict[str, pd.DataFrame] = {}
+        if train is not None:
+            columns = [c for c in self.COLUMNS if c in split.columns]
+            self._frames["train"] = pd.DataFrame(
+                {c: train[c].to_numpy() for c in columns}, copy=False
+            )
 
     def rows(self, part: str) -> np.ndarray:
         """The positions of ``part``'s rows in the split, ascending (mnar: train and held-out)."""
@@ -985,6 +993,7 @@ def evaluate_estimators(
     positive_threshold: float,
     features: tuple[pd.DataFrame, pd.DataFrame] | None = None,
     truth: np.ndarray | None = None,
+    parts: SplitParts | None = None,
 ) -> tuple[pd.DataFrame, dict[str, dict[str, pd.DataFrame]], pd.DataFrame]:
     """Every recommender's lists under every weighting estimator (docs/experiments/e1.md).
 
@@ -995,9 +1004,10 @@ def evaluate_estimators(
     What does not depend on the estimator is computed once per seed and shared: the split's
     parts (:class:`SplitParts`), each propensity model, and per recommender the ranks of the
     held-out pairs in its lists (:func:`~debiaseval.evaluation.weighting.list_ranks`); one
-    estimator's held-out part is held at a time.
+    estimator's held-out part is held at a time. ``parts``: the split's parts when the caller
+    has selected some already (:func:`evaluate_step`: its training part).
     """
-    parts = SplitParts(split)
+    parts = SplitParts(split) if parts is None else parts
     held_pairs = parts.heldout
     n_held = len(held_pairs)
     # the held-out pairs' ranks in every recommender's lists, looked up once for all estimators
