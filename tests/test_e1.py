@@ -215,6 +215,7 @@ def test_per_user_values_average_to_the_metrics_exactly():
     assert list(per_user["recommender"].cat.categories) == ["pospop", "random", "avgrating"]
     assert list(per_user["testset"].cat.categories) == ["gt", "ALL"]
     assert per_user["metric"].dtype == metrics["metric"].dtype
+    assert per_user["recommender"].cat.codes.dtype == np.int8 and per_user["seed"].dtype == np.int64
     means = per_user.groupby(keys, sort=False)["value"].agg(["mean", "size"]).reset_index()
     both = metrics.merge(means, on=keys, validate="one_to_one")
     assert len(both) == len(metrics) == 3 * 2 * 2 * 2

@@ -155,6 +155,40 @@ def test_block_values_keep_evaluate_topks_frame() -> None:
         BlockValues.of(first.iloc[:-1], blocks)
 
 
+def test_block_columns_are_stack_block_values_columns_in_their_dtypes() -> None:
+    """block_columns gives the columns of the stacked frame, each its own fresh array in the
+    final dtype (a frame may take them without a copy); parts without users or at all work."""
+    from debiaseval.evaluation.metrics import block_columns
+
+    first = BlockValues.of(
+        evaluate_topk(RECS, TEST, [5, 1], n_items=N_ITEMS, metrics=["ndcg", "map"]),
+        topk_blocks(["ndcg", "map"], [5, 1]),
+    )
+    nobody = BlockValues(np.empty(0, np.int32), np.empty((1, 0)), (("recall", 3),))
+    second = BlockValues(np.array([7, 2], np.int32), np.array([[0.5, 1.0]]), (("recall", 3),))
+    parts = [first, nobody, second]
+    columns = block_columns(parts)
+    frame = pd.DataFrame(columns, copy=False)
+    rows = [(m, k, u, v) for p in parts for (m, k), vs in zip(p.blocks, p.values, strict=True)
+            for u, v in zip(p.users, vs, strict=True)]  # fmt: skip
+    expected = pd.DataFrame(
+        {
+            "user": np.array([r[2] for r in rows], dtype=np.int32),
+            "metric": pd.Series([r[0] for r in rows], dtype=str),
+            "k": np.array([r[1] for r in rows], dtype=np.int16),
+            "value": np.array([r[3] for r in rows], dtype=np.float64),
+        }
+    )
+    pd.testing.assert_frame_equal(frame, expected)
+    pd.testing.assert_frame_equal(stack_block_values(parts), expected)
+    assert frame["user"].tolist()[-2:] == [7, 2] and len(frame) == 4 * 3 + 2
+    for part in parts:
+        assert not np.shares_memory(columns["value"], part.values)
+        assert not np.shares_memory(columns["user"], part.users)
+    empty = pd.DataFrame(block_columns([]))
+    assert len(empty) == 0 and list(empty.columns) == ["user", "metric", "k", "value"]
+
+
 def test_evaluate_topk_subset_and_unknown_metric():
     per_user = evaluate_topk(RECS, TEST, [3], n_items=N_ITEMS, metrics=["recall"])
     np.testing.assert_allclose(per_user["value"], EXPECTED[("recall", 3)])

@@ -54,6 +54,26 @@ def test_poisson_weights_follow_poisson_one_and_do_not_depend_on_the_block():
     np.testing.assert_array_equal(weights, blocks)
 
 
+def test_poisson_counts_are_the_tables_counts_for_every_16_bit_value():
+    """poisson_counts (comparisons with the table's steps) equals the gather from
+    _poisson_table for all 2^16 values, in any shape; poisson_weights is that gather of the
+    same slices (the counts, hence the bootstrap's bytes, as before)."""
+    from debiaseval.evaluation.uncertainty import _poisson_table, poisson_counts
+
+    table = _poisson_table()
+    every = np.arange(1 << 16, dtype=np.uint16)
+    counts = poisson_counts(every)
+    assert counts.dtype == np.uint8
+    np.testing.assert_array_equal(counts, table[every])
+    assert counts.max() == 8 and np.all(np.diff(counts.astype(int)) >= 0)
+    shuffled = np.random.default_rng(0).permutation(every).reshape(256, 256)
+    np.testing.assert_array_equal(poisson_counts(shuffled), table[shuffled])
+    rng, again = np.random.default_rng(9), np.random.default_rng(9)
+    raw = again.bit_generator.random_raw(7 * 3)  # n = 10: 3 raw draws (12 slices) a row
+    slices = np.ascontiguousarray(raw, dtype="<u8").view("<u2").reshape(7, 12)[:, :10]
+    np.testing.assert_array_equal(poisson_weights(rng, 7, 10), table[slices])
+
+
 def test_bootstrap_means_are_weighted_means_of_the_rows():
     # Values of exactly known mean 0.5 on either side: every resample lies within the values'
     # range, and a column that a resample misses entirely (a single row, count 0) is NaN.

@@ -531,6 +531,13 @@ def test_split_parts_select_the_rows_of_each_part():
     mnar = split.loc[split["part"].isin(["train", "heldout"]), columns].reset_index(drop=True)
     pd.testing.assert_frame_equal(parts.mnar, mnar)
     pd.testing.assert_frame_equal(parts.train, parts.frame("train"))
+    # the caller's training part is taken as it is (not selected again), and gives the same
+    selected = split[split["part"] == "train"]
+    given = SplitParts(split, train=selected)
+    assert not given._rows  # no comparison of the part column
+    pd.testing.assert_frame_equal(given.train, parts.train)
+    assert np.shares_memory(given.train["item"].to_numpy(), selected["item"].to_numpy())
+    pd.testing.assert_frame_equal(given.mnar, mnar)
 
 
 def test_member_is_isin():

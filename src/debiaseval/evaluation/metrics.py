@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -29,6 +30,7 @@ __all__ = [
     "accuracy",
     "average_precision_at_k",
     "avg_dcg_at_k",
+    "block_columns",
     "evaluate_topk",
     "hit_matrix",
     "hit_rate_at_k",
@@ -288,25 +290,38 @@ class BlockValues:
         return stack_block_values([self])
 
 
-def stack_block_values(parts: Sequence[BlockValues]) -> pd.DataFrame:
-    """The tidy frames of ``parts`` (:class:`BlockValues`) one after the other, built in one
-    pass: user (int32), metric (str), k (int16), value (float64), block by block (the layout
-    of :func:`evaluate_topk`)."""
+def block_columns(parts: Sequence[BlockValues]) -> dict[str, Any]:
+    """The columns of :func:`stack_block_values`' frame, by name: user (int32), metric (str),
+    k (int16), value (float64), each allocated once in its final dtype (no per-part
+    temporaries to concatenate), so that ``pd.DataFrame(..., copy=False)`` can take them
+    as they are."""
     metrics = list(dict.fromkeys(m for part in parts for m, _ in part.blocks))
     code = {m: j for j, m in enumerate(metrics)}
     counts = np.array([part.users.size for part in parts for _ in part.blocks], dtype=np.int64)
-    metric_codes = np.array([code[m] for part in parts for m, _ in part.blocks], dtype=np.int32)
+    code_type = np.min_scalar_type(max(len(metrics) - 1, 0))
+    metric_codes = np.array([code[m] for part in parts for m, _ in part.blocks], dtype=code_type)
     ks = np.array([k for part in parts for _, k in part.blocks], dtype=np.int16)
-    return pd.DataFrame(
-        {
-            "user": np.concatenate(
-                [np.tile(part.users, len(part.blocks)) for part in parts] or [np.empty(0, np.int32)]
-            ).astype(np.int32, copy=False),
-            "metric": labels_of_codes(metrics, np.repeat(metric_codes, counts)),
-            "k": np.repeat(ks, counts),
-            "value": np.concatenate([part.values.ravel() for part in parts] or [np.empty(0)]),
-        }
-    )
+    user = np.empty(int(counts.sum()), dtype=np.int32)
+    value = np.empty(user.size)
+    start = 0
+    for part in parts:
+        end = start + part.values.size
+        user[start:end].reshape(len(part.blocks), part.users.size)[:] = part.users
+        value[start:end] = part.values.ravel()
+        start = end
+    return {
+        "user": user,
+        "metric": labels_of_codes(metrics, np.repeat(metric_codes, counts)),
+        "k": np.repeat(ks, counts),
+        "value": value,
+    }
+
+
+def stack_block_values(parts: Sequence[BlockValues]) -> pd.DataFrame:
+    """The tidy frames of ``parts`` (:class:`BlockValues`) one after the other, built in one
+    pass: user (int32), metric (str), k (int16), value (float64), block by block (the layout
+    of :func:`evaluate_topk`; the columns are :func:`block_columns`)."""
+    return pd.DataFrame(block_columns(parts))
 
 
 def summarise(per_user: pd.DataFrame) -> pd.DataFrame:

@@ -38,6 +38,7 @@ __all__ = [
     "interval_cell",
     "paired_t_test",
     "paired_t_tests",
+    "poisson_counts",
     "poisson_weights",
     "seed_intervals",
     "t_interval",
@@ -79,17 +80,40 @@ def _poisson_table() -> np.ndarray:
     return table.astype(np.float32)
 
 
+@functools.cache
+def _poisson_steps() -> np.ndarray:
+    """The 16-bit values at which :func:`_poisson_table` steps up, one per unit of count
+    (uint16, ascending): a value's count is the number of steps at or below it."""
+    table = _poisson_table()
+    return np.searchsorted(table, np.arange(1, int(table[-1]) + 1), side="left").astype(np.uint16)
+
+
+def poisson_counts(slices: np.ndarray) -> np.ndarray:
+    """``_poisson_table()[slices]`` for uint16 ``slices`` as uint8 counts, by comparisons:
+    the number of :func:`_poisson_steps` at or below each value (the table is a staircase),
+    a few vectorised passes where a gather from the table converts and checks an index per
+    value."""
+    steps = _poisson_steps()
+    counts = np.greater_equal(slices, steps[0]).view(np.uint8)
+    above = np.empty(slices.shape, dtype=bool)
+    for step in steps[1:]:
+        np.greater_equal(slices, step, out=above)
+        counts += above.view(np.uint8)
+    return counts
+
+
 def poisson_weights(rng: np.random.Generator, resamples: int, n: int) -> np.ndarray:
     """A ``resamples × n`` float32 matrix of independent Poisson(1) counts drawn from ``rng``.
 
     Each row takes ``ceil(n / 4)`` raw 64-bit draws (four 16-bit slices each, the last
     ones of a row unused), so a row's counts depend on ``rng`` and its position only:
-    drawing the rows in blocks of any size gives the same matrix.
+    drawing the rows in blocks of any size gives the same matrix. A slice's count is
+    ``_poisson_table()[slice]`` (:func:`poisson_counts`).
     """
     per_row = -(-n // 4)
     raw = rng.bit_generator.random_raw(resamples * per_row)
     slices = np.ascontiguousarray(raw, dtype="<u8").view("<u2").reshape(resamples, 4 * per_row)
-    return _poisson_table()[slices[:, :n]]
+    return poisson_counts(slices)[:, :n].astype(np.float32)
 
 
 def bootstrap_means(

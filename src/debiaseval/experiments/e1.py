@@ -58,8 +58,8 @@ from debiaseval.evaluation.full_truth import true_topk, true_topk_table
 from debiaseval.evaluation.imputation import build_imputation
 from debiaseval.evaluation.metrics import (
     BlockValues,
+    block_columns,
     evaluate_topk,
-    stack_block_values,
     summarise,
     topk_blocks,
     train_overlap_mask,
@@ -749,6 +749,7 @@ def evaluate_step(
         positive_threshold=positive_threshold,
         features=features,
         truth=truth,
+        parts=SplitParts(split, train=train),  # the training part selected above, not again
     )
     extra = seed_uncertainty(est_table, est_per_user, seed=seed, resamples=resamples, level=level)
     for stem in ("metrics", "comparisons"):
@@ -784,14 +785,21 @@ class SplitParts:
     order and dtypes: the values of ``split[split["part"] == part]``. A part is selected the
     first time it is read (one comparison of ``part``, a gather of three numeric columns, no
     copy of the string column) and shared by every estimator and propensity model of the seed.
+    ``train``, when given, is the training part already selected by the caller
+    (``split[split["part"] == "train"]``): its columns are taken as they are, not selected again.
     """
 
     COLUMNS = ("user", "item", "rating")
 
-    def __init__(self, split: pd.DataFrame) -> None:
+    def __init__(self, split: pd.DataFrame, *, train: pd.DataFrame | None = None) -> None:
         self.split = split
         self._rows: dict[str, np.ndarray] = {}
         self._frames: dict[str, pd.DataFrame] = {}
+        if train is not None:
+            columns = [c for c in self.COLUMNS if c in split.columns]
+            self._frames["train"] = pd.DataFrame(
+                {c: train[c].to_numpy() for c in columns}, copy=False
+            )
 
     def rows(self, part: str) -> np.ndarray:
         """The positions of ``part``'s rows in the split, ascending (mnar: train and held-out)."""
@@ -985,6 +993,7 @@ def evaluate_estimators(
     positive_threshold: float,
     features: tuple[pd.DataFrame, pd.DataFrame] | None = None,
     truth: np.ndarray | None = None,
+    parts: SplitParts | None = None,
 ) -> tuple[pd.DataFrame, dict[str, dict[str, pd.DataFrame]], pd.DataFrame]:
     """Every recommender's lists under every weighting estimator (docs/experiments/e1.md).
 
@@ -995,9 +1004,10 @@ def evaluate_estimators(
     What does not depend on the estimator is computed once per seed and shared: the split's
     parts (:class:`SplitParts`), each propensity model, and per recommender the ranks of the
     held-out pairs in its lists (:func:`~debiaseval.evaluation.weighting.list_ranks`); one
-    estimator's held-out part is held at a time.
+    estimator's held-out part is held at a time. ``parts``: the split's parts when the caller
+    has selected some already (:func:`evaluate_step`: its training part).
     """
-    parts = SplitParts(split)
+    parts = SplitParts(split) if parts is None else parts
     held_pairs = parts.heldout
     n_held = len(held_pairs)
     # the held-out pairs' ranks in every recommender's lists, looked up once for all estimators
@@ -1161,9 +1171,9 @@ def _per_user_table(
 
     ``recommender`` and ``testset`` are categoricals (categories in first-seen order over the
     groups): one byte a row where strings took about 15, in memory and while the table is
-    built (docs/experiments/e1.md, Outputs). The columns are built in one pass
-    (:func:`~debiaseval.evaluation.metrics.stack_block_values`), without a frame per part or a
-    second table to concatenate."""
+    built (docs/experiments/e1.md, Outputs). Each column is allocated once, in one pass
+    (:func:`~debiaseval.evaluation.metrics.block_columns`), and the frame takes them without a
+    copy: no frame per part, no second table to concatenate, no column inserted afterwards."""
     names: dict[str, int] = {}
     testsets: dict[str, int] = {}
     parts, rec_codes, testset_codes = [], [], []
@@ -1180,16 +1190,20 @@ def _per_user_table(
     sizes = [len(part) for part in parts]
 
     def labels(codes: Sequence[int], categories: Sequence[str]) -> pd.Categorical:
+        # codes repeated in the smallest type that holds them (from_codes keeps int8 codes)
+        small = np.asarray(codes, dtype=np.min_scalar_type(-len(categories)))
         return pd.Categorical.from_codes(
-            np.repeat(np.asarray(codes, dtype=np.int32), sizes),
-            categories=pd.Index(list(categories), dtype=str),
+            np.repeat(small, sizes), categories=pd.Index(list(categories), dtype=str)
         )
 
-    tidy = stack_block_values(parts)
-    tidy.insert(0, "recommender", labels(rec_codes, names))
-    tidy.insert(1, "seed", np.full(sum(sizes), seed))
-    tidy.insert(2, "testset", labels(testset_codes, testsets))
-    return tidy
+    # every column allocated once, taken as it is (no copy by the frame, no insert)
+    columns = {
+        "recommender": labels(rec_codes, names),
+        "seed": np.full(sum(sizes), seed),
+        "testset": labels(testset_codes, testsets),
+        **block_columns(parts),
+    }
+    return pd.DataFrame(columns, copy=False)
 
 
 def _comparisons(
