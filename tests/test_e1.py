@@ -150,6 +150,20 @@ def test_short_lists_count_distinct_items_whatever_the_order_of_the_pairs():
     assert len(messages) == 1 and "k = 40" in messages[0]
 
 
+def test_short_lists_bound_by_a_users_rows_then_count_distinct_items():
+    from debiaseval.experiments.e1 import _most_rows_of_a_user
+
+    rng = np.random.default_rng(5)
+    train = pd.DataFrame({"user": rng.integers(0, 40, 500), "item": rng.integers(0, 30, 500)})
+    most = int(train["user"].value_counts().max())
+    for pairs in (train, train.sort_values(["user", "item"]), train.head(0)):
+        assert _most_rows_of_a_user(pairs) == (most if len(pairs) else 0)
+    # five rows of one item: the rows alone would leave 1 candidate, the distinct items leave 5
+    repeated = pd.DataFrame({"user": [0] * 5, "item": [2] * 5})
+    assert short_list_warnings(repeated, n_items=6, ks=[3, 5]) == []
+    assert short_list_warnings(repeated, n_items=6, ks=[6])[0].startswith("k = 6 exceeds")
+
+
 def test_evaluate_step_warns_when_k_exceeds_the_candidates():
     _, split = _full_split()
     gt = split[split["part"] == "gt"]

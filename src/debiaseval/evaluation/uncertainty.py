@@ -44,8 +44,10 @@ __all__ = [
     "t_interval",
 ]
 
-_CHUNK_CELLS = 1 << 22
-"""Cells of one chunk of resample counts (resamples × users, float32: 16 MiB)."""
+_CHUNK_CELLS = 1 << 23
+"""Cells of one chunk of resample counts (resamples × users, float32: 32 MiB): fewer, larger
+products pass fewer times over the values (at 138,000 users, 1,000 resamples and 96 columns,
+1.19 CPU-s against 1.28 with 16 MiB chunks and 2.7 with 4 MiB; the same bytes)."""
 
 
 def t_interval(

@@ -193,6 +193,8 @@ def short_list_warnings(train: pd.DataFrame, *, n_items: int, ks: Sequence[int])
     there are fewer than k, the top-k list is shorter than k and HitRate@k or
     Recall@k can reach 1 trivially (on a 6 x 6 dataset every HitRate is 1).
     """
+    if n_items - _most_rows_of_a_user(train) >= max(ks, default=0):
+        return []  # a user's distinct items are at most its rows: no k can exceed the candidates
     seen = _distinct_items_per_user(train)
     # Users without training pairs have every item as a candidate.
     fewest = n_items - (int(seen.max()) if seen.size else 0)
@@ -207,6 +209,20 @@ def short_list_warnings(train: pd.DataFrame, *, n_items: int, ks: Sequence[int])
                 f"metrics@{k} such as HitRate@{k} are inflated"
             )
     return messages
+
+
+def _most_rows_of_a_user(pairs: pd.DataFrame) -> int:
+    """The largest number of rows of one user in ``pairs``: from the lengths of the runs of
+    equal users where they are sorted, as a split's parts are (no copy of the column), else
+    a bincount."""
+    user = pairs["user"].to_numpy()
+    if user.size == 0:
+        return 0
+    if (user[1:] >= user[:-1]).all():
+        ends = np.flatnonzero(user[1:] != user[:-1])
+        bounds = np.concatenate(([-1], ends, [user.size - 1]))
+        return int(np.diff(bounds).max())
+    return int(np.bincount(user.astype(np.int64, copy=False)).max())
 
 
 def _distinct_items_per_user(pairs: pd.DataFrame) -> np.ndarray:
