@@ -11,7 +11,7 @@ from debiaseval.experiments import e6
 KL = {"min_weight": 1e-6, "max_weight": 1e6, "max_iter": 2000, "tol": 1e-10}
 
 
-def campaign_tables(recommenders, active_items, *, n_users=1500, n_items=150, seed=1):
+def campaign_tables(recommenders, active_items, *, n_users=1500, n_items=150, seed=1, **extra):
     synthetic = {"n_users": n_users, "n_items": n_items, "density": 0.06, "seed": 0}
     log, cuts, boosted = e6.time_log(
         "synthetic",
@@ -41,6 +41,7 @@ def campaign_tables(recommenders, active_items, *, n_users=1500, n_items=150, se
         kl=KL,
         dataset="synthetic",
         seed=seed,
+        **extra,
     )
 
 
@@ -104,6 +105,21 @@ def test_cf_recommenders_and_determinism() -> None:
     assert len(cf) == 4 * 2 * 2 and (cf["score"] > 0).all()
     text = e6.markdown(scores, "synthetic")
     assert "| g1 | none | 0 |" in text and "| naive_cf | kl | 60 |" in text
+
+
+def test_cosine_neighbour_exponent_changes_only_cosine_cf() -> None:
+    def scores(exponent: float) -> pd.DataFrame:
+        tables = campaign_tables(["g1", "cosine_cf"], [None], n_users=200, n_items=60,
+                                 cosine_neighbour_exponent=exponent)  # fmt: skip
+        return tables["scores"].set_index(["t", "recommender", "weighting", "p"])["score"]
+
+    cosine, by_size, counts = scores(0.5), scores(1.0), scores(0.0)
+    pd.testing.assert_series_equal(cosine, campaign_tables(
+        ["g1", "cosine_cf"], [None], n_users=200, n_items=60)["scores"].set_index(
+        ["t", "recommender", "weighting", "p"])["score"])  # fmt: skip
+    for other in (by_size, counts):
+        pd.testing.assert_series_equal(other.xs("g1", level=1), cosine.xs("g1", level=1))
+        assert not np.allclose(other.xs("cosine_cf", level=1), cosine.xs("cosine_cf", level=1))
 
 
 def test_time_log_of_a_real_dataset_and_sampled_users() -> None:
@@ -221,6 +237,7 @@ def test_run_api_matches_run_seed_and_the_figure_draws() -> None:
         ({"active_items": [0]}, "e6.active_items"),
         ({"protocol": "random"}, "e6.protocol"),
         ({"n_draws": 0}, "e6.n_draws"),
+        ({"cosine_neighbour_exponent": -0.5}, "e6.cosine_neighbour_exponent"),
     ],
 )
 def test_config_errors_name_the_key(block: dict, match: str) -> None:

@@ -60,6 +60,35 @@ def test_cf_hits_match_brute_force_refits(hits_fn, scorer, cosine, seed: int) ->
     assert 0 < expected.mean() < 1  # the case is not trivial
 
 
+@pytest.mark.parametrize("seed", [0, 3])
+@pytest.mark.parametrize("exponent", [0.0, 1.0, 2.0])
+def test_cosine_cf_neighbour_exponent_matches_brute_force_refits(exponent: float, seed: int):
+    x = random_profiles(22, 16, 0.3, seed)
+    fast = cosine_cf_hits(x, k=3, neighbour_exponent=exponent)
+
+    def scorer(left, users):
+        return cosine_cf_scores(left, users, neighbour_exponent=exponent)
+
+    expected = brute_force_hits(x, scorer, 3, cosine=True)
+    np.testing.assert_array_equal(fast.data, expected)
+    assert 0 < expected.mean() < 1
+
+
+def test_cosine_cf_neighbour_exponent_by_hand() -> None:
+    # users 0 {0, 1}, 1 {0, 2}, 2 {0, 3, 4, 5}: user 0's votes from user 1 (|I| = 2) for item 2
+    # and from user 2 (|I| = 4) for items 3-5, both sharing item 0 with user 0
+    x = sp.csr_matrix(np.array([[1, 1, 0, 0, 0, 0], [1, 0, 1, 0, 0, 0], [1, 0, 0, 1, 1, 1]],
+                               dtype=float))  # fmt: skip
+    for exponent, (item2, item3) in {0.0: (1, 1), 0.5: (2**-0.5, 0.5), 1.0: (0.5, 0.25)}.items():
+        scores = cosine_cf_scores(x, np.array([0]), neighbour_exponent=exponent)[0] * math.sqrt(2)
+        np.testing.assert_allclose(scores[[2, 3]], [item2, item3])
+    # co-counts tie items 2 and 3 (item 2 first by id); dividing by the neighbour's size does not
+    assert cosine_cf_scores(x, np.array([0]), neighbour_exponent=0.0)[0][2] == pytest.approx(
+        cosine_cf_scores(x, np.array([0]), neighbour_exponent=0.0)[0][3])
+    with pytest.raises(ValueError, match="neighbour_exponent must be a finite number >= 0"):
+        cosine_cf_hits(x, neighbour_exponent=-1.0)
+
+
 def test_naive_cf_by_hand() -> None:
     # users: 0 {0, 1}, 1 {0, 1}, 2 {0, 2}; leave (0, 1) out: I_0 = {0}
     x = sp.csr_matrix(np.array([[1, 1, 0], [1, 1, 0], [1, 0, 1]], dtype=float))

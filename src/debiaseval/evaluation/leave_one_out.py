@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -223,44 +224,76 @@ def naive_cf_hits(
     return _hit_matrix(x, users, hits)
 
 
-def _inverse_root_sizes(x: sp.csr_matrix) -> np.ndarray:
-    """1/√|I_v| per user (0 for an empty profile)."""
+COSINE_NEIGHBOUR_EXPONENT = 0.5
+"""The exponent γ of the neighbour's profile size in :func:`cosine_cf_scores`: ½ is the cosine."""
+
+
+def _power(values: Any, exponent: float) -> Any:
+    """values ** exponent, by the square root where the exponent is ½ (the cosine's bytes)."""
+    return np.sqrt(values) if exponent == 0.5 else np.power(values, exponent)
+
+
+def _inverse_size_powers(x: sp.csr_matrix, exponent: float = 0.5) -> np.ndarray:
+    """|I_v|^(−exponent) per user (0 for an empty profile)."""
     sizes = np.diff(x.indptr).astype(np.float64)
-    return np.divide(1.0, np.sqrt(sizes), out=np.zeros_like(sizes), where=sizes > 0)
+    return np.divide(1.0, _power(sizes, exponent), out=np.zeros_like(sizes), where=sizes > 0)
 
 
-def cosine_cf_scores(profiles: sp.spmatrix | sp.sparray, users: np.ndarray) -> np.ndarray:
+def _check_exponent(exponent: float) -> float:
+    value = float(exponent)
+    if not (math.isfinite(value) and value >= 0):
+        raise ValueError(f"neighbour_exponent must be a finite number >= 0, got {exponent!r}")
+    return value
+
+
+def cosine_cf_scores(
+    profiles: sp.spmatrix | sp.sparray,
+    users: np.ndarray,
+    *,
+    neighbour_exponent: float = COSINE_NEIGHBOUR_EXPONENT,
+) -> np.ndarray:
     """Cosine user CF ([MYT14] §5) on binary profiles, every other user a neighbour.
 
-    score(u, i) = Σ_{v≠u} cos(x_u, x_v) 1[i ∈ I_v], cos = |I_u ∩ I_v| / √(|I_u||I_v|);
-    0 for an empty I_u. Dense only in ``users`` × users and ``users`` × items.
+    score(u, i) = Σ_{v≠u} |I_u ∩ I_v| / (|I_u|^½ |I_v|^γ) 1[i ∈ I_v] with γ =
+    ``neighbour_exponent``: γ = ½ (the default) is cos(x_u, x_v) = |I_u ∩ I_v| /
+    √(|I_u||I_v|); γ = 1 divides each neighbour's votes by its profile size, γ = 0 counts
+    co-occurrences (docs/experiments/e6.md). 0 for an empty I_u. Dense only in ``users`` ×
+    users and ``users`` × items.
     """
     x = _binary(profiles)
     users = np.asarray(users, dtype=np.int64)
-    inv = _inverse_root_sizes(x)
-    sims = (x[users] @ x.T).toarray() * inv[users][:, None] * inv[None, :]
+    own = _inverse_size_powers(x)
+    inv = _inverse_size_powers(x, _check_exponent(neighbour_exponent))
+    sims = (x[users] @ x.T).toarray() * own[users][:, None] * inv[None, :]
     sims[np.arange(users.size), users] = 0.0
     return np.asarray(x.T @ sims.T).T
 
 
 def cosine_cf_hits(
-    profiles: sp.spmatrix | sp.sparray, *, k: int = 5, users: np.ndarray | None = None
+    profiles: sp.spmatrix | sp.sparray,
+    *,
+    k: int = 5,
+    users: np.ndarray | None = None,
+    neighbour_exponent: float = COSINE_NEIGHBOUR_EXPONENT,
 ) -> sp.csr_matrix:
-    """Leave-one-out hits of cosine user CF for every pair of ``users``.
+    """Leave-one-out hits of cosine user CF (:func:`cosine_cf_scores`) for every pair of
+    ``users``.
 
     Removing (u, i) turns x_u into x_u − e_i and leaves the other users
-    unchanged. With G = Xᵀ diag(1/√|I_v|) X, m = |I_u| and b = Σ_{j∈I_u} G[j, ·],
-    the new scores times √(m − 1) (a factor common to all items, so the ranking
-    is unchanged) are b[i'] − G[i, i'] for a candidate i' ∉ I_u and
-    b[i] − √m − G[i, i] + 1/√m for the held-out item (u is no neighbour of
-    itself); with m = 1 the profile becomes empty and every score is 0. Values are
-    rounded to 1e-9 so that exact ties stay ties. Per user, O(n_items · |I_u|); G is
-    formed only for the rows of a group of users' items at a time.
+    unchanged. With γ = ``neighbour_exponent``, G = Xᵀ diag(|I_v|^−γ) X, m = |I_u| and
+    b = Σ_{j∈I_u} G[j, ·], the new scores times √(m − 1) (a factor common to all items, so
+    the ranking is unchanged) are b[i'] − G[i, i'] for a candidate i' ∉ I_u and
+    b[i] − m^(1−γ) − G[i, i] + m^−γ for the held-out item (u is no neighbour of
+    itself: its own term m^−γ of G is taken out of the m − 1 rows j ≠ i); with m = 1 the
+    profile becomes empty and every score is 0. Values are rounded to 1e-9 so that exact
+    ties stay ties. Per user, O(n_items · |I_u|); G is formed only for the rows of a group
+    of users' items at a time.
     """
     k = _check_k(k)
+    gamma = _check_exponent(neighbour_exponent)
     x = _binary(profiles)
     users = _users(x, users)
-    left = sp.csr_matrix(x.T @ sp.diags(_inverse_root_sizes(x)))
+    left = sp.csr_matrix(x.T @ sp.diags(_inverse_size_powers(x, gamma)))
     n_items = x.shape[1]
     hits = []
     for group, item_rows in _item_rows(left, x, users):
@@ -279,9 +312,11 @@ def cosine_cf_hits(
                 own = np.zeros(1)
             else:
                 cand_scores = np.round(base[candidates][None, :] - rows[:, candidates], _DECIMALS)
-                root = math.sqrt(m)
+                # u's own votes: m^(1−γ) in b[i], of which m^−γ through G[i, i]
+                votes = float(_power(float(m), 1.0 - gamma))
+                through_i = 1.0 / float(_power(float(m), gamma))
                 diag = rows[np.arange(m), held]
-                own = np.round(base[held] - root - diag + 1.0 / root, _DECIMALS)
+                own = np.round(base[held] - votes - diag + through_i, _DECIMALS)
             hits.append(_count_hits(candidates, cand_scores, held, own, k))
     return _hit_matrix(x, users, hits)
 

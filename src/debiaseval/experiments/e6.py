@@ -41,6 +41,7 @@ from debiaseval.debiasing.kl_weights import (
 from debiaseval.debiasing.kl_weights import profile_matrix as _profile_matrix
 from debiaseval.evaluation.flags import MIN_USERS, join_flags, legend, marked
 from debiaseval.evaluation.leave_one_out import (
+    COSINE_NEIGHBOUR_EXPONENT,
     constant_hits,
     cosine_cf_hits,
     loo_interval,
@@ -197,14 +198,21 @@ def constant_lists(
     return np.asarray(boosted, dtype=np.int64), g1, g2
 
 
-def _hits(name: str, x, lists: Mapping[str, np.ndarray], k: int, users: np.ndarray | None):
+def _hits(
+    name: str,
+    x,
+    lists: Mapping[str, np.ndarray],
+    k: int,
+    users: np.ndarray | None,
+    cosine_exponent: float = COSINE_NEIGHBOUR_EXPONENT,
+):
     if name in lists:
         rows = x if users is None else x[users]
         return constant_hits(rows, lists[name])
     if name == "naive_cf":
         return naive_cf_hits(x, k=k, users=users)
     if name == "cosine_cf":
-        return cosine_cf_hits(x, k=k, users=users)
+        return cosine_cf_hits(x, k=k, users=users, neighbour_exponent=cosine_exponent)
     raise ValueError(f"unknown E6 recommender {name!r}; expected one of {', '.join(RECOMMENDERS)}")
 
 
@@ -229,6 +237,7 @@ def evaluate_over_time(
     seed: int,
     protocol: str = "exact",
     n_draws: int = 20000,
+    cosine_neighbour_exponent: float = COSINE_NEIGHBOUR_EXPONENT,
 ) -> dict[str, pd.DataFrame]:
     """Scores of every recommender at every snapshot, unweighted and KL-weighted ([MYT14]).
 
@@ -244,7 +253,9 @@ def evaluate_over_time(
     are always fitted on every user. ``protocol="sampled"`` scores ``n_draws`` draws of
     (user, held-out item) per recommender, weighting and t, as [MYT14] do
     (:func:`~debiaseval.evaluation.leave_one_out.sampled_hits`; the interval's n is then
-    ``n_draws``); "exact" scores their expectation.
+    ``n_draws``); "exact" scores their expectation. ``cosine_neighbour_exponent`` is the
+    exponent γ of the neighbour's profile size in ``cosine_cf``
+    (:func:`~debiaseval.evaluation.leave_one_out.cosine_cf_scores`; ½, the cosine).
     """
     if protocol not in ("exact", "sampled"):
         raise ValueError(f"unknown protocol {protocol!r}; expected exact or sampled")
@@ -279,7 +290,7 @@ def evaluate_over_time(
             )
         evaluated = x if users is None else x[users]
         for name in recommenders:
-            hits = _hits(name, x, lists, k, users)
+            hits = _hits(name, x, lists, k, users, cosine_neighbour_exponent)
             for weighting, p, w, divergence in variants:
                 probs = pair_weights(evaluated, w)
                 if protocol == "sampled":
@@ -417,6 +428,7 @@ def run_seed(
         seed=seed,
         protocol=block["protocol"],
         n_draws=block["n_draws"],
+        cosine_neighbour_exponent=block["cosine_neighbour_exponent"],
     )
 
 
