@@ -204,7 +204,7 @@ def _hits(
     lists: Mapping[str, np.ndarray],
     k: int,
     users: np.ndarray | None,
-    cosine_exponent: float = COSINE_NEIGHBOUR_EXPONENT,
+    cosine_neighbour_exponent: float = COSINE_NEIGHBOUR_EXPONENT,
 ):
     if name in lists:
         rows = x if users is None else x[users]
@@ -212,7 +212,7 @@ def _hits(
     if name == "naive_cf":
         return naive_cf_hits(x, k=k, users=users)
     if name == "cosine_cf":
-        return cosine_cf_hits(x, k=k, users=users, neighbour_exponent=cosine_exponent)
+        return cosine_cf_hits(x, k=k, users=users, neighbour_exponent=cosine_neighbour_exponent)
     raise ValueError(f"unknown E6 recommender {name!r}; expected one of {', '.join(RECOMMENDERS)}")
 
 
