@@ -302,7 +302,10 @@ ESTIMATORS = {
     "SNIPS_KNOWN": {"estimator": "snips", "propensity": "known", "clip": 0.01},
     "DR_POP": {"estimator": "dr", "propensity": "popularity", "imputation": "item_rate",
                "gamma": 0.5},
-    "DR_NB": {"estimator": "dr", "propensity": "naive_bayes", "imputation": "model"},
+    "DR_NB": {"estimator": "dr", "propensity": "naive_bayes", "imputation": "logistic_mf",
+              "imputation_params": {"max_iter": 20}},
+    "DR_RATIO": {"estimator": "dr", "propensity": "popularity", "form": "ratio",
+                 "weight_control": {"method": "shrink"}, "calibrate": True},
 }  # fmt: skip
 
 
@@ -348,7 +351,9 @@ def test_estimator_config_errors_name_the_key():
 
     base = {"datasets": ["coat"], "e1": {"estimators": {}}}
     cases = {
-        "e1.estimators.X.imputation": {"X": {"estimator": "dr", "propensity": "popularity"}},
+        "e1.estimators.X.weight_control": {"X": {"estimator": "snips", "propensity": "popularity",
+                                                 "weight_control": {"method": "clip"}}},
+        "e1.estimators.Y.imputation": {"Y": {"estimator": "snips", "imputation": "item_rate"}},
         "e1.estimators.K.propensity": {"K": {"estimator": "snips", "propensity": "known"}},
         "e1.estimators.FULL": {"FULL": {"estimator": "snips"}},
     }
@@ -356,6 +361,12 @@ def test_estimator_config_errors_name_the_key():
         config = {**base, "e1": {"estimators": estimators}}
         with pytest.raises(ConfigError, match=re.escape(f"config error at '{key}'")):
             validate_config(config, "e1")
+    reserved = {**base, "e1": {"estimators": {"CONSTANT": {"estimator": "snips"}}}}
+    message = "invalid name 'CONSTANT'.*'GT_HALVES' are reserved"
+    with pytest.raises(ConfigError, match=message):
+        validate_config(reserved, "e1")
+    # a dr row without an imputation gets the item-level default (candidate_rate)
+    validate_config({**base, "e1": {"estimators": {"D": {"estimator": "dr"}}}}, "e1")
     yahoo = {"datasets": ["yahoo-r3"], "e1": {"estimators": {
         "L": {"estimator": "snips", "propensity": "logistic"}}}}  # fmt: skip
     with pytest.raises(ConfigError, match=r"e1\.estimators\.L\.propensity.*features"):

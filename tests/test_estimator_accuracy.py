@@ -3,7 +3,6 @@
 import numpy as np
 import pandas as pd
 import pytest
-
 from debiaseval.evaluation.estimator_accuracy import (
     ACCURACY_COLUMNS,
     TRUE,

@@ -20,9 +20,11 @@ from debiaseval.debiasing.propensities import (
     scaled,
     wtd,
 )
-from debiaseval.evaluation.imputation import ItemRate, Predicted, build_imputation, item_rate
+from debiaseval.estimation.diagnostics import weight_diagnostics
+from debiaseval.estimation.estimators import estimate
+from debiaseval.estimation.heldout import gains, list_ranks, prepare
+from debiaseval.estimation.imputation import ItemRate, Predicted, build_imputation, item_rate
 from debiaseval.evaluation.metrics import evaluate_topk
-from debiaseval.evaluation.weighting import estimate, gains, list_ranks, prepare
 
 N_USERS, N_ITEMS, K = 200, 300, 10
 
@@ -141,15 +143,16 @@ def _small():
 def test_snips_hand_computed():
     _train, recs, held, p = _small()
     h = prepare("snips", held, p, n_users=2, positive_threshold=3.0)
-    per_user, diag = estimate(h, recs, ks=[2], metrics=["recall", "avgdcg"], n_items=6)
+    per_user, counts = estimate(h, recs, ks=[2], metrics=["recall", "avgdcg"], n_items=6)
     # user 0: positives item 0 (rank 1, w 2) and item 2 (not listed, w 4) -> 2 / 6
     # user 1: positive item 2 (rank 2, w 5) -> 1; avgdcg: 1/log2(3)
     np.testing.assert_allclose(per_user["value"], [2 / 6, 1.0, 2 / 6, 1 / math.log2(3)])
     assert per_user["metric"].tolist() == ["recall", "recall", "avgdcg", "avgdcg"]
-    assert diag["n_users"].tolist() == [2, 2] and diag["n_negative"].tolist() == [0, 0]
+    assert counts["n_users"].tolist() == [2, 2] and counts["n_negative"].tolist() == [0, 0]
+    diag = weight_diagnostics(h)
     # ESS of user 0: (2+4)^2/(4+16) = 1.8; user 1: 1
-    np.testing.assert_allclose(diag.loc[0, ["ess_mean", "ess_min"]], [1.4, 1.0])
-    np.testing.assert_allclose(diag.loc[0, "max_weight_share"], 5 / 11)
+    assert diag["ess_mean"] == pytest.approx(1.4) and diag["ess_min"] == pytest.approx(1.0)
+    assert diag["max_weight_share"] == pytest.approx(5 / 11)
 
 
 def test_naive_is_the_full_test_set_value():
@@ -160,38 +163,57 @@ def test_naive_is_the_full_test_set_value():
     np.testing.assert_allclose(per_user["value"], plain["value"])
 
 
-def test_dr_hand_computed():
+RATES = np.array([0.5, 0.1, 0.2, 0.3, 0.4, 0.6])
+
+
+def test_dr_one_step_hand_computed():
+    """m̂_u = ψ_u + (1/M_u) Σ_{H_u} w (c − ψ_u)(y − r̂), ψ_u = Σ_{C_u} c r̂ / M_u."""
     train, recs, held, p = _small()
-    rates = np.array([0.5, 0.1, 0.2, 0.3, 0.4, 0.6])
-    h = prepare("dr", held, p, n_users=2, positive_threshold=3.0, imputation=ItemRate(rates),
+    h = prepare("dr", held, p, n_users=2, positive_threshold=3.0, imputation=ItemRate(RATES),
                 train=train)  # fmt: skip
-    per_user, diag = estimate(h, recs, ks=[2], metrics=["recall"], n_items=6)
+    per_user, counts = estimate(h, recs, ks=[2], metrics=["recall"], n_items=6)
+    # user 0: candidates 0..4, M = 1.5; top-2 items 0, 1: ψ = (.5 + .1) / 1.5 = .4
+    #   held: item 0 (c 1, y 1, r̂ .5, w 2): 2 (1 − .4)(.5) = .6
+    #         item 2 (c 0, y 1, r̂ .2, w 4): 4 (−.4)(.8) = −1.28
+    #         item 3 (c 0, y 0, r̂ .3, w 2): 2 (−.4)(−.3) = .24   -> .4 + (−.44) / 1.5
+    # user 1: candidates 1..5, M = 1.6; top-2 items 1, 2: ψ = .3 / 1.6 = .1875
+    #   held: item 2 (c 1, y 1, r̂ .2, w 5): 5 (.8125)(.8) = 3.25
+    #         item 4 (c 0, y 0, r̂ .4, w 2.5): 2.5 (−.1875)(−.4) = .1875 -> .1875 + 3.4375 / 1.6
+    np.testing.assert_allclose(per_user["value"], [0.4 - 0.44 / 1.5, 0.1875 + 3.4375 / 1.6])
+    assert counts.loc[0, "n_left_out"] == 0 and counts.loc[0, "n_above_one"] == 1
+
+
+def test_dr_ratio_hand_computed():
+    train, recs, held, p = _small()
+    h = prepare("dr", held, p, n_users=2, positive_threshold=3.0, imputation=ItemRate(RATES),
+                train=train, form="ratio")  # fmt: skip
+    per_user, counts = estimate(h, recs, ks=[2], metrics=["recall"], n_items=6)
     # user 0: candidates 0..4, Σ r̂ = 1.5; corrections (y - r̂)/P: item 0 (1-.5)/.5 = 1,
     # item 2 (1-.2)/.25 = 3.2, item 3 (0-.3)/.5 = -.6 -> D = 1.5 + 3.6 = 5.1;
     # N: top-2 items 0, 1 imputed .5 + .1, plus item 0's correction 1 -> 1.6
     # user 1: candidates 1..5, Σ r̂ = 1.6; item 2 (1-.2)/.2 = 4, item 4 (0-.4)/.4 = -1
     # -> D = 4.6; N: items 1, 2 imputed .1 + .2, plus item 2's correction 4 -> 4.3
     np.testing.assert_allclose(per_user["value"], [1.6 / 5.1, 4.3 / 4.6])
-    assert diag.loc[0, "n_left_out"] == 0
+    assert counts.loc[0, "n_left_out"] == 0
 
 
-def test_dr_leaves_out_users_without_mass_and_counts_negative_values():
+def test_dr_ratio_leaves_out_users_without_mass_and_one_step_without_imputed_mass():
     train, recs, held, p = _small()
     h = prepare("dr", held, p, n_users=2, positive_threshold=3.0,
-                imputation=ItemRate(np.zeros(6)), train=train)  # fmt: skip
-    per_user, _diag = estimate(h, recs, ks=[2], metrics=["recall"], n_items=6)
-    # zero imputation: DR is SNIPS on the positives
+                imputation=ItemRate(np.zeros(6)), train=train, form="ratio")  # fmt: skip
+    per_user, _counts = estimate(h, recs, ks=[2], metrics=["recall"], n_items=6)
+    # zero imputation: the ratio form is SNIPS on the positives
     np.testing.assert_allclose(per_user["value"], [2 / 6, 1.0])
-    held2 = _frame([0, 1], [3, 4], [1, 1])  # no positives at all
-    h2 = prepare("dr", held2, np.array([0.5, 0.5]), n_users=2, positive_threshold=3.0,
-                 imputation=ItemRate(np.full(6, 0.1)), train=train)  # fmt: skip
-    per_user2, _diag2 = estimate(h2, recs, ks=[2], metrics=["recall"], n_items=6)
-    # D = 0.5 - 0.2 = 0.3 > 0 for both; N = 0.2 imputed top-2 mass + 0 -> kept
-    np.testing.assert_allclose(per_user2["value"], [0.2 / 0.3, 0.2 / 0.3])
-    h3 = prepare("dr", held2, np.array([0.05, 0.5]), n_users=2, positive_threshold=3.0,
-                 imputation=ItemRate(np.full(6, 0.1)), train=train)  # fmt: skip
-    per_user3, diag3 = estimate(h3, recs, ks=[2], metrics=["recall"], n_items=6)
-    assert per_user3["user"].tolist() == [1] and diag3.loc[0, "n_left_out"] == 1
+    one_step = prepare("dr", held, p, n_users=2, positive_threshold=3.0,
+                       imputation=ItemRate(np.zeros(6)), train=train)  # fmt: skip
+    values, counts = estimate(one_step, recs, ks=[2], metrics=["recall"], n_items=6)
+    assert values.empty and counts.loc[0, "n_left_out"] == 2  # M_u = 0: no direct method
+    # a large weight on a negative pair takes user 0's D_u below 0: left out, and counted
+    held2 = _frame([0, 0, 1], [0, 3, 2], [5, 1, 5])
+    h3 = prepare("dr", held2, np.array([0.5, 0.02, 0.5]), n_users=2, positive_threshold=3.0,
+                 imputation=ItemRate(np.full(6, 0.1)), train=train, form="ratio")  # fmt: skip
+    per_user3, counts3 = estimate(h3, recs, ks=[2], metrics=["recall"], n_items=6)
+    assert per_user3["user"].tolist() == [1] and counts3.loc[0, "n_left_out"] == 1
 
 
 def test_gains_and_ranks():
@@ -237,9 +259,10 @@ def test_dr_is_doubly_robust():
 def test_dr_with_item_rate_imputation_and_model_imputation_run_and_are_close():
     world = World(1, scale=10.0)
     held = world.heldout()
-    p_train, _ = scaled(_true(world), world.train_frame, train=world.train_frame,
-                        n_pairs=len(held))  # fmt: skip
-    for name in ("item_rate", "model"):
+    tr = world.train_frame
+    # the training pairs' inclusion probabilities: World draws them with 0.04 · pop (pop ≤ 10)
+    p_train = 0.04 * world.pop.clip(max=10)[tr["item"].to_numpy()]
+    for name in ("item_rate", "candidate_rate", "logistic_mf"):
         imp = build_imputation(name, world.train_frame, p_train, n_users=N_USERS,
                                n_items=N_ITEMS, positive_threshold=3.0, seed=0)  # fmt: skip
         assert abs(_bias(world, held, "dr", _true(world), imputation=imp)) < 0.1
@@ -381,7 +404,7 @@ def _e1_arena(n_splits: int = 10):
     positive popularity, a noisy truth): estimator -> scorer -> mean bias."""
     from debiaseval.data.splits import assign_parts
     from debiaseval.data.synthetic import generate_synthetic
-    from debiaseval.experiments.e1 import estimator_heldout
+    from debiaseval.estimation.arena import estimator_heldout
 
     data = generate_synthetic()
     y, truth_p = data.ratings, data.propensities.astype(np.float64)
@@ -390,7 +413,7 @@ def _e1_arena(n_splits: int = 10):
     specs = {
         "naive": {"estimator": "naive"},
         "snips": {"estimator": "snips", "propensity": "known"},
-        "dr": {"estimator": "dr", "propensity": "known", "imputation": "item_rate"},
+        "dr": {"estimator": "dr", "propensity": "known", "imputation": "candidate_rate"},
     }
     bias = {name: {} for name in specs}
     for seed in range(n_splits):
@@ -439,12 +462,13 @@ def e1_arena():
 def test_known_propensities_are_conditioned_on_e1s_split(e1_arena):
     """The calibration run (default synthetic, known propensities, 10 splits): FULL's mean
     |bias| of Recall@10 is about .15; SNIPS and DR with the true propensities, conditioned on
-    the random train/held-out split, stay well below it. Unconditioned (P ∝ p, the generator's
-    observation probability) SNIPS keeps +.13 on the popularity scorers and DR +.08."""
+    the random train/held-out split, stay well below it (DR's one-step form with the
+    candidate-rate imputation: .006, every scorer within .01). Unconditioned (P ∝ p, the
+    generator's observation probability) SNIPS keeps +.13 on the popularity scorers."""
     mean_abs = {name: np.mean(np.abs(list(b.values()))) for name, b in e1_arena.items()}
     assert mean_abs["naive"] > 0.12
-    assert mean_abs["dr"] <= 0.04
-    assert all(abs(b) <= 0.05 for b in e1_arena["dr"].values()), e1_arena["dr"]
+    assert mean_abs["dr"] <= 0.015
+    assert all(abs(b) <= 0.02 for b in e1_arena["dr"].values()), e1_arena["dr"]
     assert mean_abs["snips"] <= 0.05
     assert all(abs(b) <= 0.1 for b in e1_arena["snips"].values()), e1_arena["snips"]
 
@@ -519,7 +543,7 @@ def _e1_split(seed: int = 0) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
 
 
 def test_split_parts_select_the_rows_of_each_part():
-    from debiaseval.experiments.e1 import SplitParts
+    from debiaseval.estimation.arena import SplitParts
 
     split, _ = _e1_split()
     parts = SplitParts(split)
@@ -541,7 +565,7 @@ def test_split_parts_select_the_rows_of_each_part():
 
 
 def test_member_is_isin():
-    from debiaseval.evaluation.weighting import _member
+    from debiaseval.estimation.heldout import member as _member
 
     rng = np.random.default_rng(3)
     ids = rng.integers(0, 50, 400)
@@ -554,8 +578,8 @@ def test_shared_parts_and_ranks_give_the_per_estimator_values():
     """evaluate_estimators selects the split's parts once, fits each propensity model once and
     looks up each recommender's ranks once: exactly the values (per user, diagnostics, means)
     of every estimator prepared alone from the split and estimated with its own rank look-up."""
+    from debiaseval.estimation.arena import estimator_heldout, evaluate_estimators
     from debiaseval.evaluation.metrics import summarise
-    from debiaseval.experiments.e1 import estimator_heldout, evaluate_estimators
 
     split, recs = _e1_split()
     n_users, n_items = 60, 80
@@ -571,9 +595,8 @@ def test_shared_parts_and_ranks_give_the_per_estimator_values():
     }  # fmt: skip
     sizes = {"n_users": n_users, "n_items": n_items, "positive_threshold": 3.0}
     ks, metrics = [5, 10], ["recall", "avgdcg"]
-    table, per_user, diagnostics = evaluate_estimators(
-        split, recs, specs, seed=4, ks=ks, metrics=metrics, **sizes
-    )
+    out = evaluate_estimators(split, recs, specs, seed=4, ks=ks, metrics=metrics, **sizes)
+    table, per_user, diagnostics = out.table, out.per_user, out.diagnostics
     assert list(per_user) == list(recs)
     assert table[["recommender", "testset"]].values.tolist() == [
         [rec, name] for rec in recs for name in specs for _ in range(len(ks) * len(metrics))
@@ -582,7 +605,7 @@ def test_shared_parts_and_ranks_give_the_per_estimator_values():
         [name, rec] for name in specs for rec in recs for _ in range(len(ks) * len(metrics))
     ]
     for name, spec in specs.items():
-        held, factor = estimator_heldout(split, spec, seed=4, **sizes)
+        held, factor, _ = estimator_heldout(split, spec, seed=4, **sizes)
         for rec, lists in recs.items():
             values, diag = estimate(held, lists, ks=ks, metrics=metrics, n_items=n_items)
             pd.testing.assert_frame_equal(per_user[rec][name].frame(), values)

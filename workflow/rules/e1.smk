@@ -2,13 +2,15 @@
 # data (E1's filter: common users and items, with its report) -> split -> intervene (every test set of a seed) -> train (tune one chunk of a recommender's grid on
 # MAR val) -> select (best usable grid point) -> evaluate (gt and every test set) -> aggregate.
 # On synthetic, truth adds the exact TRUE row from the full rating matrix, the arena's truth.
+# impute fits the model imputation of a dr estimator (logistic_mf), once per seed.
 # A grid of one chunk is trained and selected by one job (tune, the same files).
 # Precomputed lists (algorithm external) replace train/select by external (check, rank); export
 # writes a seed's train and val parts in raw ids for other frameworks.
 
 from debiaseval.experiments.e1 import EXPORT as E1_EXPORT
 from debiaseval.experiments.e1 import TRUTH_DATASETS as E1_TRUTH_DATASETS
-from debiaseval.experiments.e1 import external_recommenders
+from debiaseval.experiments.e1 import external_recommenders, kendall_excluded
+from debiaseval.estimation.arena import model_imputations
 
 E1 = config["e1"]
 E1_EXTERNAL = external_recommenders(E1)  # precomputed lists: e1_external, not train/select
@@ -20,6 +22,20 @@ E1_CHUNKS = {
 # A grid of one chunk is trained and selected in one job (e1_tune); e1_select merges the others'.
 E1_ONE_CHUNK = [name for name in E1_TRAINED if E1_CHUNKS[name] == 1]
 E1_CHUNKED = [name for name in E1_TRAINED if E1_CHUNKS[name] > 1]
+# The dr estimators whose imputation is a model, fitted once per seed by e1_impute.
+E1_IMPUTED = model_imputations(E1["estimators"])
+
+
+def e1_truth_input(name):
+    """Input function: a seed's file ``name`` of e1_truth where the full truth is known
+    (synthetic with e1.truth), else nothing."""
+
+    def files(w):
+        if E1["truth"] and w.dataset in E1_TRUTH_DATASETS:
+            return [results(f"e1/{w.dataset}/seed{w.seed}/{name}")]
+        return []
+
+    return files
 
 
 localrules:
@@ -248,11 +264,45 @@ rule e1_external:
         "../scripts/e1_external.py"
 
 
+rule e1_impute:
+    """The model imputation of one dr estimator of e1.estimators (logistic_mf: an IPS-weighted
+    logistic MF of the training part), fitted once per seed (docs/estimators.md)."""
+    input:
+        split=results("e1/{dataset}/seed{seed}/split.parquet"),
+        user_index=results("e1/{dataset}/data/users.parquet"),
+        item_index=results("e1/{dataset}/data/items.parquet"),
+    output:
+        results("e1/{dataset}/seed{seed}/imputations/{estimator}.parquet"),
+    wildcard_constraints:
+        estimator=_alternatives(E1_IMPUTED),
+    params:
+        dataset="{dataset}",
+        seed=lambda w: int(w.seed),
+        spec=lambda w: E1["estimators"][w.estimator],
+        synthetic=config["synthetic"],
+        positive_threshold=positive_threshold(E1),
+        code=CODE,
+    threads: resources_of("evaluate")["threads"]
+    resources:
+        mem_mb=job_mem_mb("evaluate", resources_of("evaluate")),
+        runtime=job_runtime("evaluate", resources_of("evaluate")),
+    conda:
+        "../envs/debiaseval.yaml"
+    log:
+        logs("e1/{dataset}/seed{seed}/impute/{estimator}.log"),
+    benchmark:
+        bench("e1/{dataset}/seed{seed}/impute/{estimator}.tsv")
+    script:
+        "../scripts/e1_impute.py"
+
+
 rule e1_evaluate:
     """Top-k metrics of every recommender of one seed on gt, on every intervened test set and
     under every weighting estimator of e1.estimators (whose propensities and imputations are
     computed here, once per seed): per-user values, means with their bootstrap interval over
-    users, paired tests, the estimators' diagnostics."""
+    users, paired tests with each SNIPS row's gamma*, the estimators' diagnostics and
+    sensitivity bounds, and the scoreboard's inputs (every row's and the truth's means over the
+    same users; gt's split-half reliability)."""
     input:
         recs=expand(
             results("e1/{{dataset}}/seed{{seed}}/recs/{recommender}.parquet"),
@@ -265,14 +315,24 @@ rule e1_evaluate:
             results("e1/{{dataset}}/seed{{seed}}/testsets/{testset}.parquet"),
             testset=E1["testsets"],
         ),
+        imputations=expand(
+            results("e1/{{dataset}}/seed{{seed}}/imputations/{estimator}.parquet"),
+            estimator=E1_IMPUTED,
+        ),
+        # the exact truth's per-user values where the full rating matrix is known (synthetic)
+        truth=e1_truth_input("truth_per_user.parquet"),
     output:
         metrics=results("e1/{dataset}/seed{seed}/metrics.parquet"),
         metrics_per_user=results("e1/{dataset}/seed{seed}/metrics_per_user.parquet"),
         comparisons=results("e1/{dataset}/seed{seed}/comparisons.parquet"),
         estimators_diagnostics=results("e1/{dataset}/seed{seed}/estimators.diagnostics.parquet"),
+        sensitivity=results("e1/{dataset}/seed{seed}/sensitivity.parquet"),
+        arena=results("e1/{dataset}/seed{seed}/arena.parquet"),
+        reliability=results("e1/{dataset}/seed{seed}/reliability.parquet"),
     params:
         dataset="{dataset}",
         estimators=E1["estimators"],
+        imputed=E1_IMPUTED,
         synthetic=config["synthetic"],
         seed=lambda w: int(w.seed),
         recommenders=list(E1["recommenders"]),
@@ -283,6 +343,8 @@ rule e1_evaluate:
         drop_train_overlap=E1["drop_train_overlap"],
         resamples=E1["bootstrap"]["resamples"],
         confidence=E1["confidence"],
+        gammas=E1["sensitivity"]["gammas"],
+        excluded=kendall_excluded(E1),
         code=CODE,
     threads: resources_of("evaluate")["threads"]
     resources:
@@ -310,7 +372,8 @@ rule e1_truth:
         user_index=results("e1/{dataset}/data/users.parquet"),
         item_index=results("e1/{dataset}/data/items.parquet"),
     output:
-        results("e1/{dataset}/seed{seed}/truth.parquet"),
+        truth=results("e1/{dataset}/seed{seed}/truth.parquet"),
+        truth_per_user=results("e1/{dataset}/seed{seed}/truth_per_user.parquet"),
     wildcard_constraints:
         dataset=_alternatives(E1_TRUTH_DATASETS),
     params:
@@ -337,8 +400,9 @@ rule e1_truth:
 
 rule e1_aggregate:
     """Mean/sd and intervals over seeds, % difference from gt, Kendall's tau, test-set
-    diagnostics, how many seeds agree on each paired comparison, and the scoreboard of every
-    test set against the truth (TRUE on synthetic, else gt)."""
+    diagnostics, how many seeds agree on each paired comparison (with each SNIPS row's median
+    gamma*), the scoreboard of every test set and estimator against the truth (TRUE on
+    synthetic, else gt) with its intervals over seeds, and the SNIPS rows' sensitivity."""
     input:
         metrics=expand(
             results("e1/{{dataset}}/seed{seed}/metrics.parquet"), seed=experiment_seeds("e1")
@@ -363,6 +427,19 @@ rule e1_aggregate:
             if E1["truth"] and w.dataset in E1_TRUTH_DATASETS
             else []
         ),
+        arena=expand(
+            results("e1/{{dataset}}/seed{seed}/arena.parquet"), seed=experiment_seeds("e1")
+        ),
+        reliability=expand(
+            results("e1/{{dataset}}/seed{seed}/reliability.parquet"), seed=experiment_seeds("e1")
+        ),
+        sensitivity=expand(
+            results("e1/{{dataset}}/seed{seed}/sensitivity.parquet"), seed=experiment_seeds("e1")
+        ),
+        estimators_diagnostics=expand(
+            results("e1/{{dataset}}/seed{seed}/estimators.diagnostics.parquet"),
+            seed=experiment_seeds("e1"),
+        ),
     output:
         summary=results("e1/{dataset}/summary.parquet"),
         kendall=results("e1/{dataset}/kendall.parquet"),
@@ -372,6 +449,9 @@ rule e1_aggregate:
         summary_md=results("e1/{dataset}/summary.md"),
         kendall_md=results("e1/{dataset}/kendall.md"),
         estimator_accuracy_md=results("e1/{dataset}/estimator_accuracy.md"),
+        estimator_pairs=results("e1/{dataset}/estimator_pairs.parquet"),
+        sensitivity=results("e1/{dataset}/sensitivity.parquet"),
+        sensitivity_md=results("e1/{dataset}/sensitivity.md"),
         **report_outputs("e1"),
     params:
         captions=figure_module("e1").FIGURES,

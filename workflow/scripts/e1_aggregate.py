@@ -11,19 +11,29 @@ from debiaseval.workflow.runtime import job
 with job(snakemake.log[0]) as log:
     p = snakemake.params
     prov = record_run(p.provenance, snakemake.output.provenance)  # also provenance.json
+    inputs = snakemake.input
+
+    def frames(paths):
+        return [read_parquet(path) for path in paths]
+
     tables = aggregate_step(
-        [read_parquet(path) for path in snakemake.input.metrics],
-        [read_parquet(path) for path in snakemake.input.diagnostics],
-        read_parquet(snakemake.input.data, columns=["user", "item", "part"]),
+        frames(inputs.metrics),
+        frames(inputs.diagnostics),
+        read_parquet(inputs.data, columns=["user", "item", "part"]),
         p.e1,
         dataset=p.dataset,
         min_users=p.min_users,
-        comparisons=[read_parquet(path) for path in snakemake.input.comparisons],
-        truth=[read_parquet(path) for path in snakemake.input.truth],
+        comparisons=frames(inputs.comparisons),
+        truth=frames(inputs.truth),
+        arena=frames(inputs.arena),
+        reliability=frames(inputs.reliability),
+        sensitivity=frames(inputs.sensitivity),
+        estimator_diagnostics=frames(inputs.estimators_diagnostics),
     )
-    for stem in ("summary", "kendall", "testsets", "comparisons", "estimator_accuracy"):
+    for stem in ("summary", "kendall", "testsets", "comparisons", "estimator_accuracy",
+                 "estimator_pairs", "sensitivity"):  # fmt: skip
         write_table(tables[stem], snakemake.output[stem], prov)
-    for stem in ("summary_md", "kendall_md", "estimator_accuracy_md"):
+    for stem in ("summary_md", "kendall_md", "estimator_accuracy_md", "sensitivity_md"):
         write_markdown(tables[stem], snakemake.output[stem], prov)
     log.info(
         "wrote %d summary rows, %d Kendall rows", len(tables["summary"]), len(tables["kendall"])

@@ -1,7 +1,13 @@
 """Adapter: metrics of every recommender of one seed on gt, every intervened test set and
-every weighting estimator."""
+every weighting estimator, and the scoreboard's inputs."""
 
-from debiaseval.experiments.e1 import estimator_features, estimator_truth, evaluate_step
+from debiaseval.estimation.imputation import LogisticMF
+from debiaseval.experiments.e1 import (
+    EVALUATE_OUTPUTS,
+    estimator_features,
+    estimator_truth,
+    evaluate_step,
+)
 from debiaseval.workflow.io import read_parquet, write_parquet
 from debiaseval.workflow.runtime import job
 
@@ -10,6 +16,11 @@ with job(snakemake.log[0], snakemake.threads) as log:
     users = read_parquet(snakemake.input.user_index)
     items = read_parquet(snakemake.input.item_index)
     block = {"estimators": p.estimators}
+    imputations = {
+        name: LogisticMF.from_frame(read_parquet(path))
+        for name, path in zip(p.imputed, snakemake.input.imputations, strict=True)
+    }
+    truth = snakemake.input.truth
     tables = evaluate_step(
         read_parquet(snakemake.input.split),
         dict(zip(p.recommenders, map(read_parquet, snakemake.input.recs), strict=True)),
@@ -26,7 +37,11 @@ with job(snakemake.log[0], snakemake.threads) as log:
         n_users=len(users),
         features=estimator_features(block, users, items),
         truth=estimator_truth(block, p.dataset, {"synthetic": p.synthetic}, users, items),
+        truth_per_user=read_parquet(truth[0]) if truth else None,
+        imputations=imputations,
+        gammas=p.gammas,
+        excluded=p.excluded,
     )
     log.info("\n%s", tables["metrics"].to_string())
-    for stem in ("metrics", "metrics_per_user", "comparisons", "estimators_diagnostics"):
+    for stem in EVALUATE_OUTPUTS:
         write_parquet(tables[stem], snakemake.output[stem])

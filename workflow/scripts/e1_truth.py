@@ -1,4 +1,5 @@
-"""Adapter: the exact TRUE rows of one seed from synthetic's full rating matrix."""
+"""Adapter: the exact TRUE rows of one seed from synthetic's full rating matrix, and their
+per-user values for the scoreboard."""
 
 from debiaseval.experiments.e1 import raw_ids, truth_step
 from debiaseval.workflow.io import read_parquet, write_parquet
@@ -6,7 +7,7 @@ from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0], snakemake.threads) as log:
     p = snakemake.params
-    table = truth_step(
+    table, per_user = truth_step(
         read_parquet(snakemake.input.split),
         dict(zip(p.recommenders, map(read_parquet, snakemake.input.recs), strict=True)),
         synthetic=p.synthetic,
@@ -18,4 +19,5 @@ with job(snakemake.log[0], snakemake.threads) as log:
         positive_threshold=p.positive_threshold,
     )
     log.info("\n%s", table.to_string())
-    write_parquet(table, snakemake.output[0])
+    write_parquet(table, snakemake.output.truth)
+    write_parquet(per_user, snakemake.output.truth_per_user)

@@ -52,12 +52,19 @@ def summary_table(per_seed: pd.DataFrame) -> pd.DataFrame:
 
 
 def summary_flags(
-    summary: pd.DataFrame, per_seed: pd.DataFrame, *, min_users: int = MIN_USERS
+    summary: pd.DataFrame,
+    per_seed: pd.DataFrame,
+    *,
+    min_users: int = MIN_USERS,
+    heavy_tail: Iterable[str] = (),
 ) -> pd.DataFrame:
     """``summary`` with a ``flags`` column (:mod:`debiaseval.evaluation.flags`) per
     (recommender, testset, metric, k): ``short_lists`` where some seed's
-    ``n_short_lists`` > 0, ``few_users`` where some seed's ``n_users`` < ``min_users``.
-    A ``per_seed`` without one of these columns raises no flag of it."""
+    ``n_short_lists`` > 0, ``few_users`` where some seed's ``n_users`` < ``min_users``,
+    ``out_of_range`` where the mean or an interval of the summary (``ci_``, ``boot_``
+    bounds) leaves [0, 1], the range of every top-k metric, and ``heavy_tail`` on the rows of
+    the estimators named in ``heavy_tail``. A ``per_seed`` without one of these columns
+    raises no flag of it."""
     keys = ["recommender", "testset", "metric", "k"]
     seeds = per_seed.assign(
         short=per_seed["n_short_lists"] > 0 if "n_short_lists" in per_seed else False,
@@ -65,8 +72,17 @@ def summary_flags(
     )
     anyof = seeds.groupby(keys, sort=False)[["short", "few"]].any()
     rows = anyof.reindex(pd.MultiIndex.from_frame(summary[keys])).fillna(False).astype(bool)
+    bounds = [c for c in ("mean", "ci_low", "ci_high", "boot_low", "boot_high") if c in summary]
+    values = summary[bounds].to_numpy(dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        outside = ((values < 0) | (values > 1)).any(axis=1)
     flags = join_flags(
-        {"short_lists": rows["short"].to_numpy(), "few_users": rows["few"].to_numpy()}
+        {
+            "short_lists": rows["short"].to_numpy(),
+            "few_users": rows["few"].to_numpy(),
+            "out_of_range": outside,
+            "heavy_tail": summary["testset"].isin(list(heavy_tail)).to_numpy(),
+        }
     )
     return summary.assign(flags=flags)
 

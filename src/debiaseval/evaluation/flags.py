@@ -70,6 +70,16 @@ FLAGS: dict[str, tuple[str, str]] = {
         "°",
         "averaged over fewer test pairs than `min_users` in at least one seed: a noisy mean",
     ),
+    "out_of_range": (
+        "⇅",
+        "the mean or one of its intervals leaves the metric's range [0, 1]: per-user values "
+        "outside it (an unstable estimator) or a t interval over few seeds",
+    ),
+    "heavy_tail": (
+        "κ",
+        "the estimator's weights have a Pareto k̂ above 0.7 in at least one seed: their "
+        "weighted mean is unreliable, whatever its interval says (Vehtari et al. 2024)",
+    ),
 }
 """Flag code -> (Markdown symbol, what it means)."""
 

@@ -24,15 +24,35 @@ from debiaseval.data.filters import common_users_items as _common_users_items
 from debiaseval.data.interactions import rating_matrix
 from debiaseval.data.splits import run_rng, split_e1
 from debiaseval.debiasing.interventions import TestSetSpec, intervene, marginal_kl, sampling_weights
-from debiaseval.debiasing.propensities import (
-    PropensityModel,
-    as_model,
-    logistic,
-    naive_bayes,
-    observation,
-    popularity,
-    scaled,
-    wtd,
+from debiaseval.estimation.arena import (
+    DIAGNOSTICS_COLUMNS,
+    ESTIMATOR_NEEDS,
+    SplitParts,
+    estimator_features,
+    estimator_truth,
+    evaluate_estimators,
+    fit_imputation,
+    imputation_frame,
+)
+from debiaseval.estimation.diagnostics import heavy_tailed
+from debiaseval.estimation.heldout import GAINS
+from debiaseval.estimation.imputation import Imputation
+from debiaseval.estimation.scoreboard import (
+    RELIABILITY_COLUMNS,
+    SCORED_COLUMNS,
+    TRUE,
+    common_means,
+    scoreboard,
+    scoreboard_markdown,
+    split_half_reliability,
+    truth_of,
+    truth_separation,
+)
+from debiaseval.estimation.sensitivity import (
+    SENSITIVITY_COLUMNS,
+    gamma_star_over_seeds,
+    sensitivity_markdown,
+    sensitivity_over_seeds,
 )
 from debiaseval.evaluation.aggregate import (
     GROUND_TRUTH,
@@ -43,11 +63,6 @@ from debiaseval.evaluation.aggregate import (
     summary_table,
     testsets_table,
 )
-from debiaseval.evaluation.estimator_accuracy import (
-    TRUE,
-    estimator_accuracy,
-    estimator_accuracy_markdown,
-)
 from debiaseval.evaluation.external_lists import (
     lists_of_seed,
     prepare_lists,
@@ -55,7 +70,6 @@ from debiaseval.evaluation.external_lists import (
 )
 from debiaseval.evaluation.flags import MIN_USERS, short_list_counts
 from debiaseval.evaluation.full_truth import true_topk, true_topk_table
-from debiaseval.evaluation.imputation import build_imputation
 from debiaseval.evaluation.metrics import (
     BlockValues,
     block_columns,
@@ -71,14 +85,6 @@ from debiaseval.evaluation.uncertainty import (
     compare_recommenders,
     seed_intervals,
 )
-from debiaseval.evaluation.weighting import (
-    DIAGNOSTICS_COLUMNS,
-    GAINS,
-    HeldOut,
-    estimate,
-    list_ranks,
-    prepare,
-)
 from debiaseval.experiments import Data, input_frames, seed_ids
 from debiaseval.recommenders.base import trains_by_epochs
 from debiaseval.recommenders.registry import EXTERNAL, resolve_recommender
@@ -89,30 +95,29 @@ from debiaseval.workflow.errors import EmptyTestSetError
 from debiaseval.workflow.io import atomic_path, read_parquet, write_parquet
 
 __all__ = [
+    "EVALUATE_OUTPUTS",
     "EXPORT",
     "NEEDS",
     "OUTPUTS",
     "TRUTH_DATASETS",
     "EmptyTestSetError",
-    "SplitParts",
     "aggregate_step",
     "check_config",
     "check_testset",
     "data_step",
     "dropped_text",
-    "estimator_heldout",
-    "evaluate_estimators",
     "evaluate_on_testsets",
     "evaluate_recommenders",
     "evaluate_step",
     "external_recommenders",
+    "impute_step",
     "kendall_excluded",
     "kendall_groups",
     "lists_step",
-    "propensity_model",
     "raw_ids",
     "run",
     "run_metadata",
+    "score_seed",
     "seed_uncertainty",
     "select_step",
     "short_list_warnings",
@@ -138,6 +143,9 @@ OUTPUTS = (
     "dropped.md",
     "estimator_accuracy.parquet",
     "estimator_accuracy.md",
+    "estimator_pairs.parquet",
+    "sensitivity.parquet",
+    "sensitivity.md",
 )
 """E1's aggregated files in ``results/<study>/e1/<dataset>/``."""
 
@@ -308,10 +316,6 @@ def external_recommenders(block: Mapping[str, Any]) -> list[str]:
     return [n for n, spec in block["recommenders"].items() if spec["algorithm"] == EXTERNAL]
 
 
-ESTIMATOR_NEEDS = {"logistic": "features", "known": "truth"}
-"""The dataset part each propensity model of ``e1.estimators`` needs beyond MNAR and MAR."""
-
-
 def _check_estimators(config: Mapping[str, Any]) -> None:
     from debiaseval.data.catalog import dataset_parts, missing_text
 
@@ -324,10 +328,20 @@ def _check_estimators(config: Mapping[str, Any]) -> None:
     datasets = block["datasets"] if block["datasets"] is not None else config["datasets"]
     for name, spec in block["estimators"].items():
         where = f"config error at 'e1.estimators.{name}"
-        if spec["estimator"] == "dr" and spec.get("imputation") is None:
-            raise ConfigError(
-                f"{where}.imputation': dr needs an imputation (item_rate, candidate_rate or model)"
-            )
+        if spec["estimator"] != "dr":
+            dr_only = {
+                "imputation": spec.get("imputation") is not None,
+                "weight_control": (spec.get("weight_control") or {}).get("method", "none")
+                != "none",
+                "form": spec.get("form", "one_step") != "one_step",
+                "calibrate": bool(spec.get("calibrate")),
+            }
+            for key in (key for key, given in dr_only.items() if given):
+                    raise ConfigError(
+                        f"{where}.{key}': only dr has an imputation, a form and a weight "
+                        f"control; {spec['estimator']} is self-normalised (bound its weights "
+                        "with clip)"
+                    )
         part = ESTIMATOR_NEEDS.get(spec.get("propensity", "naive_bayes"))
         for dataset in datasets or []:
             if part is not None and part not in dataset_parts(dataset, sources):
@@ -701,6 +715,27 @@ def select_step(
     return table
 
 
+def impute_step(
+    split: pd.DataFrame,
+    spec: Mapping[str, Any],
+    *,
+    seed: int,
+    n_users: int,
+    n_items: int,
+    positive_threshold: float,
+    features: tuple[pd.DataFrame, pd.DataFrame] | None = None,
+    truth: np.ndarray | None = None,
+) -> pd.DataFrame:
+    """Rule ``e1_impute``: the model imputation of one dr estimator of the seed, fitted on the
+    training part (:func:`~debiaseval.estimation.arena.fit_imputation`), as a frame
+    (:meth:`~debiaseval.estimation.imputation.LogisticMF.to_frame`) that ``e1_evaluate`` reads
+    back."""
+    model = fit_imputation(split, spec, seed=seed, n_users=n_users, n_items=n_items,
+                           positive_threshold=positive_threshold, features=features,
+                           truth=truth)  # fmt: skip
+    return imputation_frame(model)
+
+
 def evaluate_step(
     split: pd.DataFrame,
     recs: Mapping[str, pd.DataFrame],
@@ -718,6 +753,10 @@ def evaluate_step(
     n_users: int | None = None,
     features: tuple[pd.DataFrame, pd.DataFrame] | None = None,
     truth: np.ndarray | None = None,
+    truth_per_user: pd.DataFrame | None = None,
+    imputations: Mapping[str, Imputation] | None = None,
+    gammas: Sequence[float] = (),
+    excluded: Sequence[str] = (),
 ) -> dict[str, pd.DataFrame]:
     """Rule ``e1_evaluate``: every recommender of the seed on gt and on every test set.
 
@@ -726,11 +765,18 @@ def evaluate_step(
     interval ``boot_low``/``boot_high`` of ``resamples`` resamples at ``level``),
     ``metrics_per_user`` (the values they average) and ``comparisons`` (paired tests
     between the recommenders): see :func:`seed_uncertainty`. Each of ``estimators``
-    (``e1.estimators``; ``n_users`` and, as its propensity model needs them, ``features``
-    or the ``truth`` propensities) adds rows named after it for the metrics it
-    estimates (:func:`evaluate_estimators`), and ``estimators_diagnostics``.
+    (``e1.estimators``; as its propensity model needs them, ``features`` or the ``truth``
+    propensities; ``imputations``: the model imputations ``e1_impute`` fitted) adds rows
+    named after it for the metrics it estimates
+    (:func:`~debiaseval.estimation.arena.evaluate_estimators`), ``estimators_diagnostics``,
+    the SNIPS bounds at each of ``gammas`` (``sensitivity``) and each pair's Γ* in
+    ``comparisons`` (``gamma_star``). ``arena``: every row's and its truth's means over the
+    same users (:func:`~debiaseval.estimation.scoreboard.common_means`; the truth is
+    ``truth_per_user``, TRUE's per-user values on synthetic, else gt); ``reliability``: gt's
+    split-half reliability (real data; ``excluded`` recommenders left out).
     """
     train = split[split["part"] == "train"]
+    n_users = int(split["user"].max()) + 1 if n_users is None else n_users
     for message in short_list_warnings(train, n_items=n_items, ks=ks):
         warnings.warn(f"seed {seed}: {message}", stacklevel=2)
     per_user: dict[str, dict[str, BlockValues]] = {}
@@ -747,340 +793,79 @@ def evaluate_step(
     )
     table.insert(1, "seed", seed)
     out = seed_uncertainty(table, per_user, seed=seed, resamples=resamples, level=level)
+    out["comparisons"]["gamma_star"] = np.nan
     gains = [metric for metric in metrics if metric in GAINS]
-    no_diagnostics = pd.DataFrame(columns=ESTIMATOR_DIAGNOSTICS_COLUMNS)
-    if not estimators or not gains:
-        return _step_outputs(out, _per_user_table([per_user], seed=seed), no_diagnostics)
-    if n_users is None:
-        raise ValueError("evaluate_step needs n_users to run the weighting estimators")
-    est_table, est_per_user, diagnostics = evaluate_estimators(
-        split,
-        recs,
-        estimators,
-        seed=seed,
-        n_users=n_users,
-        n_items=n_items,
-        ks=ks,
-        metrics=gains,
-        positive_threshold=positive_threshold,
-        features=features,
-        truth=truth,
-        parts=SplitParts(split, train=train),  # the training part selected above, not again
-    )
-    extra = seed_uncertainty(est_table, est_per_user, seed=seed, resamples=resamples, level=level)
-    for stem in ("metrics", "comparisons"):
-        out[stem] = pd.concat([out[stem], extra[stem]], ignore_index=True)
+    groups = [per_user]
+    out["estimators_diagnostics"] = pd.DataFrame(columns=DIAGNOSTICS_COLUMNS)
+    out["sensitivity"] = pd.DataFrame(columns=["recommender", "seed", *SENSITIVITY_COLUMNS[1:]])
+    parts = SplitParts(split, train=train)  # the training part selected above, not again
+    if estimators and gains:
+        est = evaluate_estimators(
+            split, recs, estimators, seed=seed, n_users=n_users, n_items=n_items, ks=ks,
+            metrics=gains, positive_threshold=positive_threshold, features=features,
+            truth=truth, parts=parts, imputations=imputations, gammas=gammas,
+        )  # fmt: skip
+        extra = seed_uncertainty(est.table, est.per_user, seed=seed, resamples=resamples,
+                                 level=level)  # fmt: skip
+        star = np.full(len(extra["comparisons"]), np.nan)
+        for name, values in est.gamma_stars.items():  # in the comparisons' order of pairs
+            star[np.flatnonzero(extra["comparisons"]["testset"].to_numpy() == name)] = values
+        extra["comparisons"]["gamma_star"] = star
+        for stem in ("metrics", "comparisons"):
+            out[stem] = pd.concat([out[stem], extra[stem]], ignore_index=True)
+        out["estimators_diagnostics"], out["sensitivity"] = est.diagnostics, est.sensitivity
+        groups.append(est.per_user)
+    out.update(score_seed(groups, parts, truth_per_user, seed=seed, n_users=n_users,
+                          positive_threshold=positive_threshold, excluded=excluded))  # fmt: skip
     # one table of the test sets' and the estimators' per-user values (not two, then a copy)
-    return _step_outputs(out, _per_user_table([per_user, est_per_user], seed=seed), diagnostics)
+    out["metrics_per_user"] = _per_user_table(groups, seed=seed)
+    return {stem: out[stem] for stem in EVALUATE_OUTPUTS}
 
 
-def _step_outputs(
-    out: Mapping[str, pd.DataFrame], per_user: pd.DataFrame, diagnostics: pd.DataFrame
+EVALUATE_OUTPUTS = (
+    "metrics", "metrics_per_user", "comparisons", "estimators_diagnostics", "sensitivity",
+    "arena", "reliability",
+)  # fmt: skip
+"""The tables of :func:`evaluate_step`, by file stem (``estimators_diagnostics`` is written as
+``estimators.diagnostics.parquet``)."""
+
+
+def score_seed(
+    groups: Sequence[Mapping[str, Mapping[str, BlockValues]]],
+    parts: SplitParts,
+    truth_per_user: pd.DataFrame | None,
+    *,
+    seed: int,
+    n_users: int,
+    positive_threshold: float,
+    excluded: Sequence[str],
 ) -> dict[str, pd.DataFrame]:
-    """:func:`evaluate_step`'s tables in their order, from :func:`seed_uncertainty`'s."""
-    return {
-        "metrics": out["metrics"],
-        "metrics_per_user": per_user,
-        "comparisons": out["comparisons"],
-        "estimators_diagnostics": diagnostics,
-    }
-
-
-ESTIMATOR_DIAGNOSTICS_COLUMNS = ["recommender", "seed", "estimator", *DIAGNOSTICS_COLUMNS,
-                                 "propensity_scale"]  # fmt: skip
-"""Columns of ``estimators.diagnostics.parquet``: per recommender, estimator, metric and k, the
-users averaged over and left out, the negative and above-1 per-user values, the effective
-sample size per user, the weights' concentration and the propensities' scale factor."""
-
-
-class SplitParts:
-    """The parts of a seed's split that the weighting estimators read, each selected once.
-
-    ``train``, ``heldout`` (H), ``weights`` (the MAR weights part) and ``mnar`` (train and
-    held-out) hold the columns ``user``, ``item`` and ``rating`` of their rows, in the split's
-    order and dtypes: the values of ``split[split["part"] == part]``. A part is selected the
-    first time it is read (one comparison of ``part``, a gather of three numeric columns, no
-    copy of the string column) and shared by every estimator and propensity model of the seed.
-    ``train``, when given, is the training part already selected by the caller
-    (``split[split["part"] == "train"]``): its columns are taken as they are, not selected again.
-    """
-
-    COLUMNS = ("user", "item", "rating")
-
-    def __init__(self, split: pd.DataFrame, *, train: pd.DataFrame | None = None) -> None:
-        self.split = split
-        self._rows: dict[str, np.ndarray] = {}
-        self._frames: dict[str, pd.DataFrame] = {}
-        if train is not None:
-            columns = [c for c in self.COLUMNS if c in split.columns]
-            self._frames["train"] = pd.DataFrame(
-                {c: train[c].to_numpy() for c in columns}, copy=False
-            )
-
-    def rows(self, part: str) -> np.ndarray:
-        """The positions of ``part``'s rows in the split, ascending (mnar: train and held-out)."""
-        if part not in self._rows:
-            if part == "mnar":
-                mask = np.zeros(len(self.split), dtype=bool)
-                mask[self.rows("train")] = True
-                mask[self.rows("heldout")] = True
-            else:
-                mask = (self.split["part"] == part).to_numpy(dtype=bool)
-            self._rows[part] = np.flatnonzero(mask)
-        return self._rows[part]
-
-    def frame(self, part: str) -> pd.DataFrame:
-        """``part``'s rows (columns :attr:`COLUMNS` the split has), computed once."""
-        if part not in self._frames:
-            rows = self.rows(part)
-            columns = [c for c in self.COLUMNS if c in self.split.columns]
-            self._frames[part] = pd.DataFrame({c: self.split[c].to_numpy()[rows] for c in columns})
-        return self._frames[part]
-
-    @property
-    def train(self) -> pd.DataFrame:
-        return self.frame("train")
-
-    @property
-    def heldout(self) -> pd.DataFrame:
-        return self.frame("heldout")
-
-    @property
-    def weights(self) -> pd.DataFrame:
-        return self.frame("weights")
-
-    @property
-    def mnar(self) -> pd.DataFrame:
-        return self.frame("mnar")
-
-
-def propensity_model(
-    split: pd.DataFrame,
-    spec: Mapping[str, Any],
-    *,
-    n_users: int,
-    n_items: int,
-    features: tuple[pd.DataFrame, pd.DataFrame] | None = None,
-    truth: np.ndarray | None = None,
-    parts: SplitParts | None = None,
-) -> PropensityModel:
-    """The propensity model ``spec["propensity"]`` of one estimator of ``e1.estimators``.
-
-    naive_bayes: P(O=1 | Y=r) from the MNAR ratings (train and held-out) and the MAR
-    ``weights`` part; popularity: the training counts to the power ``gamma``; logistic:
-    user and item ``features`` fitted on the MNAR pairs; wtd: 1/(w_u w_i^2) of [SAC20]
-    (reference the training part, P_mar of ``mar_posterior``); known: the ``truth``
-    propensities (users × items) of a synthetic dataset. ``parts``: the split's parts when
-    already selected (:class:`SplitParts`, shared by a seed's estimators).
-    """
-    name = spec.get("propensity", "naive_bayes")
-    sizes = {"n_users": n_users, "n_items": n_items}
-    parts = SplitParts(split) if parts is None else parts
-    smoothing = float(spec.get("smoothing", 1.0))
-    if name == "naive_bayes":
-        return as_model(naive_bayes(parts.mnar["rating"], parts.weights["rating"], **sizes),
-                        **sizes)  # fmt: skip
-    if name == "popularity":
-        table = popularity(parts.train, **sizes, smoothing=smoothing,
-                           exponent=spec.get("gamma", 1.0))  # fmt: skip
-        return as_model(table, **sizes)
-    if name == "wtd":
-        uniform = spec.get("mar_posterior", "weights") == "uniform"
-        train, mar = parts.train, None if uniform else parts.weights
-        return wtd(
-            **sizes,
-            reference_users=train["user"].to_numpy(),
-            reference_items=train["item"].to_numpy(),
-            mar_users=None if mar is None else mar["user"].to_numpy(),
-            mar_items=None if mar is None else mar["item"].to_numpy(),
-            smoothing=smoothing,
-        )
-    if name == "logistic":
-        if features is None:
-            raise ValueError("logistic propensities need the users' and items' features")
-        users, items = features[0].sort_values("user"), features[1].sort_values("item")
-        xu = users.drop(columns=["user", "raw_user"], errors="ignore").to_numpy(float)
-        xi = items.drop(columns=["item", "raw_item"], errors="ignore").to_numpy(float)
-        return as_model(logistic(parts.mnar, xu, xi), **sizes)
-    if name == "known":
-        if truth is None:
-            raise ValueError("known propensities need the dataset's true propensities")
-        return PropensityModel(n_users, n_items, matrix=np.asarray(truth, dtype=np.float64))
-    raise ValueError(f"unknown propensity model {name!r}")
-
-
-def estimator_features(
-    block: Mapping[str, Any], users: pd.DataFrame | None, items: pd.DataFrame | None
-) -> tuple[pd.DataFrame, pd.DataFrame] | None:
-    """The users' and items' frames when an estimator of ``block`` has logistic propensities."""
-    wanted = any(s.get("propensity") == "logistic" for s in block["estimators"].values())
-    return (users, items) if wanted and users is not None and items is not None else None
-
-
-def estimator_truth(
-    block: Mapping[str, Any],
-    dataset: str,
-    config: Mapping[str, Any],
-    users: pd.DataFrame | None,
-    items: pd.DataFrame | None,
-) -> np.ndarray | None:
-    """The true propensities (E1's users × items) of ``synthetic`` when an estimator of
-    ``block`` has known propensities: the generator's matrix at the kept users' and items'
-    raw ids (``raw_user``/``raw_item`` of the data step's users and items, when it re-indexed)."""
-    if not any(s.get("propensity") == "known" for s in block["estimators"].values()):
-        return None
-    if dataset != "synthetic":
-        raise ValueError(f"known propensities need the synthetic dataset, not {dataset!r}")
-    from debiaseval.data.synthetic import generate_synthetic
-
-    matrix = generate_synthetic(**config["synthetic"]).propensities
-    rows = _raw_ids(users, "user", matrix.shape[0])
-    cols = _raw_ids(items, "item", matrix.shape[1])
-    return np.asarray(matrix, dtype=np.float64)[np.ix_(rows, cols)]
-
-
-def _raw_ids(frame: pd.DataFrame | None, what: str, n: int) -> np.ndarray:
-    if frame is None:
-        return np.arange(n)
-    frame = frame.sort_values(what)
-    for column in (f"raw_{what}", "raw", "raw_id", what):
-        if column in frame.columns:
-            return frame[column].to_numpy().astype(np.int64)
-    return np.arange(n)
-
-
-def estimator_heldout(
-    split: pd.DataFrame,
-    spec: Mapping[str, Any],
-    *,
-    seed: int,
-    n_users: int,
-    n_items: int,
-    positive_threshold: float,
-    features: tuple[pd.DataFrame, pd.DataFrame] | None = None,
-    truth: np.ndarray | None = None,
-    model: PropensityModel | None = None,
-    parts: SplitParts | None = None,
-) -> tuple[HeldOut, float]:
-    """One estimator's recommender-independent part of a seed: the held-out part with its
-    propensities conditioned on E1's random train/held-out split (and clipped;
-    :func:`~debiaseval.debiasing.propensities.scaled`) and, for dr, its imputation fitted on
-    the training part with the model's observation probabilities (the training part is a
-    random share of the MNAR sample). Returns it and the propensities' scale factor. ``model``: the
-    propensity model when already fitted (:func:`propensity_model`); ``parts``: the split's
-    parts when already selected (:class:`SplitParts`)."""
-    parts = SplitParts(split) if parts is None else parts
-    train, held = parts.train, parts.heldout
-    estimator = spec["estimator"]
-    if estimator == "naive":
-        return prepare("naive", held, None, n_users=n_users,
-                       positive_threshold=positive_threshold), 1.0  # fmt: skip
-    if model is None:
-        model = propensity_model(split, spec, n_users=n_users, n_items=n_items,
-                                 features=features, truth=truth, parts=parts)  # fmt: skip
-    floor = spec.get("clip")
-    n_observed = len(train) + len(held)
-    p, factor = scaled(model, held, train=train, n_pairs=len(held), floor=floor,
-                       n_observed=n_observed)  # fmt: skip
-    imputation = None
-    if estimator == "dr":
-        # the training pairs are a random share of the MNAR sample: P(in train) = share · P(O = 1)
-        p_obs, _ = observation(model, train, n_observed=n_observed)
-        p_train = p_obs * (len(train) / n_observed)
-        imputation = build_imputation(
-            spec["imputation"], train, p_train, n_users=n_users, n_items=n_items,
-            positive_threshold=positive_threshold, seed=seed,
-        )  # fmt: skip
-    held_out = prepare(estimator, held, p, n_users=n_users, positive_threshold=positive_threshold,
-                       imputation=imputation, train=train)  # fmt: skip
-    return held_out, factor
-
-
-def evaluate_estimators(
-    split: pd.DataFrame,
-    recs: Mapping[str, pd.DataFrame],
-    estimators: Mapping[str, Mapping[str, Any]],
-    *,
-    seed: int,
-    n_users: int,
-    n_items: int,
-    ks: Sequence[int],
-    metrics: Sequence[str],
-    positive_threshold: float,
-    features: tuple[pd.DataFrame, pd.DataFrame] | None = None,
-    truth: np.ndarray | None = None,
-    parts: SplitParts | None = None,
-) -> tuple[pd.DataFrame, dict[str, dict[str, pd.DataFrame]], pd.DataFrame]:
-    """Every recommender's lists under every weighting estimator (docs/experiments/e1.md).
-
-    Returns the means in :func:`evaluate_recommenders`' layout (``testset`` = the estimator's
-    name, ``n_test_pairs`` = |H|, with ``seed``), recommender -> estimator -> per-user values,
-    and the diagnostics (:data:`ESTIMATOR_DIAGNOSTICS_COLUMNS`, estimator-major).
-
-    What does not depend on the estimator is computed once per seed and shared: the split's
-    parts (:class:`SplitParts`), each propensity model, and per recommender the ranks of the
-    held-out pairs in its lists (:func:`~debiaseval.evaluation.weighting.list_ranks`); one
-    estimator's held-out part is held at a time. ``parts``: the split's parts when the caller
-    has selected some already (:func:`evaluate_step`: its training part).
-    """
-    parts = SplitParts(split) if parts is None else parts
-    held_pairs = parts.heldout
-    n_held = len(held_pairs)
-    # the held-out pairs' ranks in every recommender's lists, looked up once for all estimators
-    # (they weight the same pairs), kept in the smallest integer type that holds the depth
-    depth = max(int(k) for k in ks)
-    users, items = held_pairs["user"].to_numpy(), held_pairs["item"].to_numpy()
-    ranks = {
-        rec: list_ranks(lists, users, items, n_items=n_items, depth=depth).astype(
-            np.min_scalar_type(depth)
-        )
-        for rec, lists in recs.items()
-    }
-    tables, per_user, diagnostics = [], {}, []
-    models: dict[tuple[Any, ...], PropensityModel] = {}  # one fit per model, shared
-    for name, spec in estimators.items():
-        key = tuple(spec.get(k) for k in ("propensity", "gamma", "smoothing", "mar_posterior"))
-        if spec["estimator"] != "naive" and key not in models:
-            models[key] = propensity_model(split, spec, n_users=n_users, n_items=n_items,
-                                           features=features, truth=truth, parts=parts)  # fmt: skip
-        held, factor = estimator_heldout(
-            split, spec, seed=seed, n_users=n_users, n_items=n_items,
-            positive_threshold=positive_threshold, features=features, truth=truth,
-            model=models.get(key), parts=parts,
-        )  # fmt: skip
-        for rec, lists in recs.items():
-            values, diag = estimate(held, lists, ks=ks, metrics=metrics, n_items=n_items,
-                                    ranks=ranks[rec])  # fmt: skip
-            per_user.setdefault(rec, {})[name] = BlockValues.of(values, topk_blocks(metrics, ks))
-            summary = summarise(values)
-            short = values.assign(short=short_list_counts(lists, values))
-            counts = short.groupby(["metric", "k"], sort=False, observed=True)["short"].sum()
-            summary.insert(0, "testset", name)
-            summary.insert(0, "recommender", rec)
-            summary["n_test_pairs"] = np.int64(n_held)
-            summary["n_train_overlap"] = np.int64(0)
-            summary["n_short_lists"] = (
-                counts.reindex(pd.MultiIndex.from_frame(summary[["metric", "k"]]))
-                .fillna(0)
-                .to_numpy()
-                .astype(np.int64)
-            )
-            tables.append(summary)
-            diag.insert(0, "estimator", name)
-            diag.insert(0, "seed", seed)
-            diag.insert(0, "recommender", rec)
-            diag["propensity_scale"] = factor
-            diagnostics.append(diag)
-    table = pd.concat(tables, ignore_index=True)
-    table.insert(1, "seed", seed)
-    # recommender-major order, as evaluate_recommenders
-    order = {rec: j for j, rec in enumerate(recs)}
-    table = table.sort_values("recommender", key=lambda c: c.map(order), kind="stable")
-    return (
-        table.reset_index(drop=True),
-        per_user,
-        pd.concat(diagnostics, ignore_index=True)[ESTIMATOR_DIAGNOSTICS_COLUMNS],
-    )
+    """The scoreboard's inputs of one seed: ``arena`` (every row's and the truth's means over
+    the same users) and ``reliability`` (gt's split-half reliability, when gt is the truth)."""
+    rows: dict[str, dict[str, BlockValues]] = {}
+    for group in groups:
+        for rec, by_row in group.items():
+            rows.setdefault(rec, {}).update(by_row)
+    held = parts.heldout
+    positive = held["rating"].to_numpy() > positive_threshold
+    heldout_users = np.unique(held["user"].to_numpy()[positive])
+    if truth_per_user is not None:
+        truth_name = TRUE
+        truth = {
+            rec: BlockValues.of(frame, list(dict.fromkeys(zip(frame["metric"], frame["k"],
+                                                              strict=True))))
+            for rec, frame in truth_per_user.groupby("recommender", sort=False)
+        }  # fmt: skip
+    else:
+        truth_name = GROUND_TRUTH
+        truth = {rec: by_row[GROUND_TRUTH] for rec, by_row in rows.items()}
+    arena = common_means(rows, truth, seed=seed, heldout_users=heldout_users, n_users=n_users,
+                         truth_name=truth_name)  # fmt: skip
+    reliability = pd.DataFrame(columns=RELIABILITY_COLUMNS)
+    if truth_name == GROUND_TRUTH:
+        reliability = split_half_reliability(truth, excluded, seed=seed,
+                                             rng=run_rng(seed, "reliability"))  # fmt: skip
+    return {"arena": arena, "reliability": reliability}
 
 
 def raw_ids(table: pd.DataFrame, kind: str) -> np.ndarray:
@@ -1100,14 +885,16 @@ def truth_step(
     ks: Sequence[int],
     metrics: Sequence[str],
     positive_threshold: float,
-) -> pd.DataFrame:
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Rule ``e1_truth``: the seed's ``TRUE`` rows on ``synthetic`` (docs/estimators.md).
 
     Every recommender's exact metrics over all its candidates (every item but the
     seed's ``train`` items) from the full rating matrix of the config's ``synthetic``
     block (:func:`~debiaseval.evaluation.full_truth.true_topk`); ``raw_users`` and
-    ``raw_items`` (E1's id tables) map E1's ids to the generator's. The rows of
-    ``metrics.parquet``'s layout, with NaN bootstrap bounds.
+    ``raw_items`` (E1's id tables) map E1's ids to the generator's. Returns the rows of
+    ``metrics.parquet``'s layout, with NaN bootstrap bounds, and the per-user values of the
+    metrics the arena scores (recommender, user, metric, k, value: ``truth_per_user``, which
+    ``e1_evaluate`` scores every row against).
     """
     from debiaseval.data.synthetic import full_rating_rows
 
@@ -1124,7 +911,13 @@ def truth_step(
         raw_users=raw_users,
         raw_items=raw_items,
     )
-    return true_topk_table(recs, per_user, testset=TRUE, seed=seed, n_relevant=n_relevant)
+    table = true_topk_table(recs, per_user, testset=TRUE, seed=seed, n_relevant=n_relevant)
+    values = [frame[frame["metric"].isin(GAINS)].assign(recommender=name)
+              for name, frame in per_user.items()]  # fmt: skip
+    columns = ["recommender", "user", "metric", "k", "value"]
+    if not values:
+        return table, pd.DataFrame(columns=columns)
+    return table, pd.concat(values, ignore_index=True)[columns]
 
 
 def seed_uncertainty(
@@ -1284,21 +1077,30 @@ def aggregate_step(
     min_users: int = MIN_USERS,
     comparisons: Sequence[pd.DataFrame] = (),
     truth: Sequence[pd.DataFrame] = (),
+    arena: Sequence[pd.DataFrame] = (),
+    reliability: Sequence[pd.DataFrame] = (),
+    sensitivity: Sequence[pd.DataFrame] = (),
+    estimator_diagnostics: Sequence[pd.DataFrame] = (),
 ) -> dict[str, Any]:
     """Rule ``e1_aggregate``: the tables of ``OUTPUTS`` (Markdown ones as text, by file stem).
 
     ``truth``: the seeds' ``TRUE`` rows (:func:`truth_step`, ``synthetic`` only), one more
-    row of the test-set column. ``estimator_accuracy`` scores every other row against the
-    truth, ``TRUE`` where given, else gt
-    (:func:`~debiaseval.evaluation.estimator_accuracy.estimator_accuracy`; Kendall's tau
-    leaves out :func:`kendall_excluded`).
+    row of the test-set column. The scoreboard (``estimator_accuracy``, its paired
+    comparisons ``estimator_pairs``) scores every other row against the truth, ``TRUE``
+    where given, else gt, from the seeds' common-user means (``arena``) and gt's split-half
+    reliability (``reliability``) (:func:`~debiaseval.estimation.scoreboard.scoreboard`;
+    Kendall's tau leaves out :func:`kendall_excluded`). ``sensitivity``: the seeds' SNIPS
+    bounds, averaged over seeds; ``estimator_diagnostics``: the seeds' diagnostics, whose
+    Pareto k̂ flags a row (``heavy_tail``).
 
     The summary gains the t interval over seeds (``ci_low``, ``ci_high``) and the mean
     per-seed bootstrap bounds (``boot_low``, ``boot_high``) at ``e1.confidence``, and
     ``flags`` (:func:`~debiaseval.evaluation.aggregate.summary_flags`) that mark means over
-    short lists or over fewer than ``min_users`` users (config ``min_users``);
-    ``comparisons`` (the seeds' paired tests) become how many seeds agree
-    (:func:`agreement_over_seeds`, significant at 1 - ``e1.confidence``).
+    short lists or over fewer than ``min_users`` users (config ``min_users``), values or
+    intervals outside the metric's range and heavy-tailed weights; ``comparisons`` (the seeds'
+    paired tests) become how many seeds agree (:func:`agreement_over_seeds`, significant at
+    1 - ``e1.confidence``) with the median Γ* of SNIPS rows
+    (:func:`~debiaseval.estimation.sensitivity.gamma_star_over_seeds`).
     """
     per_seed = pd.concat([*metrics, *truth]).reset_index(drop=True)
     keys = ["recommender", "testset", "metric", "k"]
@@ -1306,18 +1108,21 @@ def aggregate_step(
     summary = summary_table(per_seed).merge(
         seed_intervals(per_seed, keys, level=level), on=keys, how="left"
     )
-    summary = summary_flags(summary, per_seed, min_users=min_users)
+    heavy = heavy_tailed(_concat(estimator_diagnostics, DIAGNOSTICS_COLUMNS))
+    summary = summary_flags(summary, per_seed, min_users=min_users, heavy_tail=heavy)
     tests = [frame for frame in comparisons if len(frame)]
-    agreement = (
-        agreement_over_seeds(pd.concat(tests), ["testset", "metric", "k"], alpha=1 - level)
-        if tests
-        else pd.DataFrame(columns=COMPARISONS_COLUMNS)
-    )
+    agreement = pd.DataFrame(columns=COMPARISONS_COLUMNS)
+    if tests:
+        seeds = pd.concat(tests, ignore_index=True)
+        agreement = agreement_over_seeds(seeds, ["testset", "metric", "k"], alpha=1 - level)
+        agreement["gamma_star"] = gamma_star_over_seeds(seeds, agreement)
     kendall = kendall_table(summary, kendall_groups(block), kendall_excluded(block))
     checks = testsets_table(pd.concat(diagnostics))
     about = run_metadata(interactions, block)
     names = [GROUND_TRUTH, *block["testsets"]]
-    accuracy = estimator_accuracy(per_seed, excluded=kendall_excluded(block), level=level)
+    board = score_board(per_seed, _concat(arena, SCORED_COLUMNS), block, dataset=dataset,
+                        reliability=_concat(reliability, RELIABILITY_COLUMNS))  # fmt: skip
+    bounds = sensitivity_over_seeds(_concat(sensitivity, ["seed", *SENSITIVITY_COLUMNS]), summary)
     return {
         "summary": summary,
         "kendall": kendall,
@@ -1327,17 +1132,63 @@ def aggregate_step(
         ),
         "kendall_md": kendall_markdown(kendall, dataset, names[1:]),
         "comparisons": agreement,
-        "estimator_accuracy": accuracy,
-        "estimator_accuracy_md": estimator_accuracy_markdown(accuracy, dataset),
+        **board,
+        "sensitivity": bounds,
+        "sensitivity_md": sensitivity_markdown(bounds, agreement, dataset),
     }
 
 
 COMPARISONS_COLUMNS = [
     "testset", "metric", "k", "recommender_a", "recommender_b",
-    "n_seeds", "mean_diff", "n_a_better", "n_b_better", "max_p_holm",
+    "n_seeds", "mean_diff", "n_a_better", "n_b_better", "max_p_holm", "gamma_star",
 ]  # fmt: skip
 """Columns of ``comparisons.parquet``: per test set, metric, k and two recommenders, how many
-seeds find a (Holm-adjusted) significant difference each way."""
+seeds find a (Holm-adjusted) significant difference each way, and, for a SNIPS row, the median
+over seeds of Γ*, the factor by which its propensities must be wrong before the difference's
+sign can flip."""
+
+
+def _concat(frames: Sequence[pd.DataFrame], columns: Sequence[str]) -> pd.DataFrame:
+    parts = [frame for frame in frames if len(frame)]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=list(columns))
+
+
+def row_families(block: Mapping[str, Any]) -> dict[str, str]:
+    """Every row of E1's test-set column and its family, in the column's order."""
+    return {
+        GROUND_TRUTH: "MAR sample",
+        **dict.fromkeys(block["testsets"], "resampling"),
+        **dict.fromkeys(block["estimators"], "weighting"),
+    }
+
+
+def score_board(
+    per_seed: pd.DataFrame,
+    arena: pd.DataFrame,
+    block: Mapping[str, Any],
+    *,
+    dataset: str,
+    reliability: pd.DataFrame,
+) -> dict[str, Any]:
+    """``estimator_accuracy`` (the scoreboard), ``estimator_pairs`` and the Markdown, from the
+    seeds' metrics and common-user means (``arena``), with ``e1.scoreboard.resamples`` seed
+    resamples drawn from the dataset's own stream."""
+    truth = truth_of(per_seed["testset"])
+    options = {
+        "excluded": kendall_excluded(block), "level": block["confidence"],
+        "resamples": block["scoreboard"]["resamples"],
+    }  # fmt: skip
+    board, pairs = scoreboard(
+        arena, per_seed, truth=truth, families=row_families(block), reliability=reliability,
+        rng=run_rng(0, dataset, "scoreboard"), **options,
+    )  # fmt: skip
+    separation = truth_separation(per_seed, truth=truth, rng=run_rng(0, dataset, "separation"),
+                                  **options)  # fmt: skip
+    return {
+        "estimator_accuracy": board,
+        "estimator_pairs": pairs,
+        "estimator_accuracy_md": scoreboard_markdown(board, pairs, dataset, separation),
+    }
 
 
 def run(
@@ -1360,10 +1211,12 @@ def run(
     ``external`` are read from their ``recs`` files, or from ``lists`` (name -> seed ->
     lists frame, as :func:`debiaseval.api.evaluate_lists` gives them), checked as the
     workflow checks them; their warnings are Python warnings. Returns ``summary``,
-    ``kendall``, ``testsets``, ``estimator_accuracy``, ``dropped`` (as written to
-    ``results/<study>/e1/<dataset>/``), the Markdown texts ``summary_md``, ``kendall_md``,
-    ``estimator_accuracy_md`` and ``dropped_md``, and per-seed ``metrics`` and ``tuning``
-    (with ``seed`` and ``recommender`` columns); ``data="synthetic"`` adds the exact
+    ``kendall``, ``testsets``, ``comparisons``, ``estimator_accuracy``, ``estimator_pairs``,
+    ``sensitivity``, ``dropped`` (as written to ``results/<study>/e1/<dataset>/``), the
+    Markdown texts ``summary_md``, ``kendall_md``, ``estimator_accuracy_md``,
+    ``sensitivity_md`` and ``dropped_md``, and per-seed ``metrics``, ``arena``,
+    ``reliability``, ``estimators_diagnostics`` and ``tuning`` (with ``seed`` and
+    ``recommender`` columns); ``data="synthetic"`` adds the exact
     ``TRUE`` row (:func:`truth_step`) to the per-seed ``metrics`` and the tables. The data is
     first taken as E1's protocol takes it (:func:`data_step`); a filter that drops more
     than half of a part is a Python warning.
@@ -1459,6 +1312,20 @@ def run(
             table, best = merge_chunks([t for t, _ in chunks], what)
             recs[name] = chunks[best][1]
             tunings.append(table.assign(seed=seed, recommender=name))
+        true_values = None
+        if exact:
+            table, true_values = truth_step(
+                split,
+                recs,
+                synthetic=full["synthetic"],
+                raw_users=raw_ids(frames.users, "user"),
+                raw_items=raw_ids(frames.items, "item"),
+                seed=seed,
+                ks=block["ks"],
+                metrics=block["metrics"],
+                positive_threshold=block["positive_threshold"],
+            )
+            truth.append(table)
         evaluated.append(
             evaluate_step(
                 split,
@@ -1476,24 +1343,16 @@ def run(
                 n_users=n_users,
                 features=estimator_features(block, frames.users, frames.items),
                 truth=estimator_truth(block, dataset, full, frames.users, frames.items),
+                truth_per_user=true_values,
+                gammas=block["sensitivity"]["gammas"],
+                excluded=kendall_excluded(block),
             )
         )
-        if exact:
-            truth.append(
-                truth_step(
-                    split,
-                    recs,
-                    synthetic=full["synthetic"],
-                    raw_users=raw_ids(frames.users, "user"),
-                    raw_items=raw_ids(frames.items, "item"),
-                    seed=seed,
-                    ks=block["ks"],
-                    metrics=block["metrics"],
-                    positive_threshold=block["positive_threshold"],
-                )
-            )
     block = {**block, "seeds": len(run_seeds)}
     metrics = [seed["metrics"] for seed in evaluated]
+    def seeds_of(stem: str) -> list[pd.DataFrame]:
+        return [seed[stem] for seed in evaluated]
+
     out = aggregate_step(
         metrics,
         diagnostics,
@@ -1501,8 +1360,12 @@ def run(
         block,
         dataset=dataset,
         min_users=full["min_users"],
-        comparisons=[seed["comparisons"] for seed in evaluated],
+        comparisons=seeds_of("comparisons"),
         truth=truth,
+        arena=seeds_of("arena"),
+        reliability=seeds_of("reliability"),
+        sensitivity=seeds_of("sensitivity"),
+        estimator_diagnostics=seeds_of("estimators_diagnostics"),
     )
     out["metrics_per_user"] = pd.concat(
         [seed["metrics_per_user"] for seed in evaluated], ignore_index=True
@@ -1513,8 +1376,7 @@ def run(
     out["dropped"] = kept.dropped
     out["dropped_md"] = dropped_text(kept.dropped, dataset)
     out["metrics"] = pd.concat([*metrics, *truth], ignore_index=True)
-    out["estimators_diagnostics"] = pd.concat(
-        [seed["estimators_diagnostics"] for seed in evaluated], ignore_index=True
-    )
+    for stem in ("estimators_diagnostics", "arena", "reliability"):
+        out[stem] = pd.concat(seeds_of(stem), ignore_index=True)
     out["tuning"] = pd.concat(tunings, ignore_index=True) if tunings else pd.DataFrame()
     return out

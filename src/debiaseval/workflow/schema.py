@@ -178,9 +178,12 @@ def _one_line(error: jsonschema.ValidationError) -> str:
         key = f"{where}.{unknown[0]}" if where != "<top level>" else unknown[0]
         return f"config error at '{key}': unknown key{hint}"
     if "propertyNames" in error.schema_path:
+        schema = error.schema if isinstance(error.schema, dict) else {}
+        names = schema.get("not", {}).get("enum", [])
+        reserved = f"; {', '.join(map(repr, names))} are reserved" if names else ""
         return (
             f"config error at '{where}': invalid name {error.instance!r} "
-            "(a letter then letters, digits or '_'; 'gt' and 'TRUE' are reserved)"
+            f"(a letter then letters, digits or '_'{reserved})"
         )
     message = error.message.replace("\n", " ")
     description = error.schema.get("description") if isinstance(error.schema, dict) else None

@@ -1,0 +1,276 @@
+"""Sensitivity of SNIPS to unmeasured selection: how wrong may the propensities be before a
+conclusion changes? (docs/estimators.md, Sensitivity)
+
+Following the marginal sensitivity model (Tan, *A distributional approach for causal
+inference using propensity scores*, JASA 2006; Zhao, Small & Bhattacharya, JRSS-B 2019), let
+the true weight of a held-out pair be any w* in [w/Γ, Γw], Γ ≥ 1. A user's SNIPS value
+Σ δ w* / Σ w* over u's positive held-out pairs is a linear-fractional function of w* on that
+box: its maximum puts w* = Γw on the pairs whose δ exceeds a threshold and w/Γ on the others,
+the threshold being the maximum itself (Dorn & Guo, *Sharp sensitivity analysis for inverse
+propensity weighting via quantile balancing*, JASA 2023, for the normalised estimator). So
+sorting a user's pairs by δ and trying every cut finds it; with δ = c (a recommender's gain)
+that bounds its estimate, with δ = c_A − c_B the paired difference of two recommenders.
+The bounds of the mean over users are the means of the per-user bounds.
+
+Γ*(A > B) is the smallest Γ at which the lower bound of the mean difference reaches 0
+(:func:`gamma_star`, by bisection on log Γ): A beats B unless the propensities are wrong by
+more than a factor Γ*. Γ* = 1 means the estimate itself does not separate them; ``inf`` that
+no Γ up to :data:`MAX_GAMMA` does.
+
+The pairs are grouped by user and level of δ once (O(pairs) for the few levels the gains
+take, a sort otherwise); each Γ then costs O(groups): no loop over users or pairs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from debiaseval.estimation.heldout import HeldOut, gains, member
+
+__all__ = [
+    "MAX_GAMMA",
+    "SENSITIVITY_COLUMNS",
+    "Levels",
+    "bounds",
+    "gamma_star",
+    "gamma_star_over_seeds",
+    "gamma_stars",
+    "sensitivity_markdown",
+    "sensitivity_over_seeds",
+    "sensitivity_table",
+]
+
+MAX_GAMMA = 1000.0
+"""The largest Γ the bisection of :func:`gamma_star` tries; beyond it Γ* is reported as inf."""
+
+SENSITIVITY_COLUMNS = ["recommender", "estimator", "metric", "k", "gamma", "low", "high"]
+"""Columns of :func:`sensitivity_table` (the workflow adds ``seed``)."""
+
+_DENSE_CELLS = 1 << 25
+
+
+@dataclass(frozen=True)
+class Levels:
+    """Pairs grouped by user and by δ, descending within each user: the sums of their
+    weights ``w`` at each distinct δ (``value``), and where each user's groups start."""
+
+    user: np.ndarray
+    value: np.ndarray
+    w: np.ndarray
+    starts: np.ndarray
+    users: np.ndarray
+    """The users with groups, ascending (those of ``starts``)."""
+
+    @classmethod
+    def of(cls, users: np.ndarray, delta: np.ndarray, w: np.ndarray, *, descending: bool = True
+           ) -> Levels:  # fmt: skip
+        """Group pairs (``users``, their ``delta`` and weights ``w``) by user and δ."""
+        distinct, level = np.unique(delta, return_inverse=True)
+        if descending:
+            level = distinct.size - 1 - level
+            distinct = distinct[::-1]
+        n_levels = max(distinct.size, 1)
+        u = np.asarray(users, dtype=np.int64)
+        keys = u * n_levels + level
+        size = (int(u.max()) + 1 if u.size else 0) * n_levels
+        if size <= _DENSE_CELLS:
+            sums = np.bincount(keys, weights=w, minlength=size)
+            present = np.flatnonzero(np.bincount(keys, minlength=size))
+            group_w = sums[present]
+        else:
+            present, inverse = np.unique(keys, return_inverse=True)
+            group_w = np.bincount(inverse, weights=w)
+        group_user = present // n_levels
+        starts = np.flatnonzero(np.r_[True, group_user[1:] != group_user[:-1]])
+        return cls(group_user, distinct[present % n_levels], group_w, starts,
+                   group_user[starts])  # fmt: skip
+
+    def maximum(self, gamma: float) -> np.ndarray:
+        """Per user of :attr:`users`: max over w* ∈ [w/Γ, Γw] of Σ δ w* / Σ w*."""
+        a = self.w * self.value
+        total_a = np.add.reduceat(a, self.starts) if a.size else a
+        total_w = np.add.reduceat(self.w, self.starts) if a.size else a
+        owner = np.repeat(np.arange(self.starts.size), np.diff(np.r_[self.starts, a.size]))
+        before_a = (np.cumsum(a) - a)[self.starts]
+        before_w = (np.cumsum(self.w) - self.w)[self.starts]
+        top_a = np.cumsum(a) - before_a[owner]  # the user's groups up to this one
+        top_w = np.cumsum(self.w) - before_w[owner]
+        cut = (gamma * top_a + (total_a[owner] - top_a) / gamma) / (
+            gamma * top_w + (total_w[owner] - top_w) / gamma
+        )
+        best = np.maximum.reduceat(cut, self.starts) if cut.size else cut
+        return np.maximum(best, total_a / total_w)
+
+
+def bounds(
+    users: np.ndarray,
+    delta: np.ndarray,
+    w: np.ndarray,
+    gamma: float,
+    levels: tuple[Levels, Levels] | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per user: the users, and the lower and upper bounds of Σ δ w* / Σ w* over the box
+    w* ∈ [w/Γ, Γw] of each user's pairs. ``levels``: (:class:`Levels` of δ, of −δ) when
+    already grouped."""
+    if gamma < 1:
+        raise ValueError(f"the sensitivity parameter must be >= 1, got {gamma}")
+    up, down = levels or (Levels.of(users, delta, w), Levels.of(users, -delta, w))
+    return up.users, -down.maximum(gamma), up.maximum(gamma)
+
+
+def gamma_star(users: np.ndarray, delta: np.ndarray, w: np.ndarray, *, tol: float = 1e-6,
+               max_gamma: float = MAX_GAMMA) -> float:  # fmt: skip
+    """Γ* of the mean over users of Σ δ w / Σ w: the smallest Γ at which the bound of the mean
+    on the side of its sign reaches 0 (1 if the mean is 0, inf beyond ``max_gamma``), by
+    bisection on log Γ to a relative ``tol``."""
+    down = Levels.of(users, -delta, w)
+    estimate = float(np.mean(-down.maximum(1.0))) if down.users.size else 0.0
+    if estimate == 0 or not np.isfinite(estimate):
+        return 1.0
+    # the side that can cross 0: the lower bound of a positive mean, the upper of a negative one
+    side = down if estimate > 0 else Levels.of(users, delta, w)
+
+    def margin(gamma: float) -> float:  # > 0 while the sign holds
+        return -float(np.mean(side.maximum(gamma)))
+
+    if margin(max_gamma) > 0:
+        return np.inf
+    low, high = 0.0, float(np.log(max_gamma))
+    while high - low > tol:
+        mid = 0.5 * (low + high)
+        if margin(float(np.exp(mid))) > 0:
+            low = mid
+        else:
+            high = mid
+    return float(np.exp(high))
+
+
+def _positive_pairs(held: HeldOut) -> np.ndarray:
+    return member(held.users, held.evaluated, held.n_users) & (held.labels > 0)
+
+
+def sensitivity_table(
+    held: HeldOut,
+    ranks: Mapping[str, np.ndarray],
+    *,
+    estimator: str,
+    blocks: Sequence[tuple[str, int]],
+    gammas: Sequence[float],
+) -> pd.DataFrame:
+    """SNIPS bounds of every recommender's mean estimate at each Γ of ``gammas``
+    (:data:`SENSITIVITY_COLUMNS`): ``ranks``, recommender -> the held-out pairs' ranks."""
+    keep = _positive_pairs(held)
+    users, w = held.users[keep], held.weights[keep]
+    rows = []
+    for rec, rank in ranks.items():
+        for metric, k in blocks:
+            c = gains(metric, rank[keep], k)
+            levels = (Levels.of(users, c, w), Levels.of(users, -c, w))
+            for gamma in gammas:
+                _, low, high = bounds(users, c, w, float(gamma), levels)
+                rows.append((rec, estimator, metric, k, float(gamma), float(low.mean()),
+                             float(high.mean())))  # fmt: skip
+    out = pd.DataFrame(rows, columns=SENSITIVITY_COLUMNS)
+    return out.astype({"k": np.int16})
+
+
+def gamma_stars(
+    held: HeldOut,
+    ranks: Mapping[str, np.ndarray],
+    *,
+    blocks: Sequence[tuple[str, int]],
+) -> np.ndarray:
+    """Γ* of every two recommenders (in the order of
+    :func:`~debiaseval.evaluation.uncertainty.compare_recommenders`: block by block, then
+    pairs (a, b) with a before b in ``ranks``): for the side the SNIPS estimate of a − b
+    takes."""
+    keep = _positive_pairs(held)
+    users, w = held.users[keep], held.weights[keep]
+    names = list(ranks)
+    out = []
+    for metric, k in blocks:
+        c = {rec: gains(metric, ranks[rec][keep], k) for rec in names}
+        for a in range(len(names)):
+            for b in range(a + 1, len(names)):
+                out.append(gamma_star(users, c[names[a]] - c[names[b]], w))
+    return np.asarray(out, dtype=np.float64)
+
+
+def gamma_star_over_seeds(seeds: pd.DataFrame, agreement: pd.DataFrame) -> np.ndarray:
+    """Per row of ``agreement`` (:func:`~debiaseval.evaluation.uncertainty.agreement_over_seeds`
+    of the seeds' comparisons ``seeds``, which carry ``gamma_star``): the median over seeds of
+    Γ* for the side of the mean difference over seeds (a seed whose estimate takes the other
+    side counts as Γ* = 1). NaN where no seed has a Γ* (rows that are not SNIPS)."""
+    keys = ["testset", "metric", "k", "recommender_a", "recommender_b"]
+    if "gamma_star" not in seeds or agreement.empty:
+        return np.full(len(agreement), np.nan)
+    frame = seeds[[*keys, "mean_diff", "gamma_star"]].merge(
+        agreement[[*keys, "mean_diff"]].rename(columns={"mean_diff": "overall"}), on=keys
+    )
+    frame = frame[frame["gamma_star"].notna()]
+    agrees = np.sign(frame["mean_diff"].to_numpy()) == np.sign(frame["overall"].to_numpy())
+    frame = frame.assign(star=np.where(agrees, frame["gamma_star"].to_numpy(), 1.0))
+    median = frame.groupby(keys, sort=False, observed=True)["star"].median()
+    index = pd.MultiIndex.from_frame(agreement[keys])
+    return median.reindex(index).to_numpy(dtype=np.float64)
+
+
+def sensitivity_over_seeds(per_seed: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
+    """The SNIPS bounds of the mean over seeds (the means of the seeds' bounds, since a mean's
+    bounds are the means of its terms' bounds), beside the estimate (the summary's ``mean``):
+    recommender, estimator, metric, k, estimate, gamma, low, high."""
+    columns = ["recommender", "estimator", "metric", "k", "estimate", "gamma", "low", "high"]
+    if per_seed.empty:
+        return pd.DataFrame(columns=columns)
+    keys = ["recommender", "estimator", "metric", "k", "gamma"]
+    out = per_seed.groupby(keys, sort=False, observed=True)[["low", "high"]].mean().reset_index()
+    means = summary.rename(columns={"testset": "estimator", "mean": "estimate"})
+    out = out.merge(means[["recommender", "estimator", "metric", "k", "estimate"]],
+                    on=["recommender", "estimator", "metric", "k"], how="left")  # fmt: skip
+    return out[columns].astype({"k": np.int16})
+
+
+def sensitivity_markdown(bounds: pd.DataFrame, comparisons: pd.DataFrame, dataset: str) -> str:
+    """``sensitivity.md``: per SNIPS estimator and (metric, k), each recommender's estimate and
+    its bounds at every Γ, then Γ* of every pair of recommenders."""
+    parts = [
+        f"# E1 on {dataset}: sensitivity of SNIPS to wrong propensities\n\n"
+        "If every true weight may lie anywhere within a factor Γ of the one used "
+        "(w/Γ ≤ w* ≤ Γw), each recommender's SNIPS estimate lies within the bounds below "
+        "(the means over seeds of the sharp per-user bounds). Γ* of two recommenders is the "
+        "factor the propensities must be wrong by before the sign of their difference can flip "
+        "(median over seeds; ∞: no Γ up to 1000 flips it; 1: the estimate itself does not "
+        "separate them).\n"
+    ]
+    if bounds.empty:
+        return parts[0] + "\nNo SNIPS estimator in e1.estimators, or no Γ in e1.sensitivity.\n"
+    stars = comparisons[comparisons["gamma_star"].notna()] if "gamma_star" in comparisons else None
+    for (estimator, metric, k), block in bounds.groupby(["estimator", "metric", "k"], sort=False):
+        gammas = list(dict.fromkeys(block["gamma"]))
+        rows = []
+        for rec, part in block.groupby("recommender", sort=False):
+            cells = [f"{part['estimate'].iloc[0]:.4f}"]
+            for gamma in gammas:
+                hit = part[part["gamma"] == gamma]
+                cells.append(f"[{hit['low'].iloc[0]:.4f}, {hit['high'].iloc[0]:.4f}]")
+            rows.append("| " + " | ".join([str(rec), *cells]) + " |")
+        header = "| recommender | estimate | " + " | ".join(f"Γ = {g:g}" for g in gammas) + " |"
+        rule = "|" + "|".join("---" for _ in range(2 + len(gammas))) + "|"
+        parts.append(
+            f"\n## {estimator}, {metric}@{k}\n\n" + "\n".join([header, rule, *rows]) + "\n"
+        )
+        if stars is not None:
+            mine = stars[(stars["testset"] == estimator) & (stars["metric"] == metric)
+                         & (stars["k"] == k)]  # fmt: skip
+            if len(mine):
+                lines = ["| A | B | mean A − B | Γ* |", "|---|---|---|---|"]
+                for a, b, d, g in mine[["recommender_a", "recommender_b", "mean_diff",
+                                        "gamma_star"]].itertuples(index=False):  # fmt: skip
+                    star = "∞" if np.isinf(g) else f"{g:.2f}"
+                    lines.append(f"| {a} | {b} | {d:+.4f} | {star} |")
+                parts.append("\n" + "\n".join(lines) + "\n")
+    return "".join(parts)

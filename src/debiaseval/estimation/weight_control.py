@@ -1,0 +1,88 @@
+"""Weight control of the doubly robust estimator's correction (docs/estimators.md).
+
+A few held-out pairs of weight 1/P in the hundreds dominate DR's correction term. Each
+control replaces w by ŵ in it, trading that variance for a bias the imputation bounds:
+
+- ``clip``: ŵ = min(w, λ) (Ionides 2008; as Saito's and OBP's clipped DR);
+- ``shrink``: ŵ = λw / (w² + λ), the optimistic shrinkage of DRos (Su, Dimakopoulou,
+  Krishnamurthy & Dudík, *Doubly robust off-policy evaluation with shrinkage*, ICML 2020,
+  eq. 9): close to w where w² ≪ λ, decaying as λ/w above √λ;
+- ``switch``: ŵ = w·1[w ≤ τ], Switch-DR (Wang, Agarwal & Dudík, *Optimal and adaptive
+  off-policy evaluation in contextual bandits*, ICML 2017): the direct method alone where
+  the weight exceeds τ;
+- ``none``: ŵ = w.
+
+λ (or τ) is the config's ``value`` or, when that is null, chosen from the data by
+:func:`choose` over :func:`candidates`: the value minimising the estimated mean squared
+error (Wang et al. 2017, §4.2; Su et al. 2020, §4.3): the variance of the mean over users plus
+the square of a bound on the bias that the control adds (see
+:func:`debiaseval.estimation.estimators.dr_values`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["CONTROLS", "QUANTILES", "WeightControl", "candidates", "choose", "controlled"]
+
+CONTROLS: tuple[str, ...] = ("none", "clip", "shrink", "switch")
+"""The weight controls of DR's correction."""
+
+QUANTILES: tuple[float, ...] = (0.5, 0.75, 0.9, 0.95, 0.99, 0.999)
+"""Quantiles of the weights at which the data-driven choice tries a threshold (besides none)."""
+
+
+@dataclass(frozen=True)
+class WeightControl:
+    """A control ``method`` of :data:`CONTROLS` and its ``value`` (λ or τ; None = chosen)."""
+
+    method: str = "none"
+    value: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.method not in CONTROLS:
+            raise ValueError(f"unknown weight control {self.method!r}; known: {CONTROLS}")
+        if self.value is not None and not (np.isfinite(self.value) and self.value > 0):
+            raise ValueError(f"a weight control's value must be positive, got {self.value}")
+
+
+def controlled(w: np.ndarray, method: str, value: float) -> np.ndarray:
+    """ŵ of ``w`` under ``method`` at threshold ``value`` (λ or τ; inf = no control)."""
+    w = np.asarray(w, dtype=np.float64)
+    if method == "none" or np.isinf(value):
+        return w
+    if method == "clip":
+        return np.minimum(w, value)
+    if method == "shrink":
+        return value * w / (w * w + value)
+    if method == "switch":
+        return np.where(w <= value, w, 0.0)
+    raise ValueError(f"unknown weight control {method!r}; known: {CONTROLS}")
+
+
+def candidates(control: WeightControl, w: np.ndarray) -> np.ndarray:
+    """The thresholds the choice tries, ascending, the last one ``inf`` (no control).
+
+    A given ``value`` is the only candidate. Otherwise the :data:`QUANTILES` of ``w`` (for
+    ``shrink`` their squares, so that ŵ ≈ w below the quantile and the largest ŵ, √λ/2,
+    is half of it), then ``inf``.
+    """
+    if control.method == "none":
+        return np.array([np.inf])
+    if control.value is not None:
+        return np.array([float(control.value)])
+    w = np.asarray(w, dtype=np.float64)
+    q = np.unique(np.quantile(w, QUANTILES)) if w.size else np.empty(0)
+    q = q[q > 0]
+    if control.method == "shrink":
+        q = q * q
+    return np.concatenate([q, [np.inf]])
+
+
+def choose(mse: np.ndarray) -> int:
+    """The index of the smallest estimated MSE; on a tie, the least control (the latest)."""
+    m = np.asarray(mse, dtype=np.float64)
+    m = np.where(np.isfinite(m), m, np.inf)
+    return int(m.size - 1 - np.argmin(m[::-1]))
