@@ -24,6 +24,7 @@ from debiaseval.estimation.diagnostics import weight_diagnostics
 from debiaseval.estimation.estimators import estimate
 from debiaseval.estimation.heldout import gains, list_ranks, prepare
 from debiaseval.estimation.imputation import ItemRate, Predicted, build_imputation, item_rate
+from debiaseval.estimation.weight_control import WeightControl
 from debiaseval.evaluation.metrics import evaluate_topk
 
 N_USERS, N_ITEMS, K = 200, 300, 10
@@ -87,12 +88,12 @@ class World:
         return _frame(hu, hi, np.where(self.y[hu, hi], 5.0, 1.0))
 
 
-def _bias(world, held, estimator, model, *, imputation=None, metric="recall"):
+def _bias(world, held, estimator, model, *, imputation=None, metric="recall", form="one_step"):
     p = None
     if model is not None:
         p, _ = scaled(model, held, train=world.train_frame, n_pairs=len(held))
     h = prepare(estimator, held, p, n_users=N_USERS, positive_threshold=3.0,
-                imputation=imputation, train=world.train_frame)  # fmt: skip
+                imputation=imputation, train=world.train_frame, form=form)  # fmt: skip
     per_user, _ = estimate(h, world.recs, ks=[K], metrics=[metric], n_items=N_ITEMS)
     est = per_user.set_index("user")["value"]
     truth = world.truth(metric)
@@ -100,13 +101,14 @@ def _bias(world, held, estimator, model, *, imputation=None, metric="recall"):
     return float(est[common].mean() - truth[common].mean())
 
 
-def _mean_bias(estimator, model_of, *, draws=12, scale=1.0, imputation_of=None, seed=0):
+def _mean_bias(estimator, model_of, *, draws=12, scale=1.0, imputation_of=None, seed=0,
+               form="one_step"):  # fmt: skip
     world = World(seed, scale=scale)
     out = []
     for _ in range(draws):
         held = world.heldout()
         imp = None if imputation_of is None else imputation_of(world)
-        out.append(_bias(world, held, estimator, model_of(world), imputation=imp))
+        out.append(_bias(world, held, estimator, model_of(world), imputation=imp, form=form))
     return float(np.mean(out))
 
 
@@ -254,6 +256,62 @@ def test_dr_is_doubly_robust():
     assert abs(wrong_p_right_imp) < 0.02
     assert abs(both_wrong) > 0.05
     assert abs(both_wrong) > 3 * max(abs(right_p_wrong_imp), abs(wrong_p_right_imp))
+
+
+def _scaled_imputation(factor):
+    def build(world):
+        q = factor * world.q
+        return Predicted(lambda u, i: q[u, i], lambda users: q[users], lambda s: s)
+
+    return build
+
+
+def test_dr_one_step_bias_is_a_product_of_the_imputations_two_errors():
+    """With the true propensities, the one-step form's bias is (ψ_u − m_u)(1 − B_u/M_u): an
+    imputation whose ratio is right (r̂ ∝ P(y = 1)) but whose mass is 2.5 times too small is
+    unbiased; one whose ratio and mass are both wrong (the items' rates dealt to the wrong
+    items, scaled as much) is not."""
+    kw = {"scale": 10.0}
+    right_ratio = _mean_bias("dr", _true, imputation_of=_scaled_imputation(0.4), **kw)
+
+    def wrong_both(world):
+        return ItemRate(0.4 * _wrong_imputation(world).rates)
+
+    wrong = _mean_bias("dr", _true, imputation_of=wrong_both, **kw)
+    assert abs(right_ratio) < 0.015
+    assert abs(wrong) > 0.04 and abs(wrong) > 3 * abs(right_ratio)
+
+
+def test_dr_chooses_its_weight_control_from_the_data_and_records_it():
+    """One held-out negative of weight 10,000 in a user's list drags DR's correction: the
+    estimated-MSE rule switches it off (a finite τ, recorded), and a fixed threshold is used
+    as given."""
+    world = World(7, scale=3.0)
+    held = world.heldout()
+    p, _ = scaled(_true(world), held, train=world.train_frame, n_pairs=len(held))
+    pairs = held.reset_index(drop=True)
+    row = int(np.flatnonzero(pairs["rating"].to_numpy() < 3)[0])
+    user = int(pairs.loc[row, "user"])
+    recs = pd.concat([
+        world.recs[world.recs["user"] != user],
+        pd.DataFrame({"user": [user], "item": [int(pairs.loc[row, "item"])], "rank": [1]}),
+    ], ignore_index=True)  # fmt: skip
+    p = p.copy()
+    p[row] = 1e-4
+    h = prepare("dr", held, p, n_users=N_USERS, positive_threshold=3.0,
+                imputation=ItemRate(world.q.mean(axis=0)), train=world.train_frame)  # fmt: skip
+    plain, plain_counts = estimate(h, recs, ks=[K], metrics=["recall"], n_items=N_ITEMS)
+    auto, counts = estimate(h, recs, ks=[K], metrics=["recall"], n_items=N_ITEMS,
+                            control=WeightControl("switch"))  # fmt: skip
+    assert np.isinf(plain_counts.loc[0, "control_value"])
+    assert counts.loc[0, "weight_control"] == "switch"
+    assert np.isfinite(counts.loc[0, "control_value"])
+    value = plain.set_index("user")["value"]
+    assert value[user] < -10  # the heavy pair's correction, unchecked
+    assert auto.set_index("user")["value"][user] > -1
+    fixed, fixed_counts = estimate(h, recs, ks=[K], metrics=["recall"], n_items=N_ITEMS,
+                                   control=WeightControl("clip", 50.0))  # fmt: skip
+    assert fixed_counts.loc[0, "control_value"] == 50.0
 
 
 def test_dr_with_item_rate_imputation_and_model_imputation_run_and_are_close():

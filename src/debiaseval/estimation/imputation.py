@@ -284,7 +284,7 @@ def logistic_mf(
     positive_threshold: float,
     seed: int = 0,
     factors: int = 10,
-    l2: float = 1.0,
+    l2: float = 10.0,
     max_iter: int = 200,
     batch_size: int = 1024,
 ) -> LogisticMF:

@@ -35,6 +35,7 @@ __all__ = [
     "legend_outside",
     "recall_k",
     "render",
+    "row_colours",
     "save_figure",
 ]
 
@@ -50,13 +51,17 @@ def recall_k(summary: pd.DataFrame, experiment: str) -> int:
 def grouped_bars(
     ax,
     table: pd.DataFrame,
-    errors: pd.DataFrame | None,
+    errors: pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame] | None,
     ylabel: str,
     *,
     value_labels: str | None = None,
+    colours: Mapping[str, Any] | None = None,
 ) -> None:
     """Bars of ``table`` (rows = groups on the x axis, columns = bars within a group).
 
+    ``errors``: the whiskers, one frame of half-widths or a pair (lower bounds, upper
+    bounds) of an interval around each value, laid out as ``table``. ``colours``: column ->
+    its colour (every figure of a run gives a test set the same one, :func:`row_colours`).
     A bar of height 0 would be invisible, so it is drawn as a thick line on the
     baseline, labelled ``0``; a missing value (NaN) is labelled ``n/a``. With
     ``value_labels`` (a format such as ``"{:.2f}"``) every bar carries its value.
@@ -67,9 +72,11 @@ def grouped_bars(
     x = np.arange(n_rows)
     for j, column in enumerate(table.columns):
         values = table[column].to_numpy(dtype=float)
-        yerr = None if errors is None else errors[column].fillna(0.0).to_numpy()
+        yerr = _whiskers(errors, column, values)
         positions = x + (j - (n_cols - 1) / 2) * width
-        bars = ax.bar(positions, values, width, yerr=yerr, capsize=2, label=str(column))
+        colour = None if colours is None else colours.get(str(column))
+        bars = ax.bar(positions, values, width, yerr=yerr, capsize=2, label=str(column),
+                      color=colour)  # fmt: skip
         colour = bars.patches[0].get_facecolor() if bars.patches else None
         zero = np.abs(values) < 1e-12  # a zero up to rounding (NaN compares False)
         if value_labels is not None:
@@ -85,6 +92,28 @@ def grouped_bars(
     ax.set_xticks(x, [str(i) for i in table.index], rotation=20, ha="right")
     ax.set_ylabel(ylabel)
     ax.grid(axis="y", alpha=0.3)
+
+
+def _whiskers(errors, column, values: np.ndarray) -> np.ndarray | None:
+    """matplotlib's ``yerr`` of one column: symmetric half-widths, or the distances to the
+    (lower, upper) bounds of an interval (0 where a bound is missing)."""
+    if errors is None:
+        return None
+    if isinstance(errors, tuple):
+        low = errors[0][column].to_numpy(dtype=float)
+        high = errors[1][column].to_numpy(dtype=float)
+        below, above = np.nan_to_num(values - low), np.nan_to_num(high - values)
+        return np.vstack([np.maximum(below, 0.0), np.maximum(above, 0.0)])
+    return errors[column].fillna(0.0).to_numpy()
+
+
+def row_colours(names) -> dict[str, Any]:
+    """A colour per name (test set, estimator, baseline), in the order given: every figure of
+    a run that draws these names gives each the same colour (tab20, then tab20b)."""
+    import matplotlib
+
+    palette = [*matplotlib.colormaps["tab20"].colors, *matplotlib.colormaps["tab20b"].colors]
+    return {str(name): palette[j % len(palette)] for j, name in enumerate(names)}
 
 
 def _mark_baseline(ax, position: float, width: float, colour, text: str) -> None:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
 from debiaseval.evaluation.aggregate import kendall_variants
-from debiaseval.figures import grouped_bars, legend_outside, recall_k
+from debiaseval.figures import grouped_bars, legend_outside, recall_k, row_colours
 
 __all__ = ["FIGURES", "TABLES", "TITLE", "draw"]
 
@@ -19,13 +19,15 @@ TABLES = ("summary", "kendall", "testsets", "comparisons", "estimator_accuracy")
 
 FIGURES = {
     "recall": (
-        "Recall@k of every recommender on the MAR ground truth (gt) and on each test set; "
-        "bars are means over seeds, whiskers one standard deviation. The closer a test set's "
-        "bars are to gt's, the less biased its evaluation."
+        "Recall@k of every recommender on the MAR ground truth (gt) and on each test set (left) "
+        "and under each weighting estimator (right, beside gt); bars are means over seeds, "
+        "whiskers the interval over seeds of the summary table. The closer a row's bars are to "
+        "gt's, the less biased its evaluation. A row has the same colour in every figure."
     ),
     "pct_diff": (
-        "Percentage difference of Recall@k on each test set from the ground truth (gt), per "
-        "recommender, from the seed means. 0 is unbiased; closer to 0 is better."
+        "Percentage difference of Recall@k on each test set (left) and under each weighting "
+        "estimator (right) from the ground truth (gt), per recommender, from the seed means. "
+        "0 is unbiased; closer to 0 is better."
     ),
     "kendall": (
         "Kendall's tau-b between the ranking of the recommenders on gt and on each test set "
@@ -35,20 +37,25 @@ FIGURES = {
         "a tau of 0 is drawn as a thick line on the baseline, an undefined one is marked n/a."
     ),
     "significance": (
-        "Paired comparisons on the ground truth gt at Recall@k: the cell of row A and column B "
-        "counts the seeds in which A's per-user recall beats B's significantly (paired t-test "
-        "over the users, Holm's correction over all pairs, at 1 - e1.confidence), out of all "
-        "seeds; blue where A wins more seeds than it loses, red where it loses more, white "
-        "where no seed tells them apart."
+        "Paired comparisons on the ground truth gt at Recall@k (left): the cell of row A and "
+        "column B counts the seeds in which A's per-user recall beats B's significantly (paired "
+        "t-test over the users, Holm's correction over all pairs, at 1 - e1.confidence), out of "
+        "all seeds; blue where A wins more seeds than it loses, red where it loses more, white "
+        "where no seed tells them apart. Right, where a SNIPS row runs: in the row of the "
+        "recommender its estimate puts ahead, Γ*, the factor by which its propensities must be "
+        "wrong before the order of the pair can flip (median over seeds; ∞ beyond 1000; 1: the "
+        "estimate does not separate them)."
     ),
     "accuracy": (
         "The estimator arena's scoreboard at Recall@k: every test set or estimator against the "
         "truth (the exact value from the full rating matrix, TRUE, on synthetic; the MAR ground "
-        "truth gt elsewhere), over recommenders × seeds. Top: bias (mean estimate - truth) and "
-        "RMSE, closer to 0 is better (on a symmetric log scale); bottom: Kendall's tau-b of the "
-        "recommender ranking vs the truth within a seed (mean over seeds; 1 is best) and the "
-        "coverage of the per-seed "
-        "bootstrap intervals (share holding the truth; the dashed line is their nominal level)."
+        "truth gt elsewhere), over recommenders × seeds, with the baselines CONSTANT (every "
+        "recommender given the seed's mean truth) and GT_HALVES (gt's split-half agreement). "
+        "Bias (mean estimate - truth), RMSE (closer to 0 is better; symmetric log scale), "
+        "Kendall's tau-b of the recommender ranking vs the truth within a seed (mean over "
+        "seeds; 1 is best) and the coverage of the per-seed bootstrap intervals (share holding "
+        "the truth; the dashed line is their nominal level); whiskers are the 95% intervals "
+        "from a bootstrap over seeds. A row has the same colour in every figure."
     ),
     "testsets": (
         "How MAR-like each test set is: KL divergence of its user and item marginals from those "
@@ -57,25 +64,50 @@ FIGURES = {
 }
 
 
-def _recall(summary: pd.DataFrame, dataset: str, pct: bool) -> Figure:
+def _families(tables: Mapping[str, pd.DataFrame]) -> dict[str, str]:
+    """Row -> family (MAR sample, resampling, weighting, baseline) from the scoreboard."""
+    board = tables.get("estimator_accuracy")
+    if board is None or board.empty:
+        return {}
+    return dict(zip(board["testset"], board["family"], strict=True))
+
+
+def _colours(summary: pd.DataFrame, more: Sequence[str] = ()) -> dict[str, object]:
+    """Every row's colour, in the summary's order of rows, then ``more`` (the scoreboard's
+    baselines): the same in every figure of a run."""
+    return row_colours(dict.fromkeys([*summary["testset"], *more]))
+
+
+def _recall(summary: pd.DataFrame, families: Mapping[str, str], dataset: str, pct: bool
+            ) -> Figure:  # fmt: skip
     k = recall_k(summary, "E1")
     rows = summary[(summary["metric"] == "recall") & (summary["k"] == k)]
     order = list(dict.fromkeys(rows["testset"]))
+    weighting = [t for t in order if families.get(t) == "weighting"]
+    references = [t for t in ("gt", "TRUE") if t in order and not (pct and t == "gt")]
+    panels = [("test sets", [t for t in order if t not in weighting and not (pct and t == "gt")])]
+    if weighting:
+        panels.append(("weighting estimators", [*references, *weighting]))
     value = "pct_diff_vs_gt" if pct else "mean"
-    table = rows.pivot(index="recommender", columns="testset", values=value)
-    if pct:
-        table = table[[t for t in order if t != "gt"]]
-    else:
-        table = table[order]
-    errors = None if pct else rows.pivot(index="recommender", columns="testset", values="sd")
-    fig = Figure(figsize=(8, 4.2), layout="constrained")
-    ax = fig.add_subplot()
+    colours = _colours(summary)
+    fig = Figure(figsize=(8 if len(panels) == 1 else 13, 4.4), layout="constrained")
+    axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
     label = f"% difference of Recall@{k} from gt" if pct else f"Recall@{k}"
-    grouped_bars(ax, table, errors, label)
-    legend_outside(fig, ax)
-    if pct:
-        ax.axhline(0.0, color="black", linewidth=0.8)
-    ax.set_title(f"E1 on {dataset}: {label}")
+    for ax, (title, names) in zip(axes, panels, strict=True):
+        table = rows.pivot(index="recommender", columns="testset", values=value)[names]
+        errors = None
+        if not pct:
+            errors = tuple(
+                rows.pivot(index="recommender", columns="testset", values=bound)[names]
+                for bound in ("ci_low", "ci_high")
+            )
+        grouped_bars(ax, table, errors, label if ax is axes[0] else "", colours=colours)
+        if pct:
+            ax.axhline(0.0, color="black", linewidth=0.8)
+        if len(panels) > 1:
+            ax.set_title(title, fontsize="medium")
+    legend_outside(fig, axes)
+    fig.suptitle(f"E1 on {dataset}: {label}")
     return fig
 
 
@@ -100,10 +132,8 @@ def _kendall(kendall: pd.DataFrame, summary: pd.DataFrame, dataset: str) -> Figu
 
 def _significance(comparisons: pd.DataFrame, summary: pd.DataFrame, dataset: str) -> Figure:
     k = recall_k(summary, "E1")
-    rows = comparisons[
-        (comparisons["testset"] == "gt") & (comparisons["metric"] == "recall")
-        & (comparisons["k"] == k)
-    ]  # fmt: skip
+    at_k = comparisons[(comparisons["metric"] == "recall") & (comparisons["k"] == k)]
+    rows = at_k[at_k["testset"] == "gt"]
     names = list(dict.fromkeys([*rows["recommender_a"], *rows["recommender_b"]]))
     if not names:
         names = list(dict.fromkeys(summary["recommender"]))
@@ -115,20 +145,46 @@ def _significance(comparisons: pd.DataFrame, summary: pd.DataFrame, dataset: str
     ].itertuples(index=False):
         wins[at[a], at[b]], wins[at[b], at[a]] = n_a, n_b
     score = (wins - wins.T) / max(seeds, 1)
+    stars = at_k[at_k["gamma_star"].notna()] if "gamma_star" in at_k else at_k.iloc[:0]
+    snips = list(dict.fromkeys(stars["testset"]))[:1]
     size = 1.2 + 0.6 * len(names)
-    fig = Figure(figsize=(size + 1.5, size), layout="constrained")
-    ax = fig.add_subplot()
+    fig = Figure(figsize=((size + 1.5) * (1 + len(snips)), size), layout="constrained")
+    axes = fig.subplots(1, 1 + len(snips), squeeze=False)[0]
+    ax = axes[0]
     image = ax.imshow(score, cmap="RdBu", vmin=-1, vmax=1)
     for i, j in np.ndindex(wins.shape):
         if i != j:
             ax.text(j, i, f"{wins[i, j]}/{seeds}", ha="center", va="center", fontsize=8)
+    _matrix_axes(ax, names)
+    ax.set_ylabel("A (seeds where A > B significantly)")
+    fig.colorbar(image, ax=ax, label="(wins - losses) / seeds")
+    ax.set_title(f"significance on gt, Recall@{k}", fontsize="medium")
+    for ax, estimator in zip(axes[1:], snips, strict=True):
+        grid = np.full((len(names), len(names)), np.nan)
+        for a, b, diff, star in stars[stars["testset"] == estimator][
+            ["recommender_a", "recommender_b", "mean_diff", "gamma_star"]
+        ].itertuples(index=False):
+            if a in at and b in at:
+                winner, loser = (a, b) if diff >= 0 else (b, a)
+                grid[at[winner], at[loser]] = star
+        shown = np.log10(np.clip(grid, 1.0, 10.0))
+        image = ax.imshow(shown, cmap="Greens", vmin=0, vmax=1)
+        for i, j in np.ndindex(grid.shape):
+            if np.isfinite(grid[i, j]) or np.isinf(grid[i, j]):
+                text = "∞" if np.isinf(grid[i, j]) else f"{grid[i, j]:.2g}"
+                ax.text(j, i, text, ha="center", va="center", fontsize=8)
+        _matrix_axes(ax, names)
+        ax.set_ylabel("the recommender ahead under " + estimator)
+        fig.colorbar(image, ax=ax, label="log10 Γ* (capped at 10)")
+        ax.set_title(f"Γ* under {estimator}: how wrong may its propensities be", fontsize="medium")
+    fig.suptitle(f"E1 on {dataset}: which recommenders differ, Recall@{k}")
+    return fig
+
+
+def _matrix_axes(ax, names: list[str]) -> None:
     ax.set_xticks(range(len(names)), names, rotation=45, ha="right")
     ax.set_yticks(range(len(names)), names)
     ax.set_xlabel("B")
-    ax.set_ylabel("A (seeds where A > B significantly)")
-    fig.colorbar(image, ax=ax, label="(wins - losses) / seeds")
-    ax.set_title(f"E1 on {dataset}: significance on gt, Recall@{k}")
-    return fig
 
 
 def _testsets(diagnostics: pd.DataFrame, dataset: str) -> Figure:
@@ -144,34 +200,49 @@ def _testsets(diagnostics: pd.DataFrame, dataset: str) -> Figure:
 
 def _accuracy(accuracy: pd.DataFrame, summary: pd.DataFrame, dataset: str) -> Figure:
     k = recall_k(summary, "E1")
-    rows = accuracy[(accuracy["metric"] == "recall") & (accuracy["k"] == k)].set_index("testset")
+    rows = accuracy[(accuracy["metric"] == "recall") & (accuracy["k"] == k)]
     truth = rows["truth"].iloc[0] if len(rows) else "gt"
     level = float(rows["level"].iloc[0]) if len(rows) else 0.95
-    fig = Figure(figsize=(max(7.0, 2.0 + 0.7 * len(rows)), 7.0), layout="constrained")
-    error, agreement = fig.subplots(2, 1)
-    grouped_bars(error, rows[["bias", "rmse"]], None, f"Recall@{k} vs {truth}")
-    # symmetric log: errors of 0.01 and an unstable estimator's 4 both stay readable
-    error.set_yscale("symlog", linthresh=0.05)
-    error.axhline(0.0, color="black", linewidth=0.8)
-    error.set_title("error (symmetric log scale, linear within ±0.05)")
-    table = rows[["tau", "coverage"]].rename(columns={"tau": "Kendall tau-b"})
-    grouped_bars(agreement, table, None, "", value_labels="{:.2f}")
-    agreement.set_ylim(-1.25, 1.25)
-    agreement.axhline(0.0, color="black", linewidth=0.8)
-    agreement.axhline(level, color="grey", linewidth=0.8, linestyle="--")
-    agreement.set_title(f"ranking (per seed) and coverage of the {level:.0%} intervals (dashed)")
-    for ax in (error, agreement):  # the two panels share colours, not meanings: a legend
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)  # each, outside
-    fig.suptitle(f"E1 on {dataset}: the estimator arena's scoreboard vs {truth}")
+    colours = _colours(summary, rows["testset"].tolist())
+    fig = Figure(figsize=(max(9.0, 2.0 + 0.45 * len(rows)), 7.5), layout="constrained")
+    axes = fig.subplots(2, 2, sharex=True).ravel()
+    x = np.arange(len(rows))
+    labels = rows["testset"].tolist()
+    panels = (("bias", "bias (estimate − truth)"), ("rmse", "RMSE"),
+              ("tau", "Kendall's tau-b vs the truth"), ("coverage", "coverage"))  # fmt: skip
+    for ax, (stat, title) in zip(axes, panels, strict=True):
+        values = rows[stat].to_numpy(dtype=float)
+        low, high = rows[f"{stat}_low"].to_numpy(float), rows[f"{stat}_high"].to_numpy(float)
+        whiskers = np.vstack([np.nan_to_num(values - low).clip(0), np.nan_to_num(high - values)
+                              .clip(0)])  # fmt: skip
+        ax.bar(x, np.nan_to_num(values), 0.7, yerr=whiskers, capsize=2,
+               color=[colours.get(name, "grey") for name in labels])  # fmt: skip
+        for position, value in zip(x, values, strict=True):
+            if not np.isfinite(value):
+                ax.annotate("n/a", (position, 0.0), xytext=(0, 3), textcoords="offset points",
+                            ha="center", fontsize="x-small")  # fmt: skip
+        ax.axhline(0.0, color="black", linewidth=0.8)
+        ax.set_title(title, fontsize="medium")
+        ax.grid(axis="y", alpha=0.3)
+        if stat in ("bias", "rmse"):  # an error of 0.01 and an unstable one's 4 both readable
+            ax.set_yscale("symlog", linthresh=0.05)
+        if stat == "coverage":
+            ax.axhline(level, color="grey", linewidth=0.8, linestyle="--")
+            ax.set_ylim(0, 1.05)
+        if stat == "tau":
+            ax.set_ylim(-1.05, 1.05)
+    for ax in axes[2:]:
+        ax.set_xticks(x, labels, rotation=45, ha="right")
+    fig.suptitle(f"E1 on {dataset}: the estimator arena's scoreboard vs {truth}, Recall@{k}")
     return fig
 
 
 def draw(name: str, tables: Mapping[str, pd.DataFrame], dataset: str) -> Figure:
     """Figure ``name`` of :data:`FIGURES` from E1's aggregated tables."""
     if name == "recall":
-        return _recall(tables["summary"], dataset, pct=False)
+        return _recall(tables["summary"], _families(tables), dataset, pct=False)
     if name == "pct_diff":
-        return _recall(tables["summary"], dataset, pct=True)
+        return _recall(tables["summary"], _families(tables), dataset, pct=True)
     if name == "kendall":
         return _kendall(tables["kendall"], tables["summary"], dataset)
     if name == "significance":

@@ -1,0 +1,114 @@
+"""Sensitivity of SNIPS to propensities wrong by a factor Γ, and Γ* (docs/estimators.md)."""
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from debiaseval.estimation.heldout import prepare
+from debiaseval.estimation.sensitivity import (
+    bounds,
+    gamma_star,
+    gamma_star_over_seeds,
+    gamma_stars,
+    sensitivity_table,
+)
+
+
+def _corners(delta: np.ndarray, w: np.ndarray, gamma: float) -> tuple[float, float]:
+    """Brute force: Σ δ w* / Σ w* at every corner of the box [w/Γ, Γw]."""
+    values = []
+    for corner in itertools.product((1 / gamma, gamma), repeat=w.size):
+        weights = w * np.array(corner)
+        values.append(float(delta @ weights / weights.sum()))
+    return min(values), max(values)
+
+
+@pytest.mark.parametrize("gains", ["binary", "graded"])
+def test_bounds_of_a_user_are_the_extremes_over_the_box_corners(gains):
+    """The linear-fractional program's optimum is at a corner of the box: the threshold scan
+    finds the extremes of all 2^n corners, for 0/1 gains (Recall), graded gains (the
+    per-relevant DCG) and differences of two recommenders'."""
+    rng = np.random.default_rng(0 if gains == "binary" else 1)
+    for _ in range(60):
+        sizes = rng.integers(1, 9, size=4)
+        users = np.repeat(np.arange(4), sizes)
+        if gains == "binary":
+            delta = rng.integers(0, 2, users.size).astype(float)
+        else:
+            ranks = rng.integers(0, 6, users.size)
+            delta = np.where(ranks > 0, 1 / np.log2(1 + ranks.clip(1)), 0.0)
+            delta -= np.where(rng.random(users.size) < 0.5, 1 / np.log2(2 + rng.integers(0, 5)), 0)
+        w = rng.exponential(size=users.size) * 20
+        gamma = float(rng.uniform(1, 4))
+        at, low, high = bounds(users, delta, w, gamma)
+        assert at.tolist() == [0, 1, 2, 3]
+        for j, user in enumerate(at):
+            mine = users == user
+            expected = _corners(delta[mine], w[mine], gamma)
+            assert low[j] == pytest.approx(expected[0]) and high[j] == pytest.approx(expected[1])
+
+
+def test_binary_gains_have_a_closed_form():
+    """For Recall, max Σ c w* / Σ w* = Γ²h / (Γ²h + l), h and l the hits' and misses' weight."""
+    users = np.zeros(5, dtype=np.int64)
+    c = np.array([1.0, 1.0, 0.0, 0.0, 0.0])
+    w = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    _, low, high = bounds(users, c, w, 2.0)
+    h, miss = 3.0, 12.0
+    assert high[0] == pytest.approx(4 * h / (4 * h + miss))
+    assert low[0] == pytest.approx(h / (h + 4 * miss))
+    _, low1, high1 = bounds(users, c, w, 1.0)
+    assert low1[0] == high1[0] == pytest.approx(h / (h + miss))  # Γ = 1: the estimate itself
+
+
+def test_gamma_star_by_bisection_matches_a_grid_scan():
+    rng = np.random.default_rng(3)
+    users = np.repeat(np.arange(40), 6)
+    delta = rng.integers(-1, 2, users.size) + 0.4 * (rng.random(users.size) < 0.4)
+    w = rng.exponential(size=users.size)
+    star = gamma_star(users, delta, w)
+    estimate = bounds(users, delta, w, 1.0)[1].mean()
+    assert estimate > 0
+    grid = np.arange(1.0, 6.0, 1e-4)
+    first = next(g for g in grid if bounds(users, delta, w, g)[1].mean() <= 0)
+    assert star == pytest.approx(first, abs=2e-4)
+    # the other side: a negative mean crosses 0 through its upper bound at the same Γ
+    assert gamma_star(users, -delta, w) == pytest.approx(star)
+
+
+def test_gamma_star_edges():
+    users = np.repeat(np.arange(3), 2)
+    w = np.ones(6)
+    assert gamma_star(users, np.zeros(6), w) == 1.0  # the estimate does not separate them
+    # A hits every relevant item B misses and no user has a pair where B is ahead: A > B
+    # whatever the weights
+    assert gamma_star(users, np.array([1.0, 0.0, 1.0, 0.0, 1.0, 1.0]), w) == np.inf
+
+
+def test_tables_of_a_seed_and_over_seeds():
+    heldout = pd.DataFrame({"user": [0, 0, 1, 1, 2], "item": [0, 1, 0, 2, 1],
+                            "rating": [5.0, 5.0, 4.0, 5.0, 5.0]})  # fmt: skip
+    held = prepare("snips", heldout, np.array([0.5, 0.25, 0.5, 0.2, 0.4]), n_users=3,
+                   positive_threshold=3.0)  # fmt: skip
+    ranks = {"A": np.array([1, 0, 2, 0, 1]), "B": np.array([0, 1, 0, 0, 0])}
+    table = sensitivity_table(held, ranks, estimator="S", blocks=[("recall", 2)],
+                              gammas=[1.0, 2.0])  # fmt: skip
+    assert table["gamma"].tolist() == [1.0, 2.0, 1.0, 2.0]
+    one = table[(table["recommender"] == "A") & (table["gamma"] == 1.0)].iloc[0]
+    # A's SNIPS recall: user 0 (w 2 hit, 4 miss) 1/3, user 1 (w 2 hit, 5 miss) 2/7, user 2: 1
+    assert one["low"] == pytest.approx((1 / 3 + 2 / 7 + 1) / 3) == one["high"]
+    two = table[(table["recommender"] == "A") & (table["gamma"] == 2.0)].iloc[0]
+    assert two["low"] < one["low"] < two["high"]
+    stars = gamma_stars(held, ranks, blocks=[("recall", 2)])
+    assert stars.shape == (1,) and stars[0] > 1
+    seeds = pd.DataFrame({
+        "testset": "S", "metric": "recall", "k": 2, "recommender_a": "A", "recommender_b": "B",
+        "seed": [0, 1, 2], "mean_diff": [0.2, 0.1, -0.05], "gamma_star": [3.0, 2.0, 1.5],
+    })  # fmt: skip
+    agreement = pd.DataFrame({"testset": ["S"], "metric": ["recall"], "k": [2],
+                              "recommender_a": ["A"], "recommender_b": ["B"],
+                              "mean_diff": [0.25 / 3]})  # fmt: skip
+    # the seed whose estimate takes the other side counts as Γ* = 1: median of 3, 2, 1
+    assert gamma_star_over_seeds(seeds, agreement).tolist() == [2.0]
