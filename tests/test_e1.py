@@ -11,15 +11,12 @@ from debiaseval.data.preprocess import build_interactions
 from debiaseval.data.splits import run_rng, split_e1
 from debiaseval.data.synthetic import generate_synthetic
 from debiaseval.evaluation.ranking import top_k
-from debiaseval.experiments.e1 import (
-    EmptyTestSetError,
+from debiaseval.evaluation.testsets import (
     check_testset,
-    data_step,
     evaluate_on_testsets,
-    evaluate_step,
-    run,
     short_list_warnings,
 )
+from debiaseval.experiments.e1 import EmptyTestSetError, data_step, evaluate_step, run
 from debiaseval.experiments.e1 import testset_step as draw_testset
 from debiaseval.recommenders import make_recommender
 from debiaseval.workflow.config import ConfigError
@@ -137,7 +134,7 @@ def test_k_beyond_the_candidate_items_warns():
 
 
 def test_short_lists_count_distinct_items_whatever_the_order_of_the_pairs():
-    from debiaseval.experiments.e1 import _distinct_items_per_user
+    from debiaseval.evaluation.testsets import _distinct_items_per_user
 
     rng = np.random.default_rng(4)
     train = pd.DataFrame({"user": rng.integers(0, 40, 500), "item": rng.integers(0, 30, 500)})
@@ -151,7 +148,7 @@ def test_short_lists_count_distinct_items_whatever_the_order_of_the_pairs():
 
 
 def test_short_lists_bound_by_a_users_rows_then_count_distinct_items():
-    from debiaseval.experiments.e1 import _most_rows_of_a_user
+    from debiaseval.evaluation.testsets import _most_rows_of_a_user
 
     rng = np.random.default_rng(5)
     train = pd.DataFrame({"user": rng.integers(0, 40, 500), "item": rng.integers(0, 30, 500)})
@@ -380,7 +377,7 @@ def test_seed_uncertainty_refuses_recommenders_in_other_blocks():
     """The paired tests and the bootstrap pair two recommenders' values block by block: values
     of one test set in different (metric, k) blocks are refused in one line."""
     from debiaseval.evaluation.metrics import BlockValues
-    from debiaseval.experiments.e1 import seed_uncertainty
+    from debiaseval.evaluation.per_user import seed_uncertainty
 
     users = np.arange(4, dtype=np.int32)
     per_user = {

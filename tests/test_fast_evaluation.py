@@ -9,7 +9,7 @@ import pytest
 from debiaseval.evaluation import metrics
 from debiaseval.evaluation.metrics import hit_matrix, train_overlap_mask
 from debiaseval.evaluation.ranking import top_k_indices
-from debiaseval.experiments.e1 import (
+from debiaseval.evaluation.testsets import (
     evaluate_on_testsets,
     evaluate_recommenders,
     train_overlap_masks,

@@ -12,7 +12,7 @@ import yaml
 
 from debiaseval.evaluation.aggregate import summary_flags, summary_markdown, summary_table
 from debiaseval.evaluation.flags import FLAGS, join_flags, legend, marked
-from debiaseval.experiments.e1 import evaluate_recommenders
+from debiaseval.evaluation.testsets import evaluate_recommenders
 from debiaseval.workflow.config import validate_config
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -104,8 +104,8 @@ def test_platt_recalibrates_on_a_mar_sample():
     items = rng.integers(0, 50, 5000)
     labels = (rng.random(5000) < truth[items]).astype(float)
     imputation = ItemRate(np.clip(2 * truth, 0, 1))
-    a, b = platt(imputation.pairs(None, items), labels)
-    assert a < 0
+    intercept, _slope = platt(imputation.pairs(None, items), labels)
+    assert intercept < 0
     fixed = calibrate(imputation, np.zeros_like(items), items, labels)
     assert isinstance(fixed, ItemRate)
     assert fixed.pairs(None, items).mean() == pytest.approx(labels.mean(), abs=0.005)

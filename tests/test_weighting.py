@@ -309,7 +309,7 @@ def test_dr_chooses_its_weight_control_from_the_data_and_records_it():
     value = plain.set_index("user")["value"]
     assert value[user] < -10  # the heavy pair's correction, unchecked
     assert auto.set_index("user")["value"][user] > -1
-    fixed, fixed_counts = estimate(h, recs, ks=[K], metrics=["recall"], n_items=N_ITEMS,
+    _, fixed_counts = estimate(h, recs, ks=[K], metrics=["recall"], n_items=N_ITEMS,
                                    control=WeightControl("clip", 50.0))  # fmt: skip
     assert fixed_counts.loc[0, "control_value"] == 50.0
 

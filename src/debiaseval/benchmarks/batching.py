@@ -2,7 +2,7 @@
 
 The cost of a job's imports, and N evaluate jobs (one subprocess per recommender, as
 the workflow runs them) vs one job evaluating the N recommenders
-(:func:`debiaseval.experiments.e1.evaluate_recommenders`).
+(:func:`debiaseval.evaluation.testsets.evaluate_recommenders`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from debiaseval.benchmarks.common import ml1m_shaped, ratio
-from debiaseval.experiments.e1 import evaluate_recommenders
+from debiaseval.evaluation.testsets import evaluate_recommenders
 from debiaseval.workflow.io import write_parquet
 
 __all__ = ["run"]
@@ -29,7 +29,7 @@ __all__ = ["run"]
 
 _JOB = """
 import json, sys
-from debiaseval.experiments.e1 import evaluate_on_testsets, evaluate_recommenders
+from debiaseval.evaluation.testsets import evaluate_on_testsets, evaluate_recommenders
 from debiaseval.workflow.io import read_parquet, write_parquet
 from debiaseval.workflow.runtime import job
 

@@ -18,7 +18,8 @@ snapshots by a random order of its pairs, the leave-one-out on a uniform sample
 of ``--scale-e6-users`` users (the KL weights on every user); ``--scale-stages e1`` runs
 E1's stages alone (E5's and E6's follow them). E1's evaluate stage runs twice in the same
 process, with the same bootstrap, without and with E1's default weighting estimators
-(``e1.estimators``: one SNIPS, one DR), and the ratios of their wall and CPU times are
+(``e1.estimators``: one SNIPS, one DR, with their diagnostics and the sensitivity bounds of
+``e1.sensitivity.gammas``), and the ratios of their wall and CPU times are
 printed. Printed: per size and stage the wall time, CPU time and the peak RSS so far; then
 the growth exponent of time between consecutive sizes, log(t2/t1)/log(pairs2/pairs1).
 """
@@ -115,6 +116,7 @@ def child(options: dict[str, Any]) -> list[dict[str, Any]]:
     from debiaseval.data.catalog import positive_threshold_of
     from debiaseval.data.preprocess import build_interactions
     from debiaseval.data.synthetic import synthetic_raw
+    from debiaseval.evaluation.testsets import evaluate_recommenders
     from debiaseval.experiments import e1, e5, e6
     from debiaseval.workflow.config import validate_config
 
@@ -188,8 +190,9 @@ def child(options: dict[str, Any]) -> list[dict[str, Any]]:
         )
     evaluation = {key: block[key] for key in ("ks", "metrics", "drop_train_overlap")}
     step = {  # evaluate_step's settings but for the estimators
-        "seed": seed, "n_items": n_items, "positive_threshold": threshold,
-        "resamples": block["bootstrap"]["resamples"], "level": block["confidence"], **evaluation,
+        "seed": seed, "n_items": n_items, "n_users": n_users, "positive_threshold": threshold,
+        "resamples": block["bootstrap"]["resamples"], "level": block["confidence"],
+        "excluded": e1.kendall_excluded(block), **evaluation,
     }  # fmt: skip
     import scipy.stats  # noqa: F401  (the paired tests' import, a fixed cost: outside the stages)
 
@@ -201,7 +204,7 @@ def child(options: dict[str, Any]) -> list[dict[str, Any]]:
         _stage(
             rows,
             "E1 evaluate (means only)",
-            lambda: e1.evaluate_recommenders(
+            lambda: evaluate_recommenders(
                 recs,
                 {"gt": split[split["part"] == "gt"], **tests},
                 split[split["part"] == "train"],
@@ -211,13 +214,19 @@ def child(options: dict[str, Any]) -> list[dict[str, Any]]:
             ),
         )
         _stage(rows, "E1 evaluate", lambda: e1.evaluate_step(split, recs, tests, **step))
-        # the same stage with E1's default weighting estimators (one SNIPS, one DR), same process:
-        # the same call but for estimators= (the same bootstrap resamples and level)
+        # the same stage with E1's default weighting estimators (one SNIPS, one DR), their
+        # diagnostics and the SNIPS sensitivity bounds and Γ*, same process: the same call but
+        # for estimators= and gammas= (the same bootstrap resamples and level)
         _stage(
             rows,
             "E1 evaluate+estimators",
             lambda: e1.evaluate_step(
-                split, recs, tests, estimators=block["estimators"], n_users=n_users, **step
+                split,
+                recs,
+                tests,
+                estimators=block["estimators"],
+                gammas=block["sensitivity"]["gammas"],
+                **step,
             ),
         )
     rows[:] = _best_of(rows)

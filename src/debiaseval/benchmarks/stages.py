@@ -20,7 +20,7 @@ from debiaseval.data.synthetic import generate_synthetic
 from debiaseval.debiasing.interventions import DEFAULT_TESTSETS, intervene
 from debiaseval.debiasing.sampling import weighted_sample_without_replacement
 from debiaseval.evaluation.ranking import top_k
-from debiaseval.experiments.e1 import evaluate_on_testsets
+from debiaseval.evaluation.testsets import evaluate_on_testsets
 from debiaseval.recommenders import make_recommender
 
 __all__ = ["run"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import zlib
 from collections.abc import Mapping
 
@@ -9,8 +10,19 @@ import numpy as np
 import pandas as pd
 
 from debiaseval.data.filters import dropped_report, log_dropped, users_by_count
+from debiaseval.workflow.schema import ConfigError
 
-__all__ = ["assign_parts", "filter_users", "run_rng", "split_e1", "split_e2"]
+__all__ = ["assign_parts", "check_fractions", "filter_users", "run_rng", "split_e1", "split_e2"]
+
+
+def check_fractions(parts: Mapping[str, float], where: str) -> None:
+    """Refuse, in one line naming the config key ``where``, split fractions that do not sum
+    to 1."""
+    total = sum(parts.values())
+    if not math.isclose(total, 1.0, abs_tol=1e-9):
+        raise ConfigError(
+            f"config error at '{where}': fractions {dict(parts)} sum to {total:g}, expected 1"
+        )
 
 
 def run_rng(seed: int, *labels: str) -> np.random.Generator:

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from debiaseval.data.splits import run_rng
 from debiaseval.debiasing.propensities import (
     PropensityModel,
     as_model,
@@ -27,7 +28,7 @@ from debiaseval.debiasing.propensities import (
 )
 from debiaseval.estimation.diagnostics import WEIGHT_COLUMNS, mar_mass_ratio, weight_diagnostics
 from debiaseval.estimation.estimators import ESTIMATE_COLUMNS, estimate_all
-from debiaseval.estimation.heldout import GAINS, HeldOut, list_ranks, prepare
+from debiaseval.estimation.heldout import GAINS, HeldOut, candidate_counts, list_ranks, prepare
 from debiaseval.estimation.imputation import (
     DEFAULT_IMPUTATION,
     Imputation,
@@ -35,10 +36,22 @@ from debiaseval.estimation.imputation import (
     build_imputation,
     calibrate,
 )
+from debiaseval.estimation.scoreboard import (
+    RELIABILITY_COLUMNS,
+    TRUE,
+    common_means,
+    scoreboard,
+    scoreboard_markdown,
+    split_half_reliability,
+    truth_of,
+    truth_separation,
+)
 from debiaseval.estimation.sensitivity import SENSITIVITY_COLUMNS, gamma_stars, sensitivity_table
 from debiaseval.estimation.weight_control import WeightControl
 from debiaseval.evaluation.flags import short_list_counts
 from debiaseval.evaluation.metrics import BlockValues, summarise
+from debiaseval.evaluation.per_user import seed_uncertainty
+from debiaseval.workflow.schema import ConfigError
 
 __all__ = [
     "DIAGNOSTICS_COLUMNS",
@@ -46,6 +59,7 @@ __all__ = [
     "MODEL_IMPUTATIONS",
     "SeedEstimates",
     "SplitParts",
+    "check_estimators",
     "estimator_features",
     "estimator_heldout",
     "estimator_truth",
@@ -54,6 +68,10 @@ __all__ = [
     "imputation_of",
     "model_imputations",
     "propensity_model",
+    "row_families",
+    "score_seed",
+    "scoreboard_tables",
+    "seed_estimates",
 ]
 
 ESTIMATOR_NEEDS = {"logistic": "features", "known": "truth"}
@@ -115,6 +133,13 @@ class SplitParts:
             columns = [c for c in self.COLUMNS if c in self.split.columns]
             self._frames[part] = pd.DataFrame({c: self.split[c].to_numpy()[rows] for c in columns})
         return self._frames[part]
+
+    def candidates(self, n_users: int, n_items: int) -> np.ndarray:
+        """|C_u| per user, the items without a training pair (computed once)."""
+        if "candidates" not in self._rows:
+            self._rows["candidates"] = candidate_counts(self.train, n_users=n_users,
+                                                        n_items=n_items)  # fmt: skip
+        return self._rows["candidates"]
 
     @property
     def train(self) -> pd.DataFrame:
@@ -335,8 +360,8 @@ def estimator_heldout(
         if spec.get("calibrate") and mar is not None:
             imputation = calibrate(imputation, *mar)
     held_out = prepare(estimator, held, p, n_users=n_users, positive_threshold=positive_threshold,
-                       imputation=imputation, train=train, n_items=n_items,
-                       form=spec.get("form") or "one_step")  # fmt: skip
+                       imputation=imputation, train=train, form=spec.get("form") or "one_step",
+                       candidates=parts.candidates(n_users, n_items))  # fmt: skip
     if estimator == "dr" and mar is not None:
         ratio = mar_mass_ratio(held_out.mass, held_out.candidates, mar[0], mar[2])
     return held_out, factor, ratio
@@ -469,3 +494,155 @@ def imputation_frame(imputation: Imputation) -> pd.DataFrame:
     if not isinstance(imputation, LogisticMF):
         raise TypeError(f"{type(imputation).__name__} is not a model imputation")
     return imputation.to_frame()
+
+
+def check_estimators(config: Mapping[str, Any]) -> None:
+    """Cross-field checks of ``e1.estimators`` (after schema validation): no name of a test
+    set, dr's keys on dr rows only, and the dataset parts each propensity model needs; raise
+    ``ConfigError`` naming the key."""
+    from debiaseval.data.catalog import dataset_parts, missing_text
+
+    block, sources = config["e1"], config["sources"]
+    clash = [name for name in block["estimators"] if name in block["testsets"]]
+    if clash:
+        raise ConfigError(
+            f"config error at 'e1.estimators.{clash[0]}': the name of a test set of e1.testsets"
+        )
+    datasets = block["datasets"] if block["datasets"] is not None else config["datasets"]
+    for name, spec in block["estimators"].items():
+        where = f"config error at 'e1.estimators.{name}"
+        if spec["estimator"] != "dr":
+            dr_only = {
+                "imputation": spec.get("imputation") is not None,
+                "weight_control": (spec.get("weight_control") or {}).get("method", "none")
+                != "none",
+                "form": spec.get("form", "one_step") != "one_step",
+                "calibrate": bool(spec.get("calibrate")),
+            }
+            for key in (key for key, given in dr_only.items() if given):
+                    raise ConfigError(
+                        f"{where}.{key}': only dr has an imputation, a form and a weight "
+                        f"control; {spec['estimator']} is self-normalised (bound its weights "
+                        "with clip)"
+                    )
+        part = ESTIMATOR_NEEDS.get(spec.get("propensity", "naive_bayes"))
+        for dataset in datasets or []:
+            if part is not None and part not in dataset_parts(dataset, sources):
+                raise ConfigError(
+                    f"{where}.propensity': {spec['propensity']} propensities need "
+                    f"{missing_text(dataset, [part], sources)}, which E1's dataset {dataset} "
+                    "lacks"
+                )
+
+
+def score_seed(
+    groups: Sequence[Mapping[str, Mapping[str, BlockValues]]],
+    parts: SplitParts,
+    truth_per_user: pd.DataFrame | None,
+    *,
+    seed: int,
+    n_users: int,
+    positive_threshold: float,
+    excluded: Sequence[str],
+) -> dict[str, pd.DataFrame]:
+    """The scoreboard's inputs of one seed: ``arena`` (every row's and the truth's means over
+    the same users) and ``reliability`` (gt's split-half reliability, when gt is the truth)."""
+    rows: dict[str, dict[str, BlockValues]] = {}
+    for group in groups:
+        for rec, by_row in group.items():
+            rows.setdefault(rec, {}).update(by_row)
+    held = parts.heldout
+    positive = held["rating"].to_numpy() > positive_threshold
+    heldout_users = np.unique(held["user"].to_numpy()[positive])
+    if truth_per_user is not None:
+        truth_name = TRUE
+        truth = {
+            rec: BlockValues.of(frame, list(dict.fromkeys(zip(frame["metric"], frame["k"],
+                                                              strict=True))))
+            for rec, frame in truth_per_user.groupby("recommender", sort=False)
+        }  # fmt: skip
+    else:
+        truth_name = "gt"
+        truth = {rec: by_row["gt"] for rec, by_row in rows.items()}
+    arena = common_means(rows, truth, seed=seed, heldout_users=heldout_users, n_users=n_users,
+                         truth_name=truth_name)  # fmt: skip
+    reliability = pd.DataFrame(columns=RELIABILITY_COLUMNS)
+    if truth_name == "gt":
+        reliability = split_half_reliability(truth, excluded, seed=seed,
+                                             rng=run_rng(seed, "reliability"))  # fmt: skip
+    return {"arena": arena, "reliability": reliability}
+
+
+def row_families(testsets: Sequence[str], estimators: Sequence[str]) -> dict[str, str]:
+    """Every row of E1's test-set column and its family, in the column's order: gt (the MAR
+    sample), the test sets (resampling), the estimators (weighting)."""
+    return {
+        "gt": "MAR sample",
+        **dict.fromkeys(testsets, "resampling"),
+        **dict.fromkeys(estimators, "weighting"),
+    }
+
+
+def seed_estimates(
+    split: pd.DataFrame,
+    recs: Mapping[str, pd.DataFrame],
+    estimators: Mapping[str, Mapping[str, Any]],
+    *,
+    metrics: Sequence[str],
+    resamples: int,
+    level: float,
+    seed: int,
+    **options: Any,
+) -> dict[str, Any]:
+    """E1's estimator rows of one seed (``e1_evaluate``): :func:`evaluate_estimators` on the
+    metrics of :data:`~debiaseval.estimation.heldout.GAINS`, with each mean's bootstrap
+    interval and the paired tests of its recommenders
+    (:func:`~debiaseval.evaluation.per_user.seed_uncertainty`), each SNIPS pair's Γ* beside
+    them (``gamma_star``). ``options``: :func:`evaluate_estimators`' keywords. Returns
+    ``metrics``, ``comparisons``, ``per_user``, ``diagnostics`` and ``sensitivity`` (empty
+    without estimators or such metrics)."""
+    gains = [metric for metric in metrics if metric in GAINS]
+    sensitivity = pd.DataFrame(columns=["recommender", "seed", *SENSITIVITY_COLUMNS[1:]])
+    if not estimators or not gains:
+        return {
+            "metrics": pd.DataFrame(), "comparisons": pd.DataFrame(), "per_user": {},
+            "diagnostics": pd.DataFrame(columns=DIAGNOSTICS_COLUMNS), "sensitivity": sensitivity,
+        }  # fmt: skip
+    est = evaluate_estimators(split, recs, estimators, metrics=gains, seed=seed, **options)
+    out = seed_uncertainty(est.table, est.per_user, seed=seed, resamples=resamples, level=level)
+    star = np.full(len(out["comparisons"]), np.nan)
+    for name, values in est.gamma_stars.items():  # in the comparisons' order of pairs
+        star[np.flatnonzero(out["comparisons"]["testset"].to_numpy() == name)] = values
+    out["comparisons"]["gamma_star"] = star
+    return {**out, "per_user": est.per_user, "diagnostics": est.diagnostics,
+            "sensitivity": est.sensitivity}  # fmt: skip
+
+
+def scoreboard_tables(
+    per_seed: pd.DataFrame,
+    arena: pd.DataFrame,
+    reliability: pd.DataFrame,
+    *,
+    families: Mapping[str, str],
+    excluded: Sequence[str],
+    level: float,
+    resamples: int,
+    dataset: str,
+) -> dict[str, Any]:
+    """``estimator_accuracy`` (the scoreboard), ``estimator_pairs`` and the Markdown
+    (``estimator_accuracy_md``) from the seeds' metrics, common-user means (``arena``) and gt's
+    split-half ``reliability``, with ``resamples`` seed resamples drawn from the dataset's own
+    stream (:func:`~debiaseval.estimation.scoreboard.scoreboard`)."""
+    truth = truth_of(per_seed["testset"])
+    options = {"excluded": excluded, "level": level, "resamples": resamples}
+    board, pairs = scoreboard(
+        arena, per_seed, truth=truth, families=families, reliability=reliability,
+        rng=run_rng(0, dataset, "scoreboard"), **options,
+    )  # fmt: skip
+    separation = truth_separation(per_seed, truth=truth, rng=run_rng(0, dataset, "separation"),
+                                  **options)  # fmt: skip
+    return {
+        "estimator_accuracy": board,
+        "estimator_pairs": pairs,
+        "estimator_accuracy_md": scoreboard_markdown(board, pairs, dataset, separation),
+    }

@@ -164,13 +164,15 @@ def prepare(
     train: pd.DataFrame | None = None,
     n_items: int | None = None,
     form: str = "one_step",
+    candidates: np.ndarray | None = None,
 ) -> HeldOut:
     """The held-out pairs, labels and weights 1/P of ``estimator``, and for dr its imputation.
 
     ``propensities``: scaled P of ``heldout``'s pairs in its order (None for naive).
     dr also needs the ``imputation`` and the ``train`` part (the candidates C_u are the
-    items without a training pair). With ``train`` and ``n_items``, the candidate counts
-    |C_u| too (the weights' calibration, :mod:`debiaseval.estimation.diagnostics`).
+    items without a training pair). ``candidates``: the counts |C_u| (the weights'
+    calibration, :mod:`debiaseval.estimation.diagnostics`), or computed from ``train`` and
+    ``n_items`` when given.
     Computed once per seed, shared by every recommender.
     """
     if estimator not in ESTIMATORS:
@@ -187,8 +189,7 @@ def prepare(
             raise ValueError(f"{estimator} needs one propensity per held-out pair")
         w = 1.0 / np.asarray(propensities, dtype=np.float64)
     evaluated = np.flatnonzero(np.bincount(users, weights=y, minlength=n_users) > 0)
-    candidates = None
-    if train is not None and n_items is not None:
+    if candidates is None and train is not None and n_items is not None:
         candidates = candidate_counts(train, n_users=n_users, n_items=n_items)
     if estimator != "dr":
         return HeldOut(estimator, users, items, y, w, n_users, evaluated, candidates)

@@ -164,22 +164,23 @@ def split_half_reliability(
     n_splits: int = 100,
 ) -> pd.DataFrame:
     """gt's split-half reliability: per block of :data:`GAINS`, Kendall's τ-b between the
-    recommender rankings on two random halves of gt's users, averaged over ``n_splits``
-    splits drawn from ``rng`` (the ``excluded`` recommenders left out; every recommender's
-    values over the same users, as gt's are). Returns :data:`RELIABILITY_COLUMNS`."""
+    recommender rankings on two random halves of gt's users (each user in either with
+    probability 1/2), averaged over ``n_splits`` splits drawn from ``rng`` (the ``excluded``
+    recommenders left out; every recommender's values over the same users, as gt's are).
+    Returns :data:`RELIABILITY_COLUMNS`."""
     names = [r for r in truth if r not in set(excluded)]
     rows = []
     if len(names) >= 2:
         first = truth[names[0]]
         n = first.users.size
-        halves = np.argsort(rng.random((n_splits, n)), axis=1) < n // 2  # splits × users
-        left = halves.astype(np.float64)
+        left = (rng.random((n_splits, n)) < 0.5).astype(np.float64)  # splits × users
         for j, block in enumerate(first.blocks):
             if block[0] not in GAINS or n < 2:
                 continue
             values = np.stack([truth[r].values[j] for r in names])  # recommenders × users
-            a = (left @ values.T) / left.sum(axis=1, keepdims=True)
-            b = ((1 - left) @ values.T) / (1 - left).sum(axis=1, keepdims=True)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                a = (left @ values.T) / left.sum(axis=1, keepdims=True)
+                b = ((1 - left) @ values.T) / (1 - left).sum(axis=1, keepdims=True)
             tau = kendall_tau_b(a, b)
             finite = np.isfinite(tau)
             rows.append((seed, block[0], block[1], float(tau[finite].mean()) if finite.any()

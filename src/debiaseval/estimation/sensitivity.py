@@ -55,24 +55,40 @@ _DENSE_CELLS = 1 << 25
 
 @dataclass(frozen=True)
 class Levels:
-    """Pairs grouped by user and by δ, descending within each user: the sums of their
-    weights ``w`` at each distinct δ (``value``), and where each user's groups start."""
+    """Pairs grouped by user and by δ, descending within each user (the sums of their weights
+    at each distinct δ), with what every cut of a user's groups needs: the weight and the
+    weighted δ of the groups up to it (``top_w``, ``top_a``) and after it (``rest_w``,
+    ``rest_a``), where each user's groups start, and the plain ratio Σ δ w / Σ w per user."""
 
-    user: np.ndarray
-    value: np.ndarray
-    w: np.ndarray
+    top_a: np.ndarray
+    top_w: np.ndarray
+    rest_a: np.ndarray
+    rest_w: np.ndarray
     starts: np.ndarray
+    base: np.ndarray
     users: np.ndarray
-    """The users with groups, ascending (those of ``starts``)."""
+    """The users with groups, ascending (those of ``starts`` and ``base``)."""
 
     @classmethod
-    def of(cls, users: np.ndarray, delta: np.ndarray, w: np.ndarray, *, descending: bool = True
-           ) -> Levels:  # fmt: skip
-        """Group pairs (``users``, their ``delta`` and weights ``w``) by user and δ."""
-        distinct, level = np.unique(delta, return_inverse=True)
-        if descending:
-            level = distinct.size - 1 - level
-            distinct = distinct[::-1]
+    def of(
+        cls,
+        users: np.ndarray,
+        w: np.ndarray,
+        *,
+        delta: np.ndarray | None = None,
+        codes: np.ndarray | None = None,
+        table: np.ndarray | None = None,
+    ) -> Levels:
+        """Group pairs (``users`` and their weights ``w``) by user and δ, given as ``delta``,
+        or as integer ``codes`` into the small ``table`` of the values δ takes (no sort of
+        the pairs: a recommender's gain is a function of its rank)."""
+        if codes is None:
+            distinct, level = np.unique(delta, return_inverse=True)
+        else:
+            distinct, inverse = np.unique(table, return_inverse=True)
+            level = inverse.ravel()[codes]
+        level = distinct.size - 1 - level  # descending δ
+        distinct = distinct[::-1]
         n_levels = max(distinct.size, 1)
         u = np.asarray(users, dtype=np.int64)
         keys = u * n_levels + level
@@ -85,25 +101,25 @@ class Levels:
             present, inverse = np.unique(keys, return_inverse=True)
             group_w = np.bincount(inverse, weights=w)
         group_user = present // n_levels
+        a = group_w * distinct[present % n_levels]
         starts = np.flatnonzero(np.r_[True, group_user[1:] != group_user[:-1]])
-        return cls(group_user, distinct[present % n_levels], group_w, starts,
-                   group_user[starts])  # fmt: skip
+        owner = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, a.size]))
+        cum_a, cum_w = np.cumsum(a), np.cumsum(group_w)
+        top_a = cum_a - (cum_a - a)[starts][owner]  # the user's groups up to this one
+        top_w = cum_w - (cum_w - group_w)[starts][owner]
+        total_a = np.add.reduceat(a, starts) if a.size else a
+        total_w = np.add.reduceat(group_w, starts) if a.size else a
+        return cls(top_a, top_w, total_a[owner] - top_a, total_w[owner] - top_w, starts,
+                   total_a / total_w if a.size else a, group_user[starts])  # fmt: skip
 
     def maximum(self, gamma: float) -> np.ndarray:
-        """Per user of :attr:`users`: max over w* ∈ [w/Γ, Γw] of Σ δ w* / Σ w*."""
-        a = self.w * self.value
-        total_a = np.add.reduceat(a, self.starts) if a.size else a
-        total_w = np.add.reduceat(self.w, self.starts) if a.size else a
-        owner = np.repeat(np.arange(self.starts.size), np.diff(np.r_[self.starts, a.size]))
-        before_a = (np.cumsum(a) - a)[self.starts]
-        before_w = (np.cumsum(self.w) - self.w)[self.starts]
-        top_a = np.cumsum(a) - before_a[owner]  # the user's groups up to this one
-        top_w = np.cumsum(self.w) - before_w[owner]
-        cut = (gamma * top_a + (total_a[owner] - top_a) / gamma) / (
-            gamma * top_w + (total_w[owner] - top_w) / gamma
-        )
-        best = np.maximum.reduceat(cut, self.starts) if cut.size else cut
-        return np.maximum(best, total_a / total_w)
+        """Per user of :attr:`users`: max over w* ∈ [w/Γ, Γw] of Σ δ w* / Σ w*: the best cut,
+        Γw on the groups up to it and w/Γ after (or w/Γ everywhere: the plain ratio)."""
+        if self.starts.size == 0:
+            return self.base
+        cut = (gamma * self.top_a + self.rest_a / gamma) / (gamma * self.top_w
+                                                            + self.rest_w / gamma)  # fmt: skip
+        return np.maximum(np.maximum.reduceat(cut, self.starts), self.base)
 
 
 def bounds(
@@ -118,7 +134,7 @@ def bounds(
     already grouped."""
     if gamma < 1:
         raise ValueError(f"the sensitivity parameter must be >= 1, got {gamma}")
-    up, down = levels or (Levels.of(users, delta, w), Levels.of(users, -delta, w))
+    up, down = levels or (Levels.of(users, w, delta=delta), Levels.of(users, w, delta=-delta))
     return up.users, -down.maximum(gamma), up.maximum(gamma)
 
 
@@ -127,12 +143,18 @@ def gamma_star(users: np.ndarray, delta: np.ndarray, w: np.ndarray, *, tol: floa
     """Γ* of the mean over users of Σ δ w / Σ w: the smallest Γ at which the bound of the mean
     on the side of its sign reaches 0 (1 if the mean is 0, inf beyond ``max_gamma``), by
     bisection on log Γ to a relative ``tol``."""
-    down = Levels.of(users, -delta, w)
+    return _gamma_star(lambda sign: Levels.of(users, w, delta=sign * delta), tol=tol,
+                       max_gamma=max_gamma)  # fmt: skip
+
+
+def _gamma_star(levels_of, *, tol: float = 1e-6, max_gamma: float = MAX_GAMMA) -> float:
+    """:func:`gamma_star` from ``levels_of(sign)``, the :class:`Levels` of sign · δ."""
+    down = levels_of(-1.0)
     estimate = float(np.mean(-down.maximum(1.0))) if down.users.size else 0.0
     if estimate == 0 or not np.isfinite(estimate):
         return 1.0
     # the side that can cross 0: the lower bound of a positive mean, the upper of a negative one
-    side = down if estimate > 0 else Levels.of(users, delta, w)
+    side = down if estimate > 0 else levels_of(1.0)
 
     def margin(gamma: float) -> float:  # > 0 while the sign holds
         return -float(np.mean(side.maximum(gamma)))
@@ -153,6 +175,13 @@ def _positive_pairs(held: HeldOut) -> np.ndarray:
     return member(held.users, held.evaluated, held.n_users) & (held.labels > 0)
 
 
+def _gain_codes(metric: str, rank: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """A recommender's gains as codes (its rank, 0 beyond k) into their table of k + 1 values."""
+    r = np.asarray(rank, dtype=np.int64)
+    codes = np.where((r >= 1) & (r <= k), r, 0)
+    return codes, gains(metric, np.arange(k + 1), k)
+
+
 def sensitivity_table(
     held: HeldOut,
     ranks: Mapping[str, np.ndarray],
@@ -168,10 +197,11 @@ def sensitivity_table(
     rows = []
     for rec, rank in ranks.items():
         for metric, k in blocks:
-            c = gains(metric, rank[keep], k)
-            levels = (Levels.of(users, c, w), Levels.of(users, -c, w))
+            codes, table = _gain_codes(metric, rank[keep], k)
+            up = Levels.of(users, w, codes=codes, table=table)
+            down = Levels.of(users, w, codes=codes, table=-table)
             for gamma in gammas:
-                _, low, high = bounds(users, c, w, float(gamma), levels)
+                _, low, high = bounds(users, table[codes], w, float(gamma), (up, down))
                 rows.append((rec, estimator, metric, k, float(gamma), float(low.mean()),
                              float(high.mean())))  # fmt: skip
     out = pd.DataFrame(rows, columns=SENSITIVITY_COLUMNS)
@@ -193,10 +223,16 @@ def gamma_stars(
     names = list(ranks)
     out = []
     for metric, k in blocks:
-        c = {rec: gains(metric, ranks[rec][keep], k) for rec in names}
+        coded = {rec: _gain_codes(metric, ranks[rec][keep], k) for rec in names}
         for a in range(len(names)):
             for b in range(a + 1, len(names)):
-                out.append(gamma_star(users, c[names[a]] - c[names[b]], w))
+                (code_a, table), (code_b, _) = coded[names[a]], coded[names[b]]
+                codes = code_a * (k + 1) + code_b
+                diff = (table[:, None] - table[None, :]).ravel()
+                out.append(_gamma_star(
+                    lambda sign, codes=codes, diff=diff: Levels.of(users, w, codes=codes,
+                                                                   table=sign * diff)
+                ))  # fmt: skip
     return np.asarray(out, dtype=np.float64)
 
 

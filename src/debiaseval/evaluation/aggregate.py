@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -12,6 +13,9 @@ from debiaseval.evaluation.uncertainty import INTERVAL_NOTE, interval_cell
 
 __all__ = [
     "KENDALL_COLUMNS",
+    "check_kendall",
+    "kendall_excluded",
+    "kendall_groups",
     "kendall_markdown",
     "kendall_table",
     "kendall_variants",
@@ -100,6 +104,38 @@ KENDALL_COLUMNS = [
     "testset", "metric", "k", "group", "with_group", "tau", "p_value", "n_recommenders",
 ]  # fmt: skip
 """Columns of E1's Kendall table (``kendall.parquet``)."""
+
+
+def kendall_excluded(block: Mapping[str, Any]) -> list[str]:
+    """The recommenders left out of Kendall's tau: ``kendall_exclude``, or the random ones."""
+    if block["kendall_exclude"] is not None:
+        return list(block["kendall_exclude"])
+    return [n for n, spec in block["recommenders"].items() if spec["algorithm"] == "random"]
+
+
+def kendall_groups(block: Mapping[str, Any]) -> dict[str, list[str]]:
+    """The groups of Kendall's "with/without": ``kendall_groups``, or {MF: the mf recommenders}."""
+    if block["kendall_groups"] is not None:
+        return {group: list(members) for group, members in block["kendall_groups"].items()}
+    return {"MF": [n for n, spec in block["recommenders"].items() if spec["algorithm"] == "mf"]}
+
+
+def check_kendall(block: Mapping[str, Any], where: str) -> None:
+    """Refuse a name of ``kendall_exclude`` or ``kendall_groups`` that is not a recommender of
+    the block, in one line naming ``<where>.kendall_…`` and the recommenders."""
+    from debiaseval.workflow.schema import ConfigError
+
+    names = ", ".join(block["recommenders"])
+    keys = [(f"kendall_exclude.{j}", n) for j, n in enumerate(block["kendall_exclude"] or [])]
+    keys += [(f"kendall_groups.{group}.{j}", n)
+             for group, members in (block["kendall_groups"] or {}).items()
+             for j, n in enumerate(members)]  # fmt: skip
+    for key, name in keys:
+        if name not in block["recommenders"]:
+            raise ConfigError(
+                f"config error at '{where}.{key}': {name!r} is not a recommender of "
+                f"{where}.recommenders ({names})"
+            )
 
 
 def kendall_table(

@@ -17,7 +17,6 @@ evaluated on T. One step function per rule; :func:`run` chains them in-process.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -35,7 +34,7 @@ from debiaseval.active_learning.evaluation import (
 )
 from debiaseval.data.catalog import positive_threshold_of
 from debiaseval.data.interactions import rating_matrix
-from debiaseval.data.splits import assign_parts, run_rng, split_e2
+from debiaseval.data.splits import assign_parts, check_fractions, run_rng, split_e2
 from debiaseval.debiasing.interventions import TestSetSpec, intervene, sampling_weights
 from debiaseval.evaluation.aggregate import markdown_table
 from debiaseval.evaluation.flags import MIN_USERS, join_flags, legend, marked
@@ -101,11 +100,7 @@ def _check_methods(block: Mapping[str, Any]) -> None:
 def check_config(config: Mapping[str, Any]) -> None:
     """Cross-field checks of the ``e2`` block (after schema validation); raise ``ConfigError``."""
     block = config["e2"]
-    total = sum(block["split"].values())
-    if not math.isclose(total, 1.0, abs_tol=1e-9):
-        raise ConfigError(
-            f"config error at 'e2.split': fractions {block['split']} sum to {total:g}, expected 1"
-        )
+    check_fractions(block["split"], "e2.split")
     for position, name in enumerate(block["strategies"]):
         if name not in STRATEGIES:
             raise ConfigError(

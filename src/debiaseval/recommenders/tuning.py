@@ -35,6 +35,7 @@ from debiaseval.workflow.config import expand_grid
 __all__ = [
     "OK",
     "EarlyStopping",
+    "check_early_stopping",
     "grid_chunks",
     "merge_chunks",
     "recommender_params",
@@ -302,3 +303,29 @@ def tune_recommender(
     if early_stopping is not None and trains_by_epochs(resolve_recommender(algorithm)):
         selected["epochs"] = int(table["epochs"].iloc[best])
     return selected, table
+
+
+def check_early_stopping(
+    recommenders: Mapping[str, Mapping[str, Any]],
+    early_stopping: Mapping[str, Any] | None,
+    where: str,
+) -> None:
+    """Refuse ``epochs`` in the params or grid of a model trained by epochs while early stopping
+    chooses them, in one line naming ``<where>.recommenders.<name>`` (``where``: the
+    experiment's block). Precomputed lists (algorithm ``external``) train nothing."""
+    from debiaseval.recommenders.registry import EXTERNAL, resolve_recommender
+    from debiaseval.workflow.schema import ConfigError
+
+    if early_stopping is None:
+        return
+    for name, spec in recommenders.items():
+        if spec["algorithm"] == EXTERNAL or not trains_by_epochs(
+            resolve_recommender(spec["algorithm"])
+        ):
+            continue
+        if "epochs" in spec["params"] or "epochs" in spec["grid"]:
+            raise ConfigError(
+                f"config error at '{where}.recommenders.{name}': epochs are chosen by early "
+                f"stopping ({where}.tuning.early_stopping); set its max_epochs, or set it to "
+                "null to fix epochs"
+            )
