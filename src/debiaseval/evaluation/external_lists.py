@@ -55,6 +55,7 @@ __all__ = [
     "missing_lists",
     "prepare_lists",
     "read_lists",
+    "seed_lists",
     "short_lists_warning",
     "traditional_decided",
 ]
@@ -581,3 +582,22 @@ class ListScores:
     def score(self, users: np.ndarray) -> np.ndarray:
         """Dense float64 scores of ``users`` over every item."""
         return self.matrix_[np.asarray(users, dtype=np.int64)].toarray()
+
+
+def seed_lists(
+    lists: pd.DataFrame,
+    train: pd.DataFrame,
+    *,
+    depth: int,
+    source: str,
+    **options: Any,
+) -> tuple[pd.DataFrame, list[str]]:
+    """Precomputed lists of one seed as a model's top-``depth`` lists: checked against the
+    seed's ``train`` part by :func:`prepare_lists` (unknown ids, duplicated pairs, training
+    items, rank vs score; ``options``: its ``n_users``, ``n_items``, ``users``, ``items``,
+    ``ids``, ``on_train_items`` and ``where``) and cut at ``depth``. Returns them and the
+    warnings: dropped training items, lists shorter than ``depth`` (:func:`short_lists_warning`)."""
+    recs, notes = prepare_lists(lists, train=train, depth=depth, source=source, **options)
+    short = short_lists_warning(recs, train, n_users=options["n_users"],
+                                n_items=options["n_items"], k=depth, source=source)  # fmt: skip
+    return recs, notes + ([short] if short else [])

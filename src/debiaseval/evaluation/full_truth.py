@@ -19,7 +19,7 @@ import pandas as pd
 from debiaseval.evaluation.flags import short_list_counts
 from debiaseval.evaluation.metrics import evaluate_topk, summarise
 
-__all__ = ["BATCH_CELLS", "true_topk", "true_topk_table"]
+__all__ = ["BATCH_CELLS", "true_rows", "true_topk", "true_topk_table"]
 
 BATCH_CELLS = 1 << 22
 """Users × items cells of the rating rows read per batch (4 MiB of int8)."""
@@ -121,3 +121,34 @@ def true_topk_table(
         table["boot_high"] = np.nan
         frames.append(table)
     return pd.concat(frames, ignore_index=True)
+
+
+def true_rows(
+    recs: Mapping[str, pd.DataFrame],
+    train: pd.DataFrame,
+    rating_rows: Callable[[np.ndarray], np.ndarray],
+    *,
+    testset: str,
+    seed: int,
+    raw_users: np.ndarray,
+    raw_items: np.ndarray,
+    ks: Sequence[int],
+    metrics: Sequence[str],
+    positive_threshold: float,
+    per_user_metrics: Sequence[str] = (),
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A seed's rows ``testset`` of the exact truth (:func:`true_topk`, then
+    :func:`true_topk_table`) and the per-user values of ``per_user_metrics`` (recommender,
+    user, metric, k, value) for the scores that need them."""
+    per_user, n_relevant = true_topk(
+        recs, train, rating_rows, n_users=len(raw_users), n_items=len(raw_items),
+        ks=list(dict.fromkeys(ks)), metrics=metrics, positive_threshold=positive_threshold,
+        raw_users=raw_users, raw_items=raw_items,
+    )  # fmt: skip
+    table = true_topk_table(recs, per_user, testset=testset, seed=seed, n_relevant=n_relevant)
+    columns = ["recommender", "user", "metric", "k", "value"]
+    values = [frame[frame["metric"].isin(list(per_user_metrics))].assign(recommender=name)
+              for name, frame in per_user.items()]  # fmt: skip
+    if not values:
+        return table, pd.DataFrame(columns=columns)
+    return table, pd.concat(values, ignore_index=True)[columns]

@@ -57,9 +57,9 @@ from debiaseval.evaluation.aggregate import (
     summary_table,
     testsets_table,
 )
-from debiaseval.evaluation.external_lists import lists_of_seed, prepare_lists, short_lists_warning
+from debiaseval.evaluation.external_lists import lists_of_seed, seed_lists
 from debiaseval.evaluation.flags import MIN_USERS
-from debiaseval.evaluation.full_truth import true_topk, true_topk_table
+from debiaseval.evaluation.full_truth import true_rows
 from debiaseval.evaluation.metrics import BlockValues
 from debiaseval.evaluation.per_user import per_user_table, seed_uncertainty
 from debiaseval.evaluation.ranking import empty_recommendations
@@ -95,20 +95,10 @@ NEEDS: tuple[tuple[str, ...], ...] = (("mnar", "mar"),)
 """The parts E1 needs of a dataset (:mod:`debiaseval.data.catalog`): MNAR and MAR."""
 
 OUTPUTS = (
-    "summary.parquet",
-    "kendall.parquet",
-    "testsets.parquet",
-    "comparisons.parquet",
-    "summary.md",
-    "kendall.md",
-    "dropped.parquet",
-    "dropped.md",
-    "estimator_accuracy.parquet",
-    "estimator_accuracy.md",
-    "estimator_pairs.parquet",
-    "sensitivity.parquet",
-    "sensitivity.md",
-)
+    "summary.parquet", "kendall.parquet", "testsets.parquet", "comparisons.parquet", "summary.md",
+    "kendall.md", "dropped.parquet", "dropped.md", "estimator_accuracy.parquet",
+    "estimator_accuracy.md", "estimator_pairs.parquet", "sensitivity.parquet", "sensitivity.md",
+)  # fmt: skip
 """E1's aggregated files in ``results/<study>/e1/<dataset>/``."""
 
 TRUTH_DATASETS = ("synthetic",)
@@ -198,12 +188,8 @@ def split_step(
     seed: int,
 ) -> pd.DataFrame:
     """Rule ``e1_split``: the seed's train/heldout and weights/val/gt parts ([SAC20] §5.2)."""
-    return split_e1(
-        interactions,
-        mnar_split=mnar_split,
-        mar_split=mar_split,
-        rng=run_rng(seed, dataset, "split"),
-    )
+    rng = run_rng(seed, dataset, "split")
+    return split_e1(interactions, mnar_split=mnar_split, mar_split=mar_split, rng=rng)
 
 
 def lists_step(
@@ -228,25 +214,11 @@ def lists_step(
     ``e1_select``'s lists. Returns them and the warnings (dropped training items, lists
     shorter than max(ks)).
     """
-    train = split[split["part"] == "train"]
-    depth = max(ks)
-    recs, notes = prepare_lists(
-        lists,
-        train=train,
-        n_users=n_users,
-        n_items=n_items,
-        users=users,
-        items=items,
-        ids=ids,
-        on_train_items=on_train_items,
-        depth=depth,
-        source=source,
+    return seed_lists(
+        lists, split[split["part"] == "train"], depth=max(ks), source=source, users=users,
+        items=items, n_users=n_users, n_items=n_items, ids=ids, on_train_items=on_train_items,
         where=where,
-    )
-    short = short_lists_warning(
-        recs, train, n_users=n_users, n_items=n_items, k=depth, source=source
-    )
-    return recs, notes + ([short] if short else [])
+    )  # fmt: skip
 
 
 def testset_step(
@@ -270,28 +242,14 @@ def testset_step(
     space = split[split["part"] == "heldout"].reset_index(drop=True)
     testset = TestSetSpec(name=name, **spec)
     sizes = {"n_users": n_users, "n_items": n_items}
-    weights = sampling_weights(
-        space,
-        testset,
-        train=split[split["part"] == "train"],
-        mar_weights=split[split["part"] == "weights"],
-        **sizes,
-    )
+    weights = sampling_weights(space, testset, train=split[split["part"] == "train"],
+                               mar_weights=split[split["part"] == "weights"], **sizes)  # fmt: skip
     rng = run_rng(seed, dataset, "intervene", name)
     sample = intervene(space, testset, rho=rho, rng=rng, weights=weights, **sizes)
-    check_testset(
-        sample,
-        name,
-        dataset=dataset,
-        seed=seed,
-        rho=rho,
-        n_heldout=len(space),
-        positive_threshold=positive_threshold,
-        allow_empty=allow_empty,
-    )
-    diagnostics = testset_diagnostics(
-        name, sample, space, weights, split[split["part"] == "gt"], **sizes
-    )
+    check_testset(sample, name, dataset=dataset, seed=seed, rho=rho, n_heldout=len(space),
+                  positive_threshold=positive_threshold, allow_empty=allow_empty)  # fmt: skip
+    gt = split[split["part"] == "gt"]
+    diagnostics = testset_diagnostics(name, sample, space, weights, gt, **sizes)
     diagnostics.insert(0, "seed", seed)
     return sample, diagnostics
 
@@ -319,18 +277,13 @@ def tune_step(
     stopping = tuning["early_stopping"]
     table, recs = tune_points(
         rating_matrix(split[split["part"] == "train"], n_users, n_items),
-        split[split["part"] == "val"],
-        grid_chunks(spec["grid"], tuning["points_per_job"])[chunk],
-        algorithm=spec["algorithm"],
-        params=spec["params"],
-        metric=tuning["metric"],
-        k=tuning["k"],
-        depth=max(ks),
-        positive_threshold=positive_threshold,
+        split[split["part"] == "val"], grid_chunks(spec["grid"], tuning["points_per_job"])[chunk],
+        algorithm=spec["algorithm"], params=spec["params"], metric=tuning["metric"],
+        k=tuning["k"], depth=max(ks), positive_threshold=positive_threshold,
         batch_size=batch_size,
         seed=int(run_rng(seed, dataset, "train", recommender).integers(2**31 - 1)),
         early_stopping=None if stopping is None else EarlyStopping(**stopping),
-    )
+    )  # fmt: skip
     return table, empty_recommendations() if recs is None else recs
 
 
@@ -421,16 +374,10 @@ def evaluate_step(
         warnings.warn(f"seed {seed}: {message}", stacklevel=2)
     per_user: dict[str, dict[str, BlockValues]] = {}
     table = evaluate_recommenders(
-        recs,
-        {"gt": split[split["part"] == "gt"], **testsets},
-        train,
-        n_items=n_items,
-        ks=ks,
-        metrics=metrics,
-        positive_threshold=positive_threshold,
+        recs, {"gt": split[split["part"] == "gt"], **testsets}, train, n_items=n_items, ks=ks,
+        metrics=metrics, positive_threshold=positive_threshold, per_user=per_user,
         drop_train_overlap=drop_train_overlap,
-        per_user=per_user,
-    )
+    )  # fmt: skip
     table.insert(1, "seed", seed)
     out = seed_uncertainty(table, per_user, seed=seed, resamples=resamples, level=level)
     parts = SplitParts(split, train=train)  # the training part selected above, not again
@@ -490,26 +437,11 @@ def truth_step(
     """
     from debiaseval.data.synthetic import full_rating_rows
 
-    train = split[split["part"] == "train"]
-    per_user, n_relevant = true_topk(
-        recs,
-        train,
-        full_rating_rows(**synthetic),
-        n_users=len(raw_users),
-        n_items=len(raw_items),
-        ks=list(dict.fromkeys(ks)),
-        metrics=metrics,
-        positive_threshold=positive_threshold,
-        raw_users=raw_users,
-        raw_items=raw_items,
-    )
-    table = true_topk_table(recs, per_user, testset=TRUE, seed=seed, n_relevant=n_relevant)
-    values = [frame[frame["metric"].isin(GAINS)].assign(recommender=name)
-              for name, frame in per_user.items()]  # fmt: skip
-    columns = ["recommender", "user", "metric", "k", "value"]
-    if not values:
-        return table, pd.DataFrame(columns=columns)
-    return table, pd.concat(values, ignore_index=True)[columns]
+    return true_rows(
+        recs, split[split["part"] == "train"], full_rating_rows(**synthetic), testset=TRUE,
+        seed=seed, raw_users=raw_users, raw_items=raw_items, ks=ks, metrics=metrics,
+        positive_threshold=positive_threshold, per_user_metrics=GAINS,
+    )  # fmt: skip
 
 
 def aggregate_step(
