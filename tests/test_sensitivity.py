@@ -112,3 +112,36 @@ def test_tables_of_a_seed_and_over_seeds():
                               "mean_diff": [0.25 / 3]})  # fmt: skip
     # the seed whose estimate takes the other side counts as Γ* = 1: median of 3, 2, 1
     assert gamma_star_over_seeds(seeds, agreement).tolist() == [2.0]
+
+
+@pytest.mark.parametrize("metric", ["recall", "avgdcg"])
+def test_the_seed_tables_group_only_the_listed_pairs_and_agree_with_the_general_path(metric):
+    """sensitivity_table and gamma_stars group only the pairs some list ranks in its top k
+    (every other positive pair of a user has gain 0): the same bounds and Γ* as the general
+    scan over every positive pair of the evaluated users."""
+    from debiaseval.estimation.heldout import gains as gain_of
+    from debiaseval.estimation.heldout import member
+
+    rng = np.random.default_rng(5)
+    n_users, n_pairs, k = 40, 600, 5
+    heldout = pd.DataFrame({"user": np.sort(rng.integers(0, n_users, n_pairs)),
+                            "item": rng.permutation(n_pairs),
+                            "rating": rng.choice([1.0, 5.0], n_pairs, p=[0.3, 0.7])})  # fmt: skip
+    held = prepare("snips", heldout, rng.uniform(0.01, 0.5, n_pairs), n_users=n_users,
+                   positive_threshold=3.0)  # fmt: skip
+    ranks = {name: np.where(rng.random(n_pairs) < 0.3, rng.integers(1, 9, n_pairs), 0)
+             for name in ("A", "B", "C")}  # fmt: skip
+    table = sensitivity_table(held, ranks, estimator="S", blocks=[(metric, k)], gammas=[2.0])
+    keep = member(held.users, held.evaluated, n_users) & (held.labels > 0)
+    users, w = held.users[keep], held.weights[keep]
+    for rec, rank in ranks.items():
+        _, low, high = bounds(users, gain_of(metric, rank[keep], k), w, 2.0)
+        row = table[table["recommender"] == rec].iloc[0]
+        assert row["low"] == pytest.approx(low.mean()) and row["high"] == pytest.approx(high.mean())
+    stars = gamma_stars(held, ranks, blocks=[(metric, k)])
+    def gain(rec):
+        return gain_of(metric, ranks[rec][keep], k)
+
+    expected = [gamma_star(users, gain(a) - gain(b), w) for a, b in (("A", "B"), ("A", "C"),
+                                                                      ("B", "C"))]  # fmt: skip
+    np.testing.assert_allclose(stars, expected, rtol=1e-4)

@@ -161,7 +161,20 @@ def test_outputs(two_runs):
     assert set(accuracy["truth"]) == {"TRUE"} and "gt" in set(accuracy["testset"])
     truth = pd.read_parquet(workdir / "results/tiny/e1/synthetic/seed1/truth.parquet")
     assert set(truth["testset"]) == {"TRUE"} and set(truth["seed"]) == {1}
-    assert accuracy["coverage"].between(0, 1).all() and (accuracy["rmse"] >= 0).all()
+    rows = accuracy[accuracy["family"] != "baseline"]
+    assert rows["coverage"].between(0, 1).all() and (accuracy["rmse"] >= 0).all()
+    assert set(accuracy.loc[accuracy["family"] == "baseline", "testset"]) == {"CONSTANT"}
+    assert (accuracy["rmse_low"] <= accuracy["rmse"] + 1e-12).all()
+    # the SNIPS row's sensitivity and each pair's Γ*; the scoreboard's per-seed inputs
+    sensitivity = pd.read_parquet(workdir / "results/tiny/e1/synthetic/sensitivity.parquet")
+    assert set(sensitivity["estimator"]) == {"SNIPS_WTD"} and set(sensitivity["gamma"]) == {
+        1.5, 2.0, 3.0}  # fmt: skip
+    assert (sensitivity["low"] <= sensitivity["estimate"] + 1e-12).all()
+    snips = comparisons[comparisons["testset"] == "SNIPS_WTD"]
+    assert (snips["gamma_star"] >= 1).all()
+    assert comparisons.loc[comparisons["testset"] == "gt", "gamma_star"].isna().all()
+    arena = pd.read_parquet(workdir / "results/tiny/e1/synthetic/seed0/arena.parquet")
+    assert "TRUE" not in set(arena["testset"]) and "gt" in set(arena["testset"])
     for figure in ("recall", "pct_diff", "kendall", "significance", "accuracy"):
         svg = workdir / f"results/tiny/e1/synthetic/figures/{figure}.svg"
         assert svg.read_text().lstrip().startswith("<?xml")

@@ -26,18 +26,6 @@ E1_CHUNKED = [name for name in E1_TRAINED if E1_CHUNKS[name] > 1]
 E1_IMPUTED = model_imputations(E1["estimators"])
 
 
-def e1_truth_input(name):
-    """Input function: a seed's file ``name`` of e1_truth where the full truth is known
-    (synthetic with e1.truth), else nothing."""
-
-    def files(w):
-        if E1["truth"] and w.dataset in E1_TRUTH_DATASETS:
-            return [results(f"e1/{w.dataset}/seed{w.seed}/{name}")]
-        return []
-
-    return files
-
-
 localrules:
     e1_data,
     e1_select,
@@ -320,7 +308,11 @@ rule e1_evaluate:
             estimator=E1_IMPUTED,
         ),
         # the exact truth's per-user values where the full rating matrix is known (synthetic)
-        truth=e1_truth_input("truth_per_user.parquet"),
+        truth=lambda w: (
+            [results(f"e1/{w.dataset}/seed{w.seed}/truth_per_user.parquet")]
+            if E1["truth"] and w.dataset in E1_TRUTH_DATASETS
+            else []
+        ),
     output:
         metrics=results("e1/{dataset}/seed{seed}/metrics.parquet"),
         metrics_per_user=results("e1/{dataset}/seed{seed}/metrics_per_user.parquet"),

@@ -462,19 +462,23 @@ class PropensityModel:
         self, users: np.ndarray, items: np.ndarray, ratings: np.ndarray | None = None
     ) -> np.ndarray:
         """Unscaled propensities of the pairs (float64); ``ratings`` needed by a rating factor."""
-        u = np.asarray(users, dtype=np.int64)
-        i = np.asarray(items, dtype=np.int64)
-        out = np.ones(u.size)
+        u, i = np.asarray(users), np.asarray(items)  # any integer width indexes as it is
+        factors = []
         if self.user is not None:
-            out *= self.user[u]
+            factors.append(lambda: self.user[u])
         if self.item is not None:
-            out *= self.item[i]
+            factors.append(lambda: self.item[i])
         if self.matrix is not None:
-            out *= self.matrix[u, i]
+            factors.append(lambda: self.matrix[u, i])
         if self.rating is not None:
             if ratings is None:
                 raise ValueError("this propensity model depends on the rating: give the ratings")
-            out *= self.rating[_ratings(ratings, self.levels, "pairs")]
+            factors.append(lambda: self.rating[_ratings(ratings, self.levels, "pairs")])
+        if not factors:
+            return np.ones(u.size)
+        out = np.array(factors[0](), dtype=np.float64)  # a fresh array: the factors are kept
+        for factor in factors[1:]:
+            out *= factor()
         return out
 
     def candidate_mass(self, train_users: np.ndarray, train_items: np.ndarray) -> float:

@@ -28,7 +28,7 @@ from debiaseval.debiasing.propensities import (
 )
 from debiaseval.estimation.diagnostics import WEIGHT_COLUMNS, mar_mass_ratio, weight_diagnostics
 from debiaseval.estimation.estimators import ESTIMATE_COLUMNS, estimate_all
-from debiaseval.estimation.heldout import GAINS, HeldOut, candidate_counts, list_ranks, prepare
+from debiaseval.estimation.heldout import GAINS, HeldOut, PairIndex, candidate_counts, prepare
 from debiaseval.estimation.imputation import (
     DEFAULT_IMPUTATION,
     Imputation,
@@ -45,12 +45,12 @@ from debiaseval.estimation.scoreboard import (
     split_half_reliability,
     truth_of,
     truth_separation,
+    verdict,
 )
-from debiaseval.estimation.sensitivity import SENSITIVITY_COLUMNS, gamma_stars, sensitivity_table
+from debiaseval.estimation.sensitivity import SENSITIVITY_COLUMNS, sensitivity
 from debiaseval.estimation.weight_control import WeightControl
 from debiaseval.evaluation.flags import short_list_counts
 from debiaseval.evaluation.metrics import BlockValues, summarise
-from debiaseval.evaluation.per_user import seed_uncertainty
 from debiaseval.workflow.schema import ConfigError
 
 __all__ = [
@@ -72,6 +72,7 @@ __all__ = [
     "score_seed",
     "scoreboard_tables",
     "seed_estimates",
+    "with_gamma_stars",
 ]
 
 ESTIMATOR_NEEDS = {"logistic": "features", "known": "truth"}
@@ -306,7 +307,8 @@ def _candidate_mar(parts: SplitParts, n_items: int, positive_threshold: float
     """The MAR ``weights`` pairs that are candidates (no training pair): users, items, labels."""
     mar, train = parts.weights, parts.train
     keys = train["user"].to_numpy(np.int64) * n_items + train["item"].to_numpy(np.int64)
-    keys = np.sort(keys)
+    if (keys[1:] < keys[:-1]).any():  # a split's parts are sorted: one pass, no sort
+        keys = np.sort(keys)
     users, items = mar["user"].to_numpy(np.int64), mar["item"].to_numpy(np.int64)
     query = users * n_items + items
     at = np.minimum(np.searchsorted(keys, query), max(keys.size - 1, 0))
@@ -385,7 +387,7 @@ class SeedEstimates:
     """:data:`DIAGNOSTICS_COLUMNS`, estimator-major."""
     sensitivity: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(
         columns=SENSITIVITY_COLUMNS))  # fmt: skip
-    """SNIPS bounds at each Γ (:func:`~debiaseval.estimation.sensitivity.sensitivity_table`)."""
+    """SNIPS bounds at each Γ (:func:`~debiaseval.estimation.sensitivity.sensitivity`)."""
     gamma_stars: dict[str, np.ndarray] = field(default_factory=dict)
     """SNIPS estimator -> Γ* of every pair of recommenders, in the comparisons' order."""
 
@@ -417,13 +419,10 @@ def evaluate_estimators(
     held_pairs = parts.heldout
     n_held = len(held_pairs)
     depth = max(int(k) for k in ks)
-    users, items = held_pairs["user"].to_numpy(), held_pairs["item"].to_numpy()
-    ranks = {
-        rec: list_ranks(lists, users, items, n_items=n_items, depth=depth).astype(
-            np.min_scalar_type(depth)
-        )
-        for rec, lists in recs.items()
-    }
+    index = PairIndex(held_pairs["user"].to_numpy(), held_pairs["item"].to_numpy(),
+                      n_items=n_items)  # fmt: skip
+    small = np.min_scalar_type(depth)
+    ranks = {rec: index.ranks(lists, depth=depth).astype(small) for rec, lists in recs.items()}
     blocks = [(m, int(k)) for m in metrics for k in dict.fromkeys(ks)]
     tables, per_user, diagnostics, bounds = [], {}, [], []
     stars: dict[str, np.ndarray] = {}
@@ -467,24 +466,24 @@ def evaluate_estimators(
             diagnostics.append(diag)
         if spec["estimator"] == "snips" and gammas:
             gain_blocks = [b for b in blocks if b[0] in GAINS]
-            bounds.append(sensitivity_table(held, ranks, estimator=name, blocks=gain_blocks,
-                                            gammas=gammas))  # fmt: skip
-            stars[name] = gamma_stars(held, ranks, blocks=gain_blocks)
+            table, stars[name] = sensitivity(held, ranks, estimator=name, blocks=gain_blocks,
+                                             gammas=gammas)  # fmt: skip
+            bounds.append(table)
     table = pd.concat(tables, ignore_index=True)
     table.insert(1, "seed", seed)
     # recommender-major order, as evaluate_recommenders
     order = {rec: j for j, rec in enumerate(recs)}
     table = table.sort_values("recommender", key=lambda c: c.map(order), kind="stable")
-    sensitivity = (
+    sensitive = (
         pd.concat(bounds, ignore_index=True) if bounds
         else pd.DataFrame(columns=SENSITIVITY_COLUMNS)
     )  # fmt: skip
-    sensitivity.insert(1, "seed", np.int64(seed))
+    sensitive.insert(1, "seed", np.int64(seed))
     return SeedEstimates(
         table.reset_index(drop=True),
         per_user,
         pd.concat(diagnostics, ignore_index=True)[DIAGNOSTICS_COLUMNS],
-        sensitivity,
+        sensitive,
         stars,
     )
 
@@ -589,33 +588,29 @@ def seed_estimates(
     estimators: Mapping[str, Mapping[str, Any]],
     *,
     metrics: Sequence[str],
-    resamples: int,
-    level: float,
     seed: int,
     **options: Any,
-) -> dict[str, Any]:
+) -> SeedEstimates:
     """E1's estimator rows of one seed (``e1_evaluate``): :func:`evaluate_estimators` on the
-    metrics of :data:`~debiaseval.estimation.heldout.GAINS`, with each mean's bootstrap
-    interval and the paired tests of its recommenders
-    (:func:`~debiaseval.evaluation.per_user.seed_uncertainty`), each SNIPS pair's Γ* beside
-    them (``gamma_star``). ``options``: :func:`evaluate_estimators`' keywords. Returns
-    ``metrics``, ``comparisons``, ``per_user``, ``diagnostics`` and ``sensitivity`` (empty
-    without estimators or such metrics)."""
+    metrics of :data:`~debiaseval.estimation.heldout.GAINS` (``options``: its keywords); an
+    empty :class:`SeedEstimates` without estimators or such metrics."""
     gains = [metric for metric in metrics if metric in GAINS]
-    sensitivity = pd.DataFrame(columns=["recommender", "seed", *SENSITIVITY_COLUMNS[1:]])
     if not estimators or not gains:
-        return {
-            "metrics": pd.DataFrame(), "comparisons": pd.DataFrame(), "per_user": {},
-            "diagnostics": pd.DataFrame(columns=DIAGNOSTICS_COLUMNS), "sensitivity": sensitivity,
-        }  # fmt: skip
-    est = evaluate_estimators(split, recs, estimators, metrics=gains, seed=seed, **options)
-    out = seed_uncertainty(est.table, est.per_user, seed=seed, resamples=resamples, level=level)
-    star = np.full(len(out["comparisons"]), np.nan)
-    for name, values in est.gamma_stars.items():  # in the comparisons' order of pairs
-        star[np.flatnonzero(out["comparisons"]["testset"].to_numpy() == name)] = values
-    out["comparisons"]["gamma_star"] = star
-    return {**out, "per_user": est.per_user, "diagnostics": est.diagnostics,
-            "sensitivity": est.sensitivity}  # fmt: skip
+        sensitive = pd.DataFrame(columns=["recommender", "seed", *SENSITIVITY_COLUMNS[1:]])
+        return SeedEstimates(pd.DataFrame(), {}, pd.DataFrame(columns=DIAGNOSTICS_COLUMNS),
+                             sensitive)  # fmt: skip
+    return evaluate_estimators(split, recs, estimators, metrics=gains, seed=seed, **options)
+
+
+def with_gamma_stars(comparisons: pd.DataFrame, stars: Mapping[str, np.ndarray]) -> pd.DataFrame:
+    """``comparisons`` (a seed's paired tests) with ``gamma_star``: each SNIPS estimator's Γ*
+    of its pairs (:attr:`SeedEstimates.gamma_stars`, in the comparisons' order), NaN for
+    every other row (a test set has no propensities to get wrong)."""
+    star = np.full(len(comparisons), np.nan)
+    testset = comparisons["testset"].to_numpy() if len(comparisons) else np.empty(0)
+    for name, values in stars.items():
+        star[np.flatnonzero(testset == name)] = values
+    return comparisons.assign(gamma_star=star)
 
 
 def scoreboard_tables(
@@ -632,7 +627,9 @@ def scoreboard_tables(
     """``estimator_accuracy`` (the scoreboard), ``estimator_pairs`` and the Markdown
     (``estimator_accuracy_md``) from the seeds' metrics, common-user means (``arena``) and gt's
     split-half ``reliability``, with ``resamples`` seed resamples drawn from the dataset's own
-    stream (:func:`~debiaseval.estimation.scoreboard.scoreboard`)."""
+    stream (:func:`~debiaseval.estimation.scoreboard.scoreboard`); ``verdicts``: one line per
+    (metric, k) of the scoreboard (:func:`~debiaseval.estimation.scoreboard.verdict`), for the
+    summary."""
     truth = truth_of(per_seed["testset"])
     options = {"excluded": excluded, "level": level, "resamples": resamples}
     board, pairs = scoreboard(
@@ -641,8 +638,15 @@ def scoreboard_tables(
     )  # fmt: skip
     separation = truth_separation(per_seed, truth=truth, rng=run_rng(0, dataset, "separation"),
                                   **options)  # fmt: skip
+    verdicts = []
+    for (metric, k), block in board.groupby(["metric", "k"], sort=True):
+        sep = separation[(separation["metric"] == metric) & (separation["k"] == k)]
+        same = pairs[(pairs["metric"] == metric) & (pairs["k"] == k)]
+        line = verdict(block, same, sep.iloc[0] if len(sep) else None)
+        verdicts.append(f"The estimator arena at {metric}@{k} (estimator_accuracy.md): {line}")
     return {
         "estimator_accuracy": board,
         "estimator_pairs": pairs,
         "estimator_accuracy_md": scoreboard_markdown(board, pairs, dataset, separation),
+        "verdicts": verdicts,
     }

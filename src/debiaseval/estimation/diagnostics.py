@@ -42,25 +42,32 @@ WEIGHT_COLUMNS = [
 """The recommender-independent diagnostics of :func:`weight_diagnostics`."""
 
 
-def pareto_k(weights: np.ndarray) -> float:
+def pareto_k(weights: np.ndarray, *, tail: np.ndarray | None = None) -> float:
     """The Pareto k̂ of ``weights``: the shape of a generalised Pareto fitted to their tail.
 
     The tail is the M = ⌈min(S/5, 3√S)⌉ largest of the S weights, taken as exceedances over
     the largest weight below them; the shape is Zhang & Stephens' estimate (*A new and
     efficient estimation method for the generalized Pareto distribution*, Technometrics 2009)
     with the weakly informative prior of Vehtari et al. (2024, appendix C): ten pseudo-
-    observations at 0.5. NaN for fewer than 10 weights; −inf for a tail without spread.
+    observations at 0.5. ``tail``: the largest weights, sorted ascending, when already found
+    (at least M + 1 of them). NaN for fewer than 10 weights; −inf for a tail without spread.
     """
-    w = np.asarray(weights, dtype=np.float64)
-    s = w.size
+    s = np.size(weights)
     if s < 10:
         return np.nan
-    m = int(np.ceil(min(0.2 * s, 3.0 * np.sqrt(s))))
-    top = np.sort(np.partition(w, s - m - 1)[s - m - 1 :])
+    m = _tail_size(s)
+    if tail is None:
+        w = np.asarray(weights, dtype=np.float64)
+        tail = np.sort(np.partition(w, s - m - 1)[s - m - 1 :])
+    top = tail[-(m + 1) :]
     x = top[1:] - top[0]  # the M exceedances over the (M+1)-th largest weight
     if x[-1] <= 0:
         return -np.inf
     return _zhang_stephens(x)
+
+
+def _tail_size(s: int) -> int:
+    return int(np.ceil(min(0.2 * s, 3.0 * np.sqrt(s))))
 
 
 def _zhang_stephens(x: np.ndarray) -> float:
@@ -79,7 +86,8 @@ def _zhang_stephens(x: np.ndarray) -> float:
     theta = 1.0 / x[-1] + (1.0 - np.sqrt(grid / (np.arange(1, grid + 1) - 0.5))) / (3 * quartile)
     kappa = -np.log1p(-theta[:, None] * x[None, :]).mean(axis=1)
     loglik = n * (np.log(theta / kappa) + kappa - 1.0)
-    posterior = 1.0 / np.exp(loglik[None, :] - loglik[:, None]).sum(axis=1)
+    posterior = np.exp(loglik - loglik.max())  # normalised below: exp(l_j) / Σ exp(l)
+    posterior /= posterior.sum()
     theta_hat = float(np.sum(theta * posterior))
     xi = float(np.log1p(-theta_hat * x).mean())
     return (n * xi + 10 * 0.5) / (n + 10)
@@ -96,29 +104,35 @@ def effective_sample_sizes(users: np.ndarray, w: np.ndarray, n_users: int) -> np
 
 def weight_diagnostics(held: HeldOut) -> dict[str, float]:
     """:data:`WEIGHT_COLUMNS` of ``held``'s weights: over the positive pairs of the users it
-    averages (SNIPS, naive) or all their pairs (DR); the calibration over every held-out pair
-    (NaN without the candidate counts)."""
-    mask = member(held.users, held.evaluated, held.n_users)
-    if held.estimator != "dr":
-        mask &= held.labels > 0
-    u, w = held.users[mask], held.weights[mask]
+    averages (SNIPS, naive), or every held-out pair (DR, whose correction weights them all);
+    the calibration over every held-out pair (NaN without the candidate counts)."""
+    sums = np.bincount(held.users, weights=held.weights, minlength=held.n_users)
+    if held.estimator == "dr":
+        u, w = held.users, held.weights
+        squares = np.bincount(u, weights=w * w, minlength=held.n_users)
+        has = squares > 0
+        ess = sums[has] ** 2 / squares[has]
+    else:
+        mask = member(held.users, held.evaluated, held.n_users) & (held.labels > 0)
+        u, w = held.users[mask], held.weights[mask]
+        ess = effective_sample_sizes(u, w, held.n_users)
     out = dict.fromkeys(WEIGHT_COLUMNS, np.nan)
     if w.size:
-        ess = effective_sample_sizes(u, w, held.n_users)
         n_top = max(1, int(np.ceil(0.01 * w.size)))
-        top = np.partition(w, w.size - n_top)[w.size - n_top :]
+        # one partition for both the top 1% and the Pareto tail
+        t = min(w.size, max(n_top, _tail_size(w.size) + 1))
+        tail = np.sort(np.partition(w, w.size - t)[w.size - t :])
         total = float(w.sum())
         out.update(
             ess_mean=float(ess.mean()) if ess.size else np.nan,
             ess_median=float(np.median(ess)) if ess.size else np.nan,
             ess_min=float(ess.min()) if ess.size else np.nan,
-            pareto_k=pareto_k(w) if held.estimator != "naive" else np.nan,
-            max_weight_share=float(top.max() / total),
-            top1pct_weight_share=float(top.sum() / total),
+            pareto_k=pareto_k(w, tail=tail) if held.estimator != "naive" else np.nan,
+            max_weight_share=float(tail[-1] / total),
+            top1pct_weight_share=float(tail[-n_top:].sum() / total),
         )
     if held.candidates is not None and held.estimator != "naive":
         size = held.candidates.astype(np.float64)
-        sums = np.bincount(held.users, weights=held.weights, minlength=held.n_users)
         has = size > 0
         out["calibration"] = float(sums[has].sum() / size[has].sum()) if has.any() else np.nan
         out["calibration_median"] = float(np.median(sums[has] / size[has])) if has.any() else np.nan

@@ -102,11 +102,15 @@ def _ranks(
     return out
 
 
-def _snips(held: HeldOut, c: np.ndarray, users: np.ndarray) -> np.ndarray:
-    wy = held.weights * held.labels
-    num = np.bincount(held.users, weights=c * wy, minlength=held.n_users)
-    den = np.bincount(held.users, weights=wy, minlength=held.n_users)
-    return num[users] / den[users]
+def _listed(ranks: Mapping[str, np.ndarray], blocks) -> dict:
+    """(recommender, block) -> the held-out pairs its list ranks 1..k and their gains c: the
+    only pairs of nonzero gain, so the per-user sums of c·x run over them alone."""
+    out = {}
+    for rec, rank in ranks.items():
+        for metric, k in blocks:
+            at = np.flatnonzero((rank >= 1) & (rank <= k))
+            out[rec, (metric, k)] = (at, gains(metric, rank[at], k))
+    return out
 
 
 def estimate_all(
@@ -129,25 +133,28 @@ def estimate_all(
     """
     blocks = _blocks(metrics, ks)
     depth = max(k for _, k in blocks)
-    ranks = _ranks(held, lists, ranks, n_items, depth)
+    listed = _listed(_ranks(held, lists, ranks, n_items, depth), blocks)
     if held.estimator != "dr":
         users = held.evaluated
-        values = {
-            rec: np.stack([_snips(held, gains(m, ranks[rec], k), users) for m, k in blocks])
-            if blocks
-            else np.empty((0, users.size))
-            for rec in lists
-        }
+        wy = held.weights * held.labels
+        den = np.bincount(held.users, weights=wy, minlength=held.n_users)[users]
+        values = {}
+        for rec in lists:
+            rows = []
+            for block in blocks:
+                at, c = listed[rec, block]
+                num = np.bincount(held.users[at], weights=c * wy[at], minlength=held.n_users)
+                rows.append(num[users] / den)
+            values[rec] = np.stack(rows) if rows else np.empty((0, users.size))
         return Estimates(users, values, blocks)
-    return _dr_all(held, lists, ranks, blocks, depth, control or WeightControl())
+    return _dr_all(held, lists, listed, blocks, depth, control or WeightControl())
 
 
-def _dr_all(held, lists, ranks, blocks, depth, control) -> Estimates:
+def _dr_all(held, lists, listed, blocks, depth, control) -> Estimates:
+    # every held-out pair enters the per-user sums; only the evaluated users' are read
     evaluated = held.evaluated
-    inside = member(held.users, evaluated, held.n_users)
-    users_h = held.users[inside]
-    w = held.weights[inside]
-    resid = held.labels[inside] - held.imputed[inside]
+    users_h, w = held.users, held.weights
+    resid = held.labels - held.imputed
     tops = {}
     for rec, recs in lists.items():
         r_rank = recs["rank"].to_numpy().astype(np.int64)
@@ -155,7 +162,6 @@ def _dr_all(held, lists, ranks, blocks, depth, control) -> Estimates:
         sel = (r_rank <= depth) & member(r_user, evaluated, held.n_users)
         items = recs["item"].to_numpy()[sel]
         tops[rec] = (r_user[sel], r_rank[sel], held.imputation.pairs(r_user[sel], items))
-    gains_h = {(rec, b): gains(b[0], ranks[rec][inside], b[1]) for rec in lists for b in blocks}
     direct = {}
     for rec, (t_user, t_rank, r_top) in tops.items():
         for m, k in blocks:
@@ -165,7 +171,7 @@ def _dr_all(held, lists, ranks, blocks, depth, control) -> Estimates:
     trials = []
     for value in thresholds:
         w_hat = controlled(w, control.method, value)
-        trials.append(dr_values(held, users_h, w, w_hat, resid, gains_h, direct, blocks, lists))
+        trials.append(dr_values(held, users_h, w, w_hat, resid, listed, direct, blocks, lists))
     best = choose([mse for _, _, mse in trials])
     users, values, _ = trials[best]
     return Estimates(
@@ -180,19 +186,21 @@ def dr_values(
     w: np.ndarray,
     w_hat: np.ndarray,
     resid: np.ndarray,
-    gains_h: Mapping[tuple[str, tuple[str, int]], np.ndarray],
+    listed: Mapping[tuple[str, tuple[str, int]], tuple[np.ndarray, np.ndarray]],
     direct: Mapping[tuple[str, tuple[str, int]], np.ndarray],
     blocks: Sequence[tuple[str, int]],
     lists: Mapping[str, object],
 ) -> tuple[np.ndarray, dict[str, np.ndarray], float]:
     """DR's per-user values at one weight control, and its estimated MSE.
 
-    ``users_h``, ``w``, ``w_hat``, ``resid`` (y − r̂), ``gains_h`` (recommender, block -> c):
-    the held-out pairs of the evaluated users; ``direct``: (recommender, block) -> Σ_{C_u} c r̂
-    per user. The estimated MSE sums over the recommenders and blocks the variance of the mean
-    over users, s²/n, and the square of the bias bound mean_u (1/M_u) Σ_{H_u} |w − ŵ|
-    |c − ψ_u| |y − r̂| (the correction the control removes, with its sign taken away): the
-    rule of Wang et al. (2017, §4.2) with the bound read off the held-out pairs. Returns the
+    ``users_h``, ``w``, ``w_hat``, ``resid`` (y − r̂): the held-out pairs (only the evaluated
+    users' sums are read); ``listed``: (recommender, block) -> the pairs of nonzero gain and
+    their gains c (:func:`_listed`); ``direct``: (recommender,
+    block) -> Σ_{C_u} c r̂ per user. The estimated MSE sums over the recommenders and blocks
+    the variance of the mean over users, s²/n, and the square of the bias bound
+    mean_u (1/M_u) Σ_{H_u} |w − ŵ| |c − ψ_u| |y − r̂| (the correction the control removes,
+    with its sign taken away): the rule of Wang et al. (2017, §4.2) with the bound read off
+    the held-out pairs. Returns the
     users, recommender -> blocks × users, and the estimated MSE.
     """
     n = held.n_users
@@ -208,9 +216,9 @@ def dr_values(
     mse = 0.0
     for rec in lists:
         for block in blocks:
-            c = gains_h[rec, block]
+            at, c = listed[rec, block]
             s = direct[rec, block]
-            a = np.bincount(users_h, weights=w_hat * c * resid, minlength=n)
+            a = np.bincount(users_h[at], weights=w_hat[at] * c * resid[at], minlength=n)
             if held.form == "ratio":
                 value = (s[users] + a[users]) / (m_u + b[users])
             else:
@@ -222,7 +230,9 @@ def dr_values(
             if any_removed:
                 psi_all = np.zeros(n)
                 psi_all[users] = s[users] / m_u
-                bound = np.bincount(users_h, weights=removed * np.abs(c - psi_all[users_h]),
+                gain = np.zeros(users_h.size)
+                gain[at] = c
+                bound = np.bincount(users_h, weights=removed * np.abs(gain - psi_all[users_h]),
                                     minlength=n)[users] / m_u  # fmt: skip
                 mse += float(bound.mean()) ** 2 if users.size else 0.0
     stacked = {rec: np.stack(v) if v else np.empty((0, users.size)) for rec, v in values.items()}

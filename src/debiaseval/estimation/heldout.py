@@ -34,6 +34,7 @@ __all__ = [
     "FORMS",
     "GAINS",
     "HeldOut",
+    "PairIndex",
     "candidate_counts",
     "gains",
     "list_ranks",
@@ -69,26 +70,48 @@ def gains(metric: str, rank: np.ndarray, k: int) -> np.ndarray:
     return out
 
 
+class PairIndex:
+    """Query pairs (user, item) sorted once, to look up the ranks of many recommenders' lists
+    (:meth:`ranks`): E1's held-out pairs, shared by every recommender of a seed."""
+
+    def __init__(self, users: np.ndarray, items: np.ndarray, *, n_items: int) -> None:
+        self.n_items = n_items
+        self.query = np.asarray(users, dtype=np.int64) * n_items + np.asarray(items, np.int64)
+        self.order = np.argsort(self.query, kind="stable")
+        self.ordered = self.query[self.order]
+        self.distinct = not np.any(self.ordered[1:] == self.ordered[:-1])
+
+    def ranks(self, recs: pd.DataFrame, *, depth: int) -> np.ndarray:
+        """:func:`list_ranks` of the indexed pairs in ``recs``."""
+        return list_ranks(recs, None, None, n_items=self.n_items, depth=depth, index=self)
+
+
 def list_ranks(
-    recs: pd.DataFrame, users: np.ndarray, items: np.ndarray, *, n_items: int, depth: int
+    recs: pd.DataFrame,
+    users: np.ndarray | None,
+    items: np.ndarray | None,
+    *,
+    n_items: int,
+    depth: int,
+    index: PairIndex | None = None,
 ) -> np.ndarray:
     """The 1-based rank of every (user, item) pair in ``recs`` (0 when not in the top ``depth``).
 
     With distinct query pairs (E1's held-out pairs, stored sorted so their sort is a pass),
     the lists' pairs are looked up among the sorted queries: O(list rows · log pairs), no
     sort of the lists. Otherwise (a pair asked twice, or listed twice for a user: the first
-    of its rows counts) the queries are looked up among the sorted lists' pairs.
+    of its rows counts) the queries are looked up among the sorted lists' pairs. ``index``:
+    the queries already sorted (:class:`PairIndex`), in place of ``users`` and ``items``.
     """
     rank = recs["rank"].to_numpy().astype(np.int64)
     keep = rank <= depth
     keys = recs["user"].to_numpy().astype(np.int64)[keep] * n_items + recs["item"].to_numpy()[keep]
     rank = rank[keep]
-    query = np.asarray(users, dtype=np.int64) * n_items + np.asarray(items, dtype=np.int64)
+    index = PairIndex(users, items, n_items=n_items) if index is None else index
+    query, order, ordered = index.query, index.order, index.ordered
     if keys.size == 0 or query.size == 0:
         return np.zeros(query.size, dtype=np.int64)
-    order = np.argsort(query, kind="stable")
-    ordered = query[order]
-    if not np.any(ordered[1:] == ordered[:-1]):
+    if index.distinct:
         at = np.minimum(np.searchsorted(ordered, keys), ordered.size - 1)
         hit = ordered[at] == keys
         target = order[at[hit]]

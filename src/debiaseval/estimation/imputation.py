@@ -90,11 +90,8 @@ class ItemRate:
     def candidate_mass(
         self, train_users: np.ndarray, train_items: np.ndarray, n_users: int
     ) -> np.ndarray:
-        seen = np.bincount(
-            np.asarray(train_users, dtype=np.int64),
-            weights=self.rates[np.asarray(train_items, dtype=np.int64)],
-            minlength=n_users,
-        )
+        # integer ids of any width index and count as they are: no widened copies
+        seen = np.bincount(train_users, weights=self.rates[train_items], minlength=n_users)
         return float(self.rates.sum()) - seen
 
 

@@ -454,8 +454,9 @@ def verdict(board: pd.DataFrame, pairs: pd.DataFrame, separation: pd.Series | No
         d = diff(best["testset"], runner)
         if d is not None:
             sure = np.isfinite(d["d_rmse_high"]) and d["d_rmse_high"] < 0
+            gap = -float(d["d_rmse"])
             text += (
-                f", {_num(-d['d_rmse'])} below {runner}"
+                f", {_num(gap) if abs(gap) >= 5e-5 else f'{gap:.1e}'} below {runner}"
                 f" ({'significant' if sure else 'not significant'}: difference "
                 f"{_cell(d['d_rmse'], d['d_rmse_low'], d['d_rmse_high'])})"
             )

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -39,6 +40,7 @@ __all__ = [
     "gamma_star",
     "gamma_star_over_seeds",
     "gamma_stars",
+    "sensitivity",
     "sensitivity_markdown",
     "sensitivity_over_seeds",
     "sensitivity_table",
@@ -93,15 +95,50 @@ class Levels:
         u = np.asarray(users, dtype=np.int64)
         keys = u * n_levels + level
         size = (int(u.max()) + 1 if u.size else 0) * n_levels
-        if size <= _DENSE_CELLS:
+        if size <= _DENSE_CELLS:  # every weight is positive: a group is present iff its sum is
             sums = np.bincount(keys, weights=w, minlength=size)
-            present = np.flatnonzero(np.bincount(keys, minlength=size))
+            present = np.flatnonzero(sums)
             group_w = sums[present]
         else:
             present, inverse = np.unique(keys, return_inverse=True)
             group_w = np.bincount(inverse, weights=w)
-        group_user = present // n_levels
-        a = group_w * distinct[present % n_levels]
+        return cls._grouped(present // n_levels, distinct[present % n_levels], group_w)
+
+    @classmethod
+    def both(cls, users: np.ndarray, w: np.ndarray, delta: np.ndarray, totals: np.ndarray
+             ) -> tuple[Levels, Levels]:  # fmt: skip
+        """:meth:`of` δ and of −δ, from the pairs where δ may differ from 0 only: ``users``,
+        ``w`` and ``delta`` of those pairs, and ``totals``, every user's weight over all its
+        pairs (the rest has δ = 0). A recommender's gain is 0 outside its top k, so these are
+        the few listed pairs, not every positive held-out pair; the sums per user and δ (a
+        users × levels table) are read in both orders."""
+        distinct, inverse = np.unique(np.r_[delta, 0.0], return_inverse=True)  # ascending
+        zero, inverse = inverse[-1], inverse[:-1]
+        n_levels, n_users = distinct.size, totals.size
+        if n_users * n_levels > _DENSE_CELLS:  # too many levels for the table: one group a pair
+            rest = np.flatnonzero(totals)
+            pairs_u = np.r_[users, rest]
+            pairs_w = np.r_[w, totals[rest] - np.bincount(users, weights=w,
+                                                          minlength=n_users)[rest]]  # fmt: skip
+            pairs_d = np.r_[delta, np.zeros(rest.size)]
+            return (cls.of(pairs_u, pairs_w, delta=pairs_d),
+                    cls.of(pairs_u, pairs_w, delta=-pairs_d))  # fmt: skip
+        keys = np.asarray(users, dtype=np.int64) * n_levels + inverse
+        sums = np.bincount(keys, weights=w, minlength=n_users * n_levels).reshape(-1, n_levels)
+        # the other pairs of each user, at δ = 0 (rounding kept from going below 0)
+        sums[:, zero] += np.maximum(totals - sums.sum(axis=1), 0.0)
+        out = []
+        for order, values in ((slice(None, None, -1), distinct[::-1]), (slice(None), -distinct)):
+            ordered = sums[:, order].ravel()
+            present = np.flatnonzero(ordered)
+            out.append(cls._grouped(present // n_levels, values[present % n_levels],
+                                    ordered[present]))  # fmt: skip
+        return out[0], out[1]
+
+    @classmethod
+    def _grouped(cls, group_user: np.ndarray, value: np.ndarray, group_w: np.ndarray) -> Levels:
+        """The prefix sums of the groups (sorted by user, then by descending δ ``value``)."""
+        a = group_w * value
         starts = np.flatnonzero(np.r_[True, group_user[1:] != group_user[:-1]])
         owner = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, a.size]))
         cum_a, cum_w = np.cumsum(a), np.cumsum(group_w)
@@ -124,21 +161,21 @@ class Levels:
 
 def bounds(
     users: np.ndarray,
-    delta: np.ndarray,
+    delta: np.ndarray | None,
     w: np.ndarray,
     gamma: float,
     levels: tuple[Levels, Levels] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per user: the users, and the lower and upper bounds of Σ δ w* / Σ w* over the box
     w* ∈ [w/Γ, Γw] of each user's pairs. ``levels``: (:class:`Levels` of δ, of −δ) when
-    already grouped."""
+    already grouped (then ``delta`` is not read)."""
     if gamma < 1:
         raise ValueError(f"the sensitivity parameter must be >= 1, got {gamma}")
     up, down = levels or (Levels.of(users, w, delta=delta), Levels.of(users, w, delta=-delta))
     return up.users, -down.maximum(gamma), up.maximum(gamma)
 
 
-def gamma_star(users: np.ndarray, delta: np.ndarray, w: np.ndarray, *, tol: float = 1e-6,
+def gamma_star(users: np.ndarray, delta: np.ndarray, w: np.ndarray, *, tol: float = 1e-5,
                max_gamma: float = MAX_GAMMA) -> float:  # fmt: skip
     """Γ* of the mean over users of Σ δ w / Σ w: the smallest Γ at which the bound of the mean
     on the side of its sign reaches 0 (1 if the mean is 0, inf beyond ``max_gamma``), by
@@ -147,7 +184,7 @@ def gamma_star(users: np.ndarray, delta: np.ndarray, w: np.ndarray, *, tol: floa
                        max_gamma=max_gamma)  # fmt: skip
 
 
-def _gamma_star(levels_of, *, tol: float = 1e-6, max_gamma: float = MAX_GAMMA) -> float:
+def _gamma_star(levels_of, *, tol: float = 1e-5, max_gamma: float = MAX_GAMMA) -> float:
     """:func:`gamma_star` from ``levels_of(sign)``, the :class:`Levels` of sign · δ."""
     down = levels_of(-1.0)
     estimate = float(np.mean(-down.maximum(1.0))) if down.users.size else 0.0
@@ -171,69 +208,72 @@ def _gamma_star(levels_of, *, tol: float = 1e-6, max_gamma: float = MAX_GAMMA) -
     return float(np.exp(high))
 
 
-def _positive_pairs(held: HeldOut) -> np.ndarray:
-    return member(held.users, held.evaluated, held.n_users) & (held.labels > 0)
+class _Positives:
+    """The positive held-out pairs of the users a SNIPS estimator averages, with each user's
+    total weight over them, and the pairs a recommender lists in its top k among them."""
+
+    def __init__(self, held: HeldOut) -> None:
+        keep = member(held.users, held.evaluated, held.n_users) & (held.labels > 0)
+        self.at = np.flatnonzero(keep)
+        self.users, self.w = held.users[self.at], held.weights[self.at]
+        self.totals = np.bincount(self.users, weights=self.w, minlength=held.n_users)
+
+    def listed(self, rank: np.ndarray, k: int) -> np.ndarray:
+        """Positions (into :attr:`at`) of the pairs ranked 1..k: the only ones of nonzero gain."""
+        r = rank[self.at]
+        return np.flatnonzero((r >= 1) & (r <= k))
 
 
-def _gain_codes(metric: str, rank: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """A recommender's gains as codes (its rank, 0 beyond k) into their table of k + 1 values."""
-    r = np.asarray(rank, dtype=np.int64)
-    codes = np.where((r >= 1) & (r <= k), r, 0)
-    return codes, gains(metric, np.arange(k + 1), k)
-
-
-def sensitivity_table(
+def sensitivity(
     held: HeldOut,
     ranks: Mapping[str, np.ndarray],
     *,
     estimator: str,
     blocks: Sequence[tuple[str, int]],
     gammas: Sequence[float],
-) -> pd.DataFrame:
-    """SNIPS bounds of every recommender's mean estimate at each Γ of ``gammas``
-    (:data:`SENSITIVITY_COLUMNS`): ``ranks``, recommender -> the held-out pairs' ranks."""
-    keep = _positive_pairs(held)
-    users, w = held.users[keep], held.weights[keep]
-    rows = []
-    for rec, rank in ranks.items():
-        for metric, k in blocks:
-            codes, table = _gain_codes(metric, rank[keep], k)
-            up = Levels.of(users, w, codes=codes, table=table)
-            down = Levels.of(users, w, codes=codes, table=-table)
+) -> tuple[pd.DataFrame, np.ndarray]:
+    """One SNIPS estimator's sensitivity in a seed: the bounds of every recommender's mean
+    estimate at each Γ of ``gammas`` (:data:`SENSITIVITY_COLUMNS`) and Γ* of every two
+    recommenders (in the order of :func:`~debiaseval.evaluation.uncertainty.compare_recommenders`:
+    block by block, then the pairs (a, b) with a before b in ``ranks``), for the side the
+    estimate of a − b takes. ``ranks``: recommender -> the held-out pairs' ranks. Only the pairs
+    a list ranks in its top k are grouped: every other positive pair has gain 0."""
+    pos = _Positives(held)
+    names = list(ranks)
+    rows, stars = [], []
+    for metric, k in blocks:
+        listed = {rec: pos.listed(ranks[rec], k) for rec in names}
+        for rec in names:
+            c = gains(metric, ranks[rec][pos.at[listed[rec]]], k)
+            levels = Levels.both(pos.users[listed[rec]], pos.w[listed[rec]], c, pos.totals)
             for gamma in gammas:
-                _, low, high = bounds(users, table[codes], w, float(gamma), (up, down))
+                _, low, high = bounds(pos.users, None, pos.w, float(gamma), levels)
                 rows.append((rec, estimator, metric, k, float(gamma), float(low.mean()),
                              float(high.mean())))  # fmt: skip
-    out = pd.DataFrame(rows, columns=SENSITIVITY_COLUMNS)
-    return out.astype({"k": np.int16})
-
-
-def gamma_stars(
-    held: HeldOut,
-    ranks: Mapping[str, np.ndarray],
-    *,
-    blocks: Sequence[tuple[str, int]],
-) -> np.ndarray:
-    """Γ* of every two recommenders (in the order of
-    :func:`~debiaseval.evaluation.uncertainty.compare_recommenders`: block by block, then
-    pairs (a, b) with a before b in ``ranks``): for the side the SNIPS estimate of a − b
-    takes."""
-    keep = _positive_pairs(held)
-    users, w = held.users[keep], held.weights[keep]
-    names = list(ranks)
-    out = []
-    for metric, k in blocks:
-        coded = {rec: _gain_codes(metric, ranks[rec][keep], k) for rec in names}
         for a in range(len(names)):
             for b in range(a + 1, len(names)):
-                (code_a, table), (code_b, _) = coded[names[a]], coded[names[b]]
-                codes = code_a * (k + 1) + code_b
-                diff = (table[:, None] - table[None, :]).ravel()
-                out.append(_gamma_star(
-                    lambda sign, codes=codes, diff=diff: Levels.of(users, w, codes=codes,
-                                                                   table=sign * diff)
-                ))  # fmt: skip
-    return np.asarray(out, dtype=np.float64)
+                either = np.union1d(listed[names[a]], listed[names[b]])
+                at = pos.at[either]
+                delta = gains(metric, ranks[names[a]][at], k) - gains(
+                    metric, ranks[names[b]][at], k
+                )
+                up, down = Levels.both(pos.users[either], pos.w[either], delta, pos.totals)
+                stars.append(_gamma_star(lambda sign, up=up, down=down: up if sign > 0 else down))
+    table = pd.DataFrame(rows, columns=SENSITIVITY_COLUMNS).astype({"k": np.int16})
+    return table, np.asarray(stars, dtype=np.float64)
+
+
+def sensitivity_table(held: HeldOut, ranks: Mapping[str, np.ndarray], **options: Any
+                      ) -> pd.DataFrame:  # fmt: skip
+    """The bounds of :func:`sensitivity` alone (``options``: its ``estimator``, ``blocks`` and
+    ``gammas``)."""
+    return sensitivity(held, ranks, **options)[0]
+
+
+def gamma_stars(held: HeldOut, ranks: Mapping[str, np.ndarray], *,
+                blocks: Sequence[tuple[str, int]]) -> np.ndarray:  # fmt: skip
+    """Γ* of :func:`sensitivity` alone."""
+    return sensitivity(held, ranks, estimator="", blocks=blocks, gammas=())[1]
 
 
 def gamma_star_over_seeds(seeds: pd.DataFrame, agreement: pd.DataFrame) -> np.ndarray:

@@ -35,8 +35,8 @@ def seed_uncertainty(
 
     ``metrics``: :func:`evaluate_recommenders`' table (with ``seed``); ``per_user``:
     recommender -> test set -> per-user values (:class:`BlockValues`), every recommender over
-    the same users of a test set (its users with a relevant pair) and in the same (metric, k)
-    blocks. Adds to ``metrics`` the percentile
+    the same users of a test set (its users with a relevant pair) and in the test set's
+    (metric, k) blocks (a weighting estimator has only some). Adds to ``metrics`` the percentile
     bootstrap interval over users (:func:`bootstrap_interval`, ``resamples`` resamples
     drawn from ``run_rng(seed, "bootstrap")``: one Poisson count per user and resample,
     shared by every test set, recommender, metric and k; NaN when ``resamples`` is 0).
@@ -46,26 +46,20 @@ def seed_uncertainty(
     """
     names = list(per_user)
     testsets = list(per_user[names[0]]) if names else []
-    blocks = per_user[names[0]][testsets[0]].blocks if testsets else ()
-    n_blocks = len(blocks)
+    blocks = {t: per_user[names[0]][t].blocks for t in testsets}
     tables = []
     for testset in testsets:
         parts = [per_user[name][testset] for name in names]
-        if any(part.blocks != blocks for part in parts):
+        if any(part.blocks != blocks[testset] for part in parts):
             raise ValueError(f"{testset}: the recommenders' values are not in the same blocks")
         tables.append((parts[0].users, np.stack([part.values for part in parts])))
     low, high = _bootstrap_bounds(tables, resamples, run_rng(seed, "bootstrap"), level)
     keys = ["recommender", "testset", "metric", "k"]
-    bounds = pd.DataFrame(
-        {
-            "testset": np.repeat(testsets, len(names) * n_blocks),
-            "recommender": np.tile(np.repeat(names, n_blocks), len(testsets)),
-            "metric": np.tile([m for m, _ in blocks], len(testsets) * len(names)),
-            "k": np.tile([k for _, k in blocks], len(testsets) * len(names)),
-            "boot_low": low,
-            "boot_high": high,
-        }
-    ).astype({"k": metrics["k"].dtype} if len(metrics) else {})
+    cells = [(t, r, m, k) for t in testsets for r in names for m, k in blocks[t]]
+    bounds = pd.DataFrame(cells, columns=["testset", "recommender", "metric", "k"]).assign(
+        boot_low=low, boot_high=high
+    )
+    bounds = bounds.astype({"k": metrics["k"].dtype} if len(metrics) else {})
     metrics = metrics.merge(bounds, on=keys, how="left")
     return {
         "metrics": metrics,
@@ -122,27 +116,25 @@ def _comparisons(
     tables: Sequence[tuple[np.ndarray, np.ndarray]],
     testsets: Sequence[str],
     names: Sequence[str],
-    blocks: Sequence[tuple[str, int]],
+    blocks: Mapping[str, Sequence[tuple[str, int]]],
     *,
     seed: int,
 ) -> pd.DataFrame:
     """``comparisons``: per test set (its values in ``tables``: recommenders × blocks × users)
     and block, the paired t-tests of every two recommenders, Holm within the block
     (:func:`compare_recommenders`, all blocks of a test set in one call)."""
-    if not tables or not blocks:
+    if not tables or not any(blocks.values()):
         return pd.DataFrame()
     out = pd.concat(
         [compare_recommenders(np.moveaxis(values, 0, -1), list(names)) for _, values in tables],
         ignore_index=True,
     )
     pairs = len(names) * (len(names) - 1) // 2
-    rows = len(blocks) * pairs  # per test set
+    rows = [(t, m, k) for t in testsets for m, k in blocks[t] for _ in range(pairs)]
     out.insert(0, "seed", np.full(len(out), seed))
-    out.insert(1, "testset", pd.Series(np.repeat(testsets, rows), dtype=str))
-    metric = np.repeat([m for m, _ in blocks], pairs)
-    out.insert(2, "metric", pd.Series(np.tile(metric, len(testsets)), dtype=str))
-    k = np.repeat([k for _, k in blocks], pairs)
-    out.insert(3, "k", np.tile(k, len(testsets)).astype(np.int16))
+    out.insert(1, "testset", pd.Series([t for t, _, _ in rows], dtype=str))
+    out.insert(2, "metric", pd.Series([m for _, m, _ in rows], dtype=str))
+    out.insert(3, "k", np.array([k for _, _, k in rows], dtype=np.int16))
     return out
 
 

@@ -34,6 +34,7 @@ from debiaseval.estimation.arena import (
     score_seed,
     scoreboard_tables,
     seed_estimates,
+    with_gamma_stars,
 )
 from debiaseval.estimation.diagnostics import heavy_tailed
 from debiaseval.estimation.heldout import GAINS
@@ -379,19 +380,20 @@ def evaluate_step(
         drop_train_overlap=drop_train_overlap,
     )  # fmt: skip
     table.insert(1, "seed", seed)
-    out = seed_uncertainty(table, per_user, seed=seed, resamples=resamples, level=level)
     parts = SplitParts(split, train=train)  # the training part selected above, not again
     est = seed_estimates(
         split, recs, estimators or {}, seed=seed, n_users=n_users, n_items=n_items, ks=ks,
         metrics=metrics, positive_threshold=positive_threshold, features=features, truth=truth,
-        parts=parts, imputations=imputations, gammas=gammas, resamples=resamples, level=level,
+        parts=parts, imputations=imputations, gammas=gammas,
     )  # fmt: skip
-    out["comparisons"]["gamma_star"] = np.nan  # a test set has no propensities to get wrong
-    for stem in ("metrics", "comparisons"):
-        if len(est[stem]):
-            out[stem] = pd.concat([out[stem], est[stem]], ignore_index=True)
-    groups = [per_user, est["per_user"]]
-    out.update(estimators_diagnostics=est["diagnostics"], sensitivity=est["sensitivity"])
+    # one bootstrap and one family of paired tests per seed, test sets and estimators alike
+    rows = {rec: {**per_user[rec], **est.per_user.get(rec, {})} for rec in per_user}
+    if len(est.table):  # the test sets' rows, then the estimators'
+        table = pd.concat([table, est.table], ignore_index=True)
+    out = seed_uncertainty(table, rows, seed=seed, resamples=resamples, level=level)
+    out["comparisons"] = with_gamma_stars(out["comparisons"], est.gamma_stars)
+    groups = [per_user, est.per_user]
+    out.update(estimators_diagnostics=est.diagnostics, sensitivity=est.sensitivity)
     out.update(score_seed(groups, parts, truth_per_user, seed=seed, n_users=n_users,
                           positive_threshold=positive_threshold, excluded=excluded))  # fmt: skip
     # one table of the test sets' and the estimators' per-user values (not two, then a copy)
@@ -495,7 +497,6 @@ def aggregate_step(
         agreement["gamma_star"] = gamma_star_over_seeds(seeds, agreement)
     kendall = kendall_table(summary, kendall_groups(block), kendall_excluded(block))
     checks = testsets_table(pd.concat(diagnostics))
-    about = run_metadata(interactions, block)
     names = [GROUND_TRUTH, *block["testsets"]]
     board = scoreboard_tables(
         per_seed, _concat(arena, SCORED_COLUMNS), _concat(reliability, RELIABILITY_COLUMNS),
@@ -503,6 +504,7 @@ def aggregate_step(
         excluded=kendall_excluded(block), level=level,
         resamples=block["scoreboard"]["resamples"], dataset=dataset,
     )  # fmt: skip
+    about = [*run_metadata(interactions, block), *board.pop("verdicts")]
     bounds = sensitivity_over_seeds(_concat(sensitivity, ["seed", *SENSITIVITY_COLUMNS]), summary)
     return {
         "summary": summary,
