@@ -102,7 +102,11 @@ def _ranks(
     return out
 
 
-def _listed(ranks: Mapping[str, np.ndarray], blocks) -> dict:
+Listed = dict[tuple[str, tuple[str, int]], tuple[np.ndarray, np.ndarray]]
+"""(recommender, block) -> the positions of the pairs it lists in the top k, their gains."""
+
+
+def _listed(ranks: Mapping[str, np.ndarray], blocks: Sequence[tuple[str, int]]) -> Listed:
     """(recommender, block) -> the held-out pairs its list ranks 1..k and their gains c: the
     only pairs of nonzero gain, so the per-user sums of c·x run over them alone."""
     out = {}
@@ -150,7 +154,14 @@ def estimate_all(
     return _dr_all(held, lists, listed, blocks, depth, control or WeightControl())
 
 
-def _dr_all(held, lists, listed, blocks, depth, control) -> Estimates:
+def _dr_all(
+    held: HeldOut,
+    lists: Mapping[str, pd.DataFrame],
+    listed: Listed,
+    blocks: Sequence[tuple[str, int]],
+    depth: int,
+    control: WeightControl,
+) -> Estimates:
     # every held-out pair enters the per-user sums; only the evaluated users' are read
     evaluated = held.evaluated
     users_h, w = held.users, held.weights
@@ -186,7 +197,7 @@ def dr_values(
     w: np.ndarray,
     w_hat: np.ndarray,
     resid: np.ndarray,
-    listed: Mapping[tuple[str, tuple[str, int]], tuple[np.ndarray, np.ndarray]],
+    listed: Listed,
     direct: Mapping[tuple[str, tuple[str, int]], np.ndarray],
     blocks: Sequence[tuple[str, int]],
     lists: Mapping[str, object],

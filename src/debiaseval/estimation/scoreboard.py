@@ -37,6 +37,8 @@ import numpy as np
 import pandas as pd
 
 from debiaseval.estimation.heldout import GAINS
+from debiaseval.evaluation.aggregate import markdown_table
+from debiaseval.evaluation.metrics import BlockValues
 
 __all__ = [
     "BASELINES",
@@ -110,8 +112,8 @@ def kendall_tau_b(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def common_means(
-    per_user: Mapping[str, Mapping[str, object]],
-    truth: Mapping[str, object],
+    per_user: Mapping[str, Mapping[str, BlockValues]],
+    truth: Mapping[str, BlockValues],
     *,
     seed: int,
     heldout_users: np.ndarray,
@@ -156,7 +158,7 @@ def common_means(
 
 
 def split_half_reliability(
-    truth: Mapping[str, object],
+    truth: Mapping[str, BlockValues],
     excluded: Sequence[str],
     *,
     seed: int,
@@ -532,7 +534,7 @@ def scoreboard_markdown(
                 "users": [_num(v, 1) for v in block["n_users"]],
             }
         )
-        parts.append(_markdown(table))
+        parts.append(markdown_table(table))
         rows = block[~block["testset"].isin(BASELINES) & np.isfinite(block["rmse"])]
         if len(rows) > 1 and len(sub):
             best = rows.sort_values("rmse", kind="stable").iloc[0]["testset"]
@@ -549,13 +551,6 @@ def scoreboard_markdown(
                 f"\n{best} minus each other row, with the {level:.0%} interval of the "
                 "difference from the same seed resamples (an interval below 0 in Δ RMSE: "
                 f"{best} is surely closer):\n\n"
-                + _markdown(pd.DataFrame({"other row": other, **cells}))
+                + markdown_table(pd.DataFrame({"other row": other, **cells}))
             )
     return "".join(parts)
-
-
-def _markdown(frame: pd.DataFrame) -> str:
-    header = "| " + " | ".join(map(str, frame.columns)) + " |"
-    rule = "|" + "|".join("---" for _ in frame.columns) + "|"
-    body = ["| " + " | ".join(str(v) for v in row) + " |" for row in frame.itertuples(index=False)]
-    return "\n".join([header, rule, *body]) + "\n"

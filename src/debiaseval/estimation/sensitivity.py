@@ -23,7 +23,7 @@ take, a sort otherwise); each Γ then costs O(groups): no loop over users or pai
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -184,7 +184,9 @@ def gamma_star(users: np.ndarray, delta: np.ndarray, w: np.ndarray, *, tol: floa
                        max_gamma=max_gamma)  # fmt: skip
 
 
-def _gamma_star(levels_of, *, tol: float = 1e-5, max_gamma: float = MAX_GAMMA) -> float:
+def _gamma_star(
+    levels_of: Callable[[float], Levels], *, tol: float = 1e-5, max_gamma: float = MAX_GAMMA
+) -> float:
     """:func:`gamma_star` from ``levels_of(sign)``, the :class:`Levels` of sign · δ."""
     down = levels_of(-1.0)
     estimate = float(np.mean(-down.maximum(1.0))) if down.users.size else 0.0
