@@ -348,8 +348,13 @@ def test_estimator_config_errors_name_the_key():
 
     base = {"datasets": ["coat"], "e1": {"estimators": {}}}
     cases = {
-        "e1.estimators.X.weight_control": {"X": {"estimator": "snips", "propensity": "popularity",
-                                                 "weight_control": {"method": "clip"}}},
+        "e1.estimators.X.weight_control": {
+            "X": {
+                "estimator": "snips",
+                "propensity": "popularity",
+                "weight_control": {"method": "clip"},
+            }
+        },
         "e1.estimators.Y.imputation": {"Y": {"estimator": "snips", "imputation": "item_rate"}},
         "e1.estimators.K.propensity": {"K": {"estimator": "snips", "propensity": "known"}},
         "e1.estimators.FULL": {"FULL": {"estimator": "snips"}},

@@ -1,4 +1,4 @@
-"""Atomic writes keep the umask's mode; unreadable Parquet files are named or removed."""
+"""Atomic writes keep the umask's mode; unreadable files are named; damaged outputs move aside."""
 
 from __future__ import annotations
 
@@ -104,10 +104,10 @@ def _record(output: str, inputs: list[str]) -> None:
     path.write_text(json.dumps({"rule": "r", "input": inputs}))
 
 
-def test_a_damaged_output_goes_with_everything_made_from_it_except_in_a_dry_run(
-    tmp_path, monkeypatch
-):
-    """split -> test set -> metrics -> figures/ (a folder output); other is unrelated."""
+def test_a_damaged_output_moves_aside_with_everything_made_from_it(tmp_path, monkeypatch):
+    """split -> test set -> metrics -> figures/ (a folder output); other is unrelated. The
+    damaged split and what was made from it move to results/.damaged/<stamp>/, at their
+    relative paths: nothing is deleted."""
     monkeypatch.chdir(tmp_path)
     split, testset, metrics = (
         _table(Path(f"results/e1/{name}.parquet")) for name in ("split", "testset", "metrics")
@@ -116,40 +116,127 @@ def test_a_damaged_output_goes_with_everything_made_from_it_except_in_a_dry_run(
     figures.mkdir()
     (figures / "f.svg").write_text("<svg></svg>\n")
     other = _table(Path("results/e1/other.parquet"))
+    _record(str(split), ["results/data/interactions.parquet"])
     _record(str(testset), [str(split), "results/data/users.parquet"])
     _record(str(metrics), [str(testset)])
     _record(str(figures), [str(metrics)])
     _record(str(other), ["results/data/users.parquet"])
     split.write_bytes(split.read_bytes()[:-1])
     before = {p: p.read_bytes() for p in Path("results").rglob("*") if p.is_file()}
-    lines, stop = io.rebuild_damaged("results", dry_run=True)
+    lines, stop = io.rebuild_damaged("results", stamp="T1")
     assert stop is None
+    place = Path("results/.damaged/T1")
     assert lines == [
         f"debiaseval: {split} is damaged (Parquet magic bytes not found at the end (truncated?))",
-        "debiaseval: a run (not -n) removes 4 output(s), the damaged ones and those made from "
-        f"them, so that their jobs run again: {figures}, {metrics}, {split}, {testset}",
+        "debiaseval: moved 4 output(s), the damaged ones and those made from them, to "
+        f"{place}/ so that their jobs run again: {figures}, {metrics}, {split}, {testset}",
     ]
-    assert {p: p.read_bytes() for p in Path("results").rglob("*") if p.is_file()} == before
-    lines, stop = io.rebuild_damaged("results", dry_run=False)
-    assert stop is None and lines[-1].startswith("debiaseval: removed 4 output(s)")
-    assert sorted(p for p in Path("results").rglob("*")) == [Path("results/e1"), other]
+    after = {p: p.read_bytes() for p in Path("results").rglob("*") if p.is_file()}
+    moved = {place / p.relative_to("results"): b for p, b in before.items() if p != other}
+    assert after == {other: before[other], **moved}  # every byte kept
     # a damaged figure inside a folder output takes the whole folder (Snakemake's output)
     figures.mkdir()
     (figures / "f.svg").write_text("<svg>")
     assert io.rerun_target(figures / "f.svg") == str(figures)
-    io.rebuild_damaged("results", dry_run=False)
+    io.rebuild_damaged("results", stamp="T1")  # T1 is taken: T1-1
     assert not figures.exists() and other.exists()
+    assert Path("results/.damaged/T1-1/e1/figures/f.svg").read_text() == "<svg>"
+    # what was set aside is never judged again
+    assert io.rebuild_damaged("results") == ([], None)
+
+
+def test_move_outputs_keeps_relative_paths_whether_paths_are_absolute_or_not(tmp_path):
+    """Snakemake records relative paths; the study folder may be given absolute, or through a
+    symlink. A symlink output moves as the link; a path outside the folder is never moved."""
+    (tmp_path / "real/e1").mkdir(parents=True)
+    (tmp_path / "study").symlink_to(tmp_path / "real")
+    (tmp_path / "real/e1/a.parquet").write_bytes(b"a")
+    (tmp_path / "real/e1/link.parquet").symlink_to(tmp_path / "real/e1/a.parquet")
+    (tmp_path / "outside.parquet").write_bytes(b"o")
+    place, moved = io.move_outputs(
+        [str(tmp_path / "real/e1/link.parquet"), str(tmp_path / "outside.parquet")],
+        tmp_path / "study", stamp="T",
+    )  # fmt: skip
+    assert moved == [str(tmp_path / "real/e1/link.parquet")]
+    assert (place / "e1/link.parquet").is_symlink()
+    assert (tmp_path / "real/e1/a.parquet").read_bytes() == b"a"
+    assert (tmp_path / "outside.parquet").exists()
+
+
+def test_a_users_own_files_are_never_judged_or_moved(tmp_path, monkeypatch):
+    """Files no rule made (no Snakemake record) are a user's: a notes.md without a final line
+    break, an analysis.html ending in a comment, a PNG put in a figures/ folder, a truncated
+    Parquet of one's own: none is called damaged, none is moved."""
+    monkeypatch.chdir(tmp_path)
+    made = _table(Path("results/t1/e1/summary.parquet"))
+    _record(str(made), [])
+    own = {
+        Path("results/t1/notes.md"): b"# notes",
+        Path("results/t1/analysis.html"): b"<html><body></body></html><!-- mine -->",
+        Path("results/t1/e1/figures/mine.png"): b"not a png",
+        Path("results/t1/mine.parquet"): b"PAR1 and then nothing",
+    }
+    for path, data in own.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    assert io.rebuild_damaged("results/t1") == ([], None)
+    assert all(path.read_bytes() == data for path, data in own.items())
+    assert not Path("results/t1/.damaged").exists()
+
+
+def test_a_read_only_folder_of_a_damaged_output_stops_in_one_line_and_moves_nothing(
+    tmp_path, monkeypatch
+):
+    """A damaged output whose folder this process may not write in cannot be set aside: one
+    line naming the folder, and nothing moved (not some outputs moved, then a traceback)."""
+    monkeypatch.chdir(tmp_path)
+    split, metrics = (_table(Path(f"results/e1/{n}/x.parquet")) for n in ("a", "b"))
+    _record(str(split), [])
+    _record(str(metrics), [str(split)])
+    split.write_bytes(split.read_bytes()[:-1])
+    real_access = os.access
+    blocked = os.path.normpath("results/e1/b")
+
+    def access(path, mode, **kwargs):
+        return os.path.normpath(path) != blocked and real_access(path, mode, **kwargs)
+
+    monkeypatch.setattr(io.os, "access", access)
+    before = {p: p.read_bytes() for p in Path("results").rglob("*") if p.is_file()}
+    _lines, stop = io.rebuild_damaged("results", stamp="T")
+    assert stop == (
+        "debiaseval: results/e1/b/ is read-only for this user, so its damaged outputs cannot be "
+        "set aside (nothing was moved or run); make it writable, then run again"
+    )
+    assert {p: p.read_bytes() for p in Path("results").rglob("*") if p.is_file()} == before
+
+
+@pytest.mark.parametrize(
+    ("argv", "runs"),
+    [
+        ([], True), (["--cores", "2"], True), (["-c1", "results/x.parquet"], True),
+        (["-n"], False), (["-np"], False), (["--dry-run"], False), (["--list-rules"], False),
+        (["-l"], False), (["--summary"], False), (["-D"], False), (["--lint"], False),
+        (["--dag"], False), (["--rulegraph"], False), (["--unlock"], False),
+        (["--report", "report.html"], False), (["--touch"], False),
+        (["--list-changes", "code"], False), (["--cleanup-metadata", "x"], False),
+        (["--help"], False),
+    ],
+)  # fmt: skip
+def test_only_a_command_that_runs_jobs_checks_the_outputs(argv, runs):
+    assert io.runs_jobs(argv) is runs
 
 
 def test_the_damage_check_of_a_study_leaves_other_studies_alone(tmp_path, monkeypatch):
     """The workflow checks results/<study>/ only (docs/getting-started.md#studies): a damaged
-    file of another study is neither reported nor removed."""
+    file of another study is neither reported nor moved."""
     monkeypatch.chdir(tmp_path)
     mine, theirs = (_table(Path(f"results/{s}/e1/split.parquet")) for s in ("a", "b"))
     for path in (mine, theirs):
+        _record(str(path), [])
         path.write_bytes(path.read_bytes()[:-1])
     damaged = theirs.read_bytes()
-    lines, stop = io.rebuild_damaged("results/a", dry_run=False)
+    lines, stop = io.rebuild_damaged("results/a", stamp="T")
     assert stop is None and lines[0].startswith(f"debiaseval: {mine} is damaged")
     assert not any(str(theirs) in line for line in lines)
-    assert not mine.exists() and theirs.read_bytes() == damaged
+    assert not mine.exists() and Path("results/a/.damaged/T/e1/split.parquet").exists()
+    assert theirs.read_bytes() == damaged

@@ -139,6 +139,7 @@ def test_the_seed_tables_group_only_the_listed_pairs_and_agree_with_the_general_
         row = table[table["recommender"] == rec].iloc[0]
         assert row["low"] == pytest.approx(low.mean()) and row["high"] == pytest.approx(high.mean())
     stars = gamma_stars(held, ranks, blocks=[(metric, k)])
+
     def gain(rec):
         return gain_of(metric, ranks[rec][keep], k)
 

@@ -865,7 +865,8 @@ def test_truncated_intermediate_is_rebuilt(tmp_path):
     (workdir / split).write_bytes(intact[: len(intact) // 2])
     rerun = snakemake(workdir, "--cores", "1", split)
     assert f"debiaseval: {split} is damaged (Parquet magic bytes not found" in rerun.stderr
-    assert "debiaseval: removed 1 output(s)" in rerun.stderr
+    assert "debiaseval: moved 1 output(s)" in rerun.stderr
+    assert (workdir / "results/tiny/.damaged").is_dir()  # set aside, never deleted
     assert "rule e1_split:" in rerun.stdout + rerun.stderr
     assert (workdir / split).read_bytes() == intact
 

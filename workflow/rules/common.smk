@@ -19,7 +19,7 @@ from debiaseval.figures import figure_module
 from debiaseval.recommenders.registry import EXTERNAL, plugin_source_hash
 from debiaseval.recommenders.tuning import grid_chunks
 from debiaseval.workflow.data_check import missing_data_message, unobtainable
-from debiaseval.workflow.io import read_only_message, rebuild_damaged
+from debiaseval.workflow.io import read_only_message, rebuild_damaged, runs_jobs
 from debiaseval.workflow.provenance import gather as gather_provenance
 from debiaseval.workflow.report import finished_message
 
@@ -61,13 +61,19 @@ def bench(path):
 
 
 # Damaged outputs under this study's results/<study>/ (a Parquet, PNG, SVG, HTML or Markdown
-# file truncated by a full disk, say; other studies' files are left alone) are removed with
-# every output made from them (Snakemake's records), so that their jobs run again; a dry run
-# only says so and changes nothing. A file the file system does not let us read (permission
-# denied, an I/O error) is reported and never removed. Only the main process checks, not the
-# jobs it starts.
-if workflow.is_main_process:
-    _lines, _stop = rebuild_damaged(RESULTS, dry_run=workflow.output_settings.dryrun)
+# file a rule made, truncated by a full disk, say; a file of one's own and other studies'
+# files are never looked at) are moved with every output made from them (Snakemake's
+# records) into results/<study>/.damaged/<time>/, so that their jobs run again; nothing is
+# deleted. Only a command that runs jobs checks (not -n, --list-rules, --summary, --lint,
+# --dag, --unlock, --report, ...), and only in the main process, not in the jobs it starts.
+# A file the file system does not let us read (permission denied, an I/O error) is reported
+# and left alone.
+if (
+    workflow.is_main_process
+    and not workflow.output_settings.dryrun
+    and runs_jobs(sys.argv[1:])
+):
+    _lines, _stop = rebuild_damaged(RESULTS)
     for _line in _lines:
         print(_line, file=sys.stderr)
     if _stop:

@@ -19,6 +19,7 @@ with job(snakemake.log[0], snakemake.threads) as log:
         features=estimator_features(block, users, items),
         truth=estimator_truth(block, p.dataset, {"synthetic": p.synthetic}, users, items),
     )
-    log.info("fitted %s on %d users and %d items", snakemake.wildcards.estimator, len(users),
-             len(items))
+    log.info(
+        "fitted %s on %d users and %d items", snakemake.wildcards.estimator, len(users), len(items)
+    )
     write_parquet(frame, snakemake.output[0])

@@ -519,11 +519,11 @@ def check_estimators(config: Mapping[str, Any]) -> None:
                 "calibrate": bool(spec.get("calibrate")),
             }
             for key in (key for key, given in dr_only.items() if given):
-                    raise ConfigError(
-                        f"{where}.{key}': only dr has an imputation, a form and a weight "
-                        f"control; {spec['estimator']} is self-normalised (bound its weights "
-                        "with clip)"
-                    )
+                raise ConfigError(
+                    f"{where}.{key}': only dr has an imputation, a form and a weight "
+                    f"control; {spec['estimator']} is self-normalised (bound its weights "
+                    "with clip)"
+                )
         part = ESTIMATOR_NEEDS.get(spec.get("propensity", "naive_bayes"))
         for dataset in datasets or []:
             if part is not None and part not in dataset_parts(dataset, sources):

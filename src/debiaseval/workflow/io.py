@@ -6,7 +6,6 @@ import base64
 import errno
 import json
 import os
-import shutil
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 __all__ = [
+    "DAMAGED",
     "DAMAGE_CHECKED",
     "OutputDamage",
     "UnreadableFileError",
@@ -27,12 +27,14 @@ __all__ = [
     "downstream_outputs",
     "index_sizes",
     "is_readable_parquet",
+    "made_outputs",
+    "move_outputs",
     "output_damage",
     "read_only_message",
     "read_parquet",
     "rebuild_damaged",
-    "remove_outputs",
     "rerun_target",
+    "runs_jobs",
     "write_csv",
     "write_parquet",
     "write_text",
@@ -242,20 +244,30 @@ def _reason(error: OSError) -> str:
     return f"{text} [{name}]" if name else text
 
 
-def output_damage(folder: str | os.PathLike[str]) -> OutputDamage:
+def output_damage(
+    folder: str | os.PathLike[str], *, made: Iterable[str] | None = None
+) -> OutputDamage:
     """Check every output under ``folder`` that :func:`damage_of` can judge; change nothing.
 
-    Run at the start of the workflow (dry runs too: it only reads). A damaged file
-    (truncated by a full disk, overwritten) is then removed with everything downstream
-    of it (:func:`downstream_outputs`), except in a dry run; a file the file system does
-    not let us read (permission denied, an I/O error) is reported and left alone.
-    Temporary files of writes in progress (``.name.*.tmp``) are skipped.
+    ``made``: the outputs the workflow's rules made (Snakemake's records,
+    :func:`made_outputs`); when given, a file that is none of them, nor inside one of them
+    (a ``directory()`` output), is a user's own and never judged. Files under ``.damaged/``
+    (what :func:`rebuild_damaged` set aside) and temporary files of writes in progress
+    (``.name.*.tmp``) are skipped. A file the file system does not let us read (permission
+    denied, an I/O error) is reported, never taken for damage.
     """
     found = OutputDamage()
     root = Path(folder)
     if not root.is_dir():
         return found
-    for path in sorted(p for p in root.rglob("*") if p.suffix.lower() in DAMAGE_CHECKED):
+    recorded = None if made is None else {os.path.normpath(p) for p in made}
+    candidates = (
+        p for p in root.rglob("*")
+        if p.suffix.lower() in DAMAGE_CHECKED and DAMAGED not in p.relative_to(root).parts
+    )  # fmt: skip
+    for path in sorted(candidates):
+        if recorded is not None and not _made_by_a_rule(path, recorded):
+            continue
         try:
             if not path.is_file():
                 continue
@@ -266,6 +278,20 @@ def output_damage(folder: str | os.PathLike[str]) -> OutputDamage:
         if reason is not None:
             found.damaged.append((path, reason))
     return found
+
+
+DAMAGED = ".damaged"
+"""The folder of a study's results where damaged outputs are set aside, never deleted."""
+
+
+def _made_by_a_rule(path: Path, recorded: set[str]) -> bool:
+    """Whether ``path`` or a folder above it is an output the workflow recorded."""
+    return any(os.path.normpath(p) in recorded for p in (path, *path.parents))
+
+
+def made_outputs(metadata: str | os.PathLike[str] = ".snakemake/metadata") -> list[str]:
+    """Every output Snakemake recorded in ``metadata``: what the workflow's rules made."""
+    return sorted(_records(Path(metadata)))
 
 
 def rerun_target(path: str | os.PathLike[str]) -> str:
@@ -316,22 +342,65 @@ def downstream_outputs(
     return sorted(found)
 
 
-def remove_outputs(paths: Iterable[str], folder: str | os.PathLike[str]) -> list[str]:
-    """Delete the files and folders of ``paths`` that lie under ``folder``; return them."""
-    root = Path(folder).resolve()
-    removed = []
+def move_outputs(
+    paths: Iterable[str], folder: str | os.PathLike[str], *, stamp: str
+) -> tuple[Path, list[str]]:
+    """Move the files and folders of ``paths`` that lie under ``folder`` into
+    ``folder/.damaged/<stamp>/``, each at its path relative to ``folder``; return that place
+    and what was moved. Nothing is unlinked: a symlink moves as the link it is."""
+    root = Path(folder)
+    place = root / DAMAGED / stamp
+    for n in range(1, 1000):  # never into an earlier run's place
+        if not place.exists():
+            break
+        place = root / DAMAGED / f"{stamp}-{n}"
+    moved = []
     for path in paths:
         target = Path(path)
-        if root not in target.resolve().parents:
+        if not (target.exists() or target.is_symlink()):
             continue
-        if target.is_dir() and not target.is_symlink():
-            shutil.rmtree(target)
-        elif target.exists() or target.is_symlink():
-            target.unlink()
-        else:
+        where = target.parent.resolve() / target.name  # a symlink itself, not what it names
+        if root.resolve() not in where.parents:
             continue
-        removed.append(path)
-    return removed
+        destination = place / where.relative_to(root.resolve())
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(target, destination)
+        moved.append(path)
+    return place, moved
+
+
+def _unwritable(paths: Iterable[str], folder: str | os.PathLike[str]) -> list[str]:
+    """The folders of ``paths`` (and ``folder``) this process may not write in: a move out of
+    them would fail half-way."""
+    folders = {Path(folder), *(Path(p).parent for p in paths if Path(p).exists())}
+    return sorted(
+        str(f) for f in folders
+        if f.is_dir() and not os.access(f, os.W_OK | os.X_OK, effective_ids=True)
+    )  # fmt: skip
+
+
+def runs_jobs(argv: Iterable[str]) -> bool:
+    """Whether the snakemake command line ``argv`` (its arguments, without the program) runs
+    jobs, as Snakemake's own parser reads it: not a dry run, and none of the commands that
+    list, report, draw, lint, unlock, touch or clean (``--list-rules``, ``--summary``,
+    ``--lint``, ``--dag``, ``--unlock``, ``--report``, …)."""
+    from snakemake.cli import get_argument_parser  # lazy: only the workflow's main process
+
+    try:
+        args, _ = get_argument_parser().parse_known_args(list(argv))
+    except SystemExit:  # --help, --version, or arguments Snakemake itself refuses
+        return False
+    return not any(getattr(args, name, None) for name in _NO_JOBS)
+
+
+_NO_JOBS = (
+    "dryrun", "touch", "report", "lint", "generate_unit_tests", "containerize", "export_cwl",
+    "list_rules", "list_target_rules", "dag", "rulegraph", "filegraph", "d3dag", "summary",
+    "detailed_summary", "archive", "cleanup_metadata", "unlock", "list_changes",
+    "list_untracked", "delete_all_output", "delete_temp_output", "print_compilation",
+    "conda_cleanup_envs", "conda_create_envs_only",
+)  # fmt: skip
+"""Snakemake's options (their ``argparse`` names) of the commands that run no job."""
 
 
 def read_only_message(folder: str | os.PathLike[str]) -> str | None:
@@ -358,16 +427,25 @@ def write_csv(df: pd.DataFrame, path: str | os.PathLike[str]) -> None:
 
 
 def rebuild_damaged(
-    folder: str | os.PathLike[str] = "results", *, dry_run: bool
+    folder: str | os.PathLike[str] = "results",
+    *,
+    metadata: str | os.PathLike[str] = ".snakemake/metadata",
+    stamp: str | None = None,
 ) -> tuple[list[str], str | None]:
-    """Find damaged and unreadable outputs under ``folder`` (:func:`output_damage`) and, unless
-    ``dry_run``, remove each damaged one with every output made from it
-    (:func:`downstream_outputs`), so that the run rebuilds them all.
+    """Set damaged outputs aside so that the run rebuilds them (docs/troubleshooting.md).
 
-    Returns the lines to print and, when damaged files must go but ``folder`` is read-only,
-    the one line to stop with (then nothing is removed). Unreadable files are never removed.
+    Only what the workflow's rules made is judged (Snakemake's records in ``metadata``,
+    :func:`made_outputs`): a file of one's own under ``folder`` is never looked at. A damaged
+    output (:func:`output_damage`) moves, with every output made from it
+    (:func:`downstream_outputs`), into ``folder/.damaged/<stamp>/`` (default: the time, UTC)
+    at its relative path: nothing is deleted. Call it only for a command that runs jobs
+    (:func:`runs_jobs`). Returns the lines to print and, when a folder the moves would leave
+    is read-only, the one line to stop with (then nothing is moved). Unreadable files are
+    reported and never moved.
     """
-    damage = output_damage(folder)
+    import time
+
+    damage = output_damage(folder, made=made_outputs(metadata))
     lines = [
         f"debiaseval: cannot read {path} ({reason}): left as it is; fix its permissions or "
         "the file system, then run again"
@@ -376,16 +454,21 @@ def rebuild_damaged(
     if not damage.damaged:
         return lines, None
     lines += [f"debiaseval: {path} is damaged ({reason})" for path, reason in damage.damaged]
-    stale = downstream_outputs(path for path, _ in damage.damaged)
-    if not dry_run:
-        stop = read_only_message(folder)
-        if stop is not None:
-            return lines, stop
-        remove_outputs(stale, folder)
-    more = f" and {len(stale) - 5} more" if len(stale) > 5 else ""
+    stale = downstream_outputs((path for path, _ in damage.damaged), metadata)
+    stop = read_only_message(folder)
+    blocked = _unwritable(stale, folder)
+    if stop is None and blocked:
+        stop = (
+            f"debiaseval: {blocked[0]}/ is read-only for this user, so its damaged outputs "
+            "cannot be set aside (nothing was moved or run); make it writable, then run again"
+        )
+    if stop is not None:
+        return lines, stop
+    stamp = stamp or time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    place, moved = move_outputs(stale, folder, stamp=stamp)
+    more = f" and {len(moved) - 5} more" if len(moved) > 5 else ""
     lines.append(
-        f"debiaseval: {'a run (not -n) removes' if dry_run else 'removed'} {len(stale)} "
-        "output(s), the damaged ones and those made from them, so that their jobs run again: "
-        f"{', '.join(stale[:5])}{more}"
+        f"debiaseval: moved {len(moved)} output(s), the damaged ones and those made from them, "
+        f"to {place}/ so that their jobs run again: {', '.join(moved[:5])}{more}"
     )
     return lines, None
