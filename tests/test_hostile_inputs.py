@@ -83,6 +83,24 @@ CONFIG_CASES = [
      "more than the 400 items; expected at most synthetic.n_items"),
     ({"download": {"deadline": 0}}, "config error at 'download.deadline': 0 is less than or equal "
      "to the minimum of 0"),
+    # the second audit (issue 35, items 6 and 7)
+    ({"seeds": 10000}, "config error at 'seeds': 10,000 seeds; expected at most 1,000: Snakemake "
+     "plans every job before the first runs, and on the default study 10,000 seeds are about "
+     "280,000 jobs, 15 min and 7.8 GiB of planning alone"),
+    ({"e2": {"seeds": 1001}}, "config error at 'e2.seeds': 1,001 seeds; expected at most 1,000"),
+    ({"e1": {"bootstrap": {"resamples": 1_000_000_000}}}, "config error at "
+     "'e1.bootstrap.resamples': 1,000,000,000 resamples keep 7.5 GiB of means per column of the "
+     "table they bound"),
+    ({"e5": {"bootstrap": {"resamples": 100_001}}}, "config error at 'e5.bootstrap.resamples': "
+     "100,001 resamples keep 1 MiB of means per column"),
+    ({"e6": {"n_boot": 10**6}}, "config error at 'e6.n_boot': 1,000,000 resamples"),
+    ({"e1": {"scoreboard": {"resamples": 10**6}}}, "config error at 'e1.scoreboard.resamples'"),
+    ({"e1": {"estimators": {"S": {"estimator": "snips", "propensity": "popularity", "clip": 1.5}}}},
+     "config error at 'e1.estimators.S.clip': 1.5 is greater than the maximum of 1"),
+    ({"e1": {"estimators": {"S": {"estimator": "snips", "propensity": "popularity",
+                                  "smoothing": 0}}}},
+     "config error at 'e1.estimators.S.smoothing': 0 is less than or equal to the minimum of 0"),
+    ({"study": "null"}, "config error at 'study': 'null' is YAML's null written as a name"),
 ]  # fmt: skip
 
 
@@ -95,6 +113,15 @@ def test_config_refuses_at_once_what_a_job_would_fail_on(config, message):
 
 def test_the_limits_leave_valid_configs_alone():
     assert validate_config({"e1": {"ks": [32767]}})["e1"]["ks"] == [32767]
+    config = validate_config({"seeds": 1000, "e1": {"bootstrap": {"resamples": 100_000}}})
+    assert (config["seeds"], config["e1"]["bootstrap"]["resamples"]) == (1000, 100_000)
+    # a block no experiment runs is not checked
+    validate_config({"experiments": ["e1"], "e6": {"n_boot": 10**6}})
+    # YAML 1.1 (Snakemake's reader) takes 1e-300 for a string; YAML 1.2 and we take a number
+    clip = {"S": {"estimator": "snips", "propensity": "popularity", "clip": "1e-300"}}
+    config = validate_config({"e1": {"rho": "1e-3", "estimators": clip}})
+    assert (config["e1"]["rho"], config["e1"]["estimators"]["S"]["clip"]) == (1e-3, 1e-300)
+    assert validate_config({"study": 2024})["study"] == "2024"  # a number-like name
     config = validate_config({"synthetic": {"n_items": 100}, "e5": {"exposure": {"n_exposed": 89}}})
     assert config["download"] == {"deadline": 1800, "max_mb": 1024, "max_extracted_mb": 4096}
     # a huge synthetic block that no experiment uses is not estimated

@@ -17,7 +17,7 @@ import yaml
 from debiaseval import api
 from debiaseval.data import DATA_ENV, DATASET_NAMES, DatasetError, dropped_warnings
 from debiaseval.data.catalog import positive_threshold_of
-from debiaseval.data.user_logs import load_user_log
+from debiaseval.data.user_logs import load_user_log, missing_file
 from debiaseval.experiments import e1, e4
 from debiaseval.workflow.config import ConfigError, validate_config
 
@@ -266,6 +266,12 @@ def test_propensity_column_gives_e4_provided_propensities(tmp_path):
         ),
         ("uid,iid,stars\na,x,4\nb,x,\n", {}, r"line 3: expected a numeric rating .*got ''"),
         ("uid,iid,stars\na,x,NaN\n", {}, r"line 2: expected a numeric rating .*got 'NaN'"),
+        (
+            "uid,iid,stars\na,x,4\nb,x,-1e39\n",
+            {},
+            r"line 3: expected a rating of at most 3\.403e\+38 in absolute value \(ratings are "
+            r"stored as float32\) in column 'stars', got -1e\+39",
+        ),
         ("uid,iid,stars\na,x,4\n,y,4\n", {}, r"line 3: expected a user id in column 'uid'"),
         (
             "uid,iid,stars\na,x,4\n\nb,x,6\n",
@@ -297,6 +303,16 @@ def test_bad_files_fail_with_one_line(tmp_path, ratings, extra, message):
     with pytest.raises(DatasetError, match=message) as info:
         _load(_spec(str(path), **extra))
     assert "\n" not in str(info.value)
+
+
+def test_a_directory_given_as_the_ratings_file_is_named_as_one(tmp_path):
+    (tmp_path / "r.csv").mkdir()
+    with pytest.raises(DatasetError, match=r"r\.csv: is a directory \(expected the ratings file\)"):
+        _load(_spec(str(tmp_path / "r.csv")))
+    assert missing_file("mylog", _spec(str(tmp_path / "r.csv"))) == (
+        f"config error at 'sources.mylog.ratings': {tmp_path / 'r.csv'} is a directory; expected "
+        "the ratings file itself (a .csv, .tsv, .txt or .parquet file)"
+    )
 
 
 def test_bad_parquet_values(tmp_path):

@@ -46,8 +46,10 @@ def test_validation_checks_the_key_and_defaults_it_to_null():
     assert validate_config({"study": "paper-rho0.4"})["study"] == "paper-rho0.4"
     with pytest.raises(ConfigError, match=r"^config error at 'study': '\.\./x' is not a folder"):
         validate_config({"study": "../x"})
-    with pytest.raises(ConfigError, match=r"^config error at 'study'"):
-        validate_config({"study": 3})
+    assert validate_config({"study": 3})["study"] == "3"  # --config study=3 passes an int
+    for other in (3.5, True, [3]):
+        with pytest.raises(ConfigError, match=r"^config error at 'study'"):
+            validate_config({"study": other})
 
 
 # --------------------------------------------------------------------------- the workflow

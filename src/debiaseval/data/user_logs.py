@@ -47,6 +47,8 @@ DELIMITERS = (",", "\t", ";", "|")
 """The delimiters a CSV header line is sniffed for (``sep`` null)."""
 LOAD_KEYS = ("ratings", "mar", "columns", "sep", "rating_scale", "duplicates")
 """The keys of ``sources.<name>`` that shape the preprocessed data (the others do not)."""
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+"""The largest rating magnitude float32 (the stored type) holds; beyond it a rating becomes inf."""
 
 _INTEGER = r"0|-?[1-9][0-9]{0,17}"  # written as int64 would print it: no sign, no leading zero
 
@@ -69,6 +71,11 @@ def log_files(spec: Mapping[str, Any]) -> dict[str, str]:
 def missing_file(name: str, spec: Mapping[str, Any]) -> str | None:
     """One line naming the first file of user dataset ``name`` that does not exist, or None."""
     for key, path in log_files(spec).items():
+        if Path(path).is_dir():
+            return (
+                f"config error at 'sources.{name}.{key}': {path} is a directory; expected the "
+                f"{key} file itself (a .csv, .tsv, .txt or .parquet file)"
+            )
         if not Path(path).is_file():
             return (
                 f"config error at 'sources.{name}.{key}': file not found: {path} (relative "
@@ -308,6 +315,8 @@ def read_log(
         raise DatasetError(
             f"{path}: expected a .csv, .tsv, .txt or .parquet file of {what} (by extension)"
         )
+    if path.is_dir():
+        raise DatasetError(f"{path}: is a directory (expected the {what} file)")
     if not path.is_file():
         raise DatasetError(f"{path}: file not found (expected the {what} file)")
     wanted = {key: name for key, name in columns.items() if name}
@@ -329,32 +338,32 @@ def _part(
     propensity: bool,
 ) -> pd.DataFrame:
     columns = spec["columns"]
-    scale = spec.get("rating_scale")
     rating = _numbers(table, columns["rating"], "a numeric rating")
-    if scale is not None:
-        lo, hi = scale
-        outside = (rating < lo) | (rating > hi)
-        if outside.any():
-            i = _first(outside)
-            raise table.fail(
-                i,
-                f"expected a rating in [{lo:g}, {hi:g}] (rating_scale) in column "
-                f"{columns['rating']!r}, got {rating[i]:g}",
-            )
+    where = f"in column {columns['rating']!r}"
+    # stored as float32: beyond its range a rating would become inf
+    _refuse(table, rating, np.abs(rating) > FLOAT32_MAX,
+            f"a rating of at most {FLOAT32_MAX:.4g} in absolute value (ratings are stored as "
+            f"float32) {where}")  # fmt: skip
+    if spec.get("rating_scale") is not None:
+        lo, hi = spec["rating_scale"]
+        _refuse(table, rating, (rating < lo) | (rating > hi),
+                f"a rating in [{lo:g}, {hi:g}] (rating_scale) {where}")  # fmt: skip
     frame = pd.DataFrame({"user": users, "item": items, "rating": rating})
     if columns.get("timestamp"):
         frame["timestamp"] = _timestamps(table, columns["timestamp"])
     if propensity and columns.get("propensity"):
         p = _numbers(table, columns["propensity"], "a propensity in (0, 1]")
-        outside = (p <= 0) | (p > 1)
-        if outside.any():
-            i = _first(outside)
-            raise table.fail(
-                i, f"expected a propensity in (0, 1] in column {columns['propensity']!r}, "
-                   f"got {p[i]:g}"
-            )  # fmt: skip
+        _refuse(table, p, (p <= 0) | (p > 1),
+                f"a propensity in (0, 1] in column {columns['propensity']!r}")  # fmt: skip
         frame["propensity"] = p
     return _deduplicate(frame, table, spec.get("duplicates") or "error")
+
+
+def _refuse(table: _Table, values: np.ndarray, bad: np.ndarray, expected: str) -> None:
+    """Fail at the first row of ``bad``: "expected <expected>, got <its value>"."""
+    if bad.any():
+        i = _first(bad)
+        raise table.fail(i, f"expected {expected}, got {values[i]:g}")
 
 
 def load_user_log(name: str, spec: Mapping[str, Any]) -> RawDataset:

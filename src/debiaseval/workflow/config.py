@@ -79,9 +79,58 @@ def _gib(n: float) -> str:
     return f"{n / 2**30:,.1f} GiB"
 
 
+MAX_SEEDS = 1000
+"""The most seeds a study (or an experiment) runs: Snakemake plans every job before the first."""
+PLAN_PER_SEED = (28, 0.09, 0.8 * 2**20)
+"""Jobs, seconds and bytes one seed adds to Snakemake's planning of the default study
+(``snakemake -n`` at 100 and 400 seeds: 2,811 and 11,211 jobs, 11.7 and 38.0 s, 293 and 530 MB
+peak; docs/troubleshooting.md)."""
+MAX_RESAMPLES = 100_000
+"""The most bootstrap resamples: a 95% bound's Monte-Carlo error at 10,000 is already under 1%
+of the interval's width (normal case), and each resample keeps 8 bytes per table column."""
+RESAMPLE_KEYS = ("e1.bootstrap.resamples", "e1.scoreboard.resamples", "e5.bootstrap.resamples",
+                 "e6.n_boot")  # fmt: skip
+
+
+def _check_sizes(config: Mapping[str, Any]) -> None:
+    """Refuse seeds and bootstrap resamples so many that planning or a job would exhaust the
+    machine, with the estimated cost in the message (docs/troubleshooting.md)."""
+    seeds = [("seeds", config["seeds"])]
+    seeds += [(f"{name}.seeds", config[name].get("seeds")) for name in config["experiments"]]
+    for key, n in seeds:
+        if isinstance(n, int) and n > MAX_SEEDS:
+            jobs, seconds, size = (n * per_seed for per_seed in PLAN_PER_SEED)
+            raise ConfigError(
+                f"config error at '{key}': {n:,} seeds; expected at most {MAX_SEEDS:,}: "
+                f"Snakemake plans every job before the first runs, and on the default study "
+                f"{n:,} seeds are about {jobs:,.0f} jobs, {seconds / 60:,.0f} min and "
+                f"{_bytes(size)} of planning alone"
+            )
+    for key in RESAMPLE_KEYS:
+        block, *path = key.split(".")
+        if block not in config["experiments"]:
+            continue
+        n = config[block]
+        for part in path:
+            n = n[part]
+        if n > MAX_RESAMPLES:
+            raise ConfigError(
+                f"config error at '{key}': {n:,} resamples keep {_bytes(8 * n)} of means per "
+                f"column of the table they bound (one per estimate, k and model); expected at "
+                f"most {MAX_RESAMPLES:,} (at 10,000 a 95% bound is within 1% of its interval's "
+                "width)"
+            )
+
+
+def _bytes(n: float) -> str:
+    return _gib(n) if n >= 2**30 else f"{n / 2**20:,.0f} MiB"
+
+
 def _check_job_limits(config: Mapping[str, Any]) -> None:
     """Refuse now what would fail in a job: all-zero marginals, cut-offs beyond the ranking's
-    limit, an exposure that leaves nothing unexposed, a synthetic matrix larger than memory."""
+    limit, an exposure that leaves nothing unexposed, a synthetic matrix larger than memory,
+    too many seeds or resamples (:func:`_check_sizes`)."""
+    _check_sizes(config)
     for block in ("synthetic", "semisynthetic"):
         if not any(share > 0 for share in config[block]["marginal"]):
             raise ConfigError(
@@ -180,7 +229,8 @@ def study_name(study: str | None, configfiles: Sequence[str | os.PathLike[str]] 
 
     Raises :class:`ConfigError` naming ``study`` when the name is not a safe folder name:
     letters, digits, ``.``, ``_`` and ``-``, starting with a letter or digit, at most 64
-    characters. See docs/getting-started.md#studies.
+    characters, and not ``null`` (YAML's null, as ``--config study=null`` passes it). See
+    docs/getting-started.md#studies.
     """
     origin = ""
     if study is None and configfiles:
@@ -188,6 +238,12 @@ def study_name(study: str | None, configfiles: Sequence[str | os.PathLike[str]] 
         origin = f" (the stem of --configfile {Path(configfiles[-1]).name}; set study instead)"
     elif study is None:
         study = DEFAULT_STUDY
+    if study.lower() == "null":  # --config study=null passes the text, not YAML's null
+        raise ConfigError(
+            f"config error at 'study': {study!r} is YAML's null written as a name; expected a "
+            "folder name, or no study at all (leave the key out, or --config study=) for the "
+            "config file's stem"
+        )
     if not _STUDY.fullmatch(study):
         raise ConfigError(
             f"config error at 'study': {study!r} is not a folder name{origin}: expected "
@@ -213,6 +269,8 @@ def validate_config(
     """
     schema = load_schema()
     filled = coerce_strings(copy.deepcopy(dict(config)), schema)
+    if type(filled.get("study")) is int:  # study: 2024, or --config study=2024
+        filled["study"] = str(filled["study"])
     check_reserved_sources(filled.get("sources"))
     _fill_defaults(filled, schema, schema)
     _check_finite(filled)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 from collections.abc import Iterable, Mapping
 from importlib import resources
 from typing import TYPE_CHECKING, Any
@@ -98,6 +99,10 @@ def _wants_string(value: str, alternatives: list[Mapping[str, Any]]) -> bool:
     return False
 
 
+_YAML12_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
+"""A number in YAML 1.2's core schema: ``1e-300`` is one, though YAML 1.1 reads it as a string."""
+
+
 def coerce_strings(
     instance: Any, schema: Mapping[str, Any], root: Mapping[str, Any] | None = None
 ) -> Any:
@@ -107,8 +112,10 @@ def coerce_strings(
     (``{'rho': '0.4'}``); wherever the schema (followed through ``$ref``,
     ``oneOf``/``anyOf``, ``properties``, ``additionalProperties`` and ``items``)
     expects a number, an integer, a boolean, null, a list or a mapping and not
-    a string, the string is parsed as YAML. Anything that does not parse is
-    left for validation to report. ``instance`` is not modified.
+    a string, the string is parsed as YAML. A number YAML 1.2 reads and YAML 1.1
+    (PyYAML, Snakemake's reader) does not, such as ``1e-300`` (no dot), counts as
+    one. Anything that does not parse is left for validation to report.
+    ``instance`` is not modified.
     """
     root = schema if root is None else root
     alternatives = _alternatives(schema, root)
@@ -121,6 +128,8 @@ def coerce_strings(
                 return instance
             if not isinstance(parsed, str):
                 instance = parsed
+            elif "number" in wanted and _YAML12_FLOAT.fullmatch(instance.strip()):
+                instance = float(instance)  # 1e-300: YAML 1.1 (PyYAML) wants a dot, 1.2 does not
     if isinstance(instance, dict):
         result = {}
         for key, value in instance.items():
