@@ -16,6 +16,7 @@ import scipy.sparse as sp
 
 from debiaseval.evaluation.ranking import empty_recommendations, top_k, top_k_indices
 from debiaseval.recommenders import AvgRating, PosPop, Recommender, check_recommender
+from debiaseval.workflow.errors import ContractError
 
 
 class Table(Recommender):
@@ -127,8 +128,13 @@ def test_thread_count_and_batch_size_never_change_the_lists(dtype: type) -> None
 def test_nan_scores_are_an_error_naming_the_model() -> None:
     scores, train = random_case(0, np.float64)
     scores[7, 5] = np.nan
-    with pytest.raises(ValueError, match="Table returned NaN scores"):
+    with pytest.raises(ContractError) as error:
         top_k(Table(table=scores).fit(train), train, 3)
+    assert str(error.value) == (
+        f"{Table.__module__}.Table._score() returned NaN scores for 1 of the {scores.shape[0]} "
+        "users of a batch (the first: user 7); expected finite scores, or -inf for an item it "
+        "excludes"
+    )
 
 
 def test_bad_threads() -> None:

@@ -40,13 +40,14 @@ def configs() -> tuple[dict, dict]:
 
 
 def _results(folder: Path, config: dict, experiment: str = "e3") -> Path:
-    """A summary Parquet, Markdown and provenance.json made under ``config``."""
-    record = gather(config, experiment)
+    """A summary Parquet, Markdown and provenance.json made under ``config``, as an aggregate
+    job makes them (:func:`record_run`: the same record in all three)."""
+    record = {**gather(config, experiment), "dataset": "synthetic", "data": {}}
     table = folder / "estimates.parquet"
     write_table(pd.DataFrame({"metric": ["mse"], "mean": [0.5]}), table, record)
     write_markdown("# E3 on synthetic\n\n| metric | mean |\n|---|---|\n| mse | 0.5 |\n\nmore\n",
                    folder / "estimates.md", record)  # fmt: skip
-    write_record({**record, "dataset": "synthetic", "data": {}}, folder / "provenance.json")
+    write_record(record, folder / "provenance.json")
     return table
 
 
@@ -96,14 +97,60 @@ def test_a_configuration_page_of_another_run_is_refused(tmp_path: Path, configs)
 
 
 def test_results_without_a_record_are_refused(tmp_path: Path, configs) -> None:
+    """Even beside a table that carries its record: the second audit re-saved summary.parquet
+    without one, and the report showed it."""
     from debiaseval.workflow.io import write_parquet
 
-    write_parquet(pd.DataFrame({"x": [1]}), tmp_path / "old.parquet")
-    line = config_mismatch(configs[0], [tmp_path / "old.parquet"])
-    assert line is not None and "carries a provenance record" in line and str(tmp_path) in line
-    # beside a table with a record, one without (written by an earlier step) is fine
     table = _results(tmp_path, configs[0])
-    assert config_mismatch(configs[0], [tmp_path / "old.parquet", table]) is None
+    assert config_mismatch(configs[0], [table]) is None
+    write_parquet(pd.DataFrame({"x": [1]}), tmp_path / "summary.parquet")
+    line = config_mismatch(configs[0], [table, tmp_path / "summary.parquet"])
+    assert line == (
+        f"debiaseval: no report: {tmp_path / 'summary.parquet'} carries no provenance record "
+        "(re-saved without it, or written before debiaseval recorded one); rerun the job that "
+        f"writes it: snakemake --forcerun {tmp_path / 'summary.parquet'}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ('{\n  "config": ', "is not a JSON record (Expecting value: line 2 column 13"),
+        ("[1, 2]\n", "is not a JSON record (an object)"),
+        (b"\xff\xfe", "is not a JSON record ("),
+    ],
+)
+def test_a_damaged_provenance_json_is_refused_in_one_line(
+    tmp_path: Path, configs, text, reason
+) -> None:
+    table = _results(tmp_path, configs[0])
+    record = tmp_path / "provenance.json"
+    if isinstance(text, bytes):
+        record.write_bytes(text)
+    else:
+        record.write_text(text)
+    line = config_mismatch(configs[0], [table])
+    assert line is not None and "\n" not in line
+    assert line.startswith(f"debiaseval: no report: {record} {reason}")
+    assert line.endswith(f"rerun the job that writes both: snakemake --forcerun {table}")
+
+
+def test_a_tampered_provenance_json_is_refused_before_the_front_page_shows_it(
+    tmp_path: Path, configs
+) -> None:
+    table = _results(tmp_path, configs[0])
+    record = tmp_path / "provenance.json"
+    shown = json.loads(record.read_text())
+    # its run fields differ from run to run: never compared
+    record.write_text(json.dumps({**shown, "date": "1999-01-01T00:00:00+00:00", "commit": "x"}))
+    assert config_mismatch(configs[0], [table]) is None
+    record.write_text(json.dumps({**shown, "debiaseval": "9.9.9", "seeds": 99}))
+    line = config_mismatch(configs[0], [table])
+    assert line == (
+        f"debiaseval: no report: {record} differs from the record {table} carries (in "
+        "'debiaseval', 'seeds'): edited, or left by another run; rerun the job that writes "
+        f"both: snakemake --forcerun {table}"
+    )
 
 
 def test_headline_table_is_the_first_pipe_table() -> None:
@@ -159,3 +206,14 @@ def test_the_report_of_a_after_b_shows_a_s_hash_or_refuses(tmp_path: Path) -> No
     assert result.returncode != 0 and not (workdir / "a2.html").exists()
     lines = [line for line in result.stderr.splitlines() if line.startswith("debiaseval:")]
     assert len(lines) == 1 and hash_a in lines[0] and hash_c in lines[0], result.stderr
+    # B's summary re-saved without its record, beside tables that keep theirs: refused
+    table = pd.read_parquet(summary_b)
+    table.to_parquet(summary_b)  # pandas' own metadata, not debiaseval's record
+    result = snakemake(workdir, "--report", "b2.html", configfiles=b_files, check=False)
+    assert result.returncode != 0 and not (workdir / "b2.html").exists()
+    lines = [line for line in result.stderr.splitlines() if line.startswith("debiaseval:")]
+    assert lines == [
+        "debiaseval: no report: results/b/e3/synthetic/estimates.parquet carries no provenance "
+        "record (re-saved without it, or written before debiaseval recorded one); rerun the job "
+        "that writes it: snakemake --forcerun results/b/e3/synthetic/estimates.parquet"
+    ], result.stderr

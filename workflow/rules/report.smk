@@ -40,9 +40,19 @@ rule run_config:
 # `--report` is read from the command line (Snakemake tells the Snakefile nothing of it).
 # Another way to the report (--report-after-run, Snakemake's API) skips the check and finds the
 # front page of the last --report, or one saying where it comes from.
+def aggregate_tables():
+    """The Parquet tables of every experiment and dataset the config runs that its aggregate
+    job writes, each with the run's provenance record."""
+    tables = []
+    for name in EXPERIMENTS:
+        outputs = [path for path in getattr(rules, f"{name}_aggregate").output
+                   if path.endswith(".parquet")]  # fmt: skip
+        tables += expand(outputs, dataset=experiment_datasets(name))
+    return tables
+
+
 if workflow.is_main_process and report_requested(sys.argv):
-    _tables = [target for target in experiment_targets() if target.endswith(".parquet")]
-    _refusal = config_mismatch(config, _tables, rules.run_config.output.yaml)
+    _refusal = config_mismatch(config, aggregate_tables(), rules.run_config.output.yaml)
     if _refusal:
         sys.exit(_refusal)
     os.makedirs(os.path.dirname(FRONT_PAGE), exist_ok=True)

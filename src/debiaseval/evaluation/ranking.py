@@ -15,6 +15,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from debiaseval.workflow.errors import ContractError
+
 if TYPE_CHECKING:
     from debiaseval.recommenders.base import Recommender
 
@@ -263,7 +265,13 @@ def _ranked_batch(
     select = kernel.select_top_k if _parallel(batch.size) else kernel.select_top_k_serial  # type: ignore[attr-defined]
     select(s, batch, x.indptr, x.indices, items, vals, nan)
     if nan.any():
-        raise ValueError(f"{type(model).__name__} returned NaN scores")
+        cls = type(model)
+        raise ContractError(
+            f"{cls.__module__}.{cls.__qualname__}._score() returned NaN scores for "
+            f"{int(nan.sum())} of the {batch.size} users of a batch (the first: user "
+            f"{int(batch[np.argmax(nan)])}); expected finite scores, or -inf for an item it "
+            "excludes"
+        )
     return items, vals
 
 

@@ -51,6 +51,7 @@ __all__ = [
     "headline_table",
     "markdown_page",
     "publish_report",
+    "record_mismatch",
     "report_requested",
     "run_datasets",
 ]
@@ -230,20 +231,24 @@ def config_mismatch(
 ) -> str | None:
     """One line saying why a report of ``config`` would show another run's config, or None.
 
+    ``tables``: the Parquet files the aggregate jobs write, each with the record of the config
+    that made it (:func:`debiaseval.workflow.provenance.read_provenance`); every one present
+    must carry a record, with the hash of ``config``'s part for its experiment, and the
+    ``provenance.json`` beside it must parse and hold the same record (:func:`record_mismatch`).
     ``config_yaml`` (``results/config.yaml``, the report's "Configuration") must hold
-    ``config``; each Parquet file of ``tables`` that carries the record of the config that
-    made it (:func:`debiaseval.workflow.provenance.read_provenance`) must have the hash of
-    ``config``'s part for its experiment, and each folder of them must hold one such file.
-    The line names both hashes and where the other config is.
+    ``config``. The line names both hashes, or the file, and the command that mends it.
     """
-    recorded: dict[Path, bool] = {}
+    checked: set[Path] = set()
     for path in map(Path, tables):
         if not path.is_file():
             continue
         record = read_provenance(path)
-        recorded[path.parent] = recorded.get(path.parent, False) or record is not None
         if record is None:
-            continue  # a table an earlier step wrote (E1's dropped.parquet, say)
+            return (
+                f"debiaseval: no report: {path} carries no provenance record (re-saved without "
+                "it, or written before debiaseval recorded one); rerun the job that writes it: "
+                f"snakemake --forcerun {path}"
+            )
         own = config_hash(experiment_config(config, record["experiment"]))
         if record["config_sha256"] != own:
             return (
@@ -252,12 +257,11 @@ def config_mismatch(
                 f"that made it is the 'config' of {path.parent / 'provenance.json'}: give "
                 "--report that run's --configfile/--config, or rerun with this one first"
             )
-    for folder in (folder for folder, found in recorded.items() if not found):
-        return (
-            f"debiaseval: no report: no table of {folder} carries a provenance record "
-            "(written before debiaseval recorded one); rerun its experiment, then ask for "
-            "the report"
-        )
+        if path.parent not in checked:
+            checked.add(path.parent)
+            line = record_mismatch(path.parent / "provenance.json", record, path)
+            if line is not None:
+                return line
     current = config_hash(config)
     if config_yaml is not None and Path(config_yaml).is_file():
         recorded = config_hash(yaml.safe_load(Path(config_yaml).read_text(encoding="utf-8")))
@@ -267,6 +271,38 @@ def config_mismatch(
                 f"the results' run, not this config ({current[:16]}); give --report that "
                 f"run's config: snakemake --report report.html --configfile {config_yaml}"
             )
+    return None
+
+
+RUN_FIELDS = ("date", "commit", "dirty")
+"""The keys of ``provenance.json`` that the tables' record leaves out (:func:`run_fields`)."""
+
+
+def record_mismatch(
+    record_file: str | os.PathLike[str], record: Mapping[str, Any], table: str | os.PathLike[str]
+) -> str | None:
+    """One line when ``record_file`` (``provenance.json``, which the report's front page shows)
+    does not parse or, but for its :data:`RUN_FIELDS`, differs from the ``record`` that
+    ``table`` carries (edited by hand, or left by another run); None when it matches or is
+    absent."""
+    record_file = Path(record_file)
+    if not record_file.is_file():
+        return None
+    mend = f"rerun the job that writes both: snakemake --forcerun {table}"
+    try:
+        shown = json.loads(record_file.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as error:
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        return f"debiaseval: no report: {record_file} is not a JSON record ({reason}); {mend}"
+    if not isinstance(shown, dict):
+        return f"debiaseval: no report: {record_file} is not a JSON record (an object); {mend}"
+    stable = {k: v for k, v in shown.items() if k not in RUN_FIELDS}
+    differ = sorted(k for k in {*stable, *record} if stable.get(k) != record.get(k))
+    if differ:
+        return (
+            f"debiaseval: no report: {record_file} differs from the record {table} carries "
+            f"(in {', '.join(map(repr, differ[:3]))}): edited, or left by another run; {mend}"
+        )
     return None
 
 
