@@ -311,6 +311,14 @@ IMPORT_CASES = [
      "exit or stop the process when imported"),
     ("interrupts", "raise KeyboardInterrupt\n", "config error at 'e1.recommenders.P.algorithm': "
      "cannot import 'interrupts:Odd': importing module 'interrupts' raised KeyboardInterrupt;"),
+    # what no except catches: the second audit's os._exit(0) ended snakemake with status 0
+    ("quits", "import os\nos._exit(0)\n", "config error at 'e1.recommenders.P.algorithm': "
+     "cannot import 'quits:Odd': importing module 'quits' ended the process (exit status 0) "
+     "before the import finished; a plugin module must not exit or stop the process when "
+     "imported"),
+    ("kills", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n", "cannot import "
+     "'kills:Odd': importing module 'kills' ended the process (signal SIGKILL) before the import "
+     "finished"),
 ]  # fmt: skip
 
 
@@ -330,7 +338,8 @@ def test_a_plugin_that_exits_on_import_is_a_config_error(plugin_folder, module, 
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
-    """/redirect?to=URL redirects; /slow trickles a byte every 0.2 s; /big sends 3 MB."""
+    """/redirect?to=URL redirects; /slow trickles a byte every 0.2 s, /slow-headers its
+    headers so (each byte well within the per-read timeout); /big sends 3 MB."""
 
     def log_message(self, *args: object) -> None:
         pass
@@ -346,6 +355,16 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             try:
                 for _ in range(200):
                     self.wfile.write(b"x")
+                    self.wfile.flush()
+                    time.sleep(0.2)
+            except OSError:
+                pass
+        elif self.path == "/slow-headers.zip":
+            self.send_response(200)
+            self.flush_headers()
+            try:
+                for _ in range(200):  # "X-Drip: xxxx..." one byte at a time, never ended
+                    self.wfile.write(b"X-Drip: " if _ == 0 else b"x")
                     self.wfile.flush()
                     time.sleep(0.2)
             except OSError:
@@ -389,6 +408,8 @@ DOWNLOAD_CASES = [
     ("/redirect?to=file:///etc/passwd", "refusing to download a redirect from "
      "{base}/redirect?to=file:///etc/passwd to file:///etc/passwd"),
     ("/slow.zip", "cannot download {base}/slow.zip: not done within download.deadline = 1 s"),
+    ("/slow-headers.zip", "cannot download {base}/slow-headers.zip: not done within "
+     "download.deadline = 1 s"),
     ("/big.zip", "refusing {base}/big.zip: it announces 3.0 MB, more than download.max_mb = 1"),
     ("/unannounced.zip", "refusing {base}/unannounced.zip: more than download.max_mb = 1 MB "
      "downloaded"),
@@ -401,7 +422,7 @@ def test_a_hostile_server_gets_one_line_and_leaves_nothing(server, tmp_path, pat
     with pytest.raises(DatasetError) as error:
         download_file(server + path, tmp_path / "coat.zip", sha256=None, limits=TIGHT)
     _one_line(error.value, message.format(base=server))
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 5  # the deadline is 1 s, each byte comes within 0.2 s
     assert _files(tmp_path) == {}
 
 

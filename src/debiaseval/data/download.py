@@ -12,11 +12,14 @@ SHA-256 before the folder is renamed into place.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
+import http.client
 import os
 import posixpath
 import shutil
 import signal
+import socket
 import stat
 import tarfile
 import tempfile
@@ -151,8 +154,88 @@ class _CheckedRedirects(urllib.request.HTTPRedirectHandler):
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
-def _opener() -> urllib.request.OpenerDirector:
-    return urllib.request.build_opener(_CheckedRedirects)
+class _Deadline:
+    """A watchdog over one download's sockets: at ``seconds`` it shuts every socket the
+    download opened (and any it opens later), so that a read blocked anywhere (the status line,
+    headers drip-fed a byte at a time, the body) fails at once; :attr:`expired` then tells
+    the failure from a network error."""
+
+    def __init__(self, seconds: float) -> None:
+        self.expired = False
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._cut)
+        self._timer.daemon = True
+
+    def __enter__(self) -> _Deadline:
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._timer.cancel()
+
+    def track(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._sockets.append(sock)
+            if self.expired:
+                _shut(sock)
+
+    def _cut(self) -> None:
+        with self._lock:
+            self.expired = True
+            for sock in self._sockets:
+                _shut(sock)
+
+
+def _shut(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
+
+
+class _Tracked:
+    """A connection whose socket, once connected, its download's :class:`_Deadline` watches."""
+
+    def __init__(self, *args: Any, deadline: _Deadline, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._deadline = deadline
+
+    def connect(self) -> None:
+        super().connect()  # type: ignore[misc]
+        self._deadline.track(self.sock)  # type: ignore[attr-defined]
+
+
+class _TrackedHTTP(_Tracked, http.client.HTTPConnection):
+    pass
+
+
+class _TrackedHTTPS(_Tracked, http.client.HTTPSConnection):
+    pass
+
+
+class _DeadlineHTTP(urllib.request.HTTPHandler):
+    def __init__(self, deadline: _Deadline) -> None:
+        super().__init__()
+        self._deadline = deadline
+
+    def http_open(self, req: urllib.request.Request) -> Any:
+        return self.do_open(functools.partial(_TrackedHTTP, deadline=self._deadline), req)
+
+
+class _DeadlineHTTPS(urllib.request.HTTPSHandler):
+    def __init__(self, deadline: _Deadline) -> None:
+        super().__init__()
+        self._deadline = deadline
+
+    def https_open(self, req: urllib.request.Request) -> Any:
+        connection = functools.partial(_TrackedHTTPS, deadline=self._deadline)
+        return self.do_open(connection, req, context=self._context)
+
+
+def _opener(deadline: _Deadline) -> urllib.request.OpenerDirector:
+    """urllib's opener with the redirect policy and every connection under ``deadline``."""
+    return urllib.request.build_opener(
+        _CheckedRedirects, _DeadlineHTTP(deadline), _DeadlineHTTPS(deadline)
+    )
 
 
 def _stream(
@@ -193,24 +276,30 @@ def download_file(
     """Stream ``url`` to ``dest`` through a temp file beside it, verify, rename atomically.
 
     Every redirect passes the same URL policy; ``timeout`` bounds each read, ``limits`` the
-    whole download's time and size. On any failure (HTTP error, checksum mismatch, a limit)
-    ``dest`` is not created.
+    whole download's time and size: the deadline covers the connection, the status line and
+    headers (however slowly they arrive) and the body (:class:`_Deadline`). On any failure
+    (HTTP error, checksum mismatch, a limit) ``dest`` is not created.
     """
     _check_url(url)
     dest = Path(dest)
     digest = hashlib.sha256()
     start = time.monotonic()
-    with atomic_path(dest) as tmp:
+    late = f"cannot download {url}: not done within download.deadline = {limits.deadline:g} s"
+    with atomic_path(dest) as tmp, _Deadline(limits.deadline) as deadline:
         try:
             with (
-                _opener().open(url, timeout=min(timeout, limits.deadline)) as resp,
+                _opener(deadline).open(url, timeout=min(timeout, limits.deadline)) as resp,
                 open(tmp, "wb") as out,
             ):
                 _stream(resp, out, digest, url, limits, start)
-        except (urllib.error.URLError, OSError, ValueError) as exc:
+            if deadline.expired:  # a socket shut by the watchdog reads as the end of the data
+                raise DatasetError(late)
+        except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as exc:
             if isinstance(exc, DatasetError):
                 raise
-            reason = " ".join(str(exc).split())
+            if deadline.expired:
+                raise DatasetError(late) from exc
+            reason = " ".join(str(exc).split()) or type(exc).__name__
             raise DatasetError(f"cannot download {url}: {reason}") from exc
         got = digest.hexdigest()
         if sha256 is not None and got != sha256.lower():

@@ -26,6 +26,8 @@ import importlib
 import inspect
 import json
 import os
+import signal
+import subprocess
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from importlib import metadata
@@ -182,11 +184,65 @@ def _import_failure(module: str, error: BaseException) -> str:
     return " ".join(str(error).split())
 
 
+PROBED_ENV = "DEBIASEVAL_PROBED_PLUGINS"
+"""Environment variable: the plugin modules a child process imported to the end (see
+:func:`probe_import`); the job processes inherit it and do not probe them again."""
+
+_PROBE = (
+    "import importlib, os, sys\n"
+    "sys.path += [p for p in os.environ.get({env!r}, '').split(os.pathsep) if p]\n"
+    "try:\n"
+    "    importlib.import_module(sys.argv[1])\n"
+    "except BaseException:\n"
+    "    pass\n"
+    "sys.stdout.flush()\n"
+    "os.write(1, {done!r})\n"
+    "os._exit(0)\n"
+)
+_PROBE_DONE = "\n-- debiaseval: import done --"
+
+
+def probe_import(module: str) -> None:
+    """Import ``module`` first in a child Python, so that one ending its process when imported
+    (``os._exit``, a signal, an interpreter abort: what no ``except`` catches) stops the config
+    check with one line naming it instead of ending the run, status 0 and no output. An import
+    that merely raises is left for the caller's own import to report. Once per module and run:
+    the modules probed are kept in :data:`PROBED_ENV`, which job processes inherit."""
+    probed = [m for m in os.environ.get(PROBED_ENV, "").split(os.pathsep) if m]
+    if module in probed or module in sys.modules:
+        return
+    code = _PROBE.format(env=PLUGIN_PATHS_ENV, done=_PROBE_DONE.encode())
+    child = subprocess.run(
+        [sys.executable, "-c", code, module], capture_output=True, stdin=subprocess.DEVNULL
+    )
+    if not child.stdout.endswith(_PROBE_DONE.encode()):
+        raise ValueError(
+            f"importing module {module!r} ended the process ({_ended(child.returncode)}) "
+            "before the import "
+            "finished; a plugin module must not exit or stop the process when imported"
+        )
+    os.environ[PROBED_ENV] = os.pathsep.join([*probed, module])
+
+
+def _ended(returncode: int) -> str:
+    """How a child process ended, from its return code (negative: the signal)."""
+    if returncode >= 0:
+        return f"exit status {returncode}"
+    try:
+        return f"signal {signal.Signals(-returncode).name}"
+    except ValueError:
+        return f"signal {-returncode}"
+
+
 def _import_path(path: str) -> object:
     module_name, _, attribute = path.partition(":")
     if not module_name or not attribute:
         raise ValueError(f"cannot import {path!r}: expected 'package.module:Class'")
     _extend_sys_path()
+    try:
+        probe_import(module_name)
+    except ValueError as exc:
+        raise ValueError(f"cannot import {path!r}: {exc}") from None
     try:
         target: object = importlib.import_module(module_name)
     except (Exception, SystemExit, KeyboardInterrupt) as exc:  # any failure, in one line
@@ -231,6 +287,10 @@ def resolve_recommender(algorithm: str) -> type[Recommender]:
             "or an import path 'package.module:Class'"
         )
     what = f"{algorithm!r} (entry point {entry.value!r})"
+    try:
+        probe_import(entry.value.partition(":")[0])
+    except ValueError as exc:
+        raise ValueError(f"cannot import {what}: {exc}") from None
     try:
         target = entry.load()
     except (Exception, SystemExit, KeyboardInterrupt) as exc:  # any failure, in one line
