@@ -4,6 +4,7 @@ results' provenance and each experiment's headline table (docs/report.md)."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -206,6 +207,25 @@ def test_the_report_of_a_after_b_shows_a_s_hash_or_refuses(tmp_path: Path) -> No
     assert result.returncode != 0 and not (workdir / "a2.html").exists()
     lines = [line for line in result.stderr.splitlines() if line.startswith("debiaseval:")]
     assert len(lines) == 1 and hash_a in lines[0] and hash_c in lines[0], result.stderr
+    # B's results copied into a fresh folder (no Snakemake records), then run by another
+    # config: once "Nothing to be done"; now set aside into .foreign/ and made again
+    fresh = make_workdir(tmp_path / "copy")
+    shutil.copytree(workdir / "results/b", fresh / "results/b")
+    (fresh / "b.yaml").write_text("experiments: [e3]\ne3: {alpha: 0.5}\n")
+    run = snakemake(fresh, "--cores", "2", configfiles=b_files)
+    table = "results/b/e3/synthetic/estimates.parquet"
+    hash_d = read_provenance(fresh / table)["config_sha256"][:16]
+    assert hash_d != hash_b
+    assert (
+        f"debiaseval: {table} was made by config sha256 {hash_b}, not this run's ({hash_d}), "
+        "and Snakemake has no record of it (copied in?): its folder's unrecorded files are set "
+        "aside"
+    ) in run.stderr
+    [place] = (fresh / "results/b/.foreign").iterdir()
+    assert read_provenance(place / "e3/synthetic/estimates.parquet")["config_sha256"][:16] == hash_b
+    again = snakemake(fresh, "--cores", "2", configfiles=b_files)
+    assert "debiaseval: results" not in again.stderr, again.stderr
+    assert "Nothing to be done" in again.stdout + again.stderr
     # B's summary re-saved without its record, beside tables that keep theirs: refused
     table = pd.read_parquet(summary_b)
     table.to_parquet(summary_b)  # pandas' own metadata, not debiaseval's record

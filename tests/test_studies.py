@@ -4,6 +4,7 @@ that two configs never overwrite each other's results (docs/getting-started.md#s
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 import yaml
 
 from debiaseval.workflow.config import ConfigError, study_name, validate_config
+from debiaseval.workflow.studies import origin_conflict, record_origin, set_aside_foreign
 
 # --------------------------------------------------------------------------- the name
 
@@ -50,6 +52,71 @@ def test_validation_checks_the_key_and_defaults_it_to_null():
     for other in (3.5, True, [3]):
         with pytest.raises(ConfigError, match=r"^config error at 'study'"):
             validate_config({"study": other})
+
+
+def test_a_study_records_the_file_that_named_it_and_refuses_another_of_that_name(
+    tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    folder = Path("results/t1")
+    assert origin_conflict(folder, "t1", ["cfg/t1.yaml"]) is None  # nothing recorded yet
+    record_origin(folder, "t1", ["base.yaml", "./cfg/t1.yaml"])
+    record_origin(folder, "t1", ["cfg2/t1.yaml"])  # the first file stays recorded
+    assert json.loads((folder / "study.json").read_text())["configfile"] == "cfg/t1.yaml"
+    assert origin_conflict(folder, "t1", ["cfg/t1.yaml"]) is None
+    assert origin_conflict(folder, "t1", [str(tmp_path / "cfg/t1.yaml")]) is None
+    line = origin_conflict(folder, "t1", ["cfg2/t1.yaml"])
+    assert line is not None and "\n" not in line
+    assert "holds the results of cfg/t1.yaml, and cfg2/t1.yaml has the same name" in line
+    assert origin_conflict(folder, "t1", []) is None
+    (folder / "study.json").write_text("{not json")  # damaged: recorded again, never trusted
+    assert origin_conflict(folder, "t1", ["cfg2/t1.yaml"]) is None
+    record_origin(folder, "t1", ["cfg2/t1.yaml"])
+    assert json.loads((folder / "study.json").read_text())["configfile"] == "cfg2/t1.yaml"
+
+
+def test_results_of_another_config_are_named_or_set_aside(tmp_path, monkeypatch):
+    """With Snakemake's record (a replaced config): named, Snakemake reruns them. Without (copied
+    in): every unrecorded file of the folder moves to .foreign/, the recorded ones stay."""
+    import base64
+
+    import pandas as pd
+
+    from debiaseval.workflow.provenance import config_hash, experiment_config, write_table
+
+    monkeypatch.chdir(tmp_path)
+    config = validate_config({"experiments": ["e3"]})
+    other = validate_config({"experiments": ["e3"], "e3": {"alpha": 0.5}})
+    record = {"experiment": "e3", "config_sha256": config_hash(experiment_config(other, "e3"))}
+    frame = pd.DataFrame({"x": [1]})
+    tables = [Path(f"results/s/e3/{d}/estimates.parquet") for d in ("copied", "replaced", "own")]
+    for table in tables:
+        table.parent.mkdir(parents=True)
+        write_table(frame, table, record)
+        (table.parent / "estimates.md").write_text("# E3\n")
+    own = {**record, "config_sha256": config_hash(experiment_config(config, "e3"))}
+    write_table(frame, tables[2], own)
+    for made in (tables[1], tables[2], tables[1].parent / "estimates.md"):
+        name = base64.urlsafe_b64encode(str(made).encode()).decode()
+        Path(".snakemake/metadata").mkdir(parents=True, exist_ok=True)
+        Path(".snakemake/metadata", name).write_text(json.dumps({"rule": "r", "input": []}))
+    lines = set_aside_foreign("results/s", tables, config, stamp="T")
+    short = (record["config_sha256"][:16], own["config_sha256"][:16])
+    assert lines == [
+        f"debiaseval: {tables[0]} was made by config sha256 {short[0]}, not this run's "
+        f"({short[1]}), and Snakemake has no record of it (copied in?): its folder's "
+        "unrecorded files are set aside",
+        f"debiaseval: {tables[1]} was made by config sha256 {short[0]}, not this run's "
+        f"({short[1]}): its jobs run again",
+        "debiaseval: moved 2 file(s) to results/s/.foreign/T/ so that this config's jobs make "
+        "them again",
+    ]
+    assert sorted(str(p) for p in Path("results/s/.foreign/T").rglob("*.*")) == [
+        "results/s/.foreign/T/e3/copied/estimates.md",
+        "results/s/.foreign/T/e3/copied/estimates.parquet",
+    ]
+    assert tables[1].exists() and tables[2].exists()
+    assert set_aside_foreign("results/s", tables, config) == [lines[1]]  # nothing left to move
 
 
 # --------------------------------------------------------------------------- the workflow
@@ -139,6 +206,36 @@ def test_an_aggregate_reads_its_configs_seeds_only_never_a_stale_folder(two_stud
     }
     summary = pd.read_parquet(workdir / "results/a/e1/synthetic/summary.parquet")
     assert not (summary["mean"] == 0.987654).any()
+
+
+@pytest.mark.slow
+def test_another_file_of_the_same_name_is_refused_before_any_job(two_studies):
+    """The second audit ran cfg/t1.yaml, then cfg2/t1.yaml (another model): one study, the
+    first model silently gone. Study a records a.yaml; other/a.yaml is refused, by a dry run
+    and a real run alike, and runs as a study of its own."""
+    from test_workflow import snakemake
+
+    workdir, _ = two_studies
+    before = digests(workdir / "results/a")
+    assert json.loads((workdir / "results/a/study.json").read_text()) == {
+        "study": "a", "configfile": "a.yaml"
+    }  # fmt: skip
+    (workdir / "other").mkdir(exist_ok=True)
+    (workdir / "other/a.yaml").write_text(yaml.safe_dump(B))
+    for args in (("-n",), ("--cores", "2")):
+        result = snakemake(workdir, *args, configfiles=("other/a.yaml",), check=False)
+        assert result.returncode != 0
+        lines = [line for line in result.stderr.splitlines() if line.startswith("debiaseval:")]
+        assert lines == [
+            "debiaseval: study 'a' (results/a/) holds the results of a.yaml, and other/a.yaml "
+            "has the same name: give this run a study of its own (--config study=<name>, or "
+            "the key study in other/a.yaml), or run a.yaml"
+        ], result.stderr
+    assert digests(workdir / "results/a") == before
+    run = snakemake(workdir, "-n", "--config", "study=a2", configfiles=("other/a.yaml",))
+    assert "e1_aggregate" in run.stdout
+    # the file that named the study, however written, is the same file
+    assert "Nothing to be done" in snakemake(workdir, "-n", configfiles=("./a.yaml",)).stdout
 
 
 @pytest.mark.slow

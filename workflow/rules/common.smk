@@ -22,18 +22,35 @@ from debiaseval.workflow.data_check import missing_data_message, unobtainable
 from debiaseval.workflow.io import read_only_message, rebuild_damaged, runs_jobs
 from debiaseval.workflow.provenance import gather as gather_provenance
 from debiaseval.workflow.report import finished_message
+from debiaseval.workflow.studies import origin_conflict, record_origin
 
 try:
     config.update(validate_config(config))
     # The study: the key `study`, else the stem of the last --configfile, else "default".
     # Snakemake passes the same --configfile(s) and --config to every job it starts, so each
     # job resolves the same name. The resolved config records it (results/<study>/config.yaml).
+    NAMED_BY_FILE = config["study"] is None and bool(workflow.overwrite_configfiles)
     config["study"] = study_name(config["study"], workflow.overwrite_configfiles)
 except ConfigError as error:
     sys.exit(str(error))  # one line naming the key, before any job is scheduled
 
 STUDY = config["study"]
 RESULTS = f"results/{STUDY}"
+RUNS_JOBS = (
+    workflow.is_main_process
+    and not workflow.output_settings.dryrun
+    and runs_jobs(sys.argv[1:])
+)
+
+# A study named after its config file records that file (results/<study>/study.json); another
+# file of the same name (cfg2/t1.yaml after cfg/t1.yaml) is refused before any job, dry runs
+# included, instead of replacing the study's results (debiaseval.workflow.studies).
+if NAMED_BY_FILE and workflow.is_main_process:
+    _conflict = origin_conflict(RESULTS, STUDY, workflow.overwrite_configfiles)
+    if _conflict and (workflow.output_settings.dryrun or RUNS_JOBS):
+        sys.exit(_conflict)
+    if RUNS_JOBS:
+        record_origin(RESULTS, STUDY, workflow.overwrite_configfiles)
 
 
 # Every file a study makes lies under its own folder: results/<study>/, logs/<study>/ and
@@ -68,11 +85,7 @@ def bench(path):
 # --dag, --unlock, --report, ...), and only in the main process, not in the jobs it starts.
 # A file the file system does not let us read (permission denied, an I/O error) is reported
 # and left alone.
-if (
-    workflow.is_main_process
-    and not workflow.output_settings.dryrun
-    and runs_jobs(sys.argv[1:])
-):
+if RUNS_JOBS:
     _lines, _stop = rebuild_damaged(RESULTS)
     for _line in _lines:
         print(_line, file=sys.stderr)

@@ -7,6 +7,7 @@
 # given (one line and no report otherwise), then writes the front page's provenance and
 # headline tables (FRONT_PAGE, which workflow/report/workflow.rst includes).
 from debiaseval.workflow.report import config_mismatch, front_page, report_requested
+from debiaseval.workflow.studies import set_aside_foreign
 
 FRONT_PAGE = ".snakemake/debiaseval/front.html"
 
@@ -50,6 +51,14 @@ def aggregate_tables():
         tables += expand(outputs, dataset=experiment_datasets(name))
     return tables
 
+
+# Results copied in from another config (their tables' records name another config, and
+# Snakemake has no record of them) are set aside into results/<study>/.foreign/<time>/, so
+# that this config's jobs make them again; results of a replaced config are named (Snakemake
+# reruns their jobs, whose params changed). Only a command that runs jobs does this.
+if RUNS_JOBS:
+    for _line in set_aside_foreign(RESULTS, aggregate_tables(), config):
+        print(_line, file=sys.stderr)
 
 if workflow.is_main_process and report_requested(sys.argv):
     _refusal = config_mismatch(config, aggregate_tables(), rules.run_config.output.yaml)

@@ -19,6 +19,8 @@ import pyarrow.parquet as pq
 __all__ = [
     "DAMAGED",
     "DAMAGE_CHECKED",
+    "FOREIGN",
+    "SET_ASIDE",
     "OutputDamage",
     "UnreadableFileError",
     "atomic_path",
@@ -251,8 +253,8 @@ def output_damage(
 
     ``made``: the outputs the workflow's rules made (Snakemake's records,
     :func:`made_outputs`); when given, a file that is none of them, nor inside one of them
-    (a ``directory()`` output), is a user's own and never judged. Files under ``.damaged/``
-    (what :func:`rebuild_damaged` set aside) and temporary files of writes in progress
+    (a ``directory()`` output), is a user's own and never judged. Files under ``.damaged/`` and
+    ``.foreign/`` (:data:`SET_ASIDE`) and temporary files of writes in progress
     (``.name.*.tmp``) are skipped. A file the file system does not let us read (permission
     denied, an I/O error) is reported, never taken for damage.
     """
@@ -263,7 +265,8 @@ def output_damage(
     recorded = None if made is None else {os.path.normpath(p) for p in made}
     candidates = (
         p for p in root.rglob("*")
-        if p.suffix.lower() in DAMAGE_CHECKED and DAMAGED not in p.relative_to(root).parts
+        if p.suffix.lower() in DAMAGE_CHECKED
+        and not set(SET_ASIDE).intersection(p.relative_to(root).parts)
     )  # fmt: skip
     for path in sorted(candidates):
         if recorded is not None and not _made_by_a_rule(path, recorded):
@@ -282,6 +285,11 @@ def output_damage(
 
 DAMAGED = ".damaged"
 """The folder of a study's results where damaged outputs are set aside, never deleted."""
+FOREIGN = ".foreign"
+"""The folder of a study's results where results copied in from another config are set aside
+(:func:`debiaseval.workflow.studies.set_aside_foreign`)."""
+SET_ASIDE = (DAMAGED, FOREIGN)
+"""The folders of what the workflow set aside: never judged, never read."""
 
 
 def _made_by_a_rule(path: Path, recorded: set[str]) -> bool:
@@ -343,17 +351,18 @@ def downstream_outputs(
 
 
 def move_outputs(
-    paths: Iterable[str], folder: str | os.PathLike[str], *, stamp: str
+    paths: Iterable[str], folder: str | os.PathLike[str], *, stamp: str, aside: str = DAMAGED
 ) -> tuple[Path, list[str]]:
     """Move the files and folders of ``paths`` that lie under ``folder`` into
-    ``folder/.damaged/<stamp>/``, each at its path relative to ``folder``; return that place
-    and what was moved. Nothing is unlinked: a symlink moves as the link it is."""
+    ``folder/<aside>/<stamp>/`` (one of :data:`SET_ASIDE`), each at its path relative to
+    ``folder``; return that place and what was moved. Nothing is unlinked: a symlink moves as
+    the link it is."""
     root = Path(folder)
-    place = root / DAMAGED / stamp
+    place = root / aside / stamp
     for n in range(1, 1000):  # never into an earlier run's place
         if not place.exists():
             break
-        place = root / DAMAGED / f"{stamp}-{n}"
+        place = root / aside / f"{stamp}-{n}"
     moved = []
     for path in paths:
         target = Path(path)
