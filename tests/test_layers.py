@@ -4,10 +4,11 @@
 (``estimation``), which sits on the method packages, which sit on ``data``. Every
 ``import`` in ``src/debiaseval``, at module level or inside a function, is read from the
 syntax tree; an import of a higher layer fails here.
-Below them all, ``workflow.io`` (Parquet and atomic writes), ``workflow.errors`` and
-``workflow.schema`` (the config schema, defaults and one-line errors) import nothing of the
-package. The rest of ``workflow`` (the config and its validation, the runtime,
-the report) is the glue every layer uses and is left out of the ranking.
+Below them all, ``workflow.io`` (Parquet and atomic writes), ``workflow.errors``,
+``workflow.schema`` (the config schema, defaults and one-line errors) and ``workflow.markup``
+(user-given text made inert in Markdown, HTML and the report) import nothing of the package.
+The rest of ``workflow`` (the config and its validation, the runtime, the report) is the glue
+every layer uses and is left out of the ranking.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ LAYERS: dict[str, int] = {
     "workflow.io": -1,
     "workflow.errors": -1,
     "workflow.schema": -1,
+    "workflow.markup": -1,
     "data": 0,
     "recommenders": 1,
     "evaluation": 1,
@@ -107,7 +109,7 @@ def test_nothing_below_the_api_imports_it() -> None:
 
 
 def test_io_and_errors_import_nothing_of_the_package() -> None:
-    for name in ("io", "errors", "schema"):
+    for name in ("io", "errors", "schema", "markup"):
         source = (PACKAGE / "workflow" / f"{name}.py").read_text(encoding="utf-8")
         assert imported_modules(source) == []
 

@@ -301,8 +301,8 @@ def test_report_in_a_browser_shows_every_result_with_its_caption(two_runs):
     """The report opens in headless Chromium. Its menu has a category per experiment, titled
     with the paper, and "Configuration"; each category lists every figure and table of each
     dataset; each opens whole (figures with their caption under them and no legend over the
-    data, tables with rows and pivoted as in the Markdown). Screenshots of every page go to
-    results/report-screenshots/ for a person to look at."""
+    data, tables with rows and pivoted as in the Markdown), and none opens a dialog. Screenshots of
+    every page go to results/report-screenshots/ for a person to look at."""
     sync_api = pytest.importorskip("playwright.sync_api", reason="needs the test extra")
     report = two_runs[0] / "report.html"
     if not report.exists():
@@ -315,6 +315,8 @@ def test_report_in_a_browser_shows_every_result_with_its_caption(two_runs):
         browser = driver.chromium.launch(executable_path=executable, args=["--no-sandbox"])
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 900})
+            dialogs: list[str] = []  # a script run by the report's data opens one
+            page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
             page.goto(report.as_uri())
             menu = page.locator("nav").first
             menu.get_by_text("Results", exact=True).wait_for(timeout=30_000)
@@ -338,6 +340,7 @@ def test_report_in_a_browser_shows_every_result_with_its_caption(two_runs):
                         menu.locator("tbody tr").nth(i).locator("a").first.click()
                         frame = page.frame_locator("iframe")
                         _check_page(page, frame, category, dataset, cells[0])
+            assert dialogs == [], dialogs
         finally:
             browser.close()
     shots = sorted(p.name for p in SCREENSHOTS.glob("*.png"))

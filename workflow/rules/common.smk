@@ -20,6 +20,7 @@ from debiaseval.recommenders.registry import EXTERNAL, plugin_source_hash
 from debiaseval.recommenders.tuning import grid_chunks
 from debiaseval.workflow.data_check import missing_data_message, unobtainable
 from debiaseval.workflow.io import read_only_message, rebuild_damaged, runs_jobs
+from debiaseval.workflow.markup import report_params
 from debiaseval.workflow.provenance import gather as gather_provenance
 from debiaseval.workflow.report import finished_message
 from debiaseval.workflow.studies import origin_conflict, record_origin
@@ -281,7 +282,9 @@ def report_outputs(experiment):
     commit); ``figures/``: per figure an SVG, a PNG and an HTML page (the figure with its
     caption, in the report); ``tables/``: the experiment's Markdown tables as HTML pages. The
     rule's params must hold ``captions`` (figure name -> caption) for the report's
-    descriptions and ``provenance`` (:func:`provenance`).
+    descriptions and ``provenance`` (:func:`provenance`), and be given as ``params:
+    **report_params(...)`` (debiaseval.workflow.markup): the report shows them in a script
+    block that no config string may close.
     """
     folder = results(f"{experiment}/{{dataset}}")
     category = figure_module(experiment).TITLE

@@ -446,12 +446,14 @@ rule e1_aggregate:
         sensitivity_md=results("e1/{dataset}/sensitivity.md"),
         **report_outputs("e1"),
     params:
-        captions=figure_module("e1").FIGURES,
-        provenance=provenance("e1"),
-        dataset="{dataset}",
-        e1=with_threshold(E1),
-        min_users=config["min_users"],
-        code=CODE,
+        **report_params(
+            captions=figure_module("e1").FIGURES,
+            provenance=provenance("e1"),
+            dataset="{dataset}",
+            e1=with_threshold(E1),
+            min_users=config["min_users"],
+            code=CODE,
+        ),
     conda:
         "../envs/debiaseval.yaml"
     benchmark:

@@ -220,14 +220,16 @@ rule e2_aggregate:
         summary_md=results("e2/{dataset}/summary.md"),
         **report_outputs("e2"),
     params:
-        captions=figure_module("e2").FIGURES,
-        provenance=provenance("e2"),
-        dataset="{dataset}",
-        runs=E2_RUNS,
-        seeds=list(experiment_seeds("e2")),
-        e2=with_threshold({k: v for k, v in E2.items() if k != "resources"}),
-        min_users=config["min_users"],
-        code=CODE,
+        **report_params(
+            captions=figure_module("e2").FIGURES,
+            provenance=provenance("e2"),
+            dataset="{dataset}",
+            runs=E2_RUNS,
+            seeds=list(experiment_seeds("e2")),
+            e2=with_threshold({k: v for k, v in E2.items() if k != "resources"}),
+            min_users=config["min_users"],
+            code=CODE,
+        ),
     conda:
         "../envs/debiaseval.yaml"
     benchmark:

@@ -56,11 +56,13 @@ rule e3_aggregate:
         rmse_vs_mar_mean=results("e3/{dataset}/rmse_vs_mar_mean.parquet"),
         **report_outputs("e3"),
     params:
-        captions=figure_module("e3").FIGURES,
-        provenance=provenance("e3"),
-        dataset="{dataset}",
-        block={k: E3[k] for k in ("alpha", "table_metrics", "curve_metrics")},
-        code=CODE,
+        **report_params(
+            captions=figure_module("e3").FIGURES,
+            provenance=provenance("e3"),
+            dataset="{dataset}",
+            block={k: E3[k] for k in ("alpha", "table_metrics", "curve_metrics")},
+            code=CODE,
+        ),
     conda:
         "../envs/debiaseval.yaml"
     benchmark:

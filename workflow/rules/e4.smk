@@ -109,13 +109,15 @@ rule e4_aggregate:
         summary_md=results("e4/{dataset}/summary.md"),
         **report_outputs("e4"),
     params:
-        captions=figure_module("e4").FIGURES,
-        provenance=provenance("e4"),
-        dataset="{dataset}",
-        alpha=E4["alpha_sweep"]["alpha"],
-        grid=lambda w: e4_tuning_grid(E4, w.dataset),
-        min_users=config["min_users"],
-        code=CODE,
+        **report_params(
+            captions=figure_module("e4").FIGURES,
+            provenance=provenance("e4"),
+            dataset="{dataset}",
+            alpha=E4["alpha_sweep"]["alpha"],
+            grid=lambda w: e4_tuning_grid(E4, w.dataset),
+            min_users=config["min_users"],
+            code=CODE,
+        ),
     conda:
         "../envs/debiaseval.yaml"
     benchmark:

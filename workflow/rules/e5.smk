@@ -200,13 +200,15 @@ rule e5_aggregate:
         agreement_md=results("e5/{dataset}/agreement.md"),
         **report_outputs("e5"),
     params:
-        captions=figure_module("e5").FIGURES,
-        provenance=provenance("e5"),
-        dataset="{dataset}",
-        min_users=config["min_users"],
-        confidence=E5["confidence"],
-        resamples=E5["bootstrap"]["resamples"],
-        code=CODE,
+        **report_params(
+            captions=figure_module("e5").FIGURES,
+            provenance=provenance("e5"),
+            dataset="{dataset}",
+            min_users=config["min_users"],
+            confidence=E5["confidence"],
+            resamples=E5["bootstrap"]["resamples"],
+            code=CODE,
+        ),
     conda:
         "../envs/debiaseval.yaml"
     benchmark:

@@ -66,12 +66,14 @@ rule e6_aggregate:
         markdown=results("e6/{dataset}/scores.md"),
         **report_outputs("e6"),
     params:
-        captions=figure_module("e6").FIGURES,
-        provenance=provenance("e6"),
-        dataset="{dataset}",
-        seeds=list(experiment_seeds("e6")),
-        min_users=config["min_users"],
-        code=CODE,
+        **report_params(
+            captions=figure_module("e6").FIGURES,
+            provenance=provenance("e6"),
+            dataset="{dataset}",
+            seeds=list(experiment_seeds("e6")),
+            min_users=config["min_users"],
+            code=CODE,
+        ),
     conda:
         "../envs/debiaseval.yaml"
     benchmark:

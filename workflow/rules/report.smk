@@ -26,8 +26,10 @@ rule run_config:
             labels={"result": "resolved configuration"},
         ),
     params:
-        config=config,
-        code=CODE,
+        **report_params(
+            config=config,
+            code=CODE,
+        ),
     conda:
         "../envs/debiaseval.yaml"
     benchmark:

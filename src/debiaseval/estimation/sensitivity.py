@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from debiaseval.estimation.heldout import HeldOut, gains, member
+from debiaseval.workflow.markup import inert_markdown
 
 __all__ = [
     "MAX_GAMMA",
@@ -335,7 +336,7 @@ def sensitivity_markdown(bounds: pd.DataFrame, comparisons: pd.DataFrame, datase
             for gamma in gammas:
                 hit = part[part["gamma"] == gamma]
                 cells.append(f"[{hit['low'].iloc[0]:.4f}, {hit['high'].iloc[0]:.4f}]")
-            rows.append("| " + " | ".join([str(rec), *cells]) + " |")
+            rows.append("| " + " | ".join([inert_markdown(rec), *cells]) + " |")
         header = "| recommender | estimate | " + " | ".join(f"Γ = {g:g}" for g in gammas) + " |"
         rule = "|" + "|".join("---" for _ in range(2 + len(gammas))) + "|"
         parts.append(
@@ -349,6 +350,8 @@ def sensitivity_markdown(bounds: pd.DataFrame, comparisons: pd.DataFrame, datase
                 for a, b, d, g in mine[["recommender_a", "recommender_b", "mean_diff",
                                         "gamma_star"]].itertuples(index=False):  # fmt: skip
                     star = "∞" if np.isinf(g) else f"{g:.2f}"
-                    lines.append(f"| {a} | {b} | {d:+.4f} | {star} |")
+                    lines.append(
+                        f"| {inert_markdown(a)} | {inert_markdown(b)} | {d:+.4f} | {star} |"
+                    )
                 parts.append("\n" + "\n".join(lines) + "\n")
     return "".join(parts)

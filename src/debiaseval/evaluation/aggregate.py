@@ -10,6 +10,7 @@ import pandas as pd
 
 from debiaseval.evaluation.flags import MIN_USERS, join_flags, legend, marked
 from debiaseval.evaluation.uncertainty import INTERVAL_NOTE, interval_cell
+from debiaseval.workflow.markup import inert_markdown
 
 __all__ = [
     "KENDALL_COLUMNS",
@@ -218,11 +219,14 @@ def _cell(value: object) -> str:
 
 
 def markdown_table(frame: pd.DataFrame) -> str:
-    """A GitHub-flavoured Markdown table of ``frame`` (floats to 4 significant digits)."""
-    header = "| " + " | ".join(map(str, frame.columns)) + " |"
+    """A GitHub-flavoured Markdown table of ``frame`` (floats to 4 significant digits). Every
+    header and cell is text, shown as written (:func:`~debiaseval.workflow.markup.inert_markdown`):
+    a name holding ``|``, a backtick or HTML neither splits its cell nor becomes markup."""
+    header = "| " + " | ".join(inert_markdown(c) for c in frame.columns) + " |"
     rule = "|" + "|".join("---" for _ in frame.columns) + "|"
     body = [
-        "| " + " | ".join(_cell(v) for v in row) + " |" for row in frame.itertuples(index=False)
+        "| " + " | ".join(inert_markdown(_cell(v)) for v in row) + " |"
+        for row in frame.itertuples(index=False)
     ]
     return "\n".join([header, rule, *body]) + "\n"
 

@@ -33,6 +33,7 @@ import pyarrow.parquet as pq
 
 from debiaseval._version import __version__
 from debiaseval.workflow.io import atomic_path, write_text
+from debiaseval.workflow.markup import code_span, inert_markdown
 
 __all__ = [
     "CHECKSUM_CACHE",
@@ -311,22 +312,26 @@ def markdown_header(provenance: Mapping[str, Any]) -> str:
     """A short Markdown block naming the record's version, config hash, seeds, data and
     library versions (the full record is in the Parquet files' metadata); the same for the
     same record whatever the order of its keys (a record read back from a file has them
-    sorted)."""
+    sorted). File names and plugins are shown as written, never read as Markdown or HTML
+    (:mod:`debiaseval.workflow.markup`)."""
     versions = provenance.get("versions", {})
     order = [*("python", *LIBRARIES), *sorted(set(versions) - {"python", *LIBRARIES})]
     libraries = ", ".join(f"{k} {versions[k]}" for k in order if versions.get(k) is not None)
     data = provenance.get("data", {})
-    files = "; ".join(f"`{Path(p).name}` {data[p][:12]}" for p in sorted(data)) or "generated"
+    files = "; ".join(f"{code_span(Path(p).name)} {inert_markdown(data[p][:12])}"
+                      for p in sorted(data)) or "generated"  # fmt: skip
     lines = [
-        f"> debiaseval {provenance.get('debiaseval')} · config sha256 "
-        f"`{str(provenance.get('config_sha256'))[:16]}` · seeds {provenance.get('seeds')}  ",
+        f"> debiaseval {inert_markdown(provenance.get('debiaseval'))} · config sha256 "
+        f"{code_span(str(provenance.get('config_sha256'))[:16])} · seeds "
+        f"{inert_markdown(provenance.get('seeds'))}  ",
         f"> data (sha256): {files}  ",
-        f"> {libraries}",
+        f"> {inert_markdown(libraries)}",
     ]
     plugins = provenance.get("plugins") or {}
     if plugins:
         lines[-1] += "  "
-        lines.append("> plugins: " + "; ".join(f"{k}: {plugins[k]}" for k in sorted(plugins)))
+        shown = "; ".join(f"{k}: {plugins[k]}" for k in sorted(plugins))
+        lines.append("> plugins: " + inert_markdown(shown))
     return "\n".join(lines) + "\n"
 
 

@@ -49,6 +49,7 @@ __all__ = [
     "flatten_config",
     "front_page",
     "headline_table",
+    "markdown_html",
     "markdown_page",
     "publish_report",
     "record_mismatch",
@@ -87,9 +88,20 @@ def figure_page(svg: str, title: str, caption: str) -> str:
     return _page(title, body)
 
 
+def markdown_html(text: str) -> str:
+    """The Markdown document ``text`` as HTML (its pipe tables as tables), with any raw HTML in
+    it shown as text: the last guard behind :mod:`debiaseval.workflow.markup`, so that no
+    Markdown file a job wrote adds an element to its page (docs/report.md#user-given-strings).
+    """
+    renderer = markdown.Markdown(extensions=["tables"], output_format="html")
+    renderer.preprocessors.deregister("html_block")
+    renderer.inlinePatterns.deregister("html")
+    return renderer.convert(text)
+
+
 def markdown_page(text: str, title: str) -> str:
-    """A standalone HTML page of the Markdown document ``text`` (its pipe tables as tables)."""
-    return _page(title, markdown.markdown(text, extensions=["tables"], output_format="html"))
+    """A standalone HTML page of the Markdown document ``text`` (:func:`markdown_html`)."""
+    return _page(title, markdown_html(text))
 
 
 def flatten_config(config: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str]]:
@@ -354,7 +366,7 @@ def front_page(results: Sequence[tuple[str | os.PathLike[str], str | os.PathLike
         records.append(record)
         text = Path(markdown_file).read_text(encoding="utf-8")
         title = text.splitlines()[0].lstrip("# ") if text.startswith("# ") else str(folder)
-        table = markdown.markdown(headline_table(text), extensions=["tables"])
+        table = markdown_html(headline_table(text))
         tables.append(f"<h3>{html.escape(title)}</h3>\n{table}")
     if not records:
         return "<p>No results yet: run the workflow, then ask for the report.</p>\n"
