@@ -267,6 +267,12 @@ def test_propensity_column_gives_e4_provided_propensities(tmp_path):
         ("uid,iid,stars\na,x,4\nb,x,\n", {}, r"line 3: expected a numeric rating .*got ''"),
         ("uid,iid,stars\na,x,NaN\n", {}, r"line 2: expected a numeric rating .*got 'NaN'"),
         (
+            "uid,iid,stars\na,x,4\nb,x,3.0000001\n",
+            {},
+            r"line 3: expected a rating that float32, the type ratings are stored in, keeps on "
+            r"its side of the positive_threshold 3 in column 'stars' \(round it\), got 3\.0000001",
+        ),
+        (
             "uid,iid,stars\na,x,4\nb,x,-1e39\n",
             {},
             r"line 3: expected a rating of at most 3\.403e\+38 in absolute value \(ratings are "

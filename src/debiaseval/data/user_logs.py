@@ -27,6 +27,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from debiaseval.data.catalog import DEFAULT_POSITIVE_THRESHOLD
 from debiaseval.data.download import DatasetError
 from debiaseval.data.loaders import RawDataset, _show
 
@@ -344,6 +345,13 @@ def _part(
     _refuse(table, rating, np.abs(rating) > FLOAT32_MAX,
             f"a rating of at most {FLOAT32_MAX:.4g} in absolute value (ratings are stored as "
             f"float32) {where}")  # fmt: skip
+    # positivity (rating > threshold) is decided on the stored float32: a cast may not flip it
+    threshold = spec.get("positive_threshold")
+    threshold = DEFAULT_POSITIVE_THRESHOLD if threshold is None else float(threshold)
+    stored = rating.astype(np.float32).astype(np.float64)
+    flips = (rating > threshold) != (stored > threshold)
+    _refuse(table, rating, flips, f"a rating that float32, the type ratings are stored in, keeps "
+            f"on its side of the positive_threshold {threshold:g} {where} (round it)")  # fmt: skip
     if spec.get("rating_scale") is not None:
         lo, hi = spec["rating_scale"]
         _refuse(table, rating, (rating < lo) | (rating > hi),
@@ -363,7 +371,7 @@ def _refuse(table: _Table, values: np.ndarray, bad: np.ndarray, expected: str) -
     """Fail at the first row of ``bad``: "expected <expected>, got <its value>"."""
     if bad.any():
         i = _first(bad)
-        raise table.fail(i, f"expected {expected}, got {values[i]:g}")
+        raise table.fail(i, f"expected {expected}, got {values[i]:.10g}")
 
 
 def load_user_log(name: str, spec: Mapping[str, Any]) -> RawDataset:
