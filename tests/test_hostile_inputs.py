@@ -652,6 +652,42 @@ def test_an_unreadable_output_is_reported_never_taken_for_damage(tmp_path, unpri
     assert damage_of(path) is None
 
 
+def test_a_read_only_subfolder_stops_the_set_aside_of_a_damaged_output_as_a_user(
+    tmp_path, unprivileged
+):
+    """The second audit's repro, without root's override: a damaged split, the metrics made
+    from it in a read-only folder. Once a PermissionError after three folders were removed;
+    now one line, and every file where it was."""
+    import base64
+    import json
+
+    split = _parquet(tmp_path / "results/e1/split.parquet")
+    metrics = _parquet(tmp_path / "results/e1/ro/metrics.parquet")
+    for output, inputs in ((split, []), (metrics, [split])):
+        name = base64.urlsafe_b64encode(str(output.relative_to(tmp_path)).encode()).decode()
+        record = tmp_path / ".snakemake/metadata" / name
+        record.parent.mkdir(parents=True, exist_ok=True)
+        listed = [str(p.relative_to(tmp_path)) for p in inputs]
+        record.write_text(json.dumps({"rule": "r", "input": listed}))
+    split.write_bytes(split.read_bytes()[:-1])
+    before = _files(tmp_path / "results")
+    metrics.parent.chmod(0o555)
+    try:
+        result = subprocess.run(
+            [*unprivileged, sys.executable, "-c",
+             "from debiaseval.workflow.io import rebuild_damaged; "
+             "print(rebuild_damaged('results', stamp='T')[1])"],
+            cwd=tmp_path, capture_output=True, text=True, timeout=120, check=True,
+        )  # fmt: skip
+    finally:
+        metrics.parent.chmod(0o755)
+    assert result.stdout.strip() == (
+        "debiaseval: results/e1/ro/ is read-only for this user, so its damaged outputs cannot be "
+        "set aside (nothing was moved or run); make it writable, then run again"
+    )
+    assert _files(tmp_path / "results") == before
+
+
 # --------------------------------------------------------------------------- workflow (1)
 
 
