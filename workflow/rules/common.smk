@@ -236,6 +236,17 @@ def experiment_targets():
     return targets
 
 
+def aggregate_tables():
+    """The Parquet tables of every experiment and dataset the config runs that its aggregate
+    job writes, each with the run's provenance record (called once every rule is defined)."""
+    tables = []
+    for name in EXPERIMENTS:
+        outputs = [path for path in getattr(rules, f"{name}_aggregate").output
+                   if path.endswith(".parquet")]  # fmt: skip
+        tables += expand(outputs, dataset=experiment_datasets(name))
+    return tables
+
+
 def export_outputs(experiment):
     """The files of ``experiment``'s export rule: each part of its EXPORT
     (debiaseval.experiments.<name>) in raw ids, as ``<part>_parquet`` and ``<part>_csv``."""

@@ -43,17 +43,6 @@ rule run_config:
 # `--report` is read from the command line (Snakemake tells the Snakefile nothing of it).
 # Another way to the report (--report-after-run, Snakemake's API) skips the check and finds the
 # front page of the last --report, or one saying where it comes from.
-def aggregate_tables():
-    """The Parquet tables of every experiment and dataset the config runs that its aggregate
-    job writes, each with the run's provenance record."""
-    tables = []
-    for name in EXPERIMENTS:
-        outputs = [path for path in getattr(rules, f"{name}_aggregate").output
-                   if path.endswith(".parquet")]  # fmt: skip
-        tables += expand(outputs, dataset=experiment_datasets(name))
-    return tables
-
-
 # Results copied in from another config (their tables' records name another config, and
 # Snakemake has no record of them) are set aside into results/<study>/.foreign/<time>/, so
 # that this config's jobs make them again; results of a replaced config are named (Snakemake
