@@ -40,9 +40,6 @@ rule run_config:
         "../scripts/run_config.py"
 
 
-# `--report` is read from the command line (Snakemake tells the Snakefile nothing of it).
-# Another way to the report (--report-after-run, Snakemake's API) skips the check and finds the
-# front page of the last --report, or one saying where it comes from.
 # Results copied in from another config (their tables' records name another config, and
 # Snakemake has no record of them) are set aside into results/<study>/.foreign/<time>/, so
 # that this config's jobs make them again; results of a replaced config are named (Snakemake
@@ -51,6 +48,9 @@ if RUNS_JOBS:
     for _line in set_aside_foreign(RESULTS, aggregate_tables(), config):
         print(_line, file=sys.stderr)
 
+# `--report` is read from the command line (Snakemake tells the Snakefile nothing of it).
+# Another way to the report (--report-after-run, Snakemake's API) skips the check and finds the
+# front page of the last --report, or one saying where it comes from.
 if workflow.is_main_process and report_requested(sys.argv):
     _refusal = config_mismatch(config, aggregate_tables(), rules.run_config.output.yaml)
     if _refusal:
