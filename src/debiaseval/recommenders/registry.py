@@ -48,6 +48,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "EXTERNAL",
     "PLUGIN_PATHS_ENV",
+    "PROBED_ENV",
     "RECOMMENDERS",
     "ContractError",
     "add_plugin_paths",
@@ -56,6 +57,7 @@ __all__ = [
     "known_names",
     "make_recommender",
     "plugin_source_hash",
+    "probe_import",
     "register_recommender",
     "resolve_recommender",
 ]
@@ -218,8 +220,8 @@ def probe_import(module: str) -> None:
     if not child.stdout.endswith(_PROBE_DONE.encode()):
         raise ValueError(
             f"importing module {module!r} ended the process ({_ended(child.returncode)}) "
-            "before the import "
-            "finished; a plugin module must not exit or stop the process when imported"
+            "before the import finished; a plugin module must not exit or stop the process "
+            "when imported"
         )
     os.environ[PROBED_ENV] = os.pathsep.join([*probed, module])
 
