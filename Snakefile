@@ -41,6 +41,7 @@ rule export:
 
 onstart:
     check_data()
+    record_study_origin()
 
 
 onsuccess:

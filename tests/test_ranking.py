@@ -12,6 +12,7 @@ import scipy.sparse as sp
 
 from debiaseval.evaluation.ranking import top_k, top_k_indices
 from debiaseval.recommenders import ItemKNN, PosPop, Recommender
+from debiaseval.workflow.errors import ContractError
 
 
 class FixedScores(Recommender):
@@ -125,5 +126,5 @@ def test_errors() -> None:
         top_k(model, sp.csr_matrix((4, 7)), 3)
     nan = SCORES.copy()
     nan[2, 2] = np.nan
-    with pytest.raises(ValueError, match="NaN"):
+    with pytest.raises(ContractError, match="NaN"):
         top_k(FixedScores(table=nan).fit(TRAIN), TRAIN, 3)
