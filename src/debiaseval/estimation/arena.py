@@ -28,7 +28,14 @@ from debiaseval.debiasing.propensities import (
 )
 from debiaseval.estimation.diagnostics import WEIGHT_COLUMNS, mar_mass_ratio, weight_diagnostics
 from debiaseval.estimation.estimators import ESTIMATE_COLUMNS, estimate_all
-from debiaseval.estimation.heldout import GAINS, HeldOut, PairIndex, candidate_counts, prepare
+from debiaseval.estimation.heldout import (
+    GAINS,
+    HeldOut,
+    PairIndex,
+    candidate_counts,
+    prepare,
+    sorted_pair_keys,
+)
 from debiaseval.estimation.imputation import (
     DEFAULT_IMPUTATION,
     Imputation,
@@ -305,10 +312,7 @@ def fit_imputation(
 def _candidate_mar(parts: SplitParts, n_items: int, positive_threshold: float
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
     """The MAR ``weights`` pairs that are candidates (no training pair): users, items, labels."""
-    mar, train = parts.weights, parts.train
-    keys = train["user"].to_numpy(np.int64) * n_items + train["item"].to_numpy(np.int64)
-    if (keys[1:] < keys[:-1]).any():  # a split's parts are sorted: one pass, no sort
-        keys = np.sort(keys)
+    mar, keys = parts.weights, sorted_pair_keys(parts.train, n_items)
     users, items = mar["user"].to_numpy(np.int64), mar["item"].to_numpy(np.int64)
     query = users * n_items + items
     at = np.minimum(np.searchsorted(keys, query), max(keys.size - 1, 0))

@@ -40,6 +40,7 @@ __all__ = [
     "list_ranks",
     "member",
     "prepare",
+    "sorted_pair_keys",
 ]
 
 ESTIMATORS: tuple[str, ...] = ("naive", "snips", "dr")
@@ -136,15 +137,20 @@ def member(ids: np.ndarray, chosen: np.ndarray, n: int) -> np.ndarray:
     return table[ids]
 
 
-def candidate_counts(train: pd.DataFrame, *, n_users: int, n_items: int) -> np.ndarray:
-    """|C_u| per user: the items without a training pair (one pass where the training pairs
-    are sorted by user and item, as a split's parts are, else a sort)."""
-    users = train["user"].to_numpy(np.int64)
-    if users.size == 0:
-        return np.full(n_users, n_items, dtype=np.int64)
-    keys = users * n_items + train["item"].to_numpy(np.int64)
+def sorted_pair_keys(pairs: pd.DataFrame, n_items: int) -> np.ndarray:
+    """The keys user · n_items + item of ``pairs``, sorted: one pass where the pairs are sorted
+    by user and item, as a split's parts are, else a sort."""
+    keys = pairs["user"].to_numpy(np.int64) * n_items + pairs["item"].to_numpy(np.int64)
     if (keys[1:] < keys[:-1]).any():
         keys = np.sort(keys)
+    return keys
+
+
+def candidate_counts(train: pd.DataFrame, *, n_users: int, n_items: int) -> np.ndarray:
+    """|C_u| per user: the items without a training pair (:func:`sorted_pair_keys`)."""
+    if len(train) == 0:
+        return np.full(n_users, n_items, dtype=np.int64)
+    keys = sorted_pair_keys(train, n_items)
     first = np.ones(keys.size, dtype=bool)
     first[1:] = keys[1:] != keys[:-1]
     return n_items - np.bincount(keys[first] // n_items, minlength=n_users)
