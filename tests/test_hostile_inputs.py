@@ -334,6 +334,24 @@ def test_a_plugin_that_exits_on_import_is_a_config_error(plugin_folder, module, 
     _one_line(error.value, message)
 
 
+def test_a_plugin_module_is_probed_once_per_run(plugin_folder, monkeypatch):
+    """The modules that passed are kept in DEBIASEVAL_PROBED_PLUGINS, which job processes
+    inherit: a second resolution, or a job's, starts no child Python."""
+    from debiaseval.recommenders import registry
+
+    (plugin_folder / "probedonce.py").write_text("x = 1\n")
+    monkeypatch.setenv(registry.PROBED_ENV, "")
+    validate_config({"plugin_paths": [str(plugin_folder)]})
+    registry.probe_import("probedonce")
+    assert os.environ[registry.PROBED_ENV].split(os.pathsep) == ["probedonce"]
+
+    def no_child(*args, **kwargs):
+        raise AssertionError("probed twice")
+
+    monkeypatch.setattr(registry.subprocess, "run", no_child)
+    registry.probe_import("probedonce")
+
+
 # --------------------------------------------------------------------------- downloads (2)
 
 
