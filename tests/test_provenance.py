@@ -43,6 +43,34 @@ def test_an_experiment_s_config_leaves_out_the_other_blocks_and_the_selection() 
     )
 
 
+def test_two_studies_of_the_same_science_share_one_hash_and_a_science_key_changes_it() -> None:
+    config = validate_config(TINY)
+    elsewhere = validate_config(
+        {
+            **TINY,
+            "study": "other",
+            "mirror": "/srv/mirror",
+            "plugin_paths": ["plugins"],
+            "sources": {"coat": {"path": "/data/coat", "url": "file:///tmp/coat.tgz"}},
+        }
+    )
+    assert prov.config_hash(elsewhere) == prov.config_hash(config)
+    for experiment in ("e1", "e3"):
+        own = prov.experiment_config(elsewhere, experiment)
+        assert own == prov.experiment_config(config, experiment)
+        assert not {"study", "mirror", "plugin_paths"} & set(own)
+        assert own["sources"]["coat"] == {}
+    assert elsewhere["sources"]["coat"]["path"] == "/data/coat"  # the config is left untouched
+    for science in ({"seeds": 3}, {"e1": {**config["e1"], "rho": 0.25}},
+                    {"synthetic": {**config["synthetic"], "seed": 7}}):  # fmt: skip
+        changed = {**elsewhere, **science}
+        assert prov.config_hash(changed) != prov.config_hash(config)
+        assert prov.config_hash(prov.experiment_config(changed, "e1")) != prov.config_hash(
+            prov.experiment_config(config, "e1")
+        )
+    assert set(prov.PLACEMENT) >= {"study", "mirror"}
+
+
 def test_checksums_walk_folders_and_are_cached_by_size_and_mtime(tmp_path: Path) -> None:
     raw = tmp_path / "raw" / "toy"
     (raw / "sub").mkdir(parents=True)

@@ -248,3 +248,59 @@ def test_a_bad_study_name_stops_before_any_job(tmp_path):
     assert result.returncode != 0
     assert "config error at 'study': '../elsewhere' is not a folder name" in result.stderr
     assert not (workdir / "results").exists()
+
+
+# --------------------------------------------------------------------------- a changed config
+
+
+def _recorded(tmp_path: Path, config: dict) -> Path:
+    folder = tmp_path / "results" / "s"
+    folder.mkdir(parents=True)
+    (folder / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    return folder
+
+
+def test_a_changed_config_names_its_keys_old_to_new_and_the_way_to_keep_both(tmp_path):
+    from debiaseval.workflow.studies import config_notice
+
+    config = {**validate_config({}), "study": "s"}
+    folder = _recorded(tmp_path, config)
+    assert config_notice(folder, "s", config) is None  # the same config: nothing to say
+    assert config_notice(tmp_path / "new", "s", config) is None  # a new study: nothing recorded
+    changed = {**config, "e1": {**config["e1"], "rho": 0.4}, "resources": {"train": {}}}
+    changed["mirror"] = "/elsewhere"  # where files come from: not a change of the results
+    notice = config_notice(folder, "s", changed)
+    lines = notice.splitlines()
+    assert lines[1] == "  e1.rho: 0.5 -> 0.4" and len(lines) == 3, notice
+    assert f"study 's' ({folder / 'config.yaml'})" in lines[0]
+    assert lines[-1].endswith("to keep both studies, give this run a study of its own: "
+                              "--config study=NAME")  # fmt: skip
+
+
+def test_a_big_change_is_a_few_short_lines(tmp_path):
+    from debiaseval.workflow.studies import NOTICE_KEYS, NOTICE_VALUE, config_notice
+
+    config = {**validate_config({}), "study": "s"}
+    folder = _recorded(tmp_path, config)
+    e1 = config["e1"]
+    grid = {"factors": list(range(1, 500))}
+    changed = {
+        **config,
+        "seeds": 7,
+        "e1": {**e1, "ks": [5, 10, 20], "rho": 1, "recommenders": {
+            **e1["recommenders"], "MF2": {**e1["recommenders"]["MF"], "grid": grid}}},
+        "e3": {**config["e3"], "n_draws": 3},
+        "synthetic": {**config["synthetic"], "seed": 4},
+    }  # fmt: skip
+    del changed["e1"]["tuning"]
+    notice = config_notice(folder, "s", changed)
+    lines = notice.splitlines()
+    assert len(lines) == NOTICE_KEYS + 3 and len(notice) < 1000, notice
+    assert "  seeds: 2 -> 7" in lines and "  e1.ks: [10] -> [5, 10, 20]" in lines
+    assert "  e1.rho: 0.5 -> 1" in lines  # a float becoming an int is a change
+    shown = [line for line in lines if line.startswith("  e1.recommenders.MF2:")]
+    assert shown and shown[0].startswith("  e1.recommenders.MF2: (absent) -> {")
+    assert len(shown[0]) <= len("  e1.recommenders.MF2: (absent) -> ") + NOTICE_VALUE
+    assert shown[0].endswith("…")
+    assert "  synthetic.seed: 0 -> 4" in lines
+    assert lines[-2] == "  ... and 2 more key(s)"  # e1.tuning (gone), e3.n_draws

@@ -713,6 +713,41 @@ def test_rerun_is_cached_and_a_param_change_reruns_only_what_depends_on_it(two_r
     assert "train" not in jobs and "preprocess" not in jobs and "split" not in jobs
 
 
+def test_a_changed_config_names_its_keys_before_the_first_job_and_proceeds(two_runs, tmp_path):
+    """A run of the tiny study with e1.rho changed says, before its first job, which key
+    changed (old -> new) and how to keep both studies, then runs; Snakemake's reasons name
+    short digests, never a whole block."""
+    workdir = tmp_path / "changed"
+    shutil.copytree(two_runs[0], workdir, symlinks=True)  # results and Snakemake's records
+    (workdir / "rho.yaml").write_text("study: tiny\ne1: {rho: 0.4}\n")
+    target = "results/tiny/e1/synthetic/seed0/testsets/FULL.parquet"
+    run = snakemake(workdir, "--cores", "1", target, configfiles=("tiny.yaml", "rho.yaml"))
+    log = run.stderr
+    notice = "debiaseval: this config differs from the one recorded for study 'tiny'"
+    assert notice in log and "\n  e1.rho: 0.5 -> 0.4\n" in log, log[-3000:]
+    assert "to keep both studies, give this run a study of its own: --config study=NAME" in log
+    assert log.index(notice) < log.index("rule e1_intervene:"), log[-3000:]
+    assert (workdir / target).stat().st_mtime > (two_runs[0] / target).stat().st_mtime
+    # everything else it changes: named once more by a dry run, with short reasons
+    dry = snakemake(workdir, "-n", "--cores", "1", configfiles=("tiny.yaml", "rho.yaml"))
+    lines = (dry.stdout + dry.stderr).splitlines()
+    assert sum(line.startswith("  e1.") for line in lines) == 1
+    reasons = [line for line in lines if "Params have changed" in line]
+    assert reasons and max(map(len, reasons)) < 400, max(reasons, key=len)
+    assert any("sha256:" in line for line in reasons)  # e1_aggregate's block and record
+    # a study of its own: nothing recorded there, nothing to say
+    own = snakemake(workdir, "-n", "--cores", "1", "--config", "study=rho04", "e1={rho: 0.4}")
+    assert "debiaseval: this config differs" not in own.stdout + own.stderr
+
+
+def test_the_docs_snippets_read_the_tiny_run(two_runs, tmp_path):
+    """Every Python snippet of the docs that reads results runs against the tiny run
+    (tests/test_docs_snippets.py), so a stale path fails here."""
+    from test_docs_snippets import check_snippets
+
+    assert check_snippets(two_runs[0] / "results" / "tiny", tmp_path) == []
+
+
 def test_an_e2_change_reruns_its_seed_jobs_from_the_stage_it_touches(two_runs):
     # e2_elicit and e2_evaluate hold every strategy of a seed; n_asked reaches elicit, so the
     # seed's samples, split and MF tuning stay cached, and no other experiment reruns

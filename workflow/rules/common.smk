@@ -20,10 +20,10 @@ from debiaseval.recommenders.registry import EXTERNAL, plugin_source_hash
 from debiaseval.recommenders.tuning import grid_chunks
 from debiaseval.workflow.data_check import missing_data_message, unobtainable
 from debiaseval.workflow.io import read_only_message, rebuild_damaged, runs_jobs
-from debiaseval.workflow.markup import report_params
+from debiaseval.workflow.params import job_params
 from debiaseval.workflow.provenance import gather as gather_provenance
 from debiaseval.workflow.report import finished_message
-from debiaseval.workflow.studies import origin_conflict, record_origin
+from debiaseval.workflow.studies import config_notice, origin_conflict, record_origin
 
 try:
     config.update(validate_config(config))
@@ -51,6 +51,15 @@ if NAMED_BY_FILE and workflow.is_main_process:
     _conflict = origin_conflict(RESULTS, STUDY, workflow.overwrite_configfiles)
     if _conflict and (workflow.output_settings.dryrun or RUNS_JOBS):
         sys.exit(_conflict)
+
+
+# A run whose config differs from the one recorded for its study (results/<study>/config.yaml)
+# names the keys that changed, old -> new, and how to keep both studies (--config study=NAME),
+# before any job, dry runs included; then it proceeds as Snakemake does (its changed jobs rerun).
+if workflow.is_main_process and (workflow.output_settings.dryrun or RUNS_JOBS):
+    _notice = config_notice(RESULTS, STUDY, config)
+    if _notice:
+        print(_notice, file=sys.stderr)
 
 
 def record_study_origin():
@@ -299,8 +308,9 @@ def report_outputs(experiment):
     caption, in the report); ``tables/``: the experiment's Markdown tables as HTML pages. The
     rule's params must hold ``captions`` (figure name -> caption) for the report's
     descriptions and ``provenance`` (:func:`provenance`), and be given as ``params:
-    **report_params(...)`` (debiaseval.workflow.markup): the report shows them in a script
-    block that no config string may close.
+    **job_params(...)``, as every rule's (debiaseval.workflow.params): Snakemake tracks each
+    mapping by a short digest, and the report shows it in a script block that no config
+    string may close.
     """
     folder = results(f"{experiment}/{{dataset}}")
     category = figure_module(experiment).TITLE

@@ -9,12 +9,14 @@ rule download:
     wildcard_constraints:
         dataset="|".join(DOWNLOADABLE),
     params:
-        dataset="{dataset}",
-        path=lambda w: config["sources"][w.dataset]["path"],
-        url=lambda w: config["sources"][w.dataset]["url"],
-        mirror=mirror(),
-        mirror_origin=mirror_origin(),
-        limits=config["download"],
+        **job_params(
+            dataset="{dataset}",
+            path=lambda w: config["sources"][w.dataset]["path"],
+            url=lambda w: config["sources"][w.dataset]["url"],
+            mirror=mirror(),
+            mirror_origin=mirror_origin(),
+            limits=config["download"],
+        ),
     conda:
         "../envs/debiaseval.yaml"
     benchmark:

@@ -48,9 +48,11 @@ rule e1_data:
         dropped=results("e1/{dataset}/dropped.parquet"),
         dropped_md=results("e1/{dataset}/dropped.md"),
     params:
-        dataset="{dataset}",
-        common_users_items=E1["common_users_items"],
-        code=CODE,
+        **job_params(
+            dataset="{dataset}",
+            common_users_items=E1["common_users_items"],
+            code=CODE,
+        ),
     conda:
         "../envs/debiaseval.yaml"
     benchmark:
@@ -68,11 +70,13 @@ rule e1_split:
     output:
         results("e1/{dataset}/seed{seed}/split.parquet"),
     params:
-        dataset="{dataset}",
-        seed=lambda w: int(w.seed),
-        mnar_split=E1["mnar_split"],
-        mar_split=E1["mar_split"],
-        code=CODE,
+        **job_params(
+            dataset="{dataset}",
+            seed=lambda w: int(w.seed),
+            mnar_split=E1["mnar_split"],
+            mar_split=E1["mar_split"],
+            code=CODE,
+        ),
     conda:
         "../envs/debiaseval.yaml"
     benchmark:
@@ -92,8 +96,10 @@ rule e1_export:
     output:
         **export_outputs("e1"),
     params:
-        parts=E1_EXPORT,
-        code=CODE,
+        **job_params(
+            parts=E1_EXPORT,
+            code=CODE,
+        ),
     conda:
         "../envs/debiaseval.yaml"
     benchmark:
@@ -121,13 +127,15 @@ rule e1_intervene:
             testset=E1["testsets"],
         ),
     params:
-        dataset="{dataset}",
-        seed=lambda w: int(w.seed),
-        testsets=E1["testsets"],
-        rho=E1["rho"],
-        positive_threshold=positive_threshold(E1),
-        allow_empty=E1["allow_empty_testsets"],
-        code=CODE,
+        **job_params(
+            dataset="{dataset}",
+            seed=lambda w: int(w.seed),
+            testsets=E1["testsets"],
+            rho=E1["rho"],
+            positive_threshold=positive_threshold(E1),
+            allow_empty=E1["allow_empty_testsets"],
+            code=CODE,
+        ),
     conda:
         "../envs/debiaseval.yaml"
     benchmark:
@@ -150,17 +158,19 @@ rule e1_train:
     wildcard_constraints:
         recommender=_alternatives(E1_CHUNKED),
     params:
-        dataset="{dataset}",
-        seed=lambda w: int(w.seed),
-        recommender="{recommender}",
-        chunk=lambda w: int(w.get("chunk", 0)),  # e1_tune: chunk 0, the whole grid
-        spec=lambda w: E1["recommenders"][w.recommender],
-        tuning=E1["tuning"],
-        ks=E1["ks"],
-        positive_threshold=positive_threshold(E1),
-        batch_size=E1["batch_size"],
-        code=CODE,
-        plugin=lambda w: plugin_hash(E1["recommenders"][w.recommender]["algorithm"]),
+        **job_params(
+            dataset="{dataset}",
+            seed=lambda w: int(w.seed),
+            recommender="{recommender}",
+            chunk=lambda w: int(w.get("chunk", 0)),  # e1_tune: chunk 0, the whole grid
+            spec=lambda w: E1["recommenders"][w.recommender],
+            tuning=E1["tuning"],
+            ks=E1["ks"],
+            positive_threshold=positive_threshold(E1),
+            batch_size=E1["batch_size"],
+            code=CODE,
+            plugin=lambda w: plugin_hash(E1["recommenders"][w.recommender]["algorithm"]),
+        ),
     threads: resources_of("train")["threads"]
     resources:
         mem_mb=job_mem_mb("train", resources_of("train")),
@@ -208,11 +218,13 @@ rule e1_select:
     wildcard_constraints:
         recommender=_alternatives(E1_CHUNKED),
     params:
-        dataset="{dataset}",
-        seed=lambda w: int(w.seed),
-        recommender="{recommender}",
-        code=CODE,
-        plugin=lambda w: plugin_hash(E1["recommenders"][w.recommender]["algorithm"]),
+        **job_params(
+            dataset="{dataset}",
+            seed=lambda w: int(w.seed),
+            recommender="{recommender}",
+            code=CODE,
+            plugin=lambda w: plugin_hash(E1["recommenders"][w.recommender]["algorithm"]),
+        ),
     conda:
         "../envs/debiaseval.yaml"
     benchmark:
@@ -236,12 +248,14 @@ rule e1_external:
     wildcard_constraints:
         recommender=_alternatives(E1_EXTERNAL),
     params:
-        recommender="{recommender}",
-        where="e1.recommenders.{recommender}",
-        ids=lambda w: E1["recommenders"][w.recommender]["ids"],
-        on_train_items=lambda w: E1["recommenders"][w.recommender]["on_train_items"],
-        ks=E1["ks"],
-        code=CODE,
+        **job_params(
+            recommender="{recommender}",
+            where="e1.recommenders.{recommender}",
+            ids=lambda w: E1["recommenders"][w.recommender]["ids"],
+            on_train_items=lambda w: E1["recommenders"][w.recommender]["on_train_items"],
+            ks=E1["ks"],
+            code=CODE,
+        ),
     conda:
         "../envs/debiaseval.yaml"
     benchmark:
@@ -264,12 +278,14 @@ rule e1_impute:
     wildcard_constraints:
         estimator=_alternatives(E1_IMPUTED),
     params:
-        dataset="{dataset}",
-        seed=lambda w: int(w.seed),
-        spec=lambda w: E1["estimators"][w.estimator],
-        synthetic=config["synthetic"],
-        positive_threshold=positive_threshold(E1),
-        code=CODE,
+        **job_params(
+            dataset="{dataset}",
+            seed=lambda w: int(w.seed),
+            spec=lambda w: E1["estimators"][w.estimator],
+            synthetic=config["synthetic"],
+            positive_threshold=positive_threshold(E1),
+            code=CODE,
+        ),
     threads: resources_of("evaluate")["threads"]
     resources:
         mem_mb=job_mem_mb("evaluate", resources_of("evaluate")),
@@ -322,22 +338,24 @@ rule e1_evaluate:
         arena=results("e1/{dataset}/seed{seed}/arena.parquet"),
         reliability=results("e1/{dataset}/seed{seed}/reliability.parquet"),
     params:
-        dataset="{dataset}",
-        estimators=E1["estimators"],
-        imputed=E1_IMPUTED,
-        synthetic=config["synthetic"],
-        seed=lambda w: int(w.seed),
-        recommenders=list(E1["recommenders"]),
-        testsets=list(E1["testsets"]),
-        ks=E1["ks"],
-        metrics=E1["metrics"],
-        positive_threshold=positive_threshold(E1),
-        drop_train_overlap=E1["drop_train_overlap"],
-        resamples=E1["bootstrap"]["resamples"],
-        confidence=E1["confidence"],
-        gammas=E1["sensitivity"]["gammas"],
-        excluded=kendall_excluded(E1),
-        code=CODE,
+        **job_params(
+            dataset="{dataset}",
+            estimators=E1["estimators"],
+            imputed=E1_IMPUTED,
+            synthetic=config["synthetic"],
+            seed=lambda w: int(w.seed),
+            recommenders=list(E1["recommenders"]),
+            testsets=list(E1["testsets"]),
+            ks=E1["ks"],
+            metrics=E1["metrics"],
+            positive_threshold=positive_threshold(E1),
+            drop_train_overlap=E1["drop_train_overlap"],
+            resamples=E1["bootstrap"]["resamples"],
+            confidence=E1["confidence"],
+            gammas=E1["sensitivity"]["gammas"],
+            excluded=kendall_excluded(E1),
+            code=CODE,
+        ),
     threads: resources_of("evaluate")["threads"]
     resources:
         mem_mb=job_mem_mb("evaluate", resources_of("evaluate")),
@@ -369,13 +387,15 @@ rule e1_truth:
     wildcard_constraints:
         dataset=_alternatives(E1_TRUTH_DATASETS),
     params:
-        seed=lambda w: int(w.seed),
-        recommenders=list(E1["recommenders"]),
-        synthetic=config["synthetic"],
-        ks=E1["ks"],
-        metrics=E1["metrics"],
-        positive_threshold=positive_threshold(E1),
-        code=CODE,
+        **job_params(
+            seed=lambda w: int(w.seed),
+            recommenders=list(E1["recommenders"]),
+            synthetic=config["synthetic"],
+            ks=E1["ks"],
+            metrics=E1["metrics"],
+            positive_threshold=positive_threshold(E1),
+            code=CODE,
+        ),
     threads: resources_of("evaluate")["threads"]
     resources:
         mem_mb=job_mem_mb("evaluate", resources_of("evaluate")),
@@ -446,7 +466,7 @@ rule e1_aggregate:
         sensitivity_md=results("e1/{dataset}/sensitivity.md"),
         **report_outputs("e1"),
     params:
-        **report_params(
+        **job_params(
             captions=figure_module("e1").FIGURES,
             provenance=provenance("e1"),
             dataset="{dataset}",

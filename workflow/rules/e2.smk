@@ -29,12 +29,14 @@ rule e2_split:
         split=results("e2/{dataset}/seed{seed}/split.parquet"),
         active=results("e2/{dataset}/seed{seed}/active.parquet"),
     params:
-        dataset="{dataset}",
-        seed=lambda w: int(w.seed),
-        fractions=E2["split"],
-        user_filter=lambda w: E2["user_filter"].get(w.dataset),
-        active_fraction=E2["active_fraction"],
-        code=CODE,
+        **job_params(
+            dataset="{dataset}",
+            seed=lambda w: int(w.seed),
+            fractions=E2["split"],
+            user_filter=lambda w: E2["user_filter"].get(w.dataset),
+            active_fraction=E2["active_fraction"],
+            code=CODE,
+        ),
     conda:
         "../envs/debiaseval.yaml"
     benchmark:
@@ -60,11 +62,13 @@ rule e2_sample:
             results("e2/{{dataset}}/seed{{seed}}/{method}/test.parquet"), method=E2["methods"]
         ),
     params:
-        dataset="{dataset}",
-        seed=lambda w: int(w.seed),
-        methods=E2["methods"],
-        rho=E2["rho"],
-        code=CODE,
+        **job_params(
+            dataset="{dataset}",
+            seed=lambda w: int(w.seed),
+            methods=E2["methods"],
+            rho=E2["rho"],
+            code=CODE,
+        ),
     conda:
         "../envs/debiaseval.yaml"
     benchmark:
@@ -85,15 +89,17 @@ rule e2_train:
         tuning=results("e2/{dataset}/seed{seed}/tuning.parquet"),
         recs=results("e2/{dataset}/seed{seed}/recs_before.parquet"),
     params:
-        dataset="{dataset}",
-        seed=lambda w: int(w.seed),
-        mf=E2["mf"],
-        tuning=E2["tuning"],
-        ks=E2["ks"],
-        positive_threshold=positive_threshold(E2),
-        batch_size=E2["batch_size"],
-        code=CODE,
-        plugin=plugin_hash(E2["mf"]["algorithm"]),
+        **job_params(
+            dataset="{dataset}",
+            seed=lambda w: int(w.seed),
+            mf=E2["mf"],
+            tuning=E2["tuning"],
+            ks=E2["ks"],
+            positive_threshold=positive_threshold(E2),
+            batch_size=E2["batch_size"],
+            code=CODE,
+            plugin=plugin_hash(E2["mf"]["algorithm"]),
+        ),
     threads: E2["resources"]["threads"]
     resources:
         mem_mb=job_mem_mb("e2", E2["resources"]),
@@ -124,17 +130,19 @@ rule e2_elicit:
         # strategy by strategy, every method's file (the script writes them in this order)
         [results(f"e2/{{dataset}}/seed{{seed}}/{m}/elicited/{x}.parquet") for x, m in E2_PAIRS],
     params:
-        dataset="{dataset}",
-        seed=lambda w: int(w.seed),
-        strategies=list(E2["strategies"]),
-        methods=list(E2["methods"]),
-        mf=E2["mf"],
-        tuning=E2["tuning"],
-        positive_threshold=positive_threshold(E2),
-        n_asked=E2["n_asked"],
-        batch_size=E2["batch_size"],
-        code=CODE,
-        plugin=plugin_hash(E2["mf"]["algorithm"]),
+        **job_params(
+            dataset="{dataset}",
+            seed=lambda w: int(w.seed),
+            strategies=list(E2["strategies"]),
+            methods=list(E2["methods"]),
+            mf=E2["mf"],
+            tuning=E2["tuning"],
+            positive_threshold=positive_threshold(E2),
+            n_asked=E2["n_asked"],
+            batch_size=E2["batch_size"],
+            code=CODE,
+            plugin=plugin_hash(E2["mf"]["algorithm"]),
+        ),
     threads: E2["resources"]["threads"]
     resources:
         mem_mb=job_mem_mb("e2", E2["resources"]),
@@ -171,18 +179,20 @@ rule e2_evaluate:
             strategy=E2["strategies"],
         ),
     params:
-        dataset="{dataset}",
-        seed=lambda w: int(w.seed),
-        strategies=list(E2["strategies"]),
-        methods=list(E2["methods"]),
-        mf=E2["mf"],
-        tuning=E2["tuning"],
-        ks=E2["ks"],
-        metrics=E2["metrics"],
-        positive_threshold=positive_threshold(E2),
-        batch_size=E2["batch_size"],
-        code=CODE,
-        plugin=plugin_hash(E2["mf"]["algorithm"]),
+        **job_params(
+            dataset="{dataset}",
+            seed=lambda w: int(w.seed),
+            strategies=list(E2["strategies"]),
+            methods=list(E2["methods"]),
+            mf=E2["mf"],
+            tuning=E2["tuning"],
+            ks=E2["ks"],
+            metrics=E2["metrics"],
+            positive_threshold=positive_threshold(E2),
+            batch_size=E2["batch_size"],
+            code=CODE,
+            plugin=plugin_hash(E2["mf"]["algorithm"]),
+        ),
     threads: E2["resources"]["threads"]
     resources:
         mem_mb=job_mem_mb("e2", E2["resources"]),
@@ -220,7 +230,7 @@ rule e2_aggregate:
         summary_md=results("e2/{dataset}/summary.md"),
         **report_outputs("e2"),
     params:
-        **report_params(
+        **job_params(
             captions=figure_module("e2").FIGURES,
             provenance=provenance("e2"),
             dataset="{dataset}",

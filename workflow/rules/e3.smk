@@ -23,11 +23,13 @@ rule e3_simulate:
         draws=results("e3/{dataset}/seed{seed}/draws.parquet"),
         naive_bayes=results("e3/{dataset}/seed{seed}/naive_bayes.parquet"),
     params:
-        dataset="{dataset}",
-        seed=lambda w: int(w.seed),
-        synthetic=lambda w: config["synthetic"] if w.dataset == "synthetic" else None,
-        block={k: v for k, v in E3.items() if k not in ("datasets", "seeds", "resources")},
-        code=CODE,
+        **job_params(
+            dataset="{dataset}",
+            seed=lambda w: int(w.seed),
+            synthetic=lambda w: config["synthetic"] if w.dataset == "synthetic" else None,
+            block={k: v for k, v in E3.items() if k not in ("datasets", "seeds", "resources")},
+            code=CODE,
+        ),
     threads: E3["resources"]["threads"]
     resources:
         mem_mb=job_mem_mb("e3", E3["resources"], synthetic_input_mb),
@@ -56,7 +58,7 @@ rule e3_aggregate:
         rmse_vs_mar_mean=results("e3/{dataset}/rmse_vs_mar_mean.parquet"),
         **report_outputs("e3"),
     params:
-        **report_params(
+        **job_params(
             captions=figure_module("e3").FIGURES,
             provenance=provenance("e3"),
             dataset="{dataset}",

@@ -37,11 +37,13 @@ rule e4_propensities:
     output:
         pairs=results("e4/{dataset}/seed{seed}/propensities.parquet"),
     params:
-        dataset="{dataset}",
-        seed=lambda w: int(w.seed),
-        synthetic=lambda w: config["synthetic"] if w.dataset == "synthetic" else None,
-        block=E4_BLOCK,
-        code=CODE,
+        **job_params(
+            dataset="{dataset}",
+            seed=lambda w: int(w.seed),
+            synthetic=lambda w: config["synthetic"] if w.dataset == "synthetic" else None,
+            block=E4_BLOCK,
+            code=CODE,
+        ),
     threads: E4["resources"]["threads"]
     resources:
         mem_mb=job_mem_mb("e4", E4["resources"]),
@@ -68,12 +70,14 @@ rule e4_fit:
     wildcard_constraints:
         propensity="none|known|provided|logistic|naive_bayes",
     params:
-        dataset="{dataset}",
-        seed=lambda w: int(w.seed),
-        propensity="{propensity}",
-        synthetic=lambda w: config["synthetic"] if w.dataset == "synthetic" else None,
-        block=E4_BLOCK,
-        code=CODE,
+        **job_params(
+            dataset="{dataset}",
+            seed=lambda w: int(w.seed),
+            propensity="{propensity}",
+            synthetic=lambda w: config["synthetic"] if w.dataset == "synthetic" else None,
+            block=E4_BLOCK,
+            code=CODE,
+        ),
     threads: E4["resources"]["threads"]
     resources:
         mem_mb=job_mem_mb("e4", E4["resources"]),
@@ -109,7 +113,7 @@ rule e4_aggregate:
         summary_md=results("e4/{dataset}/summary.md"),
         **report_outputs("e4"),
     params:
-        **report_params(
+        **job_params(
             captions=figure_module("e4").FIGURES,
             provenance=provenance("e4"),
             dataset="{dataset}",

@@ -25,9 +25,11 @@ rule e5_full:
     wildcard_constraints:
         dataset=_alternatives(FULLY_EXPOSED),
     params:
-        dataset="{dataset}",
-        synthetic=config["synthetic"],
-        code=CODE,
+        **job_params(
+            dataset="{dataset}",
+            synthetic=config["synthetic"],
+            code=CODE,
+        ),
     conda:
         "../envs/debiaseval.yaml"
     benchmark:
@@ -51,12 +53,14 @@ rule e5_expose:
     output:
         results("e5/{dataset}/seed{seed}/exposure.parquet"),
     params:
-        dataset="{dataset}",
-        seed=lambda w: int(w.seed),
-        exposure=E5["exposure"],
-        mar_test_fraction=E5["mar_test_fraction"],
-        positive_threshold=positive_threshold(E5),
-        code=CODE,
+        **job_params(
+            dataset="{dataset}",
+            seed=lambda w: int(w.seed),
+            exposure=E5["exposure"],
+            mar_test_fraction=E5["mar_test_fraction"],
+            positive_threshold=positive_threshold(E5),
+            code=CODE,
+        ),
     conda:
         "../envs/debiaseval.yaml"
     benchmark:
@@ -75,8 +79,10 @@ rule e5_export:
     output:
         **export_outputs("e5"),
     params:
-        parts=E5_EXPORT,
-        code=CODE,
+        **job_params(
+            parts=E5_EXPORT,
+            code=CODE,
+        ),
     conda:
         "../envs/debiaseval.yaml"
     benchmark:
@@ -98,17 +104,19 @@ rule e5_evaluate:
     wildcard_constraints:
         model=_alternatives(E5["models"]),
     params:
-        dataset="{dataset}",
-        seed=lambda w: int(w.seed),
-        model="{model}",
-        where="e5.models.{model}",
-        spec=lambda w: E5["models"][w.model],
-        ks=E5["ks"],
-        positive_threshold=positive_threshold(E5),
-        ties=E5["ties"],
-        batch_size=E5["batch_size"],
-        code=CODE,
-        plugin=lambda w: plugin_hash(E5["models"][w.model]["algorithm"]),
+        **job_params(
+            dataset="{dataset}",
+            seed=lambda w: int(w.seed),
+            model="{model}",
+            where="e5.models.{model}",
+            spec=lambda w: E5["models"][w.model],
+            ks=E5["ks"],
+            positive_threshold=positive_threshold(E5),
+            ties=E5["ties"],
+            batch_size=E5["batch_size"],
+            code=CODE,
+            plugin=lambda w: plugin_hash(E5["models"][w.model]["algorithm"]),
+        ),
     threads: E5["resources"]["threads"]
     resources:
         mem_mb=job_mem_mb("e5", E5["resources"]),
@@ -154,16 +162,18 @@ rule e5_evaluate_seeds:
         dataset=_alternatives(E5_TRAINED_ONCE),
         model=_alternatives(E5_TRAINED),
     params:
-        dataset="{dataset}",
-        seeds=list(experiment_seeds("e5")),
-        model="{model}",
-        spec=lambda w: E5["models"][w.model],
-        ks=E5["ks"],
-        positive_threshold=positive_threshold(E5),
-        ties=E5["ties"],
-        batch_size=E5["batch_size"],
-        code=CODE,
-        plugin=lambda w: plugin_hash(E5["models"][w.model]["algorithm"]),
+        **job_params(
+            dataset="{dataset}",
+            seeds=list(experiment_seeds("e5")),
+            model="{model}",
+            spec=lambda w: E5["models"][w.model],
+            ks=E5["ks"],
+            positive_threshold=positive_threshold(E5),
+            ties=E5["ties"],
+            batch_size=E5["batch_size"],
+            code=CODE,
+            plugin=lambda w: plugin_hash(E5["models"][w.model]["algorithm"]),
+        ),
     threads: E5["resources"]["threads"]
     resources:
         mem_mb=job_mem_mb("e5", E5["resources"]),
@@ -200,7 +210,7 @@ rule e5_aggregate:
         agreement_md=results("e5/{dataset}/agreement.md"),
         **report_outputs("e5"),
     params:
-        **report_params(
+        **job_params(
             captions=figure_module("e5").FIGURES,
             provenance=provenance("e5"),
             dataset="{dataset}",

@@ -29,11 +29,13 @@ rule e6_evaluate:
         snapshots=results("e6/{dataset}/seed{seed}/snapshots.parquet"),
         lists=results("e6/{dataset}/seed{seed}/lists.parquet"),
     params:
-        dataset="{dataset}",
-        seed=lambda w: int(w.seed),
-        e6=E6_PARAMS,
-        synthetic=lambda w: config["synthetic"] if w.dataset == "synthetic" else None,
-        code=CODE,
+        **job_params(
+            dataset="{dataset}",
+            seed=lambda w: int(w.seed),
+            e6=E6_PARAMS,
+            synthetic=lambda w: config["synthetic"] if w.dataset == "synthetic" else None,
+            code=CODE,
+        ),
     threads: E6["resources"]["threads"]
     resources:
         mem_mb=job_mem_mb("e6", E6["resources"], synthetic_input_mb),
@@ -66,7 +68,7 @@ rule e6_aggregate:
         markdown=results("e6/{dataset}/scores.md"),
         **report_outputs("e6"),
     params:
-        **report_params(
+        **job_params(
             captions=figure_module("e6").FIGURES,
             provenance=provenance("e6"),
             dataset="{dataset}",

@@ -10,11 +10,15 @@ rule preprocess:
         user_index=results("data/{dataset}/users.parquet"),
         item_index=results("data/{dataset}/items.parquet"),
     params:
-        dataset="{dataset}",
-        synthetic=lambda w: config["synthetic"] if w.dataset == "synthetic" else None,
-        semisynthetic=lambda w: config["semisynthetic"] if w.dataset == "ml-100k-semi" else None,
-        own=own_dataset,
-        code=CODE,
+        **job_params(
+            dataset="{dataset}",
+            synthetic=lambda w: config["synthetic"] if w.dataset == "synthetic" else None,
+            semisynthetic=lambda w: (
+                config["semisynthetic"] if w.dataset == "ml-100k-semi" else None
+            ),
+            own=own_dataset,
+            code=CODE,
+        ),
     threads: resources_of("preprocess")["threads"]
     resources:
         mem_mb=job_mem_mb("preprocess", resources_of("preprocess"), synthetic_input_mb),

@@ -26,7 +26,7 @@ rule run_config:
             labels={"result": "resolved configuration"},
         ),
     params:
-        **report_params(
+        **job_params(
             config=config,
             code=CODE,
         ),

@@ -9,21 +9,19 @@ from a user's config and data; the outputs show them as written, never as markup
   :func:`debiaseval.evaluation.aggregate.markdown_table` passes every cell through it;
 - :func:`code_span`: a code span that no backtick in the text can close (CommonMark's rule: a
   fence of more backticks than any run inside, padded with spaces);
-- :func:`script_safe`, :class:`ReportSafe` and :func:`report_params`: Snakemake's report
-  writes each result's job params as text into a ``<script>`` block; there, ``</`` and
-  ``<!--`` become ``<\\/`` and ``<\\!--``, so no config string can close the block.
+- :func:`script_safe`: Snakemake's report writes each result's job params as text into a
+  ``<script>`` block; there, ``</`` and ``<!--`` become ``<\\/`` and ``<\\!--``, so no config
+  string can close the block (the rules' params are :class:`debiaseval.workflow.params.Digested`
+  mappings, whose text is made so).
 
 The ground floor: imports nothing of the package.
 """
 
 from __future__ import annotations
 
-import functools
 import re
-from collections.abc import Callable, Mapping
-from typing import Any
 
-__all__ = ["ReportSafe", "code_span", "inert_markdown", "report_params", "script_safe"]
+__all__ = ["code_span", "inert_markdown", "script_safe"]
 
 _ENTITIES = {
     "&": "&amp;", "<": "&lt;", ">": "&gt;", "`": "&#96;", "|": "&#124;", "\\": "&#92;",
@@ -65,42 +63,3 @@ def script_safe(text: str) -> str:
     an HTML ``<script>`` element it can neither end the element (``</script``, in any case) nor
     open a comment that would swallow the real end."""
     return text.replace("</", "<\\/").replace("<!--", "<\\!--")
-
-
-class ReportSafe(dict):  # type: ignore[type-arg]
-    """A job's params value (a mapping) that Snakemake's HTML report shows without harm.
-
-    The report writes a result's job params as text (``str()`` of each value) into its
-    ``<script>`` block; this dict's text is its ``repr()`` through :func:`script_safe`. All
-    else is the dict's: equality, ``repr()`` (what Snakemake's params trigger compares, so no
-    job reruns for it), and pickling, which gives the job's script a plain ``dict``.
-    """
-
-    def __str__(self) -> str:
-        return script_safe(repr(self))
-
-    def __format__(self, spec: str) -> str:
-        return format(str(self), spec)
-
-    def __reduce__(self) -> tuple[type, tuple[dict[Any, Any]]]:
-        return (dict, (dict(self),))
-
-
-def _safe(value: Any) -> Any:
-    return ReportSafe(value) if isinstance(value, Mapping) else value
-
-
-def report_params(**params: Any) -> dict[str, Any]:
-    """The ``params:`` of a rule whose outputs are in the report (``params: **report_params(
-    ...)``): each mapping as a :class:`ReportSafe`, and each params function wrapped so that
-    the mapping it returns is one (its signature kept: Snakemake passes what it names). Other
-    values are the rule's own strings, numbers and lists of them, unchanged."""
-
-    def wrap(function: Callable[..., Any]) -> Callable[..., Any]:
-        @functools.wraps(function)
-        def safe(*args: Any, **kwargs: Any) -> Any:
-            return _safe(function(*args, **kwargs))
-
-        return safe
-
-    return {name: wrap(v) if callable(v) else _safe(v) for name, v in params.items()}

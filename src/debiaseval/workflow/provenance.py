@@ -39,6 +39,8 @@ __all__ = [
     "CHECKSUM_CACHE",
     "LIBRARIES",
     "METADATA_KEY",
+    "PLACEMENT",
+    "RUN_SELECTION",
     "canonical_json",
     "config_hash",
     "experiment_config",
@@ -54,6 +56,7 @@ __all__ = [
     "run_fields",
     "with_checksums",
     "with_header",
+    "without_placement",
     "write_markdown",
     "write_record",
     "write_table",
@@ -65,10 +68,26 @@ METADATA_KEY = b"debiaseval.provenance"
 LIBRARIES = ("numpy", "pandas", "pyarrow", "scipy", "snakemake", "lightfm")
 """The distributions whose versions the record names (absent ones as ``null``)."""
 
-RUN_SELECTION = ("experiments", "resources", "download", "mirror")
+RUN_SELECTION = ("experiments", "resources", "download")
 """Top-level keys that choose what a run does and how, not what a result is: left out of an
-experiment's config, so that adding an experiment to a run, more memory for a job or
-another mirror does not rerun the others (``results/config.yaml`` holds them)."""
+experiment's config, so that adding an experiment to a run, more memory for a job or other
+download limits do not rerun the others (``results/<study>/config.yaml`` holds them)."""
+
+PLACEMENT = ("study", "mirror", "plugin_paths", "sources.*.path", "sources.*.url")
+"""Keys that only choose where files go or are read from, never what a result is; dotted
+paths, ``*`` standing for every named entry. :func:`config_hash` and :func:`experiment_config`
+leave them out, so two studies of the same science share one hash (docs/report.md#provenance).
+
+- ``study``: the folder a run's files go under (``results/<study>/``, ...);
+- ``mirror``, ``sources.<dataset>.path``, ``sources.<dataset>.url``: where a built-in
+  dataset's raw files come from. What was read is recorded separately, as the SHA-256 of every
+  raw file (the record's ``data``), which the report shows;
+- ``plugin_paths``: the folders a plugin module is looked for in. The code found is recorded
+  separately (the record's ``plugins``: package and version, or the hash of its source) and its
+  hash rides in the params of the jobs that run it.
+
+A dataset of one's own keeps its files (``sources.<name>.ratings``, ``.mar``): they name the
+dataset, as a built-in dataset's name does."""
 
 CHECKSUM_CACHE = ".snakemake/debiaseval/sha256.json"
 """Where the workflow's jobs cache the raw files' SHA-256 by (path, size, mtime)."""
@@ -79,22 +98,46 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
+def _without(value: Any, path: list[str]) -> Any:
+    """``value`` without the key at ``path`` (``*``: every key of that level); copies only the
+    mappings on the way, leaves ``value`` itself untouched."""
+    if not isinstance(value, Mapping) or not path:
+        return value
+    head, rest = path[0], path[1:]
+    if not rest:
+        return {k: v for k, v in value.items() if head != "*" and k != head}
+    return {k: _without(v, rest) if head in ("*", k) else v for k, v in value.items()}
+
+
+def without_placement(config: Mapping[str, Any]) -> dict[str, Any]:
+    """``config`` without the keys that only choose where files go (:data:`PLACEMENT`)."""
+    done: Any = dict(config)
+    for key in PLACEMENT:
+        done = _without(done, key.split("."))
+    return done
+
+
 def config_hash(config: Mapping[str, Any]) -> str:
-    """SHA-256 (hex) of ``config``'s canonical JSON (:func:`canonical_json`)."""
-    return hashlib.sha256(canonical_json(config).encode("utf-8")).hexdigest()
+    """SHA-256 (hex) of ``config``'s canonical JSON (:func:`canonical_json`), the keys that
+    only choose where files go (:data:`PLACEMENT`) left out: two studies of the same science,
+    or the same study read from another mirror, have one hash."""
+    return hashlib.sha256(canonical_json(without_placement(config)).encode("utf-8")).hexdigest()
 
 
 def experiment_config(config: Mapping[str, Any], experiment: str) -> dict[str, Any]:
     """The part of the resolved ``config`` that ``experiment``'s results depend on: every key
-    but the other experiments' blocks and the run's selection (:data:`RUN_SELECTION`).
+    but the other experiments' blocks, the run's selection (:data:`RUN_SELECTION`) and the
+    keys that only choose where files go (:data:`PLACEMENT`).
 
     A change of E2's block thus leaves E1's record (and E1's jobs) alone, while a change of
-    a shared block (``sources``, ``synthetic``, ...) reaches every experiment.
+    a shared block (``sources``, ``synthetic``, ...) reaches every experiment; two studies of
+    the same science record the same config, and their tables the same bytes.
     """
     from debiaseval.workflow.schema import experiment_names
 
     others = set(experiment_names()) - {experiment}
-    return {k: v for k, v in config.items() if k not in others and k not in RUN_SELECTION}
+    own = {k: v for k, v in config.items() if k not in others and k not in RUN_SELECTION}
+    return without_placement(own)
 
 
 def input_files(paths: Iterable[str | os.PathLike[str]]) -> list[str]:

@@ -8,6 +8,11 @@ file (``cfg2/t1.yaml``) would silently replace the study's results; it is refuse
 job, in one line naming both files and ``study=`` as the way out. A study named by the key
 ``study`` is the user's explicit choice and is neither checked nor recorded.
 
+A run whose config differs from the one recorded for its study (``results/<study>/
+config.yaml``, written by the run that made the study's results) says so before its first
+job: which keys changed, old -> new, in a few lines, and how to keep both studies
+(``--config study=NAME``); then it proceeds as Snakemake does (:func:`config_notice`).
+
 Results whose provenance record names another config than the run's are made again
 (:func:`set_aside_foreign`).
 """
@@ -20,13 +25,43 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from debiaseval.workflow.io import FOREIGN, made_outputs, move_outputs, write_text
-from debiaseval.workflow.provenance import config_hash, experiment_config, read_provenance
+import yaml
 
-__all__ = ["ORIGIN", "origin_conflict", "record_origin", "set_aside_foreign"]
+from debiaseval.workflow.io import FOREIGN, made_outputs, move_outputs, write_text
+from debiaseval.workflow.provenance import (
+    RUN_SELECTION,
+    canonical_json,
+    config_hash,
+    experiment_config,
+    read_provenance,
+    without_placement,
+)
+
+__all__ = [
+    "NOTICE_KEYS",
+    "NOTICE_VALUE",
+    "ORIGIN",
+    "RECORDED_CONFIG",
+    "config_changes",
+    "config_notice",
+    "origin_conflict",
+    "record_origin",
+    "set_aside_foreign",
+]
 
 ORIGIN = "study.json"
 """The file in ``results/<study>/`` naming the config file the study was named after."""
+
+RECORDED_CONFIG = "config.yaml"
+"""The file in ``results/<study>/`` holding the resolved config of the study's last run."""
+
+NOTICE_KEYS = 5
+"""Changed keys :func:`config_notice` names one per line; more are counted on one line."""
+
+NOTICE_VALUE = 40
+"""Characters of a value :func:`config_notice` shows; a longer one is cut with ``…``."""
+
+_ABSENT = object()
 
 
 def _as_given(path: str | os.PathLike[str]) -> str:
@@ -76,6 +111,79 @@ def record_origin(
     folder.mkdir(parents=True, exist_ok=True)
     record = {"study": study, "configfile": _as_given(configfiles[-1])}
     write_text(json.dumps(record, indent=2) + "\n", folder / ORIGIN)
+
+
+def config_changes(
+    recorded: Mapping[str, Any], current: Mapping[str, Any], prefix: str = ""
+) -> list[tuple[str, Any, Any]]:
+    """The keys whose values differ between the configs ``recorded`` and ``current``, as
+    (dotted key path, old value, new value), in ``current``'s key order and then the keys only
+    ``recorded`` has. Mappings are compared key by key, anything else (lists included) whole;
+    a key one side lacks has the value :data:`_ABSENT` there."""
+    changes: list[tuple[str, Any, Any]] = []
+    for key in [*current, *(k for k in recorded if k not in current)]:
+        old, new = recorded.get(key, _ABSENT), current.get(key, _ABSENT)
+        path = f"{prefix}{key}"
+        if isinstance(old, Mapping) and isinstance(new, Mapping):
+            changes += config_changes(old, new, f"{path}.")
+        elif old is _ABSENT or new is _ABSENT or not _same(old, new):
+            changes.append((path, old, new))
+    return changes
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal as canonical JSON: ``1`` is not ``1.0`` nor ``True``, a tuple is its list."""
+    return canonical_json(a) == canonical_json(b)
+
+
+def _short(value: Any) -> str:
+    """``value`` as YAML flow text on one line, at most :data:`NOTICE_VALUE` characters."""
+    if value is _ABSENT:
+        return "(absent)"
+    text = yaml.safe_dump(value, default_flow_style=True, width=1 << 16, allow_unicode=True)
+    text = " ".join(text.removesuffix("...\n").split())
+    return text if len(text) <= NOTICE_VALUE else text[: NOTICE_VALUE - 1] + "…"
+
+
+def config_notice(
+    folder: str | os.PathLike[str], study: str, config: Mapping[str, Any]
+) -> str | None:
+    """The lines a run prints before its first job when its resolved ``config`` differs from
+    the one recorded for its study ``study`` (``folder/config.yaml``, :data:`RECORDED_CONFIG`);
+    None when they agree, or when nothing is recorded (a new study) or readable.
+
+    Only keys that change results are named: those that choose what a run does or where its
+    files go (:data:`debiaseval.workflow.provenance.RUN_SELECTION`, ``PLACEMENT``) are left
+    out. At most :data:`NOTICE_KEYS` keys are named, each on one line as ``key: old -> new``
+    (values cut at :data:`NOTICE_VALUE` characters), whatever the size of the blocks.
+    """
+    recorded_file = Path(folder) / RECORDED_CONFIG
+    try:
+        recorded = yaml.safe_load(recorded_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError, yaml.YAMLError):
+        return None
+    if not isinstance(recorded, Mapping):
+        return None
+
+    def science(value: Mapping[str, Any]) -> dict[str, Any]:
+        return without_placement({k: v for k, v in value.items() if k not in RUN_SELECTION})
+
+    changes = config_changes(science(recorded), science(config))
+    if not changes:
+        return None
+    lines = [
+        f"debiaseval: this config differs from the one recorded for study {study!r} "
+        f"({recorded_file}):"
+    ]
+    lines += [f"  {key}: {_short(old)} -> {_short(new)}" for key, old, new in changes[:NOTICE_KEYS]]
+    if len(changes) > NOTICE_KEYS:
+        lines.append(f"  ... and {len(changes) - NOTICE_KEYS} more key(s)")
+    lines.append(
+        f"debiaseval: the jobs that use them run again and replace their results in "
+        f"{folder}/; to keep both studies, give this run a study of its own: "
+        "--config study=NAME"
+    )
+    return "\n".join(lines)
 
 
 def set_aside_foreign(
