@@ -521,9 +521,9 @@ INTERVAL_NOTE = (
     f"with fewer than {MIN_T_SEEDS} seeds only the bootstrap interval is shown (a t interval "
     "over 2 seeds has one degree of freedom and reaches about 9 sd either side). Every "
     "interval stays in the metric's range: the t interval is computed on the logit scale for "
-    "a share in [0, 1] (log for [0, ∞), Fisher's z for [-1, 1]) and mapped back; the percentile bootstrap "
-    "interval is cut to the range, which leaves its coverage unchanged; an estimate outside "
-    "the range (⇅) shows no interval"
+    "a share in [0, 1] (log for [0, ∞), Fisher's z for [-1, 1]) and mapped back; the "
+    "percentile bootstrap interval is cut to the range, which leaves its coverage unchanged; "
+    "an estimate outside the range (⇅) shows no interval"
 )
 """How :func:`interval_cell` reads, for the Markdown summaries' headers."""
 
