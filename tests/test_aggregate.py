@@ -106,5 +106,15 @@ def test_summary_markdown_shows_the_intervals_when_the_summary_has_them():
     summary = summary_table(per_seed).merge(seed_intervals(per_seed, keys, level=0.95), on=keys)
     md = summary_markdown(summary, "toy")
     assert "t interval over seeds" in md and "±" not in md
-    # mean 0.5 of 0.4 and 0.6: t_{0.975,1} * 0.1414 / sqrt(2) = 12.7062 * 0.1 = 1.2706
-    assert "0.5000 [-0.7706, 1.7706] ⟨0.4000, 0.6000⟩ (+150.0%)" in md
+    # two seeds: the bootstrap interval over users alone, and the header says why
+    assert "| 0.5000 ⟨0.4000, 0.6000⟩ (+150.0%) |" in md
+    assert "with fewer than 3 seeds only the bootstrap interval is shown" in md
+    # three seeds (0.4, 0.5, 0.6 on A's REG): the t interval on the logit scale,
+    # logit(0.5) ± t_{0.975,2} · (0.1/√3) / (0.5 · 0.5) = ±0.99369 -> expit: [0.2702, 0.7298]
+    third = per_seed[per_seed["seed"] == 0].assign(seed=2)
+    row = (third["recommender"] == "A") & (third["testset"] == "REG")
+    third.loc[row, ["value", "boot_low", "boot_high"]] = [0.5, 0.4, 0.6]
+    per_seed = pd.concat([per_seed, third], ignore_index=True)
+    summary = summary_table(per_seed).merge(seed_intervals(per_seed, keys, level=0.95), on=keys)
+    md = summary_markdown(summary, "toy")
+    assert "| 0.5000 [0.2702, 0.7298] ⟨0.4000, 0.6000⟩ (+200.0%) |" in md

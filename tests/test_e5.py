@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from debiaseval.experiments.e5 import (
+    INTERVAL_SUFFIXES,
     agreement_markdown,
     agreement_table,
     check_config,
@@ -241,7 +242,7 @@ def test_bootstrap_table_covers_each_estimate_at_its_nominal_rate():
 
 
 def test_estimates_carry_intervals_over_seeds_and_users(full):
-    from debiaseval.evaluation.uncertainty import t_interval
+    from debiaseval.evaluation.uncertainty import range_t_interval
 
     out = run(full, {"e5": CONFIG}, seeds=3)
     est, rows = out["estimates"], out["per_seed"]
@@ -249,11 +250,12 @@ def test_estimates_carry_intervals_over_seeds_and_users(full):
         lo, hi = est[f"{v}_boot_low"], est[f"{v}_boot_high"]
         assert (lo <= hi).all() and (lo < hi).any()
         assert (est[f"{v}_ci_low"] <= est[v] + 1e-12).all()
-    # the t interval over seeds of one row, by hand
+        assert est[[f"{v}_{s}" for s in INTERVAL_SUFFIXES]].stack().between(0, 1).all()
+    # the t interval over seeds of one row on the logit scale (Recall@K lies in [0, 1])
     row = est.iloc[0]
     seeds = rows[(rows["model"] == row["model"]) & (rows["params"] == row["params"])
                  & (rows["k"] == row["k"])]["ure"].to_numpy()  # fmt: skip
-    _, low, high = t_interval(seeds)
+    _, low, high = range_t_interval(seeds, lower=0.0, upper=1.0)
     assert row["ure_ci_low"] == pytest.approx(low) and row["ure_ci_high"] == pytest.approx(high)
     text = estimates_markdown(est, "synthetic")
     assert "⟨" in text and "[" in text and "t interval over seeds" in text

@@ -10,11 +10,16 @@ from debiaseval.evaluation.uncertainty import (
     bootstrap_means,
     compare_recommenders,
     holm,
+    interval_cell,
+    metric_range,
     paired_t_test,
     paired_t_tests,
     poisson_weights,
+    range_t_interval,
     seed_intervals,
+    shown_interval,
     t_interval,
+    within_range,
 )
 
 
@@ -251,3 +256,92 @@ def test_seed_intervals_and_agreement_over_seeds():
     agree = agreement_over_seeds(tests, ["testset"], alpha=0.05).iloc[0]
     assert (agree["n_seeds"], agree["n_a_better"], agree["n_b_better"]) == (3, 1, 1)
     assert agree["max_p_holm"] == 0.2
+
+
+def test_range_t_interval_matches_hand_computed_cases():
+    # [0, 1]: 0.2, 0.4, 0.6: mean 0.4, se 0.2/√3; logit(0.4) = -0.405465, g' = 1/(0.4·0.6);
+    # half = 4.302653 · 0.115470 · 4.166667 = 2.070093 -> expit(-2.475558), expit(1.664628)
+    _, low, high = range_t_interval(np.array([0.2, 0.4, 0.6]), lower=0.0, upper=1.0)
+    assert (low, high) == pytest.approx((0.0775880, 0.8408612), abs=1e-6)
+    # [0, ∞): 2, 3, 4: log(3) ± 4.302653 · (1/√3) / 3 = 1.098612 ± 0.828046
+    _, low, high = range_t_interval(np.array([2.0, 3.0, 4.0]), lower=0.0)
+    assert (low, high) == pytest.approx((1.310707, 6.866525), abs=1e-5)
+    # [-1, 1] (Fisher's z): 0.9, 0.95, 0.99, mean 0.946667, sd 0.045092
+    _, low, high = range_t_interval(np.array([0.9, 0.95, 0.99]), lower=-1.0, upper=1.0)
+    assert (low, high) == pytest.approx((0.616745, 0.993687), abs=1e-5)
+    # unbounded: the plain t interval
+    plain = t_interval(np.array([0.2, 0.4, 0.6]))
+    assert np.allclose(range_t_interval(np.array([0.2, 0.4, 0.6])), plain)
+
+
+def test_range_t_interval_boundary_cases_give_no_garbage(recwarn):
+    values = np.array([
+        [1.0, 1.0],  # every seed at the upper bound: [1, 1]
+        [0.0, 0.0],  # every seed at 0: [0, 0]
+        [0.9, 1.0],  # near the bound: inside (0, 1), however wide
+        [np.nan, 0.5],  # one seed: no interval
+        [-0.1, 0.05],  # a mean outside [0, 1]: no interval in the range can hold it
+        [np.nan, np.nan],  # nothing
+    ])  # fmt: skip
+    mean, low, high = range_t_interval(values, lower=0.0, upper=1.0)
+    assert low[:2].tolist() == [1.0, 0.0] and high[:2].tolist() == [1.0, 0.0]
+    assert 0.0 < low[2] < mean[2] < high[2] < 1.0
+    assert np.isnan(low[3:]).all() and np.isnan(high[3:]).all()
+    assert not recwarn.list
+
+
+@pytest.mark.parametrize(
+    ("draw", "truth", "lower", "upper"),
+    [
+        (lambda rng, n: rng.beta(2, 8, size=(4000, n)), 0.2, 0.0, 1.0),  # recall-like
+        (lambda rng, n: rng.beta(8, 2, size=(4000, n)), 0.8, 0.0, 1.0),  # hit-rate-like
+        (lambda rng, n: rng.exponential(2.0, size=(4000, n)), 2.0, 0.0, np.inf),  # an error
+    ],
+)
+@pytest.mark.parametrize("n", [3, 10])
+def test_range_t_interval_covers_at_its_nominal_rate_and_stays_in_range(
+    draw, truth, lower, upper, n
+):
+    rng = np.random.default_rng(11)
+    _, low, high = range_t_interval(draw(rng, n), lower=lower, upper=upper)
+    coverage = np.mean((low <= truth) & (truth <= high))
+    assert 0.92 <= coverage <= 0.97, coverage  # ±3.5 se of 4000 draws around 0.93-0.96
+    assert (low >= lower).all() and (high <= upper).all()
+
+
+def test_within_range_cuts_bootstrap_bounds_and_drops_an_estimate_outside():
+    low, high = within_range(
+        np.array([0.98, 0.5, -0.02, np.nan]),
+        np.array([0.93, 0.4, -0.08, np.nan]),
+        np.array([1.04, 0.6, 0.03, np.nan]),
+        lower=0.0,
+        upper=1.0,
+    )
+    assert low[:2].tolist() == [0.93, 0.4] and high[:2].tolist() == [1.0, 0.6]
+    assert np.isnan(low[2:]).all() and np.isnan(high[2:]).all()
+
+
+def test_seed_intervals_respect_each_metrics_range():
+    per_seed = pd.DataFrame(
+        {"metric": ["hitrate"] * 2 + ["dcg"] * 2 + ["bias"] * 2, "seed": [0, 1] * 3,
+         "value": [0.97, 1.0, 0.1, 0.3, -0.2, 0.1],
+         "boot_low": [0.9, 0.95, 0.0, 0.1, -0.5, -0.1], "boot_high": [1.02, 1.04, 0.3, 0.5,
+                                                                       0.1, 0.3]}
+    )  # fmt: skip
+    out = seed_intervals(per_seed, ["metric"], level=0.95).set_index("metric")
+    assert 0 < out.at["hitrate", "ci_low"] and out.at["hitrate", "ci_high"] < 1
+    assert out.at["hitrate", "boot_high"] == 1.0  # the bootstrap bound cut to [0, 1]
+    assert out.at["dcg", "ci_low"] > 0  # [0, ∞): log scale
+    assert out.at["bias", "ci_low"] < -1  # unbounded: the plain t interval (1 df)
+    assert metric_range("Recall") == (0.0, 1.0) and metric_range("pct_diff") == (-np.inf, np.inf)
+
+
+def test_fewer_than_three_seeds_show_the_bootstrap_interval():
+    assert interval_cell(0.5, 0.1, 0.9, 0.45, 0.55, 2) == "0.5000 ⟨0.4500, 0.5500⟩"
+    assert interval_cell(0.5, 0.4, 0.6, 0.45, 0.55, 3) == "0.5000 [0.4000, 0.6000] ⟨0.4500, 0.5500⟩"
+    assert interval_cell(0.5, np.nan, np.nan, np.nan, np.nan, 1) == "0.5000"
+    low, high = shown_interval(
+        np.array([0.1, 0.4]), np.array([0.9, 0.6]), np.array([0.45, 0.45]),
+        np.array([0.55, 0.55]), np.array([2, 3]),
+    )  # fmt: skip
+    assert low.tolist() == [0.45, 0.4] and high.tolist() == [0.55, 0.6]

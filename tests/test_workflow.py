@@ -938,3 +938,26 @@ def test_ml_100k_download_and_preprocess_from_the_mirror(tmp_path):
     assert interactions["user"].max() == 942 and interactions["item"].max() == 1681
     items = pd.read_parquet(workdir / "results/tiny/data/ml-100k/items.parquet")
     assert items.loc[0, "raw_item"] == 1 and "title" in items.columns
+
+
+def test_no_interval_of_the_tiny_runs_summaries_leaves_zero_one(two_runs):
+    """Every interval printed in a table of a summary of shares (E1's summary, E5's
+    estimates, E6's scores) lies in [0, 1]; with the tiny run's 2 seeds, E1's and E5's cells
+    show the bootstrap interval over users and no t interval over seeds (issue 34, item 3)."""
+    import re
+
+    workdir, _ = two_runs
+    pair = re.compile(r"([\[⟨])(-?\d+(?:\.\d+)?), (-?\d+(?:\.\d+)?)[\]⟩]")
+    for name in ("e1/synthetic/summary.md", "e5/synthetic/estimates.md", "e6/synthetic/scores.md"):
+        rows = [
+            line
+            for line in (workdir / "results/tiny" / name).read_text().splitlines()
+            if line.startswith("| ") and not line.startswith("| recommender |")
+        ]
+        found = [(kind, float(low), float(high)) for line in rows
+                 for kind, low, high in pair.findall(line)]  # fmt: skip
+        assert found, name
+        outside = [f for f in found if not 0.0 <= f[1] <= f[2] <= 1.0]
+        assert not outside, f"{name}: {outside[:5]}"
+        if not name.startswith("e6"):
+            assert {kind for kind, _, _ in found} == {"⟨"}, name  # 2 seeds: no t interval

@@ -66,9 +66,10 @@ def summary_flags(
     """``summary`` with a ``flags`` column (:mod:`debiaseval.evaluation.flags`) per
     (recommender, testset, metric, k): ``short_lists`` where some seed's
     ``n_short_lists`` > 0, ``few_users`` where some seed's ``n_users`` < ``min_users``,
-    ``out_of_range`` where the mean or an interval of the summary (``ci_``, ``boot_``
-    bounds) leaves [0, 1], the range of every top-k metric, and ``heavy_tail`` on the rows of
-    the estimators named in ``heavy_tail``. A ``per_seed`` without one of these columns
+    ``out_of_range`` where the mean leaves [0, 1], the range of every top-k metric (its
+    intervals are then NaN, :func:`~debiaseval.evaluation.uncertainty.seed_intervals`; a
+    bound outside it, from a summary made elsewhere, is flagged too), and ``heavy_tail`` on
+    the rows of the estimators named in ``heavy_tail``. A ``per_seed`` without one of these columns
     raises no flag of it."""
     keys = ["recommender", "testset", "metric", "k"]
     seeds = per_seed.assign(
@@ -307,12 +308,12 @@ def _with_pct(text: str, pct: float, testset: str) -> str:
 
 def _summary_cells(block: pd.DataFrame) -> list[str]:
     """The cells of :func:`summary_markdown`: with the summary's intervals, ``mean [t interval
-    over seeds] ⟨bootstrap interval over users⟩ (+pct%)`` (:func:`interval_cell`), else
-    ``mean ± sd (+pct%)``."""
-    bounds = ["ci_low", "ci_high", "boot_low", "boot_high"]
+    over seeds] ⟨bootstrap interval over users⟩ (+pct%)`` (:func:`interval_cell`: the t
+    interval from 3 seeds on), else ``mean ± sd (+pct%)``."""
+    bounds = ["ci_low", "ci_high", "boot_low", "boot_high", "n_seeds"]
     if set(bounds) <= set(block.columns):
         rows = block[["mean", *bounds, "pct_diff_vs_gt", "testset"]].itertuples(index=False)
-        return [_with_pct(interval_cell(*row[:5]), row[5], row[6]) for row in rows]
+        return [_with_pct(interval_cell(*row[:6]), row[6], row[7]) for row in rows]
     rows = block[["mean", "sd", "pct_diff_vs_gt", "testset"]].itertuples(index=False)
     return [_summary_cell(*row) for row in rows]
 
@@ -358,10 +359,13 @@ def summary_markdown(
         "its % difference from `gt`, the MAR ground truth ([SAC20]). A test set that evaluates "
         "without bias gives the numbers gt gives: **closer to 0% is better**.\n\n"
     ]
-    if {"ci_low", "ci_high", "boot_low", "boot_high"} <= set(summary.columns):
+    if {"ci_low", "ci_high", "boot_low", "boot_high", "n_seeds"} <= set(summary.columns):
         parts[0] = parts[0].replace(
-            "mean ± sd over seeds", f"{INTERVAL_NOTE}, at the level of `e1.confidence`,"
-        )
+            "mean ± sd over seeds of the metric on that test set and, in brackets, its % "
+            "difference from `gt`",
+            "mean over seeds of the metric on that test set and, in round brackets, its % "
+            "difference from `gt`",
+        ) + (f"Intervals at the level of `e1.confidence`: {INTERVAL_NOTE}.\n\n")
     parts += [f"- {line}\n" for line in about]
     for (metric, k), block in summary.groupby(["metric", "k"], sort=True):
         cells = block.assign(cell=_summary_cells(block))

@@ -72,8 +72,8 @@ FLAGS: dict[str, tuple[str, str]] = {
     ),
     "out_of_range": (
         "⇅",
-        "the mean or one of its intervals leaves the metric's range [0, 1]: per-user values "
-        "outside it (an unstable estimator) or a t interval over few seeds",
+        "the estimate leaves the metric's range [0, 1] (per-user values outside it: an "
+        "unstable estimator): no interval in the range can hold it, so none is shown",
     ),
     "heavy_tail": (
         "κ",

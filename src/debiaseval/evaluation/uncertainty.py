@@ -2,6 +2,10 @@
 paired tests between recommenders with Holm's correction (docs/experiments/e1.md, Uncertainty).
 
 * :func:`t_interval`: Student's t interval of a mean over seeds, ``mean ± t_{n-1} · sd/√n``.
+* :func:`range_t_interval`: the same interval computed on a scale that maps the metric's
+  range (:func:`metric_range`) onto the real line (logit for [a, b], log for [a, ∞)) and
+  mapped back, so that it never leaves the range; :func:`within_range` keeps any other
+  interval (the percentile bootstrap's) inside it.
 * :func:`bootstrap_means` / :func:`bootstrap_interval`: the percentile bootstrap of a mean
   over users (Efron & Tibshirani, *An Introduction to the Bootstrap*, 1993, §13.3), every
   resample drawn as a vector of Poisson(1) counts (:func:`poisson_weights`), so that the
@@ -30,18 +34,24 @@ import pandas as pd
 __all__ = [
     "COMPARISON_COLUMNS",
     "INTERVAL_NOTE",
+    "METRIC_RANGES",
+    "MIN_T_SEEDS",
     "agreement_over_seeds",
     "bootstrap_interval",
     "bootstrap_means",
     "compare_recommenders",
     "holm",
     "interval_cell",
+    "metric_range",
     "paired_t_test",
     "paired_t_tests",
     "poisson_counts",
     "poisson_weights",
+    "range_t_interval",
     "seed_intervals",
+    "shown_interval",
     "t_interval",
+    "within_range",
 ]
 
 _CHUNK_CELLS = 1 << 23
@@ -69,6 +79,126 @@ def t_interval(
         half = student_t.ppf(0.5 + level / 2, np.maximum(n - 1, 1)) * sd / np.sqrt(n)
     half = np.where(n >= 2, half, np.nan)
     return mean, mean - half, mean + half
+
+
+_UNIT = (0.0, 1.0)
+_POSITIVE = (0.0, math.inf)
+_SIGNED_UNIT = (-1.0, 1.0)
+
+METRIC_RANGES: dict[str, tuple[float, float]] = {
+    # top-k metrics (evaluation.metrics.TOPK_METRICS) and E5's Recall@K estimates: shares
+    **dict.fromkeys(
+        ["recall", "precision", "map", "ndcg", "hitrate", "avgdcg", "auc", "coverage",
+         "true_recall", "traditional_recall", "ure", "score"],
+        _UNIT,
+    ),
+    # errors and gains that are never negative
+    **dict.fromkeys(["dcg", "mse", "mae", "rmse"], _POSITIVE),
+    # rank and linear correlations
+    **dict.fromkeys(["tau", "kendall_tau", "pearson_r"], _SIGNED_UNIT),
+}  # fmt: skip
+"""The range of every metric an interval is printed for: [0, 1] for the top-k metrics,
+shares and hit rates, [0, ∞) for errors and DCG, [-1, 1] for correlations. A metric not
+named here (a difference, a % difference, a bias) is unbounded (:func:`metric_range`)."""
+
+MIN_T_SEEDS = 3
+"""Fewest seeds whose t interval the tables show: with 2 seeds it has one degree of freedom
+(t_{0.975, 1} = 12.7, so it spans about ±9 sd); below this the tables show the per-seed
+bootstrap interval over users instead (:func:`shown_interval`)."""
+
+
+def metric_range(metric: str) -> tuple[float, float]:
+    """(lower, upper) bounds of ``metric`` (:data:`METRIC_RANGES`; unbounded if unknown)."""
+    return METRIC_RANGES.get(str(metric).lower(), (-math.inf, math.inf))
+
+
+def range_t_interval(
+    values: np.ndarray,
+    *,
+    level: float = 0.95,
+    lower: float | np.ndarray = -math.inf,
+    upper: float | np.ndarray = math.inf,
+    axis: int = -1,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean and a t interval over ``axis`` that stays in [``lower``, ``upper``].
+
+    The interval of :func:`t_interval` is computed on a scale g that maps the range onto the
+    real line and mapped back: ``g⁻¹(g(m) ± t_{(1+level)/2, n-1} · g'(m) · sd/√n)``, the
+    delta-method standard error on g's scale (the "logit" interval of a proportion, Korn &
+    Graubard, *Analysis of Health Surveys*, 1999, §3.2; R's ``survey::svyciprop``). g is
+    ``log((x-a)/(b-x))`` for a finite range [a, b] (the logit of a share; on [-1, 1] it is
+    twice Fisher's z = atanh), ``log(x-a)`` for [a, ∞), ``-log(b-x)`` for (-∞, b] and the
+    identity for no bounds, where the interval is :func:`t_interval`'s. Bounds broadcast
+    against the mean (one range per row). The interval holds the mean and is asymmetric
+    near a bound: it shrinks towards the bound, as the spread of a bounded mean does.
+
+    Boundary cases: values that do not vary give ``[m, m]`` (also at a bound, e.g. every
+    seed's hit rate 1); fewer than two values give NaN bounds; a mean outside the range
+    (an estimator whose values leave it), or on a bound with values that vary (only values
+    outside the range allow it), gives NaN bounds: no interval in range can honestly hold
+    it. No warning is raised. Returns ``(mean, low, high)``.
+    """
+    mean, t_low, t_high = t_interval(values, level=level, axis=axis)
+    a = np.broadcast_to(np.asarray(lower, dtype=np.float64), mean.shape)
+    b = np.broadcast_to(np.asarray(upper, dtype=np.float64), mean.shape)
+    half = (t_high - t_low) / 2  # t · sd/√n, NaN for fewer than two values
+    low, high = np.full(mean.shape, np.nan), np.full(mean.shape, np.nan)
+    flat = half == 0
+    low[flat], high[flat] = mean[flat], mean[flat]
+    inside = (half > 0) & (mean > a) & (mean < b)
+    both, above, below = np.isfinite(a) & np.isfinite(b), np.isfinite(a), np.isfinite(b)
+    with np.errstate(all="ignore"):
+        # [a, b]: g(x) = log((x-a)/(b-x)), g'(x) = (b-a)/((x-a)(b-x)); back: a + (b-a)·expit
+        case = inside & both
+        m, lo, hi, h = mean[case], a[case], b[case], half[case]
+        centre, spread = np.log((m - lo) / (hi - m)), h * (hi - lo) / ((m - lo) * (hi - m))
+        low[case] = lo + (hi - lo) * _expit(centre - spread)
+        high[case] = lo + (hi - lo) * _expit(centre + spread)
+        # [a, ∞): g(x) = log(x-a), g'(x) = 1/(x-a)
+        case = inside & above & ~both
+        m, lo, h = mean[case], a[case], half[case]
+        low[case] = lo + (m - lo) * np.exp(-h / (m - lo))
+        high[case] = lo + (m - lo) * np.exp(h / (m - lo))
+        # (-∞, b]: g(x) = -log(b-x), g'(x) = 1/(b-x)
+        case = inside & below & ~both
+        m, hi, h = mean[case], b[case], half[case]
+        low[case] = hi - (hi - m) * np.exp(h / (hi - m))
+        high[case] = hi - (hi - m) * np.exp(-h / (hi - m))
+    case = inside & ~above & ~below
+    low[case], high[case] = t_low[case], t_high[case]
+    return mean, low, high
+
+
+def _expit(x: np.ndarray) -> np.ndarray:
+    """1 / (1 + e^-x) without overflow for large |x|."""
+    from scipy.special import expit
+
+    return expit(x)
+
+
+def within_range(
+    mean: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    *,
+    lower: float | np.ndarray = -math.inf,
+    upper: float | np.ndarray = math.inf,
+) -> tuple[np.ndarray, np.ndarray]:
+    """An interval of an in-range quantity cut to the range: ``[max(low, lower),
+    min(high, upper)]``, NaN where the ``mean`` lies outside the range.
+
+    For the percentile bootstrap of a mean over users (:func:`bootstrap_interval`), whose
+    bounds leave the range only when per-user values do (a weighting estimator's): the
+    quantity estimated lies in the range, so the cut interval holds it exactly when the
+    uncut one does (the same coverage). An estimate outside the range has no honest
+    interval in it, and gets none (the tables flag it ``out_of_range``)."""
+    m = np.asarray(mean, dtype=np.float64)
+    a, b = np.asarray(lower, dtype=np.float64), np.asarray(upper, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        keep = (m >= a) & (m <= b)
+        cut_low = np.where(keep, np.clip(np.asarray(low, dtype=np.float64), a, b), np.nan)
+        cut_high = np.where(keep, np.clip(np.asarray(high, dtype=np.float64), a, b), np.nan)
+    return cut_low, cut_high
 
 
 @functools.cache
@@ -310,9 +440,12 @@ def compare_recommenders(values: np.ndarray, names: list[str]) -> pd.DataFrame:
 
 
 def seed_intervals(per_seed: pd.DataFrame, keys: list[str], *, level: float) -> pd.DataFrame:
-    """Per ``keys``: the t interval over seeds of ``value`` (:func:`t_interval`) as
-    ``ci_low``/``ci_high``, and the means over seeds of the per-seed bootstrap bounds
-    ``boot_low``/``boot_high`` (NaN when absent). Rows in ``keys`` order, sorted."""
+    """Per ``keys``: the t interval over seeds of ``value`` in the metric's range
+    (:func:`range_t_interval`, the range of each row's ``metric`` by :func:`metric_range`
+    when ``metric`` is a key, else none) as ``ci_low``/``ci_high``, and the means over seeds
+    of the per-seed bootstrap bounds ``boot_low``/``boot_high`` cut to that range
+    (:func:`within_range`; NaN when absent). Where the mean over seeds lies outside the
+    range, every bound is NaN. Rows in ``keys`` order, sorted."""
     grouped = per_seed.groupby(keys, sort=True)
     width = int(grouped.size().max()) if len(per_seed) else 0
     out = grouped.size().rename("n").reset_index()
@@ -321,12 +454,39 @@ def seed_intervals(per_seed: pd.DataFrame, keys: list[str], *, level: float) -> 
     group = grouped.ngroup().to_numpy()
     table = np.full((len(out), max(width, 1)), np.nan)
     table[group, slot] = per_seed["value"].to_numpy(dtype=np.float64)
-    _, out["ci_low"], out["ci_high"] = t_interval(table, level=level)
-    for bound in ("boot_low", "boot_high"):
-        out[bound] = (
-            grouped[bound].mean().to_numpy() if bound in per_seed else np.full(len(out), np.nan)
-        )
+    ranges = (
+        np.array([metric_range(m) for m in out["metric"]], dtype=np.float64).reshape(-1, 2)
+        if "metric" in keys
+        else np.tile([-math.inf, math.inf], (len(out), 1))
+    )
+    lower, upper = ranges[:, 0], ranges[:, 1]
+    mean, out["ci_low"], out["ci_high"] = range_t_interval(
+        table, level=level, lower=lower, upper=upper
+    )
+    boot = {
+        bound: grouped[bound].mean().to_numpy() if bound in per_seed else np.full(len(out), np.nan)
+        for bound in ("boot_low", "boot_high")
+    }
+    out["boot_low"], out["boot_high"] = within_range(
+        mean, boot["boot_low"], boot["boot_high"], lower=lower, upper=upper
+    )
     return out.drop(columns="n")
+
+
+def shown_interval(
+    ci_low: np.ndarray,
+    ci_high: np.ndarray,
+    boot_low: np.ndarray,
+    boot_high: np.ndarray,
+    n_seeds: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The interval a table prints and a figure draws as a cell's main interval: the t
+    interval over seeds from :data:`MIN_T_SEEDS` seeds on, else the per-seed bootstrap
+    interval over users (NaN bounds where the chosen interval is absent)."""
+    enough = np.asarray(n_seeds) >= MIN_T_SEEDS
+    low = np.where(enough, np.asarray(ci_low, dtype=np.float64), boot_low)
+    high = np.where(enough, np.asarray(ci_high, dtype=np.float64), boot_high)
+    return low, high
 
 
 def agreement_over_seeds(per_seed: pd.DataFrame, keys: list[str], *, alpha: float) -> pd.DataFrame:
@@ -357,16 +517,28 @@ def agreement_over_seeds(per_seed: pd.DataFrame, keys: list[str], *, alpha: floa
 
 
 INTERVAL_NOTE = (
-    "mean [t interval over seeds] ⟨bootstrap interval over users, the seeds' bounds averaged⟩"
+    "mean [t interval over seeds] ⟨bootstrap interval over users, the seeds' bounds averaged⟩; "
+    f"with fewer than {MIN_T_SEEDS} seeds only the bootstrap interval is shown (a t interval "
+    "over 2 seeds has one degree of freedom and reaches about 9 sd either side). Every "
+    "interval stays in the metric's range: the t interval is computed on the logit scale for "
+    "a share in [0, 1] (log for [0, ∞), Fisher's z for [-1, 1]) and mapped back; the "
+    "percentile bootstrap interval is cut to the range, which leaves its coverage unchanged; "
+    "an estimate outside the range (⇅) shows no interval"
 )
 """How :func:`interval_cell` reads, for the Markdown summaries' headers."""
 
 
 def interval_cell(
-    mean: float, ci_low: float, ci_high: float, boot_low: float, boot_high: float
+    mean: float,
+    ci_low: float,
+    ci_high: float,
+    boot_low: float,
+    boot_high: float,
+    n_seeds: float = MIN_T_SEEDS,
 ) -> str:
     """``mean [ci_low, ci_high] ⟨boot_low, boot_high⟩`` to 4 decimals, for the Markdown
-    summaries; an interval that is NaN (one seed, no bootstrap) is left out."""
+    summaries; the t interval only from :data:`MIN_T_SEEDS` seeds on (``n_seeds``), and an
+    interval that is NaN (one seed, no bootstrap, a mean outside the range) left out."""
 
     def show(x: float) -> str:
         return f"{round(float(x), 4) + 0.0:.4f}"  # + 0.0: no "-0.0000"
@@ -374,7 +546,7 @@ def interval_cell(
     if np.isnan(mean):
         return ""
     text = show(mean)
-    if not (np.isnan(ci_low) or np.isnan(ci_high)):
+    if n_seeds >= MIN_T_SEEDS and not (np.isnan(ci_low) or np.isnan(ci_high)):
         text += f" [{show(ci_low)}, {show(ci_high)}]"
     if not (np.isnan(boot_low) or np.isnan(boot_high)):
         text += f" ⟨{show(boot_low)}, {show(boot_high)}⟩"

@@ -723,9 +723,9 @@ def estimates_markdown(estimates: pd.DataFrame, dataset: str) -> str:
             **{
                 v: [
                     interval_cell(*row)
-                    for row in estimates[[v, *(f"{v}_{s}" for s in INTERVAL_SUFFIXES)]].itertuples(
-                        index=False
-                    )
+                    for row in estimates[
+                        [v, *(f"{v}_{s}" for s in INTERVAL_SUFFIXES), "n_seeds"]
+                    ].itertuples(index=False)
                 ]
                 for v in ESTIMATE_COLUMNS
             },

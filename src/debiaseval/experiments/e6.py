@@ -354,9 +354,12 @@ def markdown(scores: pd.DataFrame, dataset: str) -> str:
         flags,
     )
     lines = [
-        f"# E6 on {dataset}: leave-one-out hit rate over time [95% interval]",
+        f"# E6 on {dataset}: leave-one-out hit rate over time [interval]",
         "",
-        "p = number of items whose KL weight may move (0 = unweighted); t0 = the reference.",
+        "p = number of items whose KL weight may move (0 = unweighted); t0 = the reference. "
+        "In brackets, the interval of `e6.interval` at `e6.level`, always within [0, 1]: the "
+        "Wilson score interval (binomial), the normal approximation cut to [0, 1] (wald) or "
+        "the percentile bootstrap over users (bootstrap).",
         "",
     ]
     for seed, part in frame.groupby("seed", sort=True):

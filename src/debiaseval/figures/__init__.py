@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = [
+    "REFERENCE_COLOURS",
     "figure_module",
     "grouped_bars",
     "legend_outside",
@@ -107,13 +108,43 @@ def _whiskers(errors, column, values: np.ndarray) -> np.ndarray | None:
     return errors[column].fillna(0.0).to_numpy()
 
 
-def row_colours(names) -> dict[str, Any]:
-    """A colour per name (test set, estimator, baseline), in the order given: every figure of
-    a run that draws these names gives each the same colour (tab20, then tab20b)."""
+REFERENCE_COLOURS: dict[str, str] = {
+    "gt": "#4d4d4d",
+    "TRUE": "#999999",
+    "GT_HALVES": "#737373",
+    "CONSTANT": "#c4c4c4",
+}
+"""The fixed greys of the reference rows (the schema reserves these names): the MAR ground
+truth, the exact truth on synthetic data and the scoreboard's baselines."""
+
+
+def _palette() -> list[Any]:
+    """tab10 without its grey, then tab20's light shades without grey, then tab20b: distinct
+    hues first, and no colour a reference row's grey could be mistaken for."""
     import matplotlib
 
-    palette = [*matplotlib.colormaps["tab20"].colors, *matplotlib.colormaps["tab20b"].colors]
-    return {str(name): palette[j % len(palette)] for j, name in enumerate(names)}
+    tab10 = [c for j, c in enumerate(matplotlib.colormaps["tab10"].colors) if j != 7]
+    light = [c for j, c in enumerate(matplotlib.colormaps["tab20"].colors) if j % 2 and j != 15]
+    return [*tab10, *light, *matplotlib.colormaps["tab20b"].colors]
+
+
+def row_colours(names) -> dict[str, Any]:
+    """A colour per name (test set, estimator, baseline): the one mapping every figure of a
+    run uses, so a test set has one colour in all of them.
+
+    The reserved names get :data:`REFERENCE_COLOURS`; the others take the palette's colours
+    in sorted order of name, so the colour depends on the set of names and not on the order
+    in which a table or a figure lists them: the figures of a run, whose datasets share
+    their test sets and estimators (only synthetic adds ``TRUE``, a reserved name), agree.
+    Give every name the run has (all tables of a figure), not only those one panel draws.
+    """
+    palette = _palette()
+    others = sorted({str(n) for n in names} - set(REFERENCE_COLOURS))
+    colours: dict[str, Any] = {
+        n: c for n, c in REFERENCE_COLOURS.items() if n in set(map(str, names))
+    }
+    colours.update({name: palette[j % len(palette)] for j, name in enumerate(others)})
+    return colours
 
 
 def _mark_baseline(ax, position: float, width: float, colour, text: str) -> None:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
 from debiaseval.evaluation.aggregate import kendall_variants
+from debiaseval.evaluation.uncertainty import shown_interval
 from debiaseval.figures import grouped_bars, legend_outside, recall_k, row_colours
 
 __all__ = ["FIGURES", "TABLES", "TITLE", "draw"]
@@ -21,8 +22,10 @@ FIGURES = {
     "recall": (
         "Recall@k of every recommender on the MAR ground truth (gt) and on each test set (left) "
         "and under each weighting estimator (right, beside gt); bars are means over seeds, "
-        "whiskers the interval over seeds of the summary table. The closer a row's bars are to "
-        "gt's, the less biased its evaluation. A row has the same colour in every figure."
+        "whiskers the interval the summary table prints (from 3 seeds the t interval over "
+        "seeds, with fewer the bootstrap interval over users; both within [0, 1]). The closer "
+        "a row's bars are to gt's, the less biased its evaluation. A row has the same colour "
+        "in every figure of the run (references in grey)."
     ),
     "pct_diff": (
         "Percentage difference of Recall@k on each test set (left) and under each weighting "
@@ -72,14 +75,22 @@ def _families(tables: Mapping[str, pd.DataFrame]) -> dict[str, str]:
     return dict(zip(board["testset"], board["family"], strict=True))
 
 
-def _colours(summary: pd.DataFrame, more: Sequence[str] = ()) -> dict[str, object]:
-    """Every row's colour, in the summary's order of rows, then ``more`` (the scoreboard's
-    baselines): the same in every figure of a run."""
-    return row_colours(dict.fromkeys([*summary["testset"], *more]))
+def _colours(tables: Mapping[str, pd.DataFrame]) -> dict[str, object]:
+    """Every row's colour (:func:`~debiaseval.figures.row_colours`) from every row name the
+    tables hold: the summary's test sets and estimators, the test-set diagnostics' (which
+    keep an empty test set) and the scoreboard's baselines. The same in every figure of a
+    run."""
+    names = [
+        name
+        for stem in ("summary", "testsets", "estimator_accuracy")
+        if stem in tables and "testset" in tables[stem]
+        for name in tables[stem]["testset"]
+    ]
+    return row_colours(names)
 
 
-def _recall(summary: pd.DataFrame, families: Mapping[str, str], dataset: str, pct: bool
-            ) -> Figure:  # fmt: skip
+def _recall(summary: pd.DataFrame, families: Mapping[str, str], dataset: str, pct: bool,
+            colours: Mapping[str, object]) -> Figure:  # fmt: skip
     k = recall_k(summary, "E1")
     rows = summary[(summary["metric"] == "recall") & (summary["k"] == k)]
     order = list(dict.fromkeys(rows["testset"]))
@@ -89,7 +100,10 @@ def _recall(summary: pd.DataFrame, families: Mapping[str, str], dataset: str, pc
     if weighting:
         panels.append(("weighting estimators", [*references, *weighting]))
     value = "pct_diff_vs_gt" if pct else "mean"
-    colours = _colours(summary)
+    if not pct:  # the tables' interval: t over seeds from MIN_T_SEEDS seeds, else bootstrap
+        shown = shown_interval(*(rows[c] for c in ("ci_low", "ci_high", "boot_low", "boot_high",
+                                                    "n_seeds")))  # fmt: skip
+        rows = rows.assign(shown_low=shown[0], shown_high=shown[1])
     fig = Figure(figsize=(8 if len(panels) == 1 else 13, 4.4), layout="constrained")
     axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
     label = f"% difference of Recall@{k} from gt" if pct else f"Recall@{k}"
@@ -99,7 +113,7 @@ def _recall(summary: pd.DataFrame, families: Mapping[str, str], dataset: str, pc
         if not pct:
             errors = tuple(
                 rows.pivot(index="recommender", columns="testset", values=bound)[names]
-                for bound in ("ci_low", "ci_high")
+                for bound in ("shown_low", "shown_high")
             )
         grouped_bars(ax, table, errors, label if ax is axes[0] else "", colours=colours)
         if pct:
@@ -198,12 +212,12 @@ def _testsets(diagnostics: pd.DataFrame, dataset: str) -> Figure:
     return fig
 
 
-def _accuracy(accuracy: pd.DataFrame, summary: pd.DataFrame, dataset: str) -> Figure:
+def _accuracy(accuracy: pd.DataFrame, summary: pd.DataFrame, dataset: str,
+              colours: Mapping[str, object]) -> Figure:  # fmt: skip
     k = recall_k(summary, "E1")
     rows = accuracy[(accuracy["metric"] == "recall") & (accuracy["k"] == k)]
     truth = rows["truth"].iloc[0] if len(rows) else "gt"
     level = float(rows["level"].iloc[0]) if len(rows) else 0.95
-    colours = _colours(summary, rows["testset"].tolist())
     fig = Figure(figsize=(max(9.0, 2.0 + 0.45 * len(rows)), 7.5), layout="constrained")
     axes = fig.subplots(2, 2, sharex=True).ravel()
     x = np.arange(len(rows))
@@ -240,15 +254,15 @@ def _accuracy(accuracy: pd.DataFrame, summary: pd.DataFrame, dataset: str) -> Fi
 def draw(name: str, tables: Mapping[str, pd.DataFrame], dataset: str) -> Figure:
     """Figure ``name`` of :data:`FIGURES` from E1's aggregated tables."""
     if name == "recall":
-        return _recall(tables["summary"], _families(tables), dataset, pct=False)
+        return _recall(tables["summary"], _families(tables), dataset, False, _colours(tables))
     if name == "pct_diff":
-        return _recall(tables["summary"], _families(tables), dataset, pct=True)
+        return _recall(tables["summary"], _families(tables), dataset, True, _colours(tables))
     if name == "kendall":
         return _kendall(tables["kendall"], tables["summary"], dataset)
     if name == "significance":
         return _significance(tables["comparisons"], tables["summary"], dataset)
     if name == "accuracy":
-        return _accuracy(tables["estimator_accuracy"], tables["summary"], dataset)
+        return _accuracy(tables["estimator_accuracy"], tables["summary"], dataset, _colours(tables))
     if name == "testsets":
         return _testsets(tables["testsets"], dataset)
     raise ValueError(f"E1 has no figure {name!r}; known: {', '.join(FIGURES)}")

@@ -1,0 +1,72 @@
+"""The figures' shared colour per row and the intervals they draw (issue 34, item 3)."""
+
+from __future__ import annotations
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.colors import to_hex
+
+from debiaseval.figures import REFERENCE_COLOURS, row_colours
+from debiaseval.figures import e1 as e1_figures
+
+matplotlib.use("Agg", force=True)
+
+
+def _summary(testsets: list[str], n_seeds: int) -> pd.DataFrame:
+    rows = []
+    for j, testset in enumerate(testsets):
+        for i, recommender in enumerate(["MF", "PosPop"]):
+            mean = 0.2 + 0.05 * j + 0.1 * i
+            rows.append(
+                {"recommender": recommender, "testset": testset, "metric": "recall", "k": 10,
+                 "mean": mean, "pct_diff_vs_gt": 10.0 * j, "n_seeds": n_seeds,
+                 "ci_low": mean - 0.15, "ci_high": mean + 0.2,
+                 "boot_low": mean - 0.02, "boot_high": mean + 0.03}
+            )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def _bar_colours(fig) -> dict[str, str]:
+    """Legend label -> bar colour of every bar series of ``fig``."""
+    return {
+        bars.get_label(): to_hex(bars.patches[0].get_facecolor())
+        for ax in fig.axes
+        for bars in ax.containers
+        if hasattr(bars, "patches") and bars.patches
+    }
+
+
+def test_row_colours_depend_on_the_names_not_their_order_and_references_are_grey():
+    a = row_colours(["gt", "WTD", "FULL", "SNIPS_WTD", "REG"])
+    b = row_colours(["REG", "SNIPS_WTD", "TRUE", "FULL", "WTD", "gt", "CONSTANT"])
+    assert {n: a[n] for n in a} == {n: b[n] for n in a}  # TRUE and CONSTANT shift nothing
+    assert b["TRUE"] == REFERENCE_COLOURS["TRUE"] and a["gt"] == REFERENCE_COLOURS["gt"]
+    others = [to_hex(b[n]) for n in ("REG", "SNIPS_WTD", "FULL", "WTD")]
+    assert len(set(others)) == 4 and not set(others) & set(REFERENCE_COLOURS.values())
+
+
+def test_a_test_set_has_one_colour_in_every_e1_figure_and_dataset():
+    coat = {"summary": _summary(["gt", "FULL", "REG", "WTD"], 2)}
+    synthetic = {"summary": _summary(["gt", "FULL", "REG", "TRUE", "WTD"], 2)}
+    seen: dict[str, set[str]] = {}
+    for tables in (coat, synthetic):
+        for name in ("recall", "pct_diff"):
+            for label, colour in _bar_colours(e1_figures.draw(name, tables, "toy")).items():
+                seen.setdefault(label, set()).add(colour)
+    assert set(seen) == {"gt", "FULL", "REG", "TRUE", "WTD"}
+    assert all(len(colours) == 1 for colours in seen.values()), seen
+
+
+@pytest.mark.parametrize(("n_seeds", "low", "high"), [(2, -0.02, 0.03), (3, -0.15, 0.2)])
+def test_the_recall_figure_draws_the_interval_the_table_prints(n_seeds, low, high):
+    summary = _summary(["gt", "FULL"], n_seeds)
+    fig = e1_figures.draw("recall", {"summary": summary}, "toy")
+    drawn = []
+    for bars in [c for c in fig.axes[0].containers if hasattr(c, "patches")]:
+        means = [p.get_height() for p in bars.patches]
+        segments = bars.errorbar.lines[2][0].get_segments()
+        drawn += [(s[0][1] - m, s[1][1] - m) for s, m in zip(segments, means, strict=True)]
+    assert len(drawn) == 4
+    assert np.allclose(drawn, [(low, high)] * 4)
