@@ -2,6 +2,7 @@
 from the JSON schemas (debiaseval.workflow.config_reference)."""
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -118,6 +119,58 @@ def test_docs_build_strictly(tmp_path):
     assert "e1.rho" in reference and "shared-testset" in reference
     api = (tmp_path / "api" / "evaluation" / "index.html").read_text()
     assert "<code>" in api and ":func:" not in api and ":class:" not in api  # roles dropped
+    pages = {p.relative_to(tmp_path).as_posix(): p.read_text() for p in tmp_path.rglob("*.html")}
+    # the equations are MathML, typeset at build time: none is left as TeX for a script
+    e1 = pages["experiments/e1/index.html"]
+    assert e1.count("<math") > 100 and 'display="block"' in e1
+    raw = [page for page, text in pages.items() if re.search(r'"arithmatex">\s*\\[(\[]', text)]
+    assert not raw
+    # and no page loads a script, stylesheet or font from another host: the site reads offline
+    remote = sorted({f"{page}: {m}" for page, text in pages.items() for m in _REMOTE.findall(text)})
+    assert not remote
+
+
+_REMOTE = re.compile(r"<(?:script|link|img|iframe)\b[^>]*\b(?:src|href)=\"(?:https?:)?//[^\"]+\"")
+"""A tag that loads a resource from another host (a plain link ``<a href>`` does not)."""
+
+
+def test_the_site_loads_nothing_from_a_cdn():
+    """mkdocs.yml and the docs' hook name no script or stylesheet host: the math is MathML."""
+    config = (ROOT / "mkdocs.yml").read_text()
+    hooks = (ROOT / "docs" / "hooks.py").read_text()
+    for text in (config, hooks):
+        assert not re.search(r"https?://|cdn|mathjax", text, re.I)
+    assert "extra_javascript" not in config and "extra_css" not in config
+
+
+def test_typeset_turns_tex_into_mathml_and_names_a_bad_equation():
+    pytest.importorskip("latex2mathml")
+    hooks = _hooks()
+    page = (
+        '<p>a <span class="arithmatex">\\(\\hat{R}_{\\mathrm{IPS}} &lt; 1\\)</span></p>\n'
+        '<div class="arithmatex">\\[\\frac{1}{|U|}\\sum_{u} x_u\\]</div>'
+    )
+    out = hooks.typeset(page)
+    assert out.count("<math") == 2 and 'display="block"' in out
+    assert "\\(" not in out and "\\[" not in out and "<mo>&#x0003C;</mo>" in out
+    assert out.startswith('<p>a <span class="arithmatex"><math')
+    for tex, reason in (
+        ("x^", "MissingSuperScriptOrSubscriptError"),
+        (r"\foo x", r"unknown command \foo"),
+    ):
+        with pytest.raises(ValueError) as error:
+            hooks.typeset(f'<span class="arithmatex">\\({tex}\\)</span>', "e1.md")
+        assert str(error.value).startswith(f"e1.md: cannot typeset the equation {tex!r}: {reason}")
+
+
+def _hooks():
+    """docs/hooks.py as a module (MkDocs loads it by path; it is not part of the package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("docs_hooks", ROOT / "docs" / "hooks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 JSON_SCHEMA_KEYWORDS = {

@@ -706,3 +706,85 @@ def test_coat_as_a_csv_gives_coats_e1_summary(tmp_path, monkeypatch):
                           dataset="coat")  # fmt: skip
     for stem in ("summary", "kendall", "testsets"):
         pd.testing.assert_frame_equal(exported[stem], builtin[stem])
+
+
+# --------------------------------------------------------------------------- MAR without times
+
+
+def _without_times(tmp_path: Path) -> tuple[dict, dict]:
+    """The fixture's sources as own_data.yaml maps them, and the same with a MAR file that has
+    no timestamp column (a random-exposure sample rarely has one)."""
+    shutil.copytree(FIXTURE, tmp_path / "mylog")
+    random = pd.read_csv(tmp_path / "mylog" / "random.tsv", sep="\t").drop(columns="ts")
+    random.to_csv(tmp_path / "mylog" / "random_untimed.tsv", sep="\t", index=False)
+    own = yaml.safe_load(OWN_CONFIG.read_text())
+    timed = {**own["sources"]["mylog"]}
+    return timed, {**timed, "mar": "mylog/random_untimed.tsv"}
+
+
+def test_a_mar_file_may_omit_timestamps(tmp_path, monkeypatch):
+    """The MNAR part keeps its times, the MAR part has none (<NA> in a nullable Int64 column);
+    every other column is that of the timed files, whose column stays int64 (unchanged)."""
+    monkeypatch.chdir(tmp_path)
+    timed, untimed = _without_times(tmp_path)
+    with_times, _, _ = _load(timed)
+    without, _, _ = _load(untimed)
+    assert with_times["timestamp"].dtype == np.int64
+    assert str(without["timestamp"].dtype) == "Int64"
+    mar = (without["part"] == "mar").to_numpy()
+    assert without["timestamp"][mar].isna().all() and without["timestamp"][~mar].notna().all()
+    assert without["timestamp"][~mar].to_numpy(np.int64).tolist() == (
+        with_times["timestamp"][~mar].tolist()
+    )
+    pd.testing.assert_frame_equal(
+        without.drop(columns="timestamp"), with_times.drop(columns="timestamp")
+    )
+    validate_config({"sources": {"mylog": untimed}, "datasets": ["mylog"]})
+
+
+@pytest.mark.slow
+def test_no_experiment_uses_the_mar_part_s_times(tmp_path, monkeypatch):
+    """E1, E4, E5 (which use the MAR part) and E6 (the MNAR part's times) give the same tables
+    whether or not the MAR file has timestamps."""
+    monkeypatch.chdir(tmp_path)
+    timed, untimed = _without_times(tmp_path)
+    own = yaml.safe_load(OWN_CONFIG.read_text())
+    models = {
+        "PosPop": {"algorithm": "pospop"},
+        "KNN": {"algorithm": "itemknn", "grid": {"k": [5]}},
+    }
+    blocks = {
+        "e1": {**own["e1"], "recommenders": models},
+        "e4": own["e4"],
+        "e5": own["e5"],
+        "e6": own["e6"] | {"datasets": ["mylog"]},
+    }  # fmt: skip
+    for experiment, block in blocks.items():
+        outs = [
+            api.run(experiment, "mylog", {"sources": {"mylog": spec}, experiment: block}, seeds=1)
+            for spec in (timed, untimed)
+        ]
+        tables = [name for name, value in outs[0].items() if isinstance(value, pd.DataFrame)]
+        assert tables, experiment
+        for name in tables:
+            pd.testing.assert_frame_equal(outs[0][name], outs[1][name], obj=f"{experiment} {name}")
+
+
+def test_duplicates_last_in_a_mar_file_without_timestamps_is_one_line(tmp_path):
+    ratings = _write(tmp_path / "r.csv", "uid,iid,stars,ts\na,x,4,1\nb,x,2,2\n")
+    mar = _write(tmp_path / "m.csv", "uid,iid,stars\na,x,3\nb,y,4\na,x,5\n")
+    spec = {**_spec(ratings, mar=mar), "columns": {**COLUMNS, "timestamp": "ts"},
+            "duplicates": "last"}  # fmt: skip
+    with pytest.raises(DatasetError) as error:
+        load_user_log("mylog", spec)
+    assert str(error.value) == (
+        f"{mar}: line 4: duplicate (user, item) pair ('a', 'x') first seen on line 2; expected "
+        "each pair once (duplicates: last picks by timestamp, and the file has no column 'ts')"
+    )
+    _write(tmp_path / "m.csv", "uid,iid,stars\na,x,3\nb,y,4\n")  # no duplicate: it loads
+    assert load_user_log("mylog", spec).mar["rating"].tolist() == [3.0, 4.0]
+    _write(tmp_path / "r.csv", "uid,iid,stars\na,x,4\n")  # the ratings file needs its column
+    with pytest.raises(
+        DatasetError, match=r"missing column 'ts' \(sources.mylog.columns.timestamp\)"
+    ):
+        load_user_log("mylog", spec)

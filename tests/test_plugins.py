@@ -3,6 +3,7 @@ that names an algorithm, with one-line errors for a plugin that cannot be used."
 
 from __future__ import annotations
 
+import os
 import sys
 import textwrap
 from pathlib import Path
@@ -18,6 +19,7 @@ from debiaseval.recommenders.registry import (
     plugin_source_hash,
     register_recommender,
 )
+from debiaseval.recommenders.specs import CHECKED_ENV
 from debiaseval.workflow.config import ConfigError, validate_config
 
 TINY = yaml.safe_load((Path(__file__).parent / "configs" / "tiny.yaml").read_text())
@@ -80,6 +82,7 @@ def plugins(tmp_path, monkeypatch):
     config's plugin_paths; sys.path, the environment and sys.modules are restored after."""
     monkeypatch.setattr(sys, "path", list(sys.path))
     monkeypatch.delenv(PLUGIN_PATHS_ENV, raising=False)
+    monkeypatch.delenv(CHECKED_ENV, raising=False)
     folder = tmp_path / "plugins"
     folder.mkdir()
     written: list[str] = []
@@ -354,3 +357,142 @@ def test_plugin_paths_come_after_the_installed_packages_and_reach_job_processes(
         [sys.executable, "-c", code], cwd=elsewhere, capture_output=True, text=True, env=env
     )
     assert alone.returncode != 0 and "No module named 'mymodels'" in alone.stderr
+
+
+# MY_POP broken in one way each: noise drawn afresh when fitted, or when scored.
+NOISY_FIT = MY_POP.replace(
+    "minlength=self.n_items_)",
+    "minlength=self.n_items_)\n"
+    "        self.counts_ += np.random.default_rng().random(self.n_items_)",
+)
+NOISY_SCORE = MY_POP.replace(
+    "return np.tile(self.counts_, (users.size, 1))",
+    "return np.tile(self.counts_, (users.size, 1)) + np.random.random((users.size, 1))",
+)
+EXPECTED = (
+    "expected the same scores for the same seed (draw every random choice from the `seed` that "
+    "_fit is given, never from global or fresh random state)"
+)
+
+
+@pytest.mark.parametrize(
+    ("source", "what"),
+    [
+        (NOISY_FIT, "a fresh instance fitted with the same seed scores differently"),
+        (NOISY_SCORE, "scoring the same users twice gives different scores"),
+    ],
+)
+def test_a_nondeterministic_plugin_is_refused_by_the_config_check_in_one_line(
+    plugins, source, what
+):
+    plugins("noisymodels", source)
+    for block, where in (
+        (
+            {"e1": {"recommenders": {"mine": {"algorithm": "noisymodels:MyPop"}}}},
+            "e1.recommenders.mine",
+        ),
+        ({"e5": {"models": {"mine": {"algorithm": "noisymodels:MyPop"}}}}, "e5.models.mine"),
+        ({"e2": {"mf": {"algorithm": "noisymodels:MyPop"}}}, "e2.mf"),
+    ):
+        with pytest.raises(ConfigError) as error:
+            validate_config({"plugin_paths": [str(plugins.folder)], **block})
+        assert str(error.value) == (
+            f"config error at '{where}': 'noisymodels:MyPop' is not deterministic: {what} on a "
+            f"40 × 25 sample; {EXPECTED}"
+        )
+    assert os.environ.get(CHECKED_ENV, "") == ""  # nothing refused is recorded as checked
+
+
+def test_a_deterministic_plugin_passes_and_is_checked_once_per_run(plugins, monkeypatch):
+    """The docs' PureSVD (seeded from `seed`) and MyPop pass; a (plugin, params) that passed is
+    kept in DEBIASEVAL_CHECKED_PLUGINS, which job processes inherit: they do not fit it again."""
+    from debiaseval.recommenders import checks
+
+    plugins("popmodels", MY_POP)
+    plugins("svdmodels", PURE_SVD)
+    config = {
+        "plugin_paths": [str(plugins.folder)],
+        "e1": {"recommenders": {
+            "Mine": {"algorithm": "popmodels:MyPop"},
+            "SVD": {"algorithm": "svdmodels:PureSVD", "grid": {"factors": [8, 16]}},
+        }},
+    }  # fmt: skip
+    validate_config(config)
+    assert len(os.environ[CHECKED_ENV].split(",")) == 2  # MyPop, PureSVD's first grid point
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("checked twice")
+
+    monkeypatch.setattr(checks, "check_determinism", no_fit)
+    validate_config(config)  # as a job process does: nothing fitted
+    validate_config({**config, "e5": {"models": {"M": {"algorithm": "popmodels:MyPop"}}}})
+
+
+def test_built_ins_and_plugins_that_fail_on_the_sample_are_left_to_the_jobs(plugins):
+    """Built-in recommenders are not fitted by the config check (the package's tests check
+    them); a plugin that raises on the small sample is not refused for it."""
+    plugins("bigmodels", MY_POP.replace("def _fit(self, train, seed):\n", (
+        "def _fit(self, train, seed):\n"
+        "        if train.shape[0] < 100:\n"
+        "            raise ValueError('needs 100 users')\n"
+    )))  # fmt: skip
+    validate_config({
+        "plugin_paths": [str(plugins.folder)],
+        "e1": {"recommenders": {"B": {"algorithm": "bigmodels:MyPop"},
+                                "P": {"algorithm": "pospop"}}},
+    })  # fmt: skip
+    assert os.environ.get(CHECKED_ENV, "") == ""
+
+
+PURE_SVD = """
+import numpy as np
+from scipy.sparse.linalg import svds
+
+from debiaseval.recommenders import Recommender, positive_mask
+
+
+class PureSVD(Recommender):
+    name = "puresvd"
+
+    def __init__(self, *, factors: int = 20, positive_threshold: float = 3.0) -> None:
+        self.factors = factors
+        self.positive_threshold = positive_threshold
+
+    def _fit(self, train, seed):
+        positives = positive_mask(train, self.positive_threshold)
+        start = np.random.default_rng(seed).random(min(positives.shape))
+        u, s, vt = svds(positives, k=min(self.factors, min(positives.shape) - 1), v0=start)
+        self.user_factors_, self.item_factors_ = u * s, vt.T
+
+    def _score(self, users):
+        return self.user_factors_[users] @ self.item_factors_.T
+"""
+
+
+def test_the_workflow_refuses_a_nondeterministic_plugin_before_any_job(tmp_path):
+    """A real run (not a dry run) of the tiny config with a plugin that draws fresh noise when
+    fitted stops at the config check with the one line, and no job ran: no results, no logs."""
+    import subprocess
+
+    from test_workflow import make_workdir
+
+    workdir = make_workdir(tmp_path / "run")
+    (workdir / "noisymodels.py").write_text(NOISY_FIT)  # next to the config: plugin_paths ["."]
+    config = {**TINY, "experiments": ["e1"]}
+    config["e1"] = {**TINY.get("e1", {}), "recommenders": {
+        "PosPop": {"algorithm": "pospop"}, "mine": {"algorithm": "noisymodels:MyPop"},
+    }}  # fmt: skip
+    (workdir / "noisy.yaml").write_text(yaml.safe_dump(config))
+    env = {k: v for k, v in os.environ.items() if k not in (PLUGIN_PATHS_ENV, CHECKED_ENV)}
+    result = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--configfile", "noisy.yaml", "--cores", "1"],
+        cwd=workdir, capture_output=True, text=True, timeout=300, env=env,
+    )  # fmt: skip
+    assert result.returncode != 0
+    lines = [line for line in result.stderr.splitlines() if "config error" in line]
+    assert lines == [
+        "config error at 'e1.recommenders.mine': 'noisymodels:MyPop' is not deterministic: a "
+        "fresh instance fitted with the same seed scores differently on a 40 × 25 sample; "
+        + EXPECTED
+    ]
+    assert not (workdir / "results").exists() and not (workdir / "logs").exists()

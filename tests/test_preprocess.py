@@ -119,7 +119,19 @@ def test_timestamps_only_when_present_and_no_mar() -> None:
     assert users["raw_user"].tolist() == [2, 5] and items["raw_item"].tolist() == [1, 3, 8]
     assert list(users.columns) == ["user", "raw_user"]
     raw = _raw()
-    raw.mnar = raw.mnar.assign(timestamp=1)  # the MAR part has none: no timestamp column
+    # the MAR part has none: the MNAR times stay, the MAR rows' are missing (nullable Int64)
+    big = 2**62 + 1  # a nanosecond-scale time that a float64 column would round
+    raw.mnar = raw.mnar.assign(timestamp=np.arange(len(raw.mnar), dtype=np.int64) + big)
+    inter = build_interactions(raw)[0]
+    assert str(inter["timestamp"].dtype) == "Int64"
+    mnar = (inter["part"] == "mnar").to_numpy()
+    assert inter["timestamp"][~mnar].isna().all()
+    assert sorted(inter["timestamp"][mnar].to_numpy(np.int64)) == (
+        (np.arange(len(raw.mnar)) + big).tolist()
+    )
+    raw.mar = raw.mar.assign(timestamp=7)  # both timed: int64, as before
+    assert build_interactions(raw)[0]["timestamp"].dtype == np.int64
+    raw.mnar = raw.mnar.drop(columns="timestamp")  # an untimed MNAR part: no timestamp column
     assert "timestamp" not in build_interactions(raw)[0].columns
 
 

@@ -196,3 +196,22 @@ def test_round_trip_runs_as_written_on_coat(tmp_path, monkeypatch):
     assert set(summary["recommender"]) == {"PosPop", "ALS_elsewhere"}
     recall = summary.query("metric == 'recall' and k == 10 and testset == 'gt'")
     assert recall.set_index("recommender")["mean"].gt(0).all()
+
+
+def test_gitignore_covers_what_users_make_at_the_root():
+    """The report (report.html, report-paper.html, report.zip) and the docs site (site/) are
+    outputs, never files to commit; the sources beside them are not ignored."""
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    made = ["report.html", "report-paper.html", "report.zip", "site/index.html"]
+    kept = ["README.md", "docs/report.md", "workflow/rules/report.smk", "mkdocs.yml"]
+
+    def ignored(path: str) -> bool:
+        check = ["git", "check-ignore", "-q", "--no-index", path]
+        return subprocess.run(check, cwd=ROOT, capture_output=True).returncode == 0
+
+    assert [p for p in made if not ignored(p)] == []
+    assert [p for p in kept if ignored(p)] == []

@@ -127,7 +127,7 @@ class _Stepped(_Counter):
     [
         (_Keeps, "learned attributes must end in '_': cache"),
         (_Shared, "returns an array it keeps"),
-        (_Unseeded, "fitted with the same seed differs"),
+        (_Unseeded, "fitted with the same seed scores differently"),
         (_Stores, "stores more than its parameters"),
         (_Stepped, "fit_partial"),
     ],
@@ -399,3 +399,43 @@ class _NoInit(Recommender):
 def test_a_class_without_init_has_no_hyperparameters() -> None:
     assert _NoInit().get_params() == {}
     check_recommender(_NoInit)
+
+
+class _NoisyScores(_Counter):
+    def _score(self, users):
+        return super()._score(users) + np.random.default_rng().random((users.size, 1))
+
+
+class _KeepsRng(_Counter):
+    """Seeded once per fit, but each score draws on: the second call differs from the first."""
+
+    def _fit(self, train, seed):
+        super()._fit(train, seed)
+        self.rng_ = np.random.default_rng(seed)
+
+    def _score(self, users):
+        return super()._score(users) + self.rng_.random((users.size, 1))
+
+
+@pytest.mark.parametrize(
+    ("cls", "what"),
+    [
+        (_Counter, None),
+        (_Unseeded, "a fresh instance fitted with the same seed scores differently"),
+        (_NoisyScores, "scoring the same users twice gives different scores"),
+        (_KeepsRng, "scoring the same users twice gives different scores"),
+    ],
+)
+def test_check_determinism_on_hand_made_classes(cls, what) -> None:
+    from debiaseval.recommenders.checks import check_determinism
+
+    if what is None:
+        check_determinism(cls, {"shift": 2.0})
+        return
+    with pytest.raises(ContractError) as err:
+        check_determinism(cls, label="'mine'")
+    assert str(err.value) == (
+        f"'mine' is not deterministic: {what} on a 40 × 25 sample; expected the same scores for "
+        "the same seed (draw every random choice from the `seed` that _fit is given, never from "
+        "global or fresh random state)"
+    )

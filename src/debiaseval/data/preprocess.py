@@ -64,15 +64,24 @@ def build_interactions(raw: RawDataset) -> tuple[pd.DataFrame, pd.DataFrame, pd.
     """Canonical ``(interactions, users, items)`` of a raw dataset.
 
     Every rating of every part is kept. ``interactions``: ``user``/``item`` int32
-    (contiguous, in raw-id order), ``rating`` float32, ``timestamp`` int64 (only if
-    every part has it), ``part`` ("mnar"/"mar"),
+    (contiguous, in raw-id order), ``rating`` float32, ``timestamp`` (only if the MNAR
+    part has it: int64 when every part has it, else pandas' nullable ``Int64``, missing on
+    the rows of a MAR part without times, which no experiment uses), ``part`` ("mnar"/"mar"),
     ``propensity`` float32 (only if the raw data has propensities; NaN for a pair without
     one). Sorted by part, user, item. ``users``/``items`` map new ids to raw ids
     (``raw_user``/``raw_item``: int64, or strings) plus features.
     """
     parts = [raw.mnar] if raw.mar is None else [raw.mnar, raw.mar]
-    has_ts = all("timestamp" in p.columns for p in parts)
+    has_ts = "timestamp" in raw.mnar.columns
+    every_ts = all("timestamp" in p.columns for p in parts)
     cols = ["user", "item", "rating"] + (["timestamp"] if has_ts else [])
+    if has_ts and not every_ts:  # missing times as <NA>, never as a float that rounds them
+        parts = [
+            p.assign(timestamp=pd.array(p["timestamp"], dtype="Int64"))
+            if "timestamp" in p.columns
+            else p.assign(timestamp=pd.array([pd.NA] * len(p), dtype="Int64"))
+            for p in parts
+        ]
     frame = pd.concat(
         [p[cols].assign(part=label) for p, label in zip(parts, PARTS, strict=False)],
         ignore_index=True,
@@ -95,8 +104,10 @@ def build_interactions(raw: RawDataset) -> tuple[pd.DataFrame, pd.DataFrame, pd.
             "rating": frame["rating"].to_numpy(dtype=np.float32),
         }
     )
-    if has_ts:
+    if every_ts:
         out["timestamp"] = frame["timestamp"].to_numpy(dtype=np.int64)
+    elif has_ts:  # a MAR part without times (docs/own-data.md)
+        out["timestamp"] = frame["timestamp"].array
     out["part"] = frame["part"].astype(str).to_numpy()
     if "propensity" in frame.columns:
         out["propensity"] = frame["propensity"].to_numpy(dtype=np.float32)

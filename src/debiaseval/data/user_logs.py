@@ -133,17 +133,31 @@ def _csv_line(path: Path, sep: str, record: int) -> int:
 
 
 def _missing_columns(
-    path: Path, present: Sequence[str], wanted: Mapping[str, str], where: str
-) -> None:
+    path: Path,
+    present: Sequence[str],
+    wanted: Mapping[str, str],
+    where: str,
+    optional: Sequence[str] = (),
+) -> dict[str, str]:
+    """``wanted`` without the ``optional`` keys whose column the file lacks; any other missing
+    column is a one-line :class:`DatasetError` naming the config key."""
+    found = {key: column for key, column in wanted.items() if column in present}
     for key, column in wanted.items():
-        if column not in present:
+        if column not in present and key not in optional:
             raise DatasetError(
                 f"{path}: missing column {column!r} ({where}.columns.{key}); the file has "
                 f"{', '.join(map(repr, present)) or 'no columns'}"
             )
+    return found
 
 
-def _read_csv(path: Path, wanted: Mapping[str, str], sep: str | None, where: str) -> _Table:
+def _read_csv(
+    path: Path,
+    wanted: Mapping[str, str],
+    sep: str | None,
+    where: str,
+    optional: Sequence[str] = (),
+) -> _Table:
     with open(path, encoding="utf-8-sig", errors="replace") as fh:
         header = fh.readline().rstrip("\r\n")
     if not header.strip():
@@ -169,17 +183,19 @@ def _read_csv(path: Path, wanted: Mapping[str, str], sep: str | None, where: str
         reason = " ".join(str(exc).split())
         raise DatasetError(f"{path}: {reason}; expected one field per header column") from None
     frame.columns = [str(name).strip() for name in frame.columns]
-    _missing_columns(path, list(frame.columns), wanted, where)
+    wanted = _missing_columns(path, list(frame.columns), wanted, where, optional)
     frame = frame[list(dict.fromkeys(wanted.values()))]
     records = np.arange(len(frame), dtype=np.int64)  # lines are found from them on demand
     blank = (frame == "").all(axis=1).to_numpy()
     return _Table(path, frame[~blank].reset_index(drop=True), records[~blank], "line", sep)
 
 
-def _read_parquet(path: Path, wanted: Mapping[str, str], where: str) -> _Table:
+def _read_parquet(
+    path: Path, wanted: Mapping[str, str], where: str, optional: Sequence[str] = ()
+) -> _Table:
     try:
         names = pq.read_schema(path).names
-        _missing_columns(path, names, wanted, where)
+        wanted = _missing_columns(path, names, wanted, where, optional)
         frame = pq.read_table(path, columns=list(dict.fromkeys(wanted.values()))).to_pandas()
     except (pa.ArrowInvalid, OSError) as exc:
         reason = " ".join(str(exc).split())
@@ -272,8 +288,9 @@ def _timestamps(table: _Table, column: str) -> np.ndarray:
     return stamps.dt.as_unit("s").astype(np.int64).to_numpy()
 
 
-def _deduplicate(frame: pd.DataFrame, table: _Table, keep: str) -> pd.DataFrame:
-    """Each (user, item) once: an error naming both lines, or the latest rating by timestamp."""
+def _deduplicate(frame: pd.DataFrame, table: _Table, keep: str, hint: str = "") -> pd.DataFrame:
+    """Each (user, item) once: the latest rating by timestamp (``keep`` "last"), or an error
+    naming both lines (``keep`` "error"; ``hint``, in parentheses, says what to do)."""
     if keep == "last":
         if "timestamp" not in frame.columns:
             raise ValueError("duplicates: last keeps the latest rating and needs a timestamp")
@@ -288,7 +305,7 @@ def _deduplicate(frame: pd.DataFrame, table: _Table, keep: str) -> pd.DataFrame:
         raise table.fail(
             i,
             f"duplicate (user, item) pair ({user!r}, {item!r}) first seen on {table.unit} {first}; "
-            "expected each pair once (or set the dataset's duplicates: last)",
+            f"expected each pair once{f' ({hint})' if hint else ''}",
         )
     return frame
 
@@ -300,10 +317,12 @@ def read_log(
     sep: str | None = None,
     what: str = "ratings",
     where: str = "sources.<name>",
+    optional: Sequence[str] = (),
 ) -> _Table:
     """The columns ``columns`` (key -> column name) of a CSV or Parquet file, as read.
 
-    ``where`` is the config key of the dataset, for the messages.
+    ``where`` is the config key of the dataset, for the messages. A column of the keys in
+    ``optional`` may be absent from the file (it is then not read); any other is required.
 
     CSV: UTF-8 (a byte-order mark is dropped) with a header row naming the columns, fields
     separated by ``sep`` (any string), else by the delimiter sniffed from the header line
@@ -322,9 +341,9 @@ def read_log(
         raise DatasetError(f"{path}: file not found (expected the {what} file)")
     wanted = {key: name for key, name in columns.items() if name}
     if kind == "csv":
-        table = _read_csv(path, wanted, sep, where)
+        table = _read_csv(path, wanted, sep, where, optional)
     else:
-        table = _read_parquet(path, wanted, where)
+        table = _read_parquet(path, wanted, where, optional)
     if table.frame.empty:
         raise DatasetError(f"{path}: no ratings (expected one {what} record per row)")
     return table
@@ -357,14 +376,19 @@ def _part(
         _refuse(table, rating, (rating < lo) | (rating > hi),
                 f"a rating in [{lo:g}, {hi:g}] (rating_scale) {where}")  # fmt: skip
     frame = pd.DataFrame({"user": users, "item": items, "rating": rating})
-    if columns.get("timestamp"):
+    if columns.get("timestamp") in table.frame.columns:  # a MAR file may leave it out
         frame["timestamp"] = _timestamps(table, columns["timestamp"])
     if propensity and columns.get("propensity"):
         p = _numbers(table, columns["propensity"], "a propensity in (0, 1]")
         _refuse(table, p, (p <= 0) | (p > 1),
                 f"a propensity in (0, 1] in column {columns['propensity']!r}")  # fmt: skip
         frame["propensity"] = p
-    return _deduplicate(frame, table, spec.get("duplicates") or "error")
+    keep, hint = spec.get("duplicates") or "error", "or set the dataset's duplicates: last"
+    if keep == "last" and "timestamp" not in frame.columns:  # a MAR file without timestamps
+        keep = "error"
+        column = columns["timestamp"]
+        hint = f"duplicates: last picks by timestamp, and the file has no column {column!r}"
+    return _deduplicate(frame, table, keep, hint)
 
 
 def _refuse(table: _Table, values: np.ndarray, bad: np.ndarray, expected: str) -> None:
@@ -379,10 +403,13 @@ def load_user_log(name: str, spec: Mapping[str, Any]) -> RawDataset:
 
     Relative paths are taken from the current working directory (the workflow's). The MNAR
     part is the ``ratings`` file, the MAR part the ``mar`` file (optional); both need the
-    user, item and rating columns, and the timestamp column when one is mapped; the
+    user, item and rating columns, and the ratings file the timestamp column when one is
+    mapped; the
     propensity column (the MNAR pairs' P(O = 1), for E4's ``provided`` model) is read from the
-    ratings file only. A pair twice in one file is an error, unless ``duplicates: last``
-    keeps its rating with the latest timestamp (the later line on a tie).
+    ratings file only. The MAR file may leave the timestamp column out (a random-exposure
+    sample rarely has one, and no experiment uses the MAR part's times): its ratings then have
+    none. A pair twice in one file is an error, unless ``duplicates: last`` keeps its rating
+    with the latest timestamp (the later line on a tie), which needs the file's timestamps.
     """
     columns = spec["columns"]
     wanted = {key: columns.get(key) for key in ("user", "item", "rating", "timestamp")}
@@ -390,7 +417,8 @@ def load_user_log(name: str, spec: Mapping[str, Any]) -> RawDataset:
     tables = [read_log(spec["ratings"], {**wanted, "propensity": columns.get("propensity")},
                        sep=sep, what="ratings", where=where)]  # fmt: skip
     if spec.get("mar"):
-        tables.append(read_log(spec["mar"], wanted, sep=sep, what="MAR ratings", where=where))
+        tables.append(read_log(spec["mar"], wanted, sep=sep, what="MAR ratings", where=where,
+                               optional=("timestamp",)))  # fmt: skip
     users = _ids(tables, columns["user"], "user")
     items = _ids(tables, columns["item"], "item")
     parts = [

@@ -21,7 +21,7 @@ from debiaseval.evaluation.ranking import top_k
 from debiaseval.recommenders.base import NotFittedError, Recommender, trains_by_epochs
 from debiaseval.recommenders.registry import ContractError, check_recommender_class
 
-__all__ = ["check_recommender", "check_train_matrix"]
+__all__ = ["check_determinism", "check_recommender", "check_train_matrix"]
 
 
 def check_train_matrix(
@@ -71,6 +71,61 @@ def _check_rank(model: Recommender, x: sp.csr_matrix, label: str) -> None:
                 )
 
 
+DETERMINISM_EXPECTED = (
+    "expected the same scores for the same seed (draw every random choice from the `seed` "
+    "that _fit is given, never from global or fresh random state)"
+)
+"""What the determinism rules expect, the end of each of their messages."""
+
+
+def check_determinism(
+    cls: type[Recommender],
+    params: Mapping[str, Any] | None = None,
+    *,
+    train: sp.spmatrix | sp.sparray | None = None,
+    seed: int = 3,
+    label: str | None = None,
+) -> None:
+    """The determinism part of :func:`check_recommender`: same seed, same model.
+
+    Two fresh instances of ``cls`` with hyperparameters ``params``, fitted on ``train``
+    (default :func:`check_train_matrix`) with the same ``seed``, must give equal scores;
+    scoring the same users twice must give equal scores; a ``copy.deepcopy`` of the fitted
+    model (tuning copies models) must score the same; and a model with the optional
+    ``_rank`` must list the same top 10 twice. The workflow's results are byte-identical
+    for the same config and seed only if every model keeps these rules: a model that draws
+    fresh noise on every call would change ``summary.parquet`` from one run to the next
+    under the same config. Raises :class:`ContractError` in one line that starts with
+    ``label`` (default the class's qualified name) and ends with what was expected.
+    """
+    label = label or cls.__qualname__
+    x = check_train_matrix() if train is None else sp.csr_matrix(train)
+
+    def fitted() -> Recommender:
+        model = cls().set_params(**dict(params or {}))
+        return model.fit(x, seed=seed)
+
+    def refuse(what: str) -> None:
+        shape = f"{x.shape[0]} × {x.shape[1]}"
+        raise ContractError(
+            f"{label} is not deterministic: {what} on a {shape} sample; {DETERMINISM_EXPECTED}"
+        )
+
+    users = np.arange(x.shape[0])
+    model = fitted()
+    scores = model.score(users)
+    if not _equal(model.score(users), scores):
+        refuse("scoring the same users twice gives different scores")
+    if not _equal(fitted().score(users), scores):
+        refuse("a fresh instance fitted with the same seed scores differently")
+    if not _equal(copy.deepcopy(model).score(users), scores):
+        refuse("a deep copy of the fitted model scores differently")
+    if callable(getattr(model, "_rank", None)):
+        first = top_k(model, x, 10, exclude_train=True)
+        if not first.equals(top_k(model, x, 10, exclude_train=True)):
+            refuse("ranking the same users twice gives different lists")
+
+
 def check_recommender(
     cls: type[Recommender],
     params: Mapping[str, Any] | None = None,
@@ -85,11 +140,12 @@ def check_recommender(
     hyperparameters; scoring before ``fit`` raises ``NotFittedError``; ``fit`` returns
     ``self``, leaves ``train`` and the hyperparameters unchanged and learns only
     attributes ending in ``_``; ``score`` gives finite float64 scores of shape
-    (users, items), the same for any subset or order of users, a fresh array, the same
-    again for a fresh instance fitted with the same seed, and the same after
-    ``copy.deepcopy`` (tuning copies models); a model with the optional ``_rank`` lists
-    exactly what :func:`~debiaseval.evaluation.ranking.top_k` lists from its scores; and,
-    for a model trained by epochs
+    (users, items), the same for any subset or order of users, a fresh array, and
+    deterministic (:func:`check_determinism`: the same again, for a fresh instance fitted
+    with the same seed and after ``copy.deepcopy``, as tuning copies models); a model
+    with the optional ``_rank`` lists exactly what
+    :func:`~debiaseval.evaluation.ranking.top_k` lists from its scores; and, for a model
+    trained by epochs
     (:func:`~debiaseval.recommenders.base.trains_by_epochs`), ``fit`` with ``epochs = 2``
     then ``fit_partial(epochs=1)`` equals ``fit`` with ``epochs = 3``. ``train``
     defaults to :func:`check_train_matrix`.
@@ -143,11 +199,8 @@ def check_recommender(
         label,
         "score() of no user is not an empty (0, n_items) array",
     )
-    again = fresh().fit(x, seed=seed).score(users)
-    _require(_equal(again, scores), label, "a fresh instance fitted with the same seed differs")
-    _require(
-        _equal(copy.deepcopy(model).score(users), scores), label, "a deep copy scores differently"
-    )
+    check_determinism(cls, params, train=x, seed=seed, label=label)
+    again = scores.copy()
     scores[:] = 0
     _require(_equal(model.score(users), again), label, "score() returns an array it keeps")
     try:
