@@ -530,8 +530,9 @@ def aggregate_step(
         ),
         "kendall_md": kendall_markdown(kendall, dataset, names[1:]),
         "comparisons": agreement,
-        "comparisons_md": comparisons_markdown(agreement, dataset, level=level,
-                                               verdict_md=found["verdict_md"]),  # fmt: skip
+        "comparisons_md": comparisons_markdown(
+            agreement, dataset, level=level, verdict_md=found["verdict_md"]
+        ),
         **found,
         **board,
         "sensitivity": bounds,

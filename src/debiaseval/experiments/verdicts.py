@@ -61,9 +61,15 @@ MIN_SEEDS_T = 3
 verdict gives the per-seed bootstrap interval over users instead (issue 34, item 3)."""
 
 _METRICS = {
-    "recall": "Recall", "precision": "Precision", "hitrate": "HitRate", "ndcg": "NDCG",
-    "map": "MAP", "avgdcg": "avgDCG", "mse": "MSE", "mae": "MAE",
-}  # fmt: skip
+    "recall": "Recall",
+    "precision": "Precision",
+    "hitrate": "HitRate",
+    "ndcg": "NDCG",
+    "map": "MAP",
+    "avgdcg": "avgDCG",
+    "mse": "MSE",
+    "mae": "MAE",
+}
 
 
 def metric_label(metric: str, k: int | None = None) -> str:
@@ -190,8 +196,9 @@ def e1_verdict(
     ``excluded``, the sanity baselines) differs, the truth cannot tell them apart, and the
     verdict says so. With the exact ``TRUE`` (``per_seed``: the seeds' metrics), the truth has
     no sampling error within a seed, and two recommenders are separated when ``TRUE`` orders
-    them the same way in every seed (:func:`_exact_order`). The SNIPS rows' Γ* at the tuned metric (the factor by which the
-    propensities must be wrong before a difference's sign can flip; median over seeds), and
+    them the same way in every seed (:func:`_exact_order`). The SNIPS rows' Γ* at the tuned
+    metric (the factor by which the propensities must be wrong before a difference's sign can
+    flip; median over seeds), and
     ``arena``: the scoreboard's lines (:func:`~debiaseval.estimation.arena.scoreboard_tables`),
     of which the one at the tuned metric is kept.
     """
@@ -199,10 +206,14 @@ def e1_verdict(
     truth = "TRUE" if (summary["testset"] == "TRUE").any() else "gt"
     metric, k = _tuned_block(summary, block, truth)
     label = metric_label(metric, k)
-    rows = summary[(summary["testset"] == truth) & (summary["metric"] == metric)
-                   & (summary["k"] == k)]  # fmt: skip
-    what = ("the exact TRUE value from the full rating matrix" if truth == "TRUE"
-            else "the MAR ground truth gt")  # fmt: skip
+    rows = summary[
+        (summary["testset"] == truth) & (summary["metric"] == metric) & (summary["k"] == k)
+    ]
+    what = (
+        "the exact TRUE value from the full rating matrix"
+        if truth == "TRUE"
+        else "the MAR ground truth gt"
+    )
     if rows.empty:
         return [f"On {where}, the summary has no {label} on {what}: there is nothing to rank."]
     n_seeds = int(rows["n_seeds"].max())
@@ -225,20 +236,27 @@ def e1_verdict(
         f"metric) on {what}: {', '.join(cells)}{brackets if kinds else ''}."
     ]
     tested = truth if (comparisons["testset"] == truth).any() else "gt"
-    pairs = comparisons[(comparisons["testset"] == tested) & (comparisons["metric"] == metric)
-                        & (comparisons["k"] == k)]  # fmt: skip
+    pairs = comparisons[
+        (comparisons["testset"] == tested)
+        & (comparisons["metric"] == metric)
+        & (comparisons["k"] == k)
+    ]
     alpha = 1 - level
     if truth == "TRUE" and per_seed is not None:
-        exact = per_seed[(per_seed["testset"] == truth) & (per_seed["metric"] == metric)
-                         & (per_seed["k"] == k)]  # fmt: skip
+        exact = per_seed[
+            (per_seed["testset"] == truth) & (per_seed["metric"] == metric) & (per_seed["k"] == k)
+        ]
         sentences += _exact_order(exact, label, where, excluded)
     if pairs.empty:
         sentences.append(f"No paired test of {label} on {tested} was run on {where}.")
     else:
         judge = "the truth itself" if tested == truth else "the MAR sample"
         sentences += _e1_pairs(pairs, tested, label, where, alpha, excluded, len(ranked), judge)
-    snips = comparisons[(comparisons["metric"] == metric) & (comparisons["k"] == k)
-                        & np.isfinite(comparisons["gamma_star"].astype(float))]  # fmt: skip
+    snips = comparisons[
+        (comparisons["metric"] == metric)
+        & (comparisons["k"] == k)
+        & np.isfinite(comparisons["gamma_star"].astype(float))
+    ]
     if len(snips):
         gammas = [
             f"{_name(r['recommender_a'])} vs {_name(r['recommender_b'])} on "
@@ -277,11 +295,15 @@ def _exact_order(exact: pd.DataFrame, label: str, where: str, excluded: Sequence
             f"On {where}, the truth itself (TRUE) cannot tell the {len(names)} recommenders "
             f"apart at {label}: no pair is ordered the same way in all {_seeds(n)}."
         ]
-    text = (f"On {where}, TRUE orders these pairs the same way in all {_seeds(n)} at {label}: "
-            f"{'; '.join(apart)}.")  # fmt: skip
+    text = (
+        f"On {where}, TRUE orders these pairs the same way in all {_seeds(n)} at {label}: "
+        f"{'; '.join(apart)}."
+    )
     if not ranked_apart and len([r for r in names if r not in skip]) > 1:
-        text += (" The truth itself (TRUE) cannot tell the other recommenders apart: no two of "
-                 "them are ordered the same way in every seed.")  # fmt: skip
+        text += (
+            " The truth itself (TRUE) cannot tell the other recommenders apart: no two of "
+            "them are ordered the same way in every seed."
+        )
     return [text]
 
 
@@ -301,8 +323,10 @@ def _e1_pairs(
     skip = set(excluded)
     found, majority = [], []
     for _, r in pairs.iterrows():
-        for win, lose, count in ((r["recommender_a"], r["recommender_b"], r["n_a_better"]),
-                                 (r["recommender_b"], r["recommender_a"], r["n_b_better"])):  # fmt: skip
+        for win, lose, count in (
+            (r["recommender_a"], r["recommender_b"], r["n_a_better"]),
+            (r["recommender_b"], r["recommender_a"], r["n_b_better"]),
+        ):
             if int(count) > 0:
                 diff = r["mean_diff"] if win == r["recommender_a"] else -r["mean_diff"]
                 found.append((int(count), _name(win), _name(lose), diff, int(r["n_seeds"])))
@@ -312,13 +336,19 @@ def _e1_pairs(
     test = f"paired t-tests over users on {tested}, Holm's correction per seed at α = {alpha:g}"
     out = []
     if found:
-        listed = [f"{w} above {lo} in {c} of {_seeds(s)} ({_signed(d)} on average)"
-                  for c, w, lo, d, s in found]  # fmt: skip
-        out.append(f"On {where}, the pairs that differ at {label} ({test}): {'; '.join(listed)}; "
-                   "no other pair differs in any seed.")  # fmt: skip
+        listed = [
+            f"{w} above {lo} in {c} of {_seeds(s)} ({_signed(d)} on average)"
+            for c, w, lo, d, s in found
+        ]
+        out.append(
+            f"On {where}, the pairs that differ at {label} ({test}): {'; '.join(listed)}; "
+            "no other pair differs in any seed."
+        )
     else:
-        out.append(f"On {where}, no pair of recommenders differs at {label} in any of {_seeds(n)} "
-                   f"({test}).")  # fmt: skip
+        out.append(
+            f"On {where}, no pair of recommenders differs at {label} in any of {_seeds(n)} "
+            f"({test})."
+        )
     most = max((f[0] for f in found), default=0)
     ranked_split = [(w, lo) for w, lo in majority if w not in skip and lo not in skip]
     if not majority:
@@ -366,14 +396,20 @@ def comparisons_markdown(
     frame = comparisons.assign(_t=comparisons["testset"].map({t: i for i, t in enumerate(order)}))
     for (_, metric, k), block in frame.groupby(["_t", "metric", "k"], sort=True):
         testset = block["testset"].iloc[0]
-        table = pd.DataFrame({
-            "a": block["recommender_a"], "b": block["recommender_b"],
-            "seeds": block["n_seeds"], "a better": block["n_a_better"],
-            "b better": block["n_b_better"],
-            "mean diff": [_signed(v) if np.isfinite(v) else "" for v in block["mean_diff"]],
-            "max Holm p": [_p(v) for v in block["max_p_holm"]],
-            "Γ*": [_num(v, 2) if np.isfinite(v) else "" for v in block["gamma_star"].astype(float)],
-        })  # fmt: skip
+        table = pd.DataFrame(
+            {
+                "a": block["recommender_a"],
+                "b": block["recommender_b"],
+                "seeds": block["n_seeds"],
+                "a better": block["n_a_better"],
+                "b better": block["n_b_better"],
+                "mean diff": [_signed(v) if np.isfinite(v) else "" for v in block["mean_diff"]],
+                "max Holm p": [_p(v) for v in block["max_p_holm"]],
+                "Γ*": [
+                    _num(v, 2) if np.isfinite(v) else "" for v in block["gamma_star"].astype(float)
+                ],
+            }
+        )
         parts.append(
             f"\n## {_name(testset)}: {metric_label(metric, k)}\n\n" + markdown_table(table)
         )
@@ -404,21 +440,28 @@ def e2_verdict(wilcoxon: pd.DataFrame, block: Mapping[str, Any], *, dataset: str
     for (method, scope), part in rows.groupby(["method", "scope"], sort=False):
         n = int(part["n_seeds"].max())
         hits = part[part["combined_p"] < alpha].sort_values("combined_p", kind="stable")
-        head = (f"On {where}, {_name(method)}, {scopes.get(scope, _name(scope))}, {label} over "
-                f"{_seeds(n)}")  # fmt: skip
+        head = (
+            f"On {where}, {_name(method)}, {scopes.get(scope, _name(scope))}, {label} over "
+            f"{_seeds(n)}"
+        )
         if hits.empty:
             best = part["combined_p"].min()
-            out.append(f"{head}: no two of the strategies differ (every combined p ≥ {alpha:g}; "
-                       f"the smallest is {_p(best)}).")  # fmt: skip
+            out.append(
+                f"{head}: no two of the strategies differ (every combined p ≥ {alpha:g}; "
+                f"the smallest is {_p(best)})."
+            )
             continue
         listed = [
             f"{_name(r['strategy_a'])} vs {_name(r['strategy_b'])} (significant in "
             f"{int(r['n_significant'])} of {int(r['n_seeds'])} seeds, combined p = "
-            f"{_p(r['combined_p'])}, mean difference of the changes {_signed(r['mean_difference'])})"
+            f"{_p(r['combined_p'])}, mean difference of the changes "
+            f"{_signed(r['mean_difference'])})"
             for _, r in hits.iterrows()
         ]
-        out.append(f"{head}: {len(hits)} of {len(part)} strategy pairs differ (combined p < "
-                   f"{alpha:g}): {'; '.join(listed)}.")  # fmt: skip
+        out.append(
+            f"{head}: {len(hits)} of {len(part)} strategy pairs differ (combined p < "
+            f"{alpha:g}): {'; '.join(listed)}."
+        )
     return out
 
 
@@ -508,16 +551,18 @@ def e4_verdict(
             f"{_num(base['mean'], 3)}{spread(base)} (mean ± sd over seeds), {word} by "
             f"{_num(abs(diff), 3)}; paired t-test across seeds: p = {_p(r['p_value'])}"
         )
-        tests = pair_tests[(pair_tests["propensity"] == r["propensity"])
-                           & (pair_tests["metric"] == metric)]  # fmt: skip
+        tests = pair_tests[
+            (pair_tests["propensity"] == r["propensity"]) & (pair_tests["metric"] == metric)
+        ]
         if alpha is not None and tests["alpha"].notna().any():
             tests = tests[np.isclose(tests["alpha"].astype(float), alpha)]
         if len(tests):
             sig = tests["p_value"] < significance
             better = int((sig & (tests["mean_diff"] < 0)).sum())
             worse = int((sig & (tests["mean_diff"] > 0)).sum())
-            ps = ", ".join(f"seed {int(t['seed'])} p = {_p(t['p_value'])}"
-                           for _, t in tests.iterrows())  # fmt: skip
+            ps = ", ".join(
+                f"seed {int(t['seed'])} p = {_p(t['p_value'])}" for _, t in tests.iterrows()
+            )
             text += (
                 f"; over the MAR test pairs it is better in {better} and worse in {worse} of "
                 f"{_seeds(len(tests))} (paired t-test per seed at {significance:g}: {ps})"
@@ -584,13 +629,18 @@ def e6_verdict(scores: pd.DataFrame, *, dataset: str) -> list[str]:
             d = (end - start).dropna()
             if d.empty:
                 continue
-            label = "unweighted" if int(p) == 0 or weighting == "none" else (
-                f"KL weights with p = {int(p)}")  # fmt: skip
+            label = (
+                "unweighted"
+                if int(p) == 0 or weighting == "none"
+                else (f"KL weights with p = {int(p)}")
+            )
             spread = "" if len(d) < 2 else f" (seeds: {_signed(d.min())} to {_signed(d.max())})"
             one = rows[rows["seed"] == rows["seed"].min()]
             ends = one[one["t"].isin([first, last])].sort_values("t")
-            path = " → ".join(f"{_num(s)} [{_num(lo)}, {_num(hi)}]" for s, lo, hi in
-                              ends[["score", "ci_low", "ci_high"]].itertuples(index=False))  # fmt: skip
+            path = " → ".join(
+                f"{_num(s)} [{_num(lo)}, {_num(hi)}]"
+                for s, lo, hi in ends[["score", "ci_low", "ci_high"]].itertuples(index=False)
+            )
             drifts.append((label, float(d.mean()), spread, path))
         if not drifts:
             continue
@@ -604,8 +654,11 @@ def e6_verdict(scores: pd.DataFrame, *, dataset: str) -> list[str]:
         if plain is not None and weighted:
             best = min(weighted, key=abs)
             smaller = abs(best) < abs(plain)
-            tail = (f"; the weights {'shrink' if smaller else 'do not shrink'} the drift "
-                    f"(smallest |drift| {_num(abs(best))} against {_num(abs(plain))} unweighted)")  # fmt: skip
+            tail = (
+                f"; the weights {'shrink' if smaller else 'do not shrink'} the drift "
+                f"(smallest |drift| {_num(abs(best))} against {_num(abs(plain))} "
+                "unweighted)"
+            )
         out.append(
             f"On {where}, over {_seeds(n)}, the constant recommender {rec}'s leave-one-out hit "
             f"rate drifts from t{first} to t{last} by (mean over seeds) {listed}{tail}."
