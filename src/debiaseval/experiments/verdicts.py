@@ -591,15 +591,14 @@ def e5_verdict(agreement: pd.DataFrame, estimates: pd.DataFrame, *, dataset: str
         part = part.sort_values("k")
         taus = ", ".join(
             f"{'undefined' if not np.isfinite(r['kendall_tau']) else _num(r['kendall_tau'], 2)} "
-            f"at K = {int(r['k'])}"
+            f"at K = {int(r['k'])} (mean bias {_signed(r['mean_bias'])})"
             for _, r in part.iterrows()
         )
-        bias = ", ".join(f"{_signed(b)}" for b in part["mean_bias"])
         out.append(
             f"On {where}, over {_seeds(n_seeds)} and {int(part['n_models'].max())} models, "
             f"Kendall's τ of the model ranking by {names.get(estimator, _name(estimator))} "
             f"against {refs.get(part['reference'].iloc[0], _name(part['reference'].iloc[0]))}: "
-            f"{taus} (mean bias {bias})."
+            f"{taus}."
         )
     return out
 
@@ -623,7 +622,8 @@ def e6_verdict(scores: pd.DataFrame, *, dataset: str) -> list[str]:
         first, last = int(part["t"].min()), int(part["t"].max())
         n = part["seed"].nunique()
         drifts = []
-        for (weighting, p), rows in part.groupby(["weighting", "p"], sort=True):
+        variants = part.assign(_plain=~((part["p"] == 0) | (part["weighting"] == "none")))
+        for (_, weighting, p), rows in variants.groupby(["_plain", "weighting", "p"], sort=True):
             start = rows[rows["t"] == first].set_index("seed")["score"]
             end = rows[rows["t"] == last].set_index("seed")["score"]
             d = (end - start).dropna()
