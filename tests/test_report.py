@@ -175,16 +175,24 @@ def test_the_closing_message_lists_only_what_the_run_wrote():
         "results/A/e1/coat/summary.parquet",
         "results/A/e1/coat/summary.md",
         "results/A/e1/coat/kendall.md",
+        "results/A/e1/coat/verdict.md",
         "results/A/e1/coat/figures",
         "results/A/data/coat/interactions.parquet",
         "results/A/e1/coat/seed0/metrics.parquet",
         "results/A/e9/coat/summary.md",  # not an experiment of the run
     ]
     assert run_datasets(outputs, ["e1", "e2"]) == {
-        ("e1", "coat"): ["results/A/e1/coat/kendall.md", "results/A/e1/coat/summary.md"]
+        ("e1", "coat"): [  # the verdict first
+            "results/A/e1/coat/verdict.md",
+            "results/A/e1/coat/kendall.md",
+            "results/A/e1/coat/summary.md",
+        ]
     }
     message = finished_message(outputs, ["e1", "e2"], "A")
-    assert "  E1 on coat: results/A/e1/coat/kendall.md, results/A/e1/coat/summary.md" in message
+    assert (
+        "  E1 on coat: results/A/e1/coat/verdict.md, results/A/e1/coat/kendall.md, "
+        "results/A/e1/coat/summary.md" in message
+    )
     assert message.startswith("debiaseval: the run of study A (results/A/) is complete.")
     assert "synthetic" not in message and "E2" not in message
     assert "snakemake --report report.html" in message

@@ -174,6 +174,12 @@ def _tuned_block(summary: pd.DataFrame, block: Mapping[str, Any], truth: str) ->
     return str(first["metric"]), int(first["k"])
 
 
+_COMPARISON_KEYS = [
+    "testset", "metric", "k", "recommender_a", "recommender_b", "n_seeds", "mean_diff",
+    "n_a_better", "n_b_better", "max_p_holm", "gamma_star",
+]  # fmt: skip
+
+
 def e1_verdict(
     summary: pd.DataFrame,
     comparisons: pd.DataFrame,
@@ -203,6 +209,8 @@ def e1_verdict(
     of which the one at the tuned metric is kept.
     """
     where = _name(dataset)
+    if comparisons.empty:  # no paired test (one recommender): no rows, maybe no columns
+        comparisons = pd.DataFrame(columns=_COMPARISON_KEYS)
     truth = "TRUE" if (summary["testset"] == "TRUE").any() else "gt"
     metric, k = _tuned_block(summary, block, truth)
     label = metric_label(metric, k)
