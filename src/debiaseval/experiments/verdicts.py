@@ -272,8 +272,9 @@ def e1_verdict(
             for _, r in snips.iterrows()
         ]
         sentences.append(
-            f"Γ* of the SNIPS rows at {label} (median over seeds; how far the propensities must "
-            f"be wrong before the sign of the difference can flip, 1 = not robust at all): "
+            f"On {where}, Γ* of the SNIPS rows at {label} (median over seeds; how far the "
+            "propensities must be wrong before the sign of the difference can flip, 1 = not "
+            "robust at all): "
             f"{'; '.join(gammas)}."
         )
     tag = f" at {metric}@{k} "
