@@ -232,7 +232,7 @@ def test_run_api_and_config_checks():
     out = e3.run("synthetic", config)
     assert set(out) == {
         "draws", "naive_bayes", "estimates", "rmse_vs_alpha", "rmse_vs_mar",
-        "rmse_vs_alpha_mean", "rmse_vs_mar_mean",
+        "rmse_vs_alpha_mean", "rmse_vs_mar_mean", "verdict", "verdict_md",
     }  # fmt: skip
     assert set(out["estimates"]["n_draws"]) == {6}
     # the same as the workflow's steps: simulate_seed per seed, then aggregate

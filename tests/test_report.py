@@ -9,6 +9,7 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from debiaseval.experiments import e4
+from debiaseval.experiments.verdicts import e4_verdict, verdict_markdown
 from debiaseval.figures import e1 as e1_figures
 from debiaseval.figures import figure_module, grouped_bars, legend_outside
 from debiaseval.workflow.config import experiment_names
@@ -116,6 +117,9 @@ def _e4_folder(tmp_path):
     summary.to_parquet(folder / "summary.parquet")
     md = e4.summary_markdown(summary, title="E4 on toy", alpha=0.25)
     (folder / "summary.md").write_text(md)
+    tests = pd.DataFrame(columns=["model", "propensity", "metric", "alpha", "seed", "p_value"])
+    verdict = verdict_markdown(e4_verdict(summary, tests, dataset="toy", alpha=0.25))
+    (folder / "verdict.md").write_text(verdict)  # as e4_aggregate writes it
     return folder
 
 
@@ -131,6 +135,8 @@ def test_publish_report_writes_figures_with_captions_and_pivoted_tables(tmp_path
     table = (folder / "tables" / "summary.html").read_text()
     assert "<table>" in table and "|---|" not in table
     assert "<th>model</th>" in table and "<td>MF-IPS</td>" in table
+    verdict = (folder / "tables" / "verdict.html").read_text()
+    assert "<h2>Verdict</h2>" in verdict and "MF-IPS (known propensities)" in verdict
 
 
 def test_figure_page_needs_an_svg():
@@ -175,16 +181,24 @@ def test_the_closing_message_lists_only_what_the_run_wrote():
         "results/A/e1/coat/summary.parquet",
         "results/A/e1/coat/summary.md",
         "results/A/e1/coat/kendall.md",
+        "results/A/e1/coat/verdict.md",
         "results/A/e1/coat/figures",
         "results/A/data/coat/interactions.parquet",
         "results/A/e1/coat/seed0/metrics.parquet",
         "results/A/e9/coat/summary.md",  # not an experiment of the run
     ]
     assert run_datasets(outputs, ["e1", "e2"]) == {
-        ("e1", "coat"): ["results/A/e1/coat/kendall.md", "results/A/e1/coat/summary.md"]
+        ("e1", "coat"): [  # the verdict first
+            "results/A/e1/coat/verdict.md",
+            "results/A/e1/coat/kendall.md",
+            "results/A/e1/coat/summary.md",
+        ]
     }
     message = finished_message(outputs, ["e1", "e2"], "A")
-    assert "  E1 on coat: results/A/e1/coat/kendall.md, results/A/e1/coat/summary.md" in message
+    assert (
+        "  E1 on coat: results/A/e1/coat/verdict.md, results/A/e1/coat/kendall.md, "
+        "results/A/e1/coat/summary.md" in message
+    )
     assert message.startswith("debiaseval: the run of study A (results/A/) is complete.")
     assert "synthetic" not in message and "E2" not in message
     assert "snakemake --report report.html" in message

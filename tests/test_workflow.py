@@ -351,13 +351,15 @@ def test_success_says_where_the_results_are(two_runs):
     output = (two_runs[0] / "run.out").read_text()
     for experiment in ("e1", "e2", "e3", "e4", "e5", "e6"):
         assert f"{experiment.upper()} on synthetic: results/tiny/{experiment}/synthetic/" in output
-    # E1's list starts with the report of what its filter dropped (docs/experiments/e1.md)
-    dropped, accuracy, kendall = (
+    # E1's list starts with its verdict, then the paired comparisons and the report of what its
+    # filter dropped (docs/experiments/e1.md)
+    verdict, comparisons, dropped, accuracy = (
+        "results/tiny/e1/synthetic/verdict.md",
+        "results/tiny/e1/synthetic/comparisons.md",
         "results/tiny/e1/synthetic/dropped.md",
         "results/tiny/e1/synthetic/estimator_accuracy.md",
-        "results/tiny/e1/synthetic/kendall.md",
     )
-    assert f"E1 on synthetic: {dropped}, {accuracy}, {kendall}" in output
+    assert f"E1 on synthetic: {verdict}, {comparisons}, {dropped}, {accuracy}" in output
     assert "snakemake --report report.html" in output
 
 
@@ -382,7 +384,9 @@ def test_a_targeted_summary_refreshes_its_figures_and_tables_and_names_only_them
     assert {name for name in changed if not name.startswith(folder)} == set()
     output = run.stdout + run.stderr
     assert (
-        "E1 on synthetic: results/tiny/e1/synthetic/estimator_accuracy.md, "
+        "E1 on synthetic: results/tiny/e1/synthetic/verdict.md, "
+        "results/tiny/e1/synthetic/comparisons.md, "
+        "results/tiny/e1/synthetic/estimator_accuracy.md, "
         "results/tiny/e1/synthetic/kendall.md" in output
     )
     assert not any(f"E{n} on " in output for n in range(2, 7)), output[-2000:]

@@ -414,7 +414,8 @@ rule e1_aggregate:
     """Mean/sd and intervals over seeds, % difference from gt, Kendall's tau, test-set
     diagnostics, how many seeds agree on each paired comparison (with each SNIPS row's median
     gamma*), the scoreboard of every test set and estimator against the truth (TRUE on
-    synthetic, else gt) with its intervals over seeds, and the SNIPS rows' sensitivity."""
+    synthetic, else gt) with its intervals over seeds, the SNIPS rows' sensitivity, and the
+    verdict computed from them (verdict.md, also first in summary.md and comparisons.md)."""
     input:
         metrics=expand(
             results("e1/{{dataset}}/seed{seed}/metrics.parquet"), seed=experiment_seeds("e1")
@@ -453,10 +454,12 @@ rule e1_aggregate:
             seed=experiment_seeds("e1"),
         ),
     output:
+        verdict_md=results("e1/{dataset}/verdict.md"),
         summary=results("e1/{dataset}/summary.parquet"),
         kendall=results("e1/{dataset}/kendall.parquet"),
         testsets=results("e1/{dataset}/testsets.parquet"),
         comparisons=results("e1/{dataset}/comparisons.parquet"),
+        comparisons_md=results("e1/{dataset}/comparisons.md"),
         estimator_accuracy=results("e1/{dataset}/estimator_accuracy.parquet"),
         summary_md=results("e1/{dataset}/summary.md"),
         kendall_md=results("e1/{dataset}/kendall.md"),

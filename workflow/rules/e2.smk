@@ -222,6 +222,7 @@ rule e2_aggregate:
             results("e2/{{dataset}}/seed{seed}/active.parquet"), seed=experiment_seeds("e2")
         ),
     output:
+        verdict_md=results("e2/{dataset}/verdict.md"),
         elicited=results("e2/{dataset}/elicited.parquet"),
         metrics_per_user=results("e2/{dataset}/metrics_per_user.parquet"),
         summary=results("e2/{dataset}/summary.parquet"),

@@ -50,6 +50,7 @@ rule e3_aggregate:
     input:
         expand(results("e3/{{dataset}}/seed{seed}/draws.parquet"), seed=experiment_seeds("e3")),
     output:
+        verdict_md=results("e3/{dataset}/verdict.md"),
         estimates=results("e3/{dataset}/estimates.parquet"),
         estimates_md=results("e3/{dataset}/estimates.md"),
         rmse_vs_alpha=results("e3/{dataset}/rmse_vs_alpha.parquet"),

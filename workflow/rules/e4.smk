@@ -107,6 +107,7 @@ rule e4_aggregate:
             for model in e4_fit_models(E4, w.dataset)
         ],
     output:
+        verdict_md=results("e4/{dataset}/verdict.md"),
         errors=results("e4/{dataset}/errors.parquet"),
         summary=results("e4/{dataset}/summary.parquet"),
         pair_tests=results("e4/{dataset}/pair_tests.parquet"),

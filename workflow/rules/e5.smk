@@ -203,6 +203,7 @@ rule e5_aggregate:
             model=E5["models"],
         ),
     output:
+        verdict_md=results("e5/{dataset}/verdict.md"),
         estimates=results("e5/{dataset}/estimates.parquet"),
         agreement=results("e5/{dataset}/agreement.parquet"),
         comparisons=results("e5/{dataset}/comparisons.parquet"),

@@ -61,6 +61,7 @@ rule e6_aggregate:
             }
         ),
     output:
+        verdict_md=results("e6/{dataset}/verdict.md"),
         scores=results("e6/{dataset}/scores.parquet"),
         weights=results("e6/{dataset}/weights.parquet"),
         snapshots=results("e6/{dataset}/snapshots.parquet"),

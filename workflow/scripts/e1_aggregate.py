@@ -1,4 +1,5 @@
-"""Adapter: aggregate per-seed metrics and test-set diagnostics (Parquet + Markdown)."""
+"""Adapter: aggregate per-seed metrics and test-set diagnostics (Parquet + Markdown), with the
+verdict (verdict.md)."""
 
 from pathlib import Path
 
@@ -33,7 +34,8 @@ with job(snakemake.log[0]) as log:
     for stem in ("summary", "kendall", "testsets", "comparisons", "estimator_accuracy",
                  "estimator_pairs", "sensitivity"):  # fmt: skip
         write_table(tables[stem], snakemake.output[stem], prov)
-    for stem in ("summary_md", "kendall_md", "estimator_accuracy_md", "sensitivity_md"):
+    for stem in ("verdict_md", "summary_md", "kendall_md", "comparisons_md",
+                 "estimator_accuracy_md", "sensitivity_md"):  # fmt: skip
         write_markdown(tables[stem], snakemake.output[stem], prov)
     log.info(
         "wrote %d summary rows, %d Kendall rows", len(tables["summary"]), len(tables["kendall"])

@@ -30,6 +30,7 @@ with job(snakemake.log[0]) as log:
     )
     for stem in ("elicited", "metrics_per_user", "summary", "wilcoxon", "wilcoxon_seeds"):
         write_table(tables[stem], snakemake.output[stem], prov)
+    write_markdown(tables["verdict_md"], snakemake.output.verdict_md, prov)
     write_markdown(tables["summary_md"], snakemake.output.summary_md, prov)
     log.info(
         "%d summary rows, %d Wilcoxon tests within seeds, %d combined over seeds",

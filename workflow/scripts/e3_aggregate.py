@@ -5,6 +5,7 @@ from pathlib import Path
 import pandas as pd
 
 from debiaseval.experiments import e3
+from debiaseval.experiments.verdicts import e3_verdict, verdict_markdown, with_verdict
 from debiaseval.workflow.io import read_parquet
 from debiaseval.workflow.provenance import record_run, write_markdown, write_table
 from debiaseval.workflow.report import publish_report
@@ -19,9 +20,12 @@ with job(snakemake.log[0]) as log:
         write_table(table, snakemake.output[name], prov)
     alpha = p.block["alpha"]
     title = f"E3 on {p.dataset}: estimates at alpha = {alpha:g} (ICML16 Table 1)"
-    write_markdown(
-        e3.table1_markdown(tables["estimates"], title=title), snakemake.output.estimates_md, prov
-    )
+    found = e3_verdict(tables["rmse_vs_alpha_mean"], p.block, dataset=p.dataset,
+                       n_seeds=draws["seed"].nunique())  # fmt: skip
+    verdict = verdict_markdown(found)
+    write_markdown(verdict, snakemake.output.verdict_md, prov)
+    table1 = e3.table1_markdown(tables["estimates"], title=title)
+    write_markdown(with_verdict(table1, verdict), snakemake.output.estimates_md, prov)
     log.info("aggregated %d draws rows", len(draws))
     publish_report("e3", p.dataset, Path(snakemake.output.figures).parent)
     log.info("drew the figures and HTML tables of the report")

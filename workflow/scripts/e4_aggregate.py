@@ -3,6 +3,7 @@
 from pathlib import Path
 
 from debiaseval.experiments import e4
+from debiaseval.experiments.verdicts import e4_verdict, verdict_markdown, with_verdict
 from debiaseval.workflow.io import read_parquet
 from debiaseval.workflow.provenance import record_run, write_markdown, write_table
 from debiaseval.workflow.report import publish_report
@@ -23,7 +24,11 @@ with job(snakemake.log[0]) as log:
     title = e4.summary_title(p.dataset)
     md = e4.summary_markdown(tables["summary"], title=title, alpha=p.alpha,
                              tests=tables["pair_tests"])  # fmt: skip
-    write_markdown(md, snakemake.output.summary_md, prov)
+    verdict = verdict_markdown(
+        e4_verdict(tables["summary"], tables["pair_tests"], dataset=p.dataset, alpha=p.alpha)
+    )
+    write_markdown(verdict, snakemake.output.verdict_md, prov)
+    write_markdown(with_verdict(md, verdict), snakemake.output.summary_md, prov)
     log.info("aggregated %d error rows", len(tables["errors"]))
     publish_report("e4", p.dataset, Path(snakemake.output.figures).parent)
     log.info("drew the figures and HTML tables of the report")

@@ -12,6 +12,7 @@ from debiaseval.experiments.e5 import (
     estimates_markdown,
     estimates_table,
 )
+from debiaseval.experiments.verdicts import e5_verdict, verdict_markdown, with_verdict
 from debiaseval.workflow.io import read_parquet
 from debiaseval.workflow.provenance import record_run, write_markdown, write_table
 from debiaseval.workflow.report import publish_report
@@ -33,7 +34,10 @@ with job(snakemake.log[0]) as log:
     agreement = agreement_table(estimates)
     write_table(estimates, snakemake.output.estimates, prov)
     write_table(agreement, snakemake.output.agreement, prov)
-    write_markdown(estimates_markdown(estimates, p.dataset), snakemake.output.estimates_md, prov)
+    verdict = verdict_markdown(e5_verdict(agreement, estimates, dataset=p.dataset))
+    write_markdown(verdict, snakemake.output.verdict_md, prov)
+    md = with_verdict(estimates_markdown(estimates, p.dataset), verdict)
+    write_markdown(md, snakemake.output.estimates_md, prov)
     write_markdown(agreement_markdown(agreement, p.dataset), snakemake.output.agreement_md, prov)
     log.info("agreement:\n%s", agreement.to_string())
     publish_report("e5", p.dataset, Path(snakemake.output.figures).parent)

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 from debiaseval.experiments.e6 import TABLES, aggregate, markdown
+from debiaseval.experiments.verdicts import e6_verdict, verdict_markdown, with_verdict
 from debiaseval.workflow.io import read_parquet
 from debiaseval.workflow.provenance import record_run, write_markdown, write_table
 from debiaseval.workflow.report import publish_report
@@ -18,7 +19,10 @@ with job(snakemake.log[0]) as log:
     tables = aggregate(runs, min_users=p.min_users)
     for name, frame in tables.items():
         write_table(frame, snakemake.output[name], prov)
-    write_markdown(markdown(tables["scores"], p.dataset), snakemake.output.markdown, prov)
+    verdict = verdict_markdown(e6_verdict(tables["scores"], dataset=p.dataset))
+    write_markdown(verdict, snakemake.output.verdict_md, prov)
+    md = with_verdict(markdown(tables["scores"], p.dataset), verdict)
+    write_markdown(md, snakemake.output.markdown, prov)
     log.info("%d seeds, %d score rows", len(runs), len(tables["scores"]))
     publish_report("e6", p.dataset, Path(snakemake.output.figures).parent)
     log.info("drew the figures and HTML tables of the report")

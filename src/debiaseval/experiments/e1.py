@@ -72,6 +72,12 @@ from debiaseval.evaluation.testsets import (
 )
 from debiaseval.evaluation.uncertainty import agreement_over_seeds, seed_intervals
 from debiaseval.experiments import Data, input_frames, seed_ids
+from debiaseval.experiments.verdicts import (
+    comparisons_markdown,
+    e1_verdict,
+    verdict_entries,
+    with_verdict,
+)
 from debiaseval.recommenders.registry import EXTERNAL
 from debiaseval.recommenders.specs import check_recommender_spec
 from debiaseval.recommenders.tuning import (
@@ -96,8 +102,9 @@ NEEDS: tuple[tuple[str, ...], ...] = (("mnar", "mar"),)
 """The parts E1 needs of a dataset (:mod:`debiaseval.data.catalog`): MNAR and MAR."""
 
 OUTPUTS = (
-    "summary.parquet", "kendall.parquet", "testsets.parquet", "comparisons.parquet", "summary.md",
-    "kendall.md", "dropped.parquet", "dropped.md", "estimator_accuracy.parquet",
+    "verdict.md", "summary.parquet", "kendall.parquet", "testsets.parquet", "comparisons.parquet",
+    "comparisons.md", "summary.md", "kendall.md", "dropped.parquet", "dropped.md",
+    "estimator_accuracy.parquet",
     "estimator_accuracy.md", "estimator_pairs.parquet", "sensitivity.parquet", "sensitivity.md",
 )  # fmt: skip
 """E1's aggregated files in ``results/<study>/e1/<dataset>/``."""
@@ -479,7 +486,10 @@ def aggregate_step(
     intervals outside the metric's range and heavy-tailed weights; ``comparisons`` (the seeds'
     paired tests) become how many seeds agree (:func:`agreement_over_seeds`, significant at
     1 - ``e1.confidence``) with the median Γ* of SNIPS rows
-    (:func:`~debiaseval.estimation.sensitivity.gamma_star_over_seeds`).
+    (:func:`~debiaseval.estimation.sensitivity.gamma_star_over_seeds`), shown in
+    ``comparisons_md``. The verdict (:func:`~debiaseval.experiments.verdicts.e1_verdict`):
+    ``verdict`` (its sentences) and ``verdict_md`` (``verdict.md``, also the first section of
+    ``summary_md`` and ``comparisons_md``).
     """
     per_seed = pd.concat([*metrics, *truth]).reset_index(drop=True)
     keys = ["recommender", "testset", "metric", "k"]
@@ -504,17 +514,26 @@ def aggregate_step(
         excluded=kendall_excluded(block), level=level,
         resamples=block["scoreboard"]["resamples"], dataset=dataset,
     )  # fmt: skip
-    about = [*run_metadata(interactions, block), *board.pop("verdicts")]
+    arena_lines = board.pop("verdicts")
+    about = [*run_metadata(interactions, block), *arena_lines]
     bounds = sensitivity_over_seeds(_concat(sensitivity, ["seed", *SENSITIVITY_COLUMNS]), summary)
+    found = verdict_entries(e1_verdict(summary, agreement, block, dataset=dataset,
+                                       arena=arena_lines, excluded=kendall_excluded(block),
+                                       per_seed=per_seed))  # fmt: skip
     return {
         "summary": summary,
         "kendall": kendall,
         "testsets": checks,
-        "summary_md": summary_markdown(
-            summary, dataset, diagnostics=checks, about=about, testsets=names
+        "summary_md": with_verdict(
+            summary_markdown(summary, dataset, diagnostics=checks, about=about, testsets=names),
+            found["verdict_md"],
         ),
         "kendall_md": kendall_markdown(kendall, dataset, names[1:]),
         "comparisons": agreement,
+        "comparisons_md": comparisons_markdown(
+            agreement, dataset, level=level, verdict_md=found["verdict_md"]
+        ),
+        **found,
         **board,
         "sensitivity": bounds,
         "sensitivity_md": sensitivity_markdown(bounds, agreement, dataset),
@@ -558,8 +577,9 @@ def run(
     workflow checks them; their warnings are Python warnings. Returns ``summary``,
     ``kendall``, ``testsets``, ``comparisons``, ``estimator_accuracy``, ``estimator_pairs``,
     ``sensitivity``, ``dropped`` (as written to ``results/<study>/e1/<dataset>/``), the
-    Markdown texts ``summary_md``, ``kendall_md``, ``estimator_accuracy_md``,
-    ``sensitivity_md`` and ``dropped_md``, and per-seed ``metrics``, ``arena``,
+    Markdown texts ``summary_md``, ``kendall_md``, ``comparisons_md``, ``estimator_accuracy_md``,
+    ``sensitivity_md`` and ``dropped_md``, the verdict (``verdict``: its sentences,
+    ``verdict_md``: ``verdict.md``), and per-seed ``metrics``, ``arena``,
     ``reliability``, ``estimators_diagnostics`` and ``tuning`` (with ``seed`` and
     ``recommender`` columns); ``data="synthetic"`` adds the exact
     ``TRUE`` row (:func:`truth_step`) to the per-seed ``metrics`` and the tables. The data is

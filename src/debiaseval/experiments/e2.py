@@ -40,6 +40,7 @@ from debiaseval.evaluation.aggregate import markdown_table
 from debiaseval.evaluation.flags import MIN_USERS, join_flags, legend, marked
 from debiaseval.evaluation.ranking import top_k
 from debiaseval.experiments import run_data
+from debiaseval.experiments.verdicts import e2_verdict, verdict_entries, with_verdict
 from debiaseval.recommenders.base import trains_by_epochs
 from debiaseval.recommenders.registry import EXTERNAL, make_recommender, resolve_recommender
 from debiaseval.recommenders.specs import check_recommender_spec
@@ -70,6 +71,7 @@ NEEDS: tuple[tuple[str, ...], ...] = (("mnar",),)
 """The parts E2 needs of a dataset (:mod:`debiaseval.data.catalog`): MNAR (MAR is not used)."""
 
 OUTPUTS = (
+    "verdict.md",
     "elicited.parquet",
     "metrics_per_user.parquet",
     "summary.parquet",
@@ -536,7 +538,9 @@ def aggregate_step(
 
     ``changes``: the per-user tables of :func:`evaluate_step`; ``counts``: ``seed``,
     ``method``, ``strategy``, ``n_elicited``, ``n_active`` of every elicitation;
-    ``min_users``: the top-level key, below which a mean is flagged ``few_users``.
+    ``min_users``: the top-level key, below which a mean is flagged ``few_users``. The verdict
+    (:func:`~debiaseval.experiments.verdicts.e2_verdict`): ``verdict`` and ``verdict_md``, also
+    the first section of ``summary_md``.
     """
     orders = {"method": list(block["methods"]), "strategy": list(block["strategies"])}
     per_user = pd.concat(changes, ignore_index=True)
@@ -552,15 +556,18 @@ def aggregate_step(
         f"{block['active_fraction']:.3g} of those with a known rating; n = {block['n_asked']} "
         f"items asked; rho {block['rho']}.",
     ]
+    found = verdict_entries(e2_verdict(wilcoxon, block, dataset=dataset))
+    md = summary_markdown(
+        elicited, summary, wilcoxon, dataset=dataset, about=about, alpha=block["alpha"]
+    )
     return {
         "elicited": elicited,
         "metrics_per_user": per_user_values(per_user),
         "summary": summary,
         "wilcoxon": wilcoxon,
         "wilcoxon_seeds": per_seed,
-        "summary_md": summary_markdown(
-            elicited, summary, wilcoxon, dataset=dataset, about=about, alpha=block["alpha"]
-        ),
+        "summary_md": with_verdict(md, found["verdict_md"]),
+        **found,
     }
 
 
@@ -577,7 +584,8 @@ def run(
     :func:`debiaseval.api.load_dataset`) or a canonical interactions frame with an
     ``mnar`` part, named ``dataset`` (default "data"; the name seeds the random
     streams). Returns ``elicited``, ``summary``, ``wilcoxon``, ``wilcoxon_seeds`` (as
-    written to ``results/<study>/e2/<dataset>/``), ``summary_md``, and per seed ``changes``
+    written to ``results/<study>/e2/<dataset>/``), ``summary_md``, the verdict (``verdict``,
+    ``verdict_md``), and per seed ``changes``
     (per user), ``tuning`` and ``elicited_pairs``.
     """
     from debiaseval.workflow.config import validate_config

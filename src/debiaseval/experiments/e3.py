@@ -38,6 +38,7 @@ from debiaseval.evaluation.flags import join_flags, legend, marked
 from debiaseval.evaluation.losses import loss_matrix, parse_metric
 from debiaseval.evaluation.prediction_matrices import PREDICTION_MATRICES, prediction_matrix
 from debiaseval.experiments import Data, input_frames, seed_ids
+from debiaseval.experiments.verdicts import e3_verdict, verdict_entries
 from debiaseval.workflow.config import ConfigError
 
 __all__ = [
@@ -65,6 +66,7 @@ NEEDS: tuple[tuple[str, ...], ...] = (("truth",),)
 and its observation model (``synthetic``, ``ml-100k-semi``)."""
 
 OUTPUTS = (
+    "verdict.md",
     "estimates.parquet",
     "estimates.md",
     "rmse_vs_alpha.parquet",
@@ -522,7 +524,8 @@ def run(
     ``seeds`` a number of runs or a list of seed ids (default: the ``e3`` block's).
     Returns ``draws`` and ``naive_bayes`` (every seed's, concatenated: the
     per-seed files), ``estimates``, ``rmse_vs_alpha``, ``rmse_vs_mar``,
-    ``rmse_vs_alpha_mean`` and ``rmse_vs_mar_mean`` (:func:`aggregate`).
+    ``rmse_vs_alpha_mean`` and ``rmse_vs_mar_mean`` (:func:`aggregate`), and the verdict
+    (:func:`~debiaseval.experiments.verdicts.e3_verdict`: ``verdict``, ``verdict_md``).
     """
     from debiaseval.workflow.config import validate_config
 
@@ -538,4 +541,7 @@ def run(
     runs = [simulate_seed(truth, block, s) for s in seed_ids(seeds, block["seeds"])]
     draws = pd.concat([d for d, _ in runs], ignore_index=True)
     naive_bayes = pd.concat([nb for _, nb in runs], ignore_index=True)
-    return {"draws": draws, "naive_bayes": naive_bayes, **aggregate(draws, block)}
+    tables = aggregate(draws, block)
+    found = e3_verdict(tables["rmse_vs_alpha_mean"], block, dataset=truth.name,
+                       n_seeds=draws["seed"].nunique())  # fmt: skip
+    return {"draws": draws, "naive_bayes": naive_bayes, **tables, **verdict_entries(found)}

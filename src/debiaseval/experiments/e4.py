@@ -51,6 +51,7 @@ from debiaseval.debiasing import propensities as prop
 from debiaseval.evaluation.flags import MIN_USERS, join_flags, legend, marked
 from debiaseval.experiments import Data, input_frames, seed_ids, unsupported
 from debiaseval.experiments.e3 import Truth, full_truth, synthetic_truth
+from debiaseval.experiments.verdicts import e4_verdict, verdict_entries, with_verdict
 from debiaseval.recommenders.ips_cv import LOSS_OF_METRIC, cv_select, model_l2, pair_losses
 from debiaseval.recommenders.rating_mf import WeightedMF, normalise_weights
 from debiaseval.workflow.config import ConfigError, expand_grid
@@ -113,7 +114,7 @@ def propensity_models(block: Mapping[str, Any], dataset: str) -> list[str]:
     return list(block["propensities"].get(dataset, OWN_DEFAULT))
 
 
-OUTPUTS = ("errors.parquet", "summary.parquet", "pair_tests.parquet", "summary.md")
+OUTPUTS = ("verdict.md", "errors.parquet", "summary.parquet", "pair_tests.parquet", "summary.md")
 """Aggregated outputs of E4 in ``results/<study>/e4/{dataset}/``."""
 
 ERROR_COLUMNS = (
@@ -828,7 +829,8 @@ def run(
     reads that dataset's), or a :class:`LearningData`. ``config`` is a workflow config;
     ``seeds`` a number of runs or a list of seed ids (default: :func:`dataset_seeds`).
     Returns ``errors``, ``summary``, ``summary_md``, ``cv`` and ``propensities``
-    (every seed's pairs, with a ``seed`` column).
+    (every seed's pairs, with a ``seed`` column), and the verdict
+    (:func:`~debiaseval.experiments.verdicts.e4_verdict`: ``verdict``, ``verdict_md``).
     """
     from debiaseval.workflow.config import validate_config
 
@@ -852,11 +854,14 @@ def run(
     tables = aggregate(errors, losses, grid=tuning_grid(block, data.name),
                        min_users=cfg["min_users"])  # fmt: skip
     title = summary_title(data.name)
-    md = summary_markdown(tables["summary"], title=title, alpha=block["alpha_sweep"]["alpha"],
-                          tests=tables["pair_tests"])  # fmt: skip
+    alpha = block["alpha_sweep"]["alpha"]
+    md = summary_markdown(tables["summary"], title=title, alpha=alpha, tests=tables["pair_tests"])
+    found = verdict_entries(e4_verdict(tables["summary"], tables["pair_tests"],
+                                       dataset=data.name, alpha=alpha))  # fmt: skip
     return {
         **tables,
-        "summary_md": md,
+        "summary_md": with_verdict(md, found["verdict_md"]),
+        **found,
         "cv": pd.concat(cvs, ignore_index=True),
         "propensities": pd.concat(pairs, ignore_index=True),
     }

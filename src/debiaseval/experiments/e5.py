@@ -66,6 +66,7 @@ from debiaseval.evaluation.uncertainty import (
 )
 from debiaseval.evaluation.ure import mean_recall, recall_estimates
 from debiaseval.experiments import Data, Frames, input_frames, seed_ids
+from debiaseval.experiments.verdicts import e5_verdict, verdict_entries
 from debiaseval.recommenders.registry import EXTERNAL, make_recommender
 from debiaseval.recommenders.specs import check_recommender_spec
 from debiaseval.recommenders.tuning import recommender_params
@@ -114,6 +115,7 @@ NEEDS: tuple[tuple[str, ...], ...] = (("mnar", "mar"), ("full",))
 """The parts E5 needs of a dataset (:mod:`debiaseval.data.catalog`): MNAR and MAR (MAR = the
 random set, no truth), or fully exposed data (exposure simulated, :data:`FULLY_EXPOSED`)."""
 OUTPUTS = (
+    "verdict.md",
     "estimates.parquet",
     "agreement.parquet",
     "comparisons.parquet",
@@ -775,7 +777,8 @@ def run(
     dataset: str | None = None,
     lists: Mapping[str, Mapping[int, pd.DataFrame]] | None = None,
 ) -> dict[str, pd.DataFrame]:
-    """Run E5 in-process; returns ``estimates``, ``agreement`` and the per-seed rows.
+    """Run E5 in-process; returns ``estimates``, ``agreement``, the per-seed rows and the
+    verdict (:func:`~debiaseval.experiments.verdicts.e5_verdict`: ``verdict``, ``verdict_md``).
 
     ``data``: a dataset name (``synthetic``: its full matrix from the config's
     ``synthetic`` block, as the workflow's ``e5_full``; an MNAR/MAR dataset loaded like the
@@ -906,10 +909,12 @@ def run(
         per_seed, min_users=full["min_users"], bounds=bounds, level=cfg["confidence"]
     )
     tests, agreed = comparisons_table(per_user, level=cfg["confidence"])
+    agreement = agreement_table(estimates)
     return {
         "per_seed": per_seed,
         "estimates": estimates,
-        "agreement": agreement_table(estimates),
+        "agreement": agreement,
+        **verdict_entries(e5_verdict(agreement, estimates, dataset=dataset)),
         "metrics_per_user": per_user,
         "seed_comparisons": tests,
         "comparisons": agreed,

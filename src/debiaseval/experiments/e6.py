@@ -50,6 +50,7 @@ from debiaseval.evaluation.leave_one_out import (
     user_hit_rates,
 )
 from debiaseval.experiments import Data, input_frames, seed_ids
+from debiaseval.experiments.verdicts import e6_verdict, verdict_entries
 from debiaseval.workflow.config import ConfigError, validate_config
 
 __all__ = [
@@ -77,7 +78,10 @@ TABLES = ("scores", "weights", "snapshots", "lists")
 """The tables of one run (``results/<study>/e6/<dataset>/seed<s>/<table>.parquet``) and
 aggregated."""
 
-OUTPUTS = ("scores.parquet", "weights.parquet", "snapshots.parquet", "lists.parquet", "scores.md")
+OUTPUTS = (
+    "verdict.md", "scores.parquet", "weights.parquet", "snapshots.parquet", "lists.parquet",
+    "scores.md",
+)  # fmt: skip
 """E6's aggregated files in ``results/<study>/e6/<dataset>/``."""
 
 RECOMMENDERS: tuple[str, ...] = ("g1", "g2", "cosine_cf", "naive_cf")
@@ -478,11 +482,13 @@ def run(
     ``dataset`` (default "data"; the name seeds the random streams, so use the
     workflow's name to reproduce it). ``config`` is a (partial) config, validated with
     defaults; ``seeds`` a count (seeds 0..n−1) or explicit seeds, default the
-    ``e6.seeds`` of the config.
+    ``e6.seeds`` of the config. Beside the tables, the verdict
+    (:func:`~debiaseval.experiments.verdicts.e6_verdict`): ``verdict`` and ``verdict_md``.
     """
     full = validate_config(dict(config or {}), "e6")
     block = full["e6"]
     seed_list = seed_ids(seeds, block["seeds"])
+    name = "synthetic"
     if isinstance(data, str) and data == "synthetic":
         runs = [run_seed("synthetic", s, block, synthetic=full["synthetic"]) for s in seed_list]
     else:
@@ -493,4 +499,6 @@ def run(
                      n_items=frames.n_items)
             for s in seed_list
         ]  # fmt: skip
-    return aggregate(runs, min_users=full["min_users"])
+        name = frames.dataset
+    tables = aggregate(runs, min_users=full["min_users"])
+    return {**tables, **verdict_entries(e6_verdict(tables["scores"], dataset=name))}

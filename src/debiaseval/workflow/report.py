@@ -174,7 +174,8 @@ def run_datasets(
 
     Only ``results/<study>/<experiment>/<dataset>/*.md`` of the given ``experiments`` count:
     an experiment's aggregate job writes them, so they name the datasets whose
-    results the run produced or changed. In ``experiments`` order, then by dataset.
+    results the run produced or changed. In ``experiments`` order, then by dataset; each
+    list starts with the verdict (``verdict.md``), then the other files by name.
     """
     found: dict[tuple[str, str], list[str]] = {}
     for path in outputs:
@@ -184,7 +185,10 @@ def run_datasets(
                 Path(path).as_posix()
             )
     order = {name: i for i, name in enumerate(experiments)}
-    return {key: sorted(found[key]) for key in sorted(found, key=lambda k: (order[k[0]], k[1]))}
+    first = {
+        key: sorted(found[key], key=lambda p: (Path(p).name != "verdict.md", p)) for key in found
+    }
+    return {key: first[key] for key in sorted(found, key=lambda k: (order[k[0]], k[1]))}
 
 
 _EXPORT = re.compile(r"(?P<folder>results/[^/]+/[^/]+/[^/]+/export/)seed(?P<seed>\d+)/[^/]+")

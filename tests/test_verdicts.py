@@ -1,0 +1,254 @@
+"""The verdicts of E1..E6 (debiaseval.experiments.verdicts): computed from the tables, plain
+sentences with their numbers, inert names, and the first section of every main summary."""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from debiaseval import api
+from debiaseval.experiments import verdicts as v
+
+TINY = yaml.safe_load((Path(__file__).parent / "configs" / "tiny.yaml").read_text())
+BLOCK = {"tuning": {"metric": "recall", "k": 10}, "confidence": 0.95}
+
+
+def _summary(means: dict[str, float], testset: str = "gt", n_seeds: int = 2) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "recommender": list(means), "testset": testset, "metric": "recall", "k": 10,
+            "mean": list(means.values()), "sd": 0.01, "n_seeds": n_seeds,
+            "ci_low": -0.5, "ci_high": 1.5,  # a t interval of 1 df: never shown with 2 seeds
+            "boot_low": [m - 0.02 for m in means.values()],
+            "boot_high": [m + 0.02 for m in means.values()],
+        }
+    )  # fmt: skip
+
+
+def _comparisons(wins: dict[tuple[str, str], tuple[int, int]], n: int = 10) -> pd.DataFrame:
+    rows = [
+        {"testset": "gt", "metric": "recall", "k": 10, "recommender_a": a, "recommender_b": b,
+         "n_seeds": n, "mean_diff": 0.01 * (wa - wb), "n_a_better": wa, "n_b_better": wb,
+         "max_p_holm": 1.0, "gamma_star": np.nan}
+        for (a, b), (wa, wb) in wins.items()
+    ]  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def _per_seed(values: dict[str, list[float]]) -> pd.DataFrame:
+    rows = [
+        {"recommender": rec, "seed": seed, "testset": "TRUE", "metric": "recall", "k": 10,
+         "value": value}
+        for rec, seeds in values.items() for seed, value in enumerate(seeds)
+    ]  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_e1_ranks_on_the_tuned_metric_and_names_the_truth_s_order():
+    means = {"MF": 0.30, "PosPop": 0.25, "ItemKNN": 0.20, "Random": 0.05}
+    summary = pd.concat(
+        [
+            _summary(means, "TRUE"),
+            _summary({r: m + 0.1 for r, m in means.items()}, "gt").assign(k=5),  # not tuned
+        ]
+    )
+    per_seed = _per_seed({"MF": [0.31, 0.29], "PosPop": [0.26, 0.24], "ItemKNN": [0.21, 0.19],
+                          "Random": [0.06, 0.04]})  # fmt: skip
+    names = list(means)
+    comps = _comparisons({(a, b): (8, 0) for a, b in itertools.combinations(names, 2)})
+    out = v.e1_verdict(summary, comps, BLOCK, dataset="synthetic", per_seed=per_seed)
+    ranking = out[0]
+    assert "Recall@10 (the tuned metric)" in ranking and "TRUE" in ranking
+    positions = [ranking.index(f"{name} ") for name in names]
+    assert positions == sorted(positions)  # MF, PosPop, ItemKNN, Random
+    assert "over 2 seeds" in ranking
+    assert "MF > PosPop; MF > ItemKNN; MF > Random; PosPop > ItemKNN" in out[1]
+    assert not any("cannot tell" in s for s in out)
+    assert any("MF above PosPop in 8 of 10 seeds" in s for s in out)
+
+
+def test_e1_says_when_the_truth_cannot_separate_the_models():
+    # identical recommenders: the exact truth orders no pair the same way in every seed
+    summary = _summary({"A": 0.2, "B": 0.2, "C": 0.2}, "TRUE")
+    per_seed = _per_seed({"A": [0.2, 0.2], "B": [0.2, 0.2], "C": [0.2, 0.2]})
+    out = v.e1_verdict(summary, _comparisons({}), BLOCK, dataset="synthetic", per_seed=per_seed)
+    assert any("the truth itself (TRUE) cannot tell the 3 recommenders apart" in s for s in out)
+    # a noisy MAR truth: Random worse in 2 of 10 seeds, nothing else
+    summary = _summary({"MF": 0.3, "Pop": 0.29, "Random": 0.1})
+    comps = _comparisons({("MF", "Pop"): (0, 0), ("MF", "Random"): (2, 0),
+                          ("Pop", "Random"): (1, 0)})  # fmt: skip
+    out = v.e1_verdict(summary, comps, BLOCK, dataset="coat", excluded=["Random"])
+    text = " ".join(out)
+    assert (
+        "On coat, the truth itself (gt) cannot tell the 3 recommenders apart at Recall@10: no "
+        "pair differs after Holm's correction in more than 2 of 10 seeds." in text
+    )
+    assert "MF above Random in 2 of 10 seeds" in text
+    # with 2 seeds the interval is the bootstrap's, said so, never the t interval of 1 df
+    assert "0.3000 [0.2800, 0.3200]" in out[0] and "[-0.5000" not in out[0]
+    assert "fewer than 3 seeds" in out[0]
+
+
+def test_e1_separation_by_the_sample_and_only_the_baseline():
+    summary = _summary({"MF": 0.3, "Pop": 0.2, "Random": 0.1})
+    comps = _comparisons({("MF", "Pop"): (9, 0), ("MF", "Random"): (10, 0),
+                          ("Pop", "Random"): (10, 0)})  # fmt: skip
+    out = v.e1_verdict(summary, comps, BLOCK, dataset="d", excluded=["Random"])
+    assert "gt separates, in more than half of 10 seeds: MF > Pop" in out[-1]
+    comps = _comparisons({("MF", "Pop"): (1, 0), ("MF", "Random"): (10, 0),
+                          ("Pop", "Random"): (10, 0)})  # fmt: skip
+    out = v.e1_verdict(summary, comps, BLOCK, dataset="d", excluded=["Random"])
+    assert "separates only the baseline Random" in out[-1]
+
+
+def test_e1_names_are_inert_and_gamma_star_and_arena_are_reported():
+    evil = "<b>x</b>|*y*"
+    summary = _summary({evil: 0.3, "B": 0.1})
+    comps = pd.concat(
+        [
+            _comparisons({(evil, "B"): (10, 0)}),
+            _comparisons({(evil, "B"): (3, 0)}).assign(testset="SNIPS", gamma_star=1.75),
+        ]
+    )
+    arena = ["The estimator arena at recall@10 (estimator_accuracy.md): Lowest RMSE: SNIPS."]
+    out = v.e1_verdict(summary, comps, BLOCK, dataset="my_*data*", arena=arena)
+    text = "\n".join(out)
+    assert "<b>" not in text and "|" not in text and "*y*" not in text
+    assert "&lt;b&gt;x&lt;/b&gt;&#124;&#42;y&#42;" in text
+    assert "my&#95;&#42;data&#42;" in text
+    assert "1.75" in text and "Γ*" in text
+    assert "the estimator arena at recall@10" in out[-1]
+    md = v.comparisons_markdown(comps, "d", level=0.95, verdict_md=v.verdict_markdown(out))
+    assert md.splitlines()[2] == "## Verdict" and "<b>" not in md
+    assert "## SNIPS: Recall@10" in md and "1.75" in md
+
+
+def test_verdict_markdown_and_the_section_first_in_a_summary():
+    md = v.verdict_markdown(["One finding.", "Two\nlines."])
+    assert md == "## Verdict\n\n- One finding.\n- Two lines.\n"
+    assert v.verdict_sentences(md) == ["One finding.", "Two lines."]
+    summary = v.with_verdict("# Title\n\nBody.\n", md)
+    assert summary.startswith("# Title\n\n## Verdict\n\n- One finding.\n") and summary.endswith(
+        "\n\nBody.\n"
+    )
+    with pytest.raises(ValueError, match="title"):
+        v.with_verdict("no title\n", md)
+    assert v.verdict_entries(["A."]) == {"verdict": ["A."], "verdict_md": "## Verdict\n\n- A.\n"}
+
+
+def test_e2_verdict_names_the_strategies_that_differ():
+    wilcoxon = pd.DataFrame(
+        {
+            "method": "CLASSIC", "scope": ["user", "user", "system"], "metric": "recall",
+            "k": 10, "strategy_a": ["RND", "RND", "RND"], "strategy_b": ["POP", "HP", "POP"],
+            "n_seeds": 5, "n_significant": [4, 0, 0], "share_significant": [0.8, 0, 0],
+            "median_p": [0.01, 0.5, 0.4], "combined_p": [0.02, 1.0, 0.8],
+            "mean_users": 30.0, "mean_difference": [-0.05, 0.0, 0.01],
+        }
+    )  # fmt: skip
+    out = v.e2_verdict(wilcoxon, {"alpha": 0.05, "metrics": ["recall"], "ks": [10]}, dataset="d")
+    assert out[0].startswith("On d, CLASSIC, active users, Recall@10 over 5 seeds: 1 of 2")
+    assert "RND vs POP (significant in 4 of 5 seeds, combined p = 0.02" in out[0]
+    assert "no two of the strategies differ" in out[1] and "0.8" in out[1]
+
+
+def test_e3_verdict_gives_each_estimator_s_rmse_and_the_closest():
+    rmse = pd.DataFrame(
+        {
+            "metric": "mae", "estimator": ["naive", "ips", "snips", "naive"],
+            "alpha": [0.25, 0.25, 0.25, 1.0], "mar_size": 0, "rmse": [0.5, 0.2, 0.1, 0.0],
+            "abs_bias": [0.5, 0.02, 0.03, 0.0], "sd": [0.01, 0.2, 0.1, 0.0], "n_matrices": 5,
+        }
+    )  # fmt: skip
+    (out,) = v.e3_verdict(rmse, {"alpha": 0.25, "n_draws": 50}, dataset="d", n_seeds=3)
+    assert "over 3 seeds × 50 draws of O and 5 prediction matrices" in out
+    assert "Naive 0.5000" in out and "SNIPS 0.1000" in out and out.endswith("SNIPS comes closest.")
+
+
+def test_e4_verdict_compares_mf_ips_with_mf_naive_per_seed():
+    summary = pd.DataFrame(
+        {
+            "model": ["MF-Naive", "MF-IPS"], "propensity": ["none", "known"], "metric": "mse",
+            "alpha": 0.25, "mar_size": np.nan, "mean": [2.8, 2.1], "sd": [0.1, 0.2],
+            "n_seeds": 2, "p_value": [np.nan, 0.03], "flags": "",
+        }
+    )  # fmt: skip
+    tests = pd.DataFrame(
+        {
+            "model": "MF-IPS", "propensity": "known", "metric": "mse", "alpha": 0.25,
+            "seed": [0, 1], "n_pairs": 100, "mean_diff": [-0.7, -0.6], "t": -5.0,
+            "p_value": [1e-4, 0.2],
+        }
+    )  # fmt: skip
+    (out,) = v.e4_verdict(summary, tests, dataset="d", alpha=0.25)
+    assert "MF-IPS (known propensities) has a test MSE of 2.100 ± 0.200" in out
+    assert "MF-Naive's 2.800 ± 0.100" in out and "lower by 0.700" in out and "p = 0.03" in out
+    assert "better in 1 and worse in 0 of 2 seeds" in out
+
+
+def test_e5_verdict_gives_tau_of_ure_and_of_recall():
+    agreement = pd.DataFrame(
+        {
+            "k": [5, 10, 5, 10], "estimator": ["traditional"] * 2 + ["ure"] * 2,
+            "reference": "true_recall", "kendall_tau": [0.4, np.nan, 1.0, 0.9],
+            "pearson_r": 0.5, "mean_bias": [0.1, 0.2, 0.0, -0.01], "n_models": 5, "flags": "",
+        }
+    )  # fmt: skip
+    estimates = pd.DataFrame({"n_seeds": [3, 3]})
+    out = v.e5_verdict(agreement, estimates, dataset="d")
+    assert "by traditional recall against the true recall: 0.40 at K = 5" in out[0]
+    assert "undefined at K = 10" in out[0] and "over 3 seeds and 5 models" in out[0]
+    assert "by URE against the true recall: 1.00 at K = 5" in out[1]
+
+
+def test_e6_verdict_gives_the_constant_recommenders_drift():
+    rows = []
+    for seed, (t, weighting, p, score) in itertools.product(
+        (0, 1),
+        [(0, "none", 0, 0.10), (2, "none", 0, 0.30), (0, "kl", 10, 0.10), (2, "kl", 10, 0.12)],
+    ):
+        rows.append((seed, t, "g1", weighting, p, score, score - 0.01, score + 0.01))
+    scores = pd.DataFrame(
+        rows, columns=["seed", "t", "recommender", "weighting", "p", "score", "ci_low", "ci_high"]
+    )
+    (out,) = v.e6_verdict(scores, dataset="d")
+    assert "over 2 seeds, the constant recommender g1" in out and "from t0 to t2" in out
+    assert out.index("unweighted: +0.2000") < out.index("KL weights with p = 10: +0.0200")
+    assert "the weights shrink the drift" in out
+
+
+@pytest.mark.parametrize(
+    ("experiment", "summary"), [("e3", None), ("e5", None), ("e6", None), ("e2", "summary_md")]
+)
+def test_api_run_returns_the_verdict(experiment, summary):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = api.run(experiment, "synthetic", TINY)
+    assert out["verdict_md"].startswith("## Verdict\n\n- On synthetic")
+    assert out["verdict"] == v.verdict_sentences(out["verdict_md"]) and out["verdict"]
+    if summary:
+        lines = out[summary].splitlines()
+        assert lines[0].startswith("# ") and lines[2] == "## Verdict"
+
+
+def test_e1_run_names_the_exact_truth_s_order_on_synthetic():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = api.run("e1", "synthetic", TINY)
+    summary = out["summary"]
+    true = summary[(summary["testset"] == "TRUE") & (summary["metric"] == "recall")
+                   & (summary["k"] == 10)].sort_values("mean", ascending=False)  # fmt: skip
+    ranking = out["verdict"][0]
+    positions = [ranking.index(f"{name} ") for name in true["recommender"]]
+    assert positions == sorted(positions)
+    assert f"{true['recommender'].iloc[0]} > {true['recommender'].iloc[-1]}" in out["verdict"][1]
+    for key in ("summary_md", "comparisons_md"):
+        lines = out[key].splitlines()
+        assert lines[0].startswith("# E1 on synthetic") and lines[2] == "## Verdict"
+        assert out[key].count(out["verdict"][0]) == 1
