@@ -154,7 +154,8 @@ def test_e2_verdict_names_the_strategies_that_differ():
     )  # fmt: skip
     out = v.e2_verdict(wilcoxon, {"alpha": 0.05, "metrics": ["recall"], "ks": [10]}, dataset="d")
     assert out[0].startswith("On d, CLASSIC, active users, Recall@10 over 5 seeds: 1 of 2")
-    assert "RND vs POP (significant in 4 of 5 seeds, combined p = 0.02" in out[0]
+    assert "POP gains more than RND (significant in 4 of 5 seeds, combined p = 0.02" in out[0]
+    assert "by 0.0500 on average" in out[0]
     assert "no two of the strategies differ" in out[1] and "0.8" in out[1]
 
 
@@ -197,13 +198,17 @@ def test_e5_verdict_gives_tau_of_ure_and_of_recall():
         {
             "k": [5, 10, 5, 10], "estimator": ["traditional"] * 2 + ["ure"] * 2,
             "reference": "true_recall", "kendall_tau": [0.4, np.nan, 1.0, 0.9],
-            "pearson_r": 0.5, "mean_bias": [0.1, 0.2, 0.0, -0.01], "n_models": 5, "flags": "",
+            "pearson_r": 0.5, "mean_bias": [0.1, 0.2, 0.0, -0.01], "n_models": 5,
+            "flags": ["", "degenerate_k,constant", "", ""],
         }
     )  # fmt: skip
     estimates = pd.DataFrame({"n_seeds": [3, 3]})
     out = v.e5_verdict(agreement, estimates, dataset="d")
     assert "by traditional recall against the true recall: 0.40 at K = 5" in out[0]
-    assert "undefined at K = 10" in out[0] and "over 3 seeds and 5 models" in out[0]
+    assert "undefined (every model scores the same) at K = 10" in out[0]
+    assert "over 3 seeds and 5 models" in out[0]
+    agreement.loc[1, "flags"] = ""  # undefined for another reason: no reason given
+    assert "undefined at K = 10" in v.e5_verdict(agreement, estimates, dataset="d")[0]
     assert "by URE against the true recall: 1.00 at K = 5" in out[1]
 
 

@@ -428,6 +428,12 @@ def comparisons_markdown(
 # -- E2 ----------------------------------------------------------------------------------------
 
 
+def _ahead(a: object, b: object, difference: float) -> tuple[object, object]:
+    """``(a, b)`` when a's change is the larger (``difference`` = change of a − change of b),
+    else ``(b, a)``."""
+    return (a, b) if difference >= 0 else (b, a)
+
+
 def e2_verdict(wilcoxon: pd.DataFrame, block: Mapping[str, Any], *, dataset: str) -> list[str]:
     """E2's verdict ([FLAIRS20]) from ``wilcoxon.parquet``: per evaluation method and scope, at
     the first metric and k of the ``e2`` block, the strategy pairs whose combined p (over the
@@ -461,11 +467,11 @@ def e2_verdict(wilcoxon: pd.DataFrame, block: Mapping[str, Any], *, dataset: str
             )
             continue
         listed = [
-            f"{_name(r['strategy_a'])} vs {_name(r['strategy_b'])} (significant in "
+            f"{_name(high)} gains more than {_name(low)} (significant in "
             f"{int(r['n_significant'])} of {int(r['n_seeds'])} seeds, combined p = "
-            f"{_p(r['combined_p'])}, mean difference of the changes "
-            f"{_signed(r['mean_difference'])})"
+            f"{_p(r['combined_p'])}, by {_num(abs(r['mean_difference']))} on average)"
             for _, r in hits.iterrows()
+            for high, low in [_ahead(r["strategy_a"], r["strategy_b"], r["mean_difference"])]
         ]
         out.append(
             f"{head}: {len(hits)} of {len(part)} strategy pairs differ (combined p < "
@@ -585,6 +591,15 @@ def e4_verdict(
 # -- E5 ----------------------------------------------------------------------------------------
 
 
+def _tau_text(row: pd.Series) -> str:
+    """τ to 2 decimals, or why it is undefined: every model gets the same value (flag
+    ``constant``, e.g. traditional recall once K reaches the sampled candidates)."""
+    if np.isfinite(row["kendall_tau"]):
+        return _num(row["kendall_tau"], 2)
+    flags = str(row.get("flags", "") or "").split(",")
+    return "undefined (every model scores the same)" if "constant" in flags else "undefined"
+
+
 def e5_verdict(agreement: pd.DataFrame, estimates: pd.DataFrame, *, dataset: str) -> list[str]:
     """E5's verdict ([URE24]) from ``agreement.parquet`` and ``estimates.parquet``: per
     estimator, Kendall's τ of its model ranking against the reference (the true recall where
@@ -599,8 +614,7 @@ def e5_verdict(agreement: pd.DataFrame, estimates: pd.DataFrame, *, dataset: str
     for estimator, part in agreement.groupby("estimator", sort=False):
         part = part.sort_values("k")
         taus = ", ".join(
-            f"{'undefined' if not np.isfinite(r['kendall_tau']) else _num(r['kendall_tau'], 2)} "
-            f"at K = {int(r['k'])} (mean bias {_signed(r['mean_bias'])})"
+            f"{_tau_text(r)} at K = {int(r['k'])} (mean bias {_signed(r['mean_bias'])})"
             for _, r in part.iterrows()
         )
         out.append(
