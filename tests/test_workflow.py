@@ -284,11 +284,12 @@ _FRONT_BLOCKS = """() => {
     return {blocks: blocks.map(name), overlaps};
 }"""
 
-# Whether an element lies wholly inside the window, and is what the window shows at its centre.
+# Whether an element lies wholly inside the window (to a pixel: a scrolled position may fall
+# between pixels) and is what the window shows at its centre.
 _IN_VIEW = """el => {
     const b = el.getBoundingClientRect();
     const seen = document.elementFromPoint((b.left + b.right) / 2, (b.top + b.bottom) / 2);
-    return b.top >= 0 && b.left >= 0 && b.bottom <= innerHeight && b.right <= innerWidth
+    return b.top >= -1 && b.left >= -1 && b.bottom <= innerHeight + 1 && b.right <= innerWidth + 1
         && seen !== null && (el === seen || el.contains(seen));
 }"""
 

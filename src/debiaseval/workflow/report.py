@@ -488,14 +488,22 @@ def front_page(results: Sequence[tuple[str, str, str | os.PathLike[str]]]) -> st
     first = records[0]
     versions = ", ".join(f"{k} {v}" for k, v in first.get("versions", {}).items() if v)
     plugins = "; ".join(f"{k}: {v}" for k, v in first.get("plugins", {}).items())
+    made_by = "; ".join(
+        part
+        for part in (
+            f"debiaseval {first.get('debiaseval')}",
+            versions,
+            plugins and f"plugins: {plugins}",
+        )
+        if part
+    )
     head = "".join(f"<th>{h}</th>" for h in ("experiment", "dataset", "config sha256", "seeds",
                                               "data (sha256)", "date (UTC)", "commit"))  # fmt: skip
     listed = "\n".join(item for item in figures if item)
     return (
         f'<div id="{FRONT_ID}">\n{style}'
         "<h2>Provenance</h2>\n"
-        f"<p>debiaseval {html.escape(str(first.get('debiaseval')))}; "
-        f"{html.escape(versions)}{'; plugins: ' + html.escape(plugins) if plugins else ''}. "
+        f"<p>{html.escape(made_by, quote=False)}. "
         "Every summary carries its record as Parquet metadata <code>debiaseval.provenance"
         "</code> and in <code>provenance.json</code> beside it.</p>\n"
         f"<table><tr>{head}</tr>{_provenance_rows(records)}</table>\n"
