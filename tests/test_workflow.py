@@ -341,6 +341,9 @@ def _check_front_page(page, blocks: int) -> None:
     figure = page.frame_locator("iframe").locator("figure svg")
     figure.wait_for(timeout=30_000)
     assert "recall" in page.frame_locator("iframe").locator("figcaption").inner_text()
+    menu = page.locator("nav").first
+    menu.locator("ol li a").first.click()  # the breadcrumbs' home: the menu again
+    menu.get_by_text("Results", exact=True).wait_for(timeout=30_000)
 
 
 def _check_page(page, frame, category: str, dataset: str, result: str) -> None:
