@@ -127,6 +127,20 @@ def test_every_link_opens_its_result_in_the_report(tmp_path):
     assert "pct_diff" not in front_page(entries)  # not drawn: not linked
 
 
+def test_each_block_links_the_main_summary_whatever_the_order_of_outputs(
+    tmp_path, monkeypatch
+) -> None:
+    """The summary the verdict heads (summary.md, estimates.md, scores.md), even where another
+    Markdown output (verdict.md, comparisons.md) comes first in OUTPUTS."""
+    from debiaseval.experiments import e1
+
+    monkeypatch.setattr(e1, "OUTPUTS", ("verdict.md", "comparisons.md", "summary.md", "x.md"))
+    entries = _study(tmp_path, [("e1", "coat")])
+    page = front_page(entries)
+    assert f"<code>{entries[0][2].as_posix()}/summary.md</code>" in page
+    assert "comparisons.md" not in page
+
+
 def test_verdict_items_are_the_bullets_under_the_heading() -> None:
     text = "> provenance\n\n## Verdict\n\n- one.\n- two.\n\n## Later\n\n- not this.\n"
     assert verdict_items(text) == "- one.\n- two."

@@ -408,11 +408,18 @@ def _link(text: str, result: str, category: str, subcategory: str) -> str:
     return f"<a {shown}>{html.escape(text, quote=False)}</a>"
 
 
+SUMMARIES = ("summary.md", "estimates.md", "scores.md")
+"""The names of an experiment's main Markdown summary (THE VERDICT CONTRACT: E1, E2 and E4
+``summary.md``, E3 and E5 ``estimates.md``, E6 ``scores.md``), the one the verdict heads."""
+
+
 def _summary_file(experiment: str) -> str:
-    """The experiment's main Markdown summary: the first Markdown file of its ``OUTPUTS``
-    but its verdict (``summary.md``, ``estimates.md``, ``scores.md``)."""
-    outputs = _module("experiments", experiment).OUTPUTS
-    return next(o for o in outputs if o.endswith(".md") and o != "verdict.md")
+    """The experiment's main Markdown summary: the first of its ``OUTPUTS`` named in
+    :data:`SUMMARIES`, else its first Markdown file but ``verdict.md``."""
+    markdown = [o for o in _module("experiments", experiment).OUTPUTS if o.endswith(".md")]
+    return next(
+        (o for o in markdown if o in SUMMARIES), next(o for o in markdown if o != "verdict.md")
+    )
 
 
 def _verdict_block(experiment: str, dataset: str, folder: Path, category: str) -> str:
