@@ -348,7 +348,7 @@ def _check_front_page(page, blocks: int) -> None:
 
 def _check_page(page, frame, category: str, dataset: str, result: str) -> None:
     """The result's page (in the report's iframe) is whole: a figure with its caption, a
-    table with rows, or the configuration."""
+    verdict with its findings, a table with rows, or the configuration."""
     from debiaseval.figures import figure_module
 
     name, kind = result.removesuffix(")").split(" (") if "(" in result else (result, "config")
@@ -364,6 +364,10 @@ def _check_page(page, frame, category: str, dataset: str, result: str) -> None:
         assert text.endswith(" ".join(figure_module(experiment).FIGURES[name].split())), text
         geometry = svg.evaluate(_LEGENDS_OVER_AXES)
         assert geometry["axes"] >= 1 and geometry["overlaps"] == 0, (result, geometry)
+    elif name == "verdict":  # THE VERDICT CONTRACT: a heading and one bullet per finding
+        frame.locator("h2", has_text="Verdict").wait_for(timeout=30_000)
+        assert frame.locator("li").count() >= 1, result
+        assert "|---|" not in frame.locator("body").inner_text()
     else:
         first = frame.locator("table").first
         first.wait_for(timeout=30_000)
