@@ -5,6 +5,7 @@ HTML pages and Snakemake's report."""
 
 from __future__ import annotations
 
+import html
 import inspect
 import json
 import pickle
@@ -21,7 +22,7 @@ from debiaseval.evaluation.aggregate import markdown_table
 from debiaseval.workflow.markup import code_span, inert_markdown, script_safe
 from debiaseval.workflow.params import Digested, job_params
 from debiaseval.workflow.provenance import markdown_header
-from debiaseval.workflow.report import front_page, markdown_page
+from debiaseval.workflow.report import OPEN_RESULT, front_page, markdown_page
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "data" / "mylog"
@@ -176,14 +177,21 @@ def test_markdown_pages_show_raw_html_as_text() -> None:
 
 
 def test_the_front_page_shows_hostile_names_as_text(tmp_path: Path) -> None:
-    folder = tmp_path / "e1" / "mylog"
-    folder.mkdir(parents=True)
-    record = {"experiment": "e1", "dataset": "mylog", "plugins": {f"{IMG}:Pop": "x"}}
+    """Names in the provenance, a verdict and a dataset's name are text; the page's one script
+    is its links' constant handler (OPEN_RESULT), which reads every name from ``data-``."""
+    dataset = f"my{IMG}log"
+    folder = tmp_path / "e1" / dataset
+    (folder / "figures").mkdir(parents=True)
+    record = {"experiment": "e1", "dataset": dataset, "plugins": {f"{IMG}:Pop": "x"}}
     (folder / "provenance.json").write_text(json.dumps(record))
-    (folder / "summary.md").write_text(f"# E1 on mylog\n\n| a |\n|---|\n| {IMG} |\n")
-    page = front_page([(folder, folder / "summary.md")])
-    assert_inert(page)
-    assert "script" not in Elements(page).tags
+    (folder / "verdict.md").write_text(f"## Verdict\n\n- {IMG} beats {SCRIPT}.\n")
+    (folder / "figures" / "recall.html").write_text("<p>figure</p>")
+    page = front_page([("e1", dataset, folder)])
+    found = Elements(page)
+    assert found.handlers == [("a", "onclick")] * 2  # the summary's link and the figure's
+    assert "onclick" not in page.replace(f'onclick="{html.escape(OPEN_RESULT)}"', "")
+    assert "img" not in found.tags and "script" not in found.tags
+    assert f"{IMG} beats {SCRIPT}." in _text(page) and f"E1 on {dataset}" in _text(page)
 
 
 def _text(html_fragment: str) -> str:

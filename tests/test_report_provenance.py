@@ -1,5 +1,5 @@
 """The report never pairs results with another run's config; its front page carries the
-results' provenance and each experiment's headline table (docs/report.md)."""
+results' provenance (docs/report.md)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,6 @@ from debiaseval.workflow.provenance import (
 from debiaseval.workflow.report import (
     config_mismatch,
     front_page,
-    headline_table,
     report_requested,
 )
 
@@ -154,23 +153,14 @@ def test_a_tampered_provenance_json_is_refused_before_the_front_page_shows_it(
     )
 
 
-def test_headline_table_is_the_first_pipe_table() -> None:
-    text = "# T\n\nintro\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n| c |\n|---|\n| 3 |\n"
-    assert headline_table(text) == "| a | b |\n|---|---|\n| 1 | 2 |"
-    assert headline_table("no table\n") == ""
-
-
-def test_the_front_page_shows_the_provenance_and_the_headline_tables(
-    tmp_path: Path, configs
-) -> None:
+def test_the_front_page_shows_the_provenance(tmp_path: Path, configs) -> None:
     a, _ = configs
     _results(tmp_path, a)
-    page = front_page([(tmp_path, tmp_path / "estimates.md"), (tmp_path / "no", "x.md")])
+    page = front_page([("e3", "synthetic", tmp_path), ("e3", "other", tmp_path / "no")])
     record = json.loads((tmp_path / "provenance.json").read_text())
     assert config_hash(experiment_config(a, "e3"))[:16] in page
     assert record["date"] in page and (record["commit"] or "not a checkout")[:12] in page
-    assert "<h3>E3 on synthetic</h3>" in page and "<td>mse</td>" in page
-    assert "more" not in page  # the headline table only
+    assert "<h3>E3 on synthetic</h3>" in page and "E3 on other" not in page
     assert "No results yet" in front_page([])
 
 

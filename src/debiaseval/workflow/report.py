@@ -16,8 +16,8 @@ them too). Every page is a standalone HTML file that Snakemake's report embeds:
 
 ``snakemake --report`` first compares the config it is given with the one recorded with the
 results (:func:`config_mismatch`) and refuses, in one line, to pair results with another
-run's config; its front page then carries each result's provenance and each experiment's
-headline table (:func:`front_page`).
+run's config; its front page then carries each result's provenance, each experiment's verdict
+on each dataset and links to every figure (:func:`front_page`).
 
 See docs/report.md.
 """
@@ -48,13 +48,13 @@ __all__ = [
     "finished_message",
     "flatten_config",
     "front_page",
-    "headline_table",
     "markdown_html",
     "markdown_page",
     "publish_report",
     "record_mismatch",
     "report_requested",
     "run_datasets",
+    "verdict_items",
 ]
 
 _STYLE = (
@@ -322,17 +322,6 @@ def record_mismatch(
     return None
 
 
-def headline_table(text: str) -> str:
-    """The first pipe table of the Markdown ``text`` (its lines, joined), or ""."""
-    lines, found = text.splitlines(), []
-    for line in lines:
-        if line.startswith("|"):
-            found.append(line)
-        elif found:
-            break
-    return "\n".join(found)
-
-
 def _provenance_rows(records: Sequence[Mapping[str, Any]]) -> str:
     rows = []
     for r in records:
@@ -354,37 +343,186 @@ def _provenance_rows(records: Sequence[Mapping[str, Any]]) -> str:
     return "".join(rows)
 
 
-def front_page(results: Sequence[tuple[str | os.PathLike[str], str | os.PathLike[str]]]) -> str:
-    """The report's front page (an HTML fragment): the provenance of every result and each
-    experiment's headline table.
+FRONT_ID = "debiaseval-front"
+"""The id of the front page's outer element, which its style rules key on."""
 
-    ``results``: per experiment and dataset, in the report's order, its folder (holding
-    ``provenance.json``) and its first Markdown table file; missing ones are left out.
-    """
-    records, tables = [], []
-    for folder, markdown_file in results:
-        record_file = Path(folder) / "provenance.json"
-        if not record_file.is_file() or not Path(markdown_file).is_file():
+FRONT_STYLE = (
+    # Snakemake centres its home pane (flex, items-center justify-center, h-screen
+    # overflow-auto): content taller than the window loses its top. Start it at the top.
+    f".overflow-auto:has(#{FRONT_ID}){{align-items:flex-start;justify-content:flex-start}}"
+    # The text above the rule graph, not beside it (where wide tables ran under it).
+    f".flex:has(> div > .prose #{FRONT_ID})"
+    "{flex-direction:column;align-items:stretch;min-width:0}"
+    f".prose:has(#{FRONT_ID}){{max-width:64rem}}"
+    f"#{FRONT_ID} table{{display:block;overflow-x:auto;width:auto;max-width:100%}}"
+    f"#{FRONT_ID} .debiaseval-verdict{{border-left:3px solid #10b981;padding:0 0 0 0.8em;"
+    "margin:1em 0;display:flow-root}"
+    f"#{FRONT_ID} .debiaseval-verdict h3{{margin-top:0}}"
+    f"#{FRONT_ID} code::before,#{FRONT_ID} code::after{{content:none}}"
+)
+"""The front page's own CSS. Snakemake's report inserts the page (the workflow description)
+with ``innerHTML``, so this ``<style>`` applies while the home pane shows it and leaves with
+it; each rule keys on :data:`FRONT_ID` (``:has()``), so no other view changes."""
+
+OPEN_RESULT = (
+    "var p=this.dataset.result;"
+    "if(typeof app==='undefined'||typeof results==='undefined'||!results[p])return true;"
+    "app.setView({navbarMode:'resultinfo',category:this.dataset.category,"
+    "subcategory:this.dataset.subcategory,resultPath:p,content:'html',"
+    "contentPath:results[p].data_uri});return false"
+)
+"""The one script of the front page: a link's click handler, the same text on every link.
+It opens the result named by the link's ``data-result`` (its path, the key of Snakemake's
+``results``) in the report's content pane, with its information in the menu, as the menu's
+own result buttons do; outside the report (or for a result the report lacks) the link
+follows its ``href``, the page's file. Every name a link carries is in its ``data-``
+attributes, HTML-escaped: no user-given text is ever part of the script."""
+
+NO_VERDICT = "No verdict recorded"
+
+
+def verdict_items(text: str) -> str:
+    """The findings of a ``verdict.md`` text (THE VERDICT CONTRACT: a ``## Verdict`` line, a
+    blank line, one ``- `` bullet per finding) as Markdown: the lines under its ``## Verdict``
+    heading up to the next heading, without the provenance block above it; "" when it holds
+    none."""
+    lines = text.splitlines()
+    heading = next((i for i, line in enumerate(lines) if line.strip() == "## Verdict"), None)
+    body = lines[heading + 1 :] if heading is not None else lines
+    kept: list[str] = []
+    for line in body:
+        if line.startswith("#"):
+            break
+        if heading is None and line.startswith(">"):  # a provenance header, no heading
             continue
-        record = json.loads(record_file.read_text(encoding="utf-8"))
-        records.append(record)
-        text = Path(markdown_file).read_text(encoding="utf-8")
-        title = text.splitlines()[0].lstrip("# ") if text.startswith("# ") else str(folder)
-        table = markdown_html(headline_table(text))
-        tables.append(f"<h3>{html.escape(title)}</h3>\n{table}")
+        kept.append(line)
+    return "\n".join(kept).strip()
+
+
+def _link(text: str, result: str, category: str, subcategory: str) -> str:
+    """A link that opens the report's result ``result`` (:data:`OPEN_RESULT`)."""
+    attrs = {
+        "href": result,
+        "data-result": result,
+        "data-category": category,
+        "data-subcategory": subcategory,
+        "onclick": OPEN_RESULT,
+    }
+    shown = " ".join(f'{k}="{html.escape(v, quote=True)}"' for k, v in attrs.items())
+    return f"<a {shown}>{html.escape(text, quote=False)}</a>"
+
+
+SUMMARIES = ("summary.md", "estimates.md", "scores.md")
+"""The names of an experiment's main Markdown summary (THE VERDICT CONTRACT: E1, E2 and E4
+``summary.md``, E3 and E5 ``estimates.md``, E6 ``scores.md``), the one the verdict heads."""
+
+
+def _summary_file(experiment: str) -> str:
+    """The experiment's main Markdown summary: the first of its ``OUTPUTS`` named in
+    :data:`SUMMARIES`, else its first Markdown file but ``verdict.md``."""
+    markdown = [o for o in _module("experiments", experiment).OUTPUTS if o.endswith(".md")]
+    return next(
+        (o for o in markdown if o in SUMMARIES), next(o for o in markdown if o != "verdict.md")
+    )
+
+
+def _verdict_block(experiment: str, dataset: str, folder: Path, category: str) -> str:
+    """One experiment's verdict on one dataset, as a ``<section>``: its ``verdict.md``
+    rendered (raw HTML as text, :func:`markdown_html`), or :data:`NO_VERDICT`; then a link
+    to its summary's page in the report and the summary's path."""
+    summary = _summary_file(experiment)
+    summary_path = (folder / summary).as_posix()
+    record = folder / "verdict.md"
+    items = verdict_items(record.read_text(encoding="utf-8")) if record.is_file() else ""
+    body = markdown_html(items) if items else f"<p>{NO_VERDICT}.</p>"
+    stem = Path(summary).stem
+    table = (folder / "tables" / f"{stem}.html").as_posix()
+    link = _link(f"{summary} (table)", table, category, dataset)
+    name = f"{experiment.upper()} on {dataset}"
+    return (
+        f'<section class="debiaseval-verdict" data-experiment="{html.escape(experiment)}" '
+        f'data-dataset="{html.escape(dataset)}">\n'
+        f"<h3>{html.escape(name, quote=False)}</h3>\n{body}\n"
+        f"<p>All of its results: {link}, <code>{html.escape(summary_path, quote=False)}</code>."
+        "</p>\n"
+        "</section>"
+    )
+
+
+def _figure_links(experiment: str, dataset: str, folder: Path, category: str) -> str:
+    """The figures of ``experiment`` on ``dataset`` that ``folder/figures/`` holds, in the
+    figures module's order, as one list item of links: the menu path, then each figure."""
+    names = [
+        name
+        for name in _module("figures", experiment).FIGURES
+        if (folder / "figures" / f"{name}.html").is_file()
+    ]
+    if not names:
+        return ""
+    links = ", ".join(
+        _link(name, (folder / "figures" / f"{name}.html").as_posix(), category, dataset)
+        for name in names
+    )
+    where = html.escape(f"{category} › {dataset}", quote=False)
+    folder_text = html.escape((folder / "figures").as_posix() + "/", quote=False)
+    return f"<li>{where}: {links} (<code>{folder_text}</code>)</li>"
+
+
+def front_page(results: Sequence[tuple[str, str, str | os.PathLike[str]]]) -> str:
+    """The report's front page (an HTML fragment, with its own style, :data:`FRONT_STYLE`):
+    the provenance of every result first, then one verdict block per experiment and dataset,
+    then links to every figure.
+
+    ``results``: ``(experiment, dataset, folder)`` in the report's order, ``folder`` being
+    ``results/<study>/<experiment>/<dataset>`` as the report names its results (relative to
+    the working directory). A folder without ``provenance.json`` (not run yet) is left out.
+    A verdict is the folder's ``verdict.md`` (:func:`verdict_items`); without one, the block
+    says :data:`NO_VERDICT` and names the summary. Each link opens its result inside the
+    report (:data:`OPEN_RESULT`). See docs/report.md#the-front-page.
+    """
+    records, verdicts, figures = [], [], []
+    for experiment, dataset, folder in results:
+        folder = Path(folder)
+        record_file = folder / "provenance.json"
+        if not record_file.is_file():
+            continue
+        records.append(json.loads(record_file.read_text(encoding="utf-8")))
+        category = _module("figures", experiment).TITLE
+        verdicts.append(_verdict_block(experiment, dataset, folder, category))
+        figures.append(_figure_links(experiment, dataset, folder, category))
+    style = f"<style>{FRONT_STYLE}</style>\n"
     if not records:
-        return "<p>No results yet: run the workflow, then ask for the report.</p>\n"
+        return (
+            f'<div id="{FRONT_ID}">\n{style}'
+            "<p>No results yet: run the workflow, then ask for the report.</p>\n</div>\n"
+        )
     first = records[0]
     versions = ", ".join(f"{k} {v}" for k, v in first.get("versions", {}).items() if v)
     plugins = "; ".join(f"{k}: {v}" for k, v in first.get("plugins", {}).items())
+    made_by = "; ".join(
+        part
+        for part in (
+            f"debiaseval {first.get('debiaseval')}",
+            versions,
+            plugins and f"plugins: {plugins}",
+        )
+        if part
+    )
     head = "".join(f"<th>{h}</th>" for h in ("experiment", "dataset", "config sha256", "seeds",
                                               "data (sha256)", "date (UTC)", "commit"))  # fmt: skip
+    listed = "\n".join(item for item in figures if item)
     return (
+        f'<div id="{FRONT_ID}">\n{style}'
         "<h2>Provenance</h2>\n"
-        f"<p>debiaseval {html.escape(str(first.get('debiaseval')))}; "
-        f"{html.escape(versions)}{'; plugins: ' + html.escape(plugins) if plugins else ''}. "
+        f"<p>{html.escape(made_by, quote=False)}. "
         "Every summary carries its record as Parquet metadata <code>debiaseval.provenance"
         "</code> and in <code>provenance.json</code> beside it.</p>\n"
         f"<table><tr>{head}</tr>{_provenance_rows(records)}</table>\n"
-        "<h2>Headline tables</h2>\n" + "\n".join(tables) + "\n"
+        "<h2>Verdicts</h2>\n"
+        "<p>What each experiment found on each dataset, computed from its results by the job "
+        "that aggregates them (<code>verdict.md</code> beside its summary).</p>\n"
+        + "\n".join(verdicts)
+        + "\n<h2>Figures</h2>\n<p>Each opens here, with its caption; the menu lists them "
+        "too, under the experiment and the dataset. SVG and PNG copies sit beside each page."
+        f"</p>\n<ul>\n{listed}\n</ul>\n</div>\n"
     )
