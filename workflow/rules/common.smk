@@ -335,16 +335,6 @@ def report_outputs(experiment):
     }
 
 
-def report_results():
-    """(folder, first Markdown table) of every experiment and dataset the config runs, in
-    the report's order."""
-    found = {}
-    for target in experiment_targets():
-        if target.endswith(".md"):
-            found.setdefault(os.path.dirname(target), target)
-    return list(found.items())
-
-
 def run_jobs():
     """The jobs this invocation runs, from Snakemake's DAG (for the onstart and onsuccess
     handlers, which Snakemake calls once the DAG is built)."""
