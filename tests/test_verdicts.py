@@ -257,3 +257,33 @@ def test_e1_run_names_the_exact_truth_s_order_on_synthetic():
         lines = out[key].splitlines()
         assert lines[0].startswith("# E1 on synthetic") and lines[2] == "## Verdict"
         assert out[key].count(out["verdict"][0]) == 1
+
+
+def test_the_kendall_table_says_what_its_tau_is_worth():
+    """Under each (metric, k), how many pairs of ranked recommenders gt itself tells apart in
+    more than half the seeds; none makes any τ noise (issue 34: FULL's τ = 1 said nothing)."""
+    from debiaseval.evaluation.aggregate import kendall_markdown
+
+    agreement = pd.DataFrame(
+        {
+            "testset": ["gt"] * 4 + ["FULL"], "metric": ["recall"] * 3 + ["ndcg", "recall"],
+            "k": 10, "recommender_a": ["A", "A", "B", "A", "A"],
+            "recommender_b": ["B", "Random", "Random", "B", "B"], "n_seeds": 4,
+            "n_a_better": [3, 4, 4, 2, 4], "n_b_better": [0, 0, 0, 0, 0],
+        }
+    )  # fmt: skip
+    notes = v.truth_separation_notes(agreement, ["Random"])
+    assert set(notes) == {("recall", 10), ("ndcg", 10)}
+    assert notes[("recall", 10)].startswith("gt itself tells apart 1 of the 1 pairs")
+    assert "measures noise" in notes[("ndcg", 10)]  # 2 of 4 seeds is not more than half
+    assert "measures noise" not in notes[("recall", 10)]
+    kendall = pd.DataFrame(
+        {
+            "testset": ["FULL", "FULL"], "metric": ["ndcg", "recall"], "k": 10, "group": "MF",
+            "with_group": True, "tau": [1.0, 1.0], "p_value": [0.1, 0.1], "n_recommenders": 2,
+        }
+    )  # fmt: skip
+    text = kendall_markdown(kendall, "d", ["FULL"], notes)
+    ndcg = text.index("## ndcg@10")
+    assert text.index(notes[("ndcg", 10)]) > ndcg
+    assert text.index(notes[("ndcg", 10)]) < text.index("## recall@10")

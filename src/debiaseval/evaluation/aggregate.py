@@ -266,12 +266,18 @@ def with_empty_testsets(kendall: pd.DataFrame, testsets: Sequence[str]) -> pd.Da
     return out.reset_index(drop=True)
 
 
-def kendall_markdown(kendall: pd.DataFrame, dataset: str, testsets: Sequence[str] = ()) -> str:
+def kendall_markdown(
+    kendall: pd.DataFrame,
+    dataset: str,
+    testsets: Sequence[str] = (),
+    notes: Mapping[tuple[str, int], str] | None = None,
+) -> str:
     """E1's Kendall table for people, pivoted like the summary: one table per (metric, k) of
     test sets × (tau, p) with every recommender and without each group of ``e1.kendall_groups``
     (:func:`kendall_variants`). The number of recommenders ranked heads each column pair (a
     column of its own where it differs between test sets); a test set of ``testsets`` with no
-    value shows ``empty``."""
+    value shows ``empty``. ``notes``: a sentence under the heading of a (metric, k), e.g. how
+    many pairs gt itself tells apart, which says what a τ is worth there."""
     parts = [
         f"# E1 on {dataset}: Kendall's tau-b of the recommender ranking vs gt\n\n"
         "From the seed means; 1 = the test set ranks the recommenders as the MAR ground truth "
@@ -292,7 +298,9 @@ def kendall_markdown(kendall: pd.DataFrame, dataset: str, testsets: Sequence[str
             if len(counts) > 1:
                 table[f"n {label}"] = part["n_recommenders"]
         table = table.rename_axis("testset").reset_index()
-        parts.append(f"\n## {metric}@{k}\n\n" + markdown_table(table))
+        note = (notes or {}).get((metric, int(k)))
+        parts.append(f"\n## {metric}@{k}\n\n" + (f"{note}\n\n" if note else ""))
+        parts.append(markdown_table(table))
     return "".join(parts)
 
 

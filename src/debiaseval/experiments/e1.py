@@ -75,6 +75,7 @@ from debiaseval.experiments import Data, input_frames, seed_ids
 from debiaseval.experiments.verdicts import (
     comparisons_markdown,
     e1_verdict,
+    truth_separation_notes,
     verdict_entries,
     with_verdict,
 )
@@ -528,7 +529,9 @@ def aggregate_step(
             summary_markdown(summary, dataset, diagnostics=checks, about=about, testsets=names),
             found["verdict_md"],
         ),
-        "kendall_md": kendall_markdown(kendall, dataset, names[1:]),
+        "kendall_md": kendall_markdown(
+            kendall, dataset, names[1:], truth_separation_notes(agreement, kendall_excluded(block))
+        ),
         "comparisons": agreement,
         "comparisons_md": comparisons_markdown(
             agreement, dataset, level=level, verdict_md=found["verdict_md"]

@@ -47,6 +47,7 @@ __all__ = [
     "e5_verdict",
     "e6_verdict",
     "metric_label",
+    "truth_separation_notes",
     "verdict_entries",
     "verdict_markdown",
     "verdict_sentences",
@@ -379,6 +380,34 @@ def _e1_pairs(
             f"On {where}, {tested} separates, in more than half of {_seeds(n)}: {'; '.join(shown)}."
         )
     return out
+
+
+def truth_separation_notes(
+    agreement: pd.DataFrame, excluded: Sequence[str], *, truth: str = "gt"
+) -> dict[tuple[str, int], str]:
+    """Per (metric, k) of E1's comparisons on ``truth``, how many pairs of the ranked
+    recommenders (all but ``excluded``) it tells apart after Holm's correction in more than
+    half the seeds: Kendall's τ against ``truth`` is worth only that much ([SAC20] §5 reads τ;
+    a truth that separates no pair makes any τ noise)."""
+    skip = set(excluded)
+    rows = agreement[
+        (agreement["testset"] == truth)
+        & ~agreement["recommender_a"].isin(skip)
+        & ~agreement["recommender_b"].isin(skip)
+    ]
+    notes = {}
+    for (metric, k), part in rows.groupby(["metric", "k"], sort=True):
+        seeds = part["n_seeds"].to_numpy()
+        apart = int(((2 * np.maximum(part["n_a_better"], part["n_b_better"])) > seeds).sum())
+        text = (
+            f"{_name(truth)} itself tells apart {apart} of the {len(part)} pairs of ranked "
+            f"recommenders (after Holm's correction, in more than half of "
+            f"{_seeds(int(seeds.max()))}; comparisons.md)"
+        )
+        notes[(str(metric), int(k))] = text + (
+            ": a τ here measures noise, whatever its value." if apart == 0 else "."
+        )
+    return notes
 
 
 def comparisons_markdown(
