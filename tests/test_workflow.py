@@ -614,14 +614,16 @@ def test_e2_outputs(two_runs):
     workdir = two_runs[0]
     folder = workdir / E2
     elicited = pd.read_parquet(folder / "elicited.parquet")
-    assert list(elicited.columns) == ["method", "strategy", "mean", "sd", "n_seeds"]
+    assert list(elicited.columns) == [
+        "method", "strategy", "mean", "sd", "ci_low", "ci_high", "n_seeds"
+    ]  # fmt: skip
     assert list(elicited["method"].unique()) == ["CLASSIC", "INT_T", "INT_HT"]
     assert list(elicited["strategy"].unique()) == ["RND", "POP", "HP"]
     assert (elicited["n_seeds"] == 2).all() and (elicited["mean"] >= 0).all()
     summary = pd.read_parquet(folder / "summary.parquet")
     assert list(summary.columns) == [
         "method", "strategy", "scope", "metric", "k", "before", "after", "pct_change", "sd",
-        "n_seeds", "n_users_min", "flags",
+        "ci_low", "ci_high", "n_seeds", "n_users_min", "flags",
     ]  # fmt: skip
     per_user = pd.read_parquet(folder / "metrics_per_user.parquet")
     assert set(per_user["stage"]) == {"before", "after"} and set(per_user["seed"]) == {0, 1}
