@@ -539,7 +539,8 @@ def test_e3_outputs_and_api_parity(two_runs):
     folder = workdir / "results" / "tiny" / "e3" / "synthetic"
     estimates = pd.read_parquet(folder / "estimates.parquet")
     assert list(estimates.columns) == [
-        "matrix", "metric", "estimator", "true_value", "mean", "sd", "n_draws", "flags"
+        "matrix", "metric", "estimator", "true_value", "mean", "sd", "ci_low", "ci_high",
+        "n_draws", "flags",
     ]  # fmt: skip
     assert set(estimates["metric"]) == {"mae", "dcg@10"}
     assert set(estimates["estimator"]) == {"naive", "ips", "snips"}
@@ -963,3 +964,38 @@ def test_no_interval_of_the_tiny_runs_summaries_leaves_zero_one(two_runs):
         assert not outside, f"{name}: {outside[:5]}"
         if not name.startswith("e6"):
             assert {kind for kind, _, _ in found} == {"⟨"}, name  # 2 seeds: no t interval
+
+
+def test_no_interval_of_the_tiny_runs_e2_e3_e4_tables_leaves_the_range(two_runs):
+    """E3's estimates (mae, dcg@10: [0, ∞)) print the t interval over the 2 × 5 draws, every
+    bound at or above 0; E2's summary (2 seeds) and E4's (2 seeds) print means without an
+    interval and say why; no table prints ``± sd`` (issue 34, item 3)."""
+    import re
+
+    workdir, _ = two_runs
+    pair = re.compile(r"\[(-?\d+(?:\.\d+)?), (-?\d+(?:\.\d+)?)\]")
+    folder = workdir / "results/tiny"
+    texts = {
+        name: (folder / name).read_text()
+        for name in ("e2/synthetic/summary.md", "e3/synthetic/estimates.md",
+                     "e4/synthetic/summary.md")
+    }  # fmt: skip
+    rows = {name: [line for line in text.splitlines() if line.startswith("| ")]
+            for name, text in texts.items()}  # fmt: skip
+    found = [(float(low), float(high)) for line in rows["e3/synthetic/estimates.md"]
+             for low, high in pair.findall(line)]  # fmt: skip
+    assert len(found) == 5 * 2 * 3, found  # matrices × metrics × estimators
+    assert all(0.0 <= low <= high for low, high in found), found
+    note = "t interval (fixed: E3 has no level key) of the mean over the 10 draws of O"
+    assert note in texts["e3/synthetic/estimates.md"]
+    for name in ("e2/synthetic/summary.md", "e4/synthetic/summary.md"):
+        assert not [p for line in rows[name] for p in pair.findall(line)], name
+        assert "without an interval" in texts[name], name
+    assert not [name for name, text in texts.items() if "±" in text]
+    for name in ("e2/synthetic/summary.parquet", "e2/synthetic/elicited.parquet",
+                 "e4/synthetic/summary.parquet"):  # fmt: skip
+        table = pd.read_parquet(folder / name)
+        lower = -100.0 if name.endswith("e2/synthetic/summary.parquet") else 0.0
+        bounds = table[["ci_low", "ci_high"]].dropna()
+        assert len(bounds) and (bounds["ci_low"] >= lower).all(), name
+        assert (bounds["ci_low"] <= bounds["ci_high"]).all(), name
