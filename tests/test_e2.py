@@ -450,7 +450,7 @@ def test_e2_intervals_stay_in_range_and_print_from_three_seeds(n_seeds):
     if n_seeds == 3:
         interval = f"[{neg['ci_low']:.1f}, {neg['ci_high']:.1f}]"
         assert row == f"| NEG | {neg['pct_change']:+.1f} {interval} |"
-        assert "In brackets, the 0.9 t interval (level 1 − `e2.alpha`)" in text
+        assert "In square brackets, the 0.9 t interval (level 1 − `e2.alpha`)" in text
     else:
         assert "[" not in row and "without an interval" in text
     assert "±" not in text

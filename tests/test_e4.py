@@ -403,7 +403,7 @@ def test_the_summary_prints_and_the_figure_draws_an_interval_that_stays_above_ze
     md = e4.summary_markdown(summary, title="t")
     cell = f"{ips['mean']:.3f} [{ips['ci_low']:.3f}, {ips['ci_high']:.3f}]"
     assert (cell in md) == (n_seeds >= 3) and "±" not in md
-    assert ("In brackets, the 0.95 t interval" in md) == (n_seeds >= 3)
+    assert ("In square brackets, the 0.95 t interval" in md) == (n_seeds >= 3)
     assert ("without an interval" in md) == (n_seeds < 3)
     fig = figures.draw("test_error", {"summary": summary}, "synthetic")
     bars = [c for c in fig.axes[0].containers if hasattr(c, "patches")]

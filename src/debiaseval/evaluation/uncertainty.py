@@ -594,7 +594,7 @@ def seed_interval_note(
     scale = scale or ("logit" if bounds == "[0, 1]" else "log")
     if n >= MIN_T_SEEDS:
         return (
-            f"In brackets, the {level:.3g} t interval ({source}) of the mean over the "
+            f"In square brackets, the {level:.3g} t interval ({source}) of the mean over the "
             f"{n:g} {over}, computed on the {scale} scale of its range {bounds} and mapped "
             "back, so that it never leaves the range."
         )
