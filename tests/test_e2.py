@@ -300,7 +300,9 @@ def test_elicited_pairs_are_in_h_unknown_and_at_most_n(tiny_run):
 
 def test_tiny_run_tables(tiny_run):
     elicited, summary, tests = tiny_run["elicited"], tiny_run["summary"], tiny_run["wilcoxon"]
-    assert list(elicited.columns) == ["method", "strategy", "mean", "sd", "n_seeds"]
+    assert list(elicited.columns) == [
+        "method", "strategy", "mean", "sd", "ci_low", "ci_high", "n_seeds"
+    ]  # fmt: skip
     assert len(elicited) == 3 * 6 and (elicited["n_seeds"] == 2).all()
     assert list(summary.columns) == [
         "method",
@@ -312,6 +314,8 @@ def test_tiny_run_tables(tiny_run):
         "after",
         "pct_change",
         "sd",
+        "ci_low",
+        "ci_high",
         "n_seeds",
         "n_users_min",
         "flags",
@@ -398,3 +402,55 @@ def test_means_over_few_users_are_flagged_and_marked(tiny_run):
     text = e2.summary_markdown(tiny_run["elicited"], some, tiny_run["wilcoxon"],
                                dataset="synthetic")  # fmt: skip
     assert FLAGS["few_users"][0] in text and "`few_users`" in text
+
+
+def _user_changes(n_seeds: int) -> pd.DataFrame:
+    """Per-user before/after recall of one method and two strategies over ``n_seeds`` seeds:
+    NEG's after is a small share of before, so its % change lies near -100%, where a
+    symmetric interval would cross the bound."""
+    rng = np.random.default_rng(7)
+    rows = []
+    for seed in range(n_seeds):
+        for strategy, factor in (("RND", 1.2), ("NEG", 0.04 + 0.03 * seed)):
+            before = rng.uniform(0.2, 0.6, 40)
+            rows.append(
+                pd.DataFrame(
+                    {"seed": seed, "method": "CLASSIC", "strategy": strategy, "scope": "user",
+                     "user": np.arange(40), "metric": "recall", "k": 10, "before": before,
+                     "after": before * factor * rng.uniform(0.8, 1.2, 40)}
+                )
+            )  # fmt: skip
+    return pd.concat(rows, ignore_index=True)
+
+
+@pytest.mark.parametrize("n_seeds", [2, 3])
+def test_e2_intervals_stay_in_range_and_print_from_three_seeds(n_seeds):
+    orders = {"method": ["CLASSIC"], "strategy": ["RND", "NEG"]}
+    summary = e2.summary_table(_user_changes(n_seeds), {**orders, "metric": ["recall"]}, level=0.9)
+    neg = summary[summary["strategy"] == "NEG"].iloc[0]
+    assert -100 < neg["ci_low"] < neg["pct_change"] < neg["ci_high"]
+    if n_seeds == 2:  # a symmetric t interval with one degree of freedom crosses -100%
+        assert neg["pct_change"] - (neg["ci_high"] - neg["pct_change"]) < -100
+    counts = pd.DataFrame(
+        {"seed": np.repeat(np.arange(n_seeds), 2), "method": "CLASSIC",
+         "strategy": ["RND", "NEG"] * n_seeds, "n_elicited": [3, 0] * (n_seeds - 1) + [5, 1],
+         "n_active": 40}
+    )  # fmt: skip
+    elicited = e2.elicited_table(counts, orders, level=0.9)
+    assert (elicited["ci_low"] >= 0).all() and (elicited["ci_low"] <= elicited["mean"]).all()
+    no_tests = pd.DataFrame(
+        columns=["method", "scope", "metric", "k", "strategy_a", "strategy_b", "n_seeds",
+                 "share_significant", "combined_p", "mean_users", "mean_difference",
+                 "significant"]
+    ).astype({"significant": bool})  # fmt: skip
+    text = e2.summary_markdown(elicited, summary, no_tests, dataset="toy", alpha=0.1)
+    section = text.split("## recall@10: % change after elicitation, active users")[1]
+    row = next(line for line in section.splitlines() if line.startswith("| NEG |"))
+    assert row.startswith(f"| NEG | {neg['pct_change']:+.1f}")
+    if n_seeds == 3:
+        interval = f"[{neg['ci_low']:.1f}, {neg['ci_high']:.1f}]"
+        assert row == f"| NEG | {neg['pct_change']:+.1f} {interval} |"
+        assert "In square brackets, the 0.9 t interval (level 1 − `e2.alpha`)" in text
+    else:
+        assert "[" not in row and "without an interval" in text
+    assert "±" not in text

@@ -114,7 +114,8 @@ def test_summaries_and_table1():
     draws = pd.concat([_simulate(0), _simulate(1)], ignore_index=True)
     est = e3.summarise_estimates(draws, alpha=0.25)
     assert list(est.columns) == [
-        "matrix", "metric", "estimator", "true_value", "mean", "sd", "n_draws", "flags"
+        "matrix", "metric", "estimator", "true_value", "mean", "sd", "ci_low", "ci_high",
+        "n_draws", "flags",
     ]  # fmt: skip
     assert len(est) == 5 * 2 * 3 and set(est["n_draws"]) == {40}
     assert est["matrix"].iloc[0] == "REC_ONES" and est["estimator"].iloc[:3].tolist() == [
@@ -127,6 +128,16 @@ def test_summaries_and_table1():
     ]  # fmt: skip
     assert row["mean"].item() == pytest.approx(sub["value"].mean())
     assert row["sd"].item() == pytest.approx(sub["value"].std(ddof=1))
+    # the interval of the mean over the 40 draws: on the log scale of [0, inf), so within it
+    # and asymmetric around the mean, and close to the symmetric t interval (many draws)
+    from scipy.stats import t as student_t
+
+    half = student_t.ppf(0.975, 39) * sub["value"].std(ddof=1) / np.sqrt(40)
+    low, high, mean = row["ci_low"].item(), row["ci_high"].item(), row["mean"].item()
+    assert 0 <= low < mean < high and high - mean > mean - low
+    assert low == pytest.approx(mean - half, rel=0.05)
+    assert high == pytest.approx(mean + half, rel=0.05)
+    assert (est["ci_low"] >= 0).all() and (est["ci_low"] <= est["mean"]).all()
 
     by_alpha = e3.rmse_table(draws, propensity="known", by="alpha")
     assert len(by_alpha) == 5 * 2 * 3 * 3
@@ -147,8 +158,10 @@ def test_summaries_and_table1():
     lines = text.splitlines()
     assert lines[2] == "| metric | | REC_ONES | REC_FOURS | ROTATE | SKEWED | COARSENED |"
     assert lines[4].startswith("| MAE | True | ") and lines[5].startswith("| | Naive | ")
-    assert lines[8].startswith("| DCG@50 | True | ") and "±" in lines[9]
-    assert "40 draws" in lines[-1]
+    assert lines[8].startswith("| DCG@50 | True | ") and "±" not in text
+    cell = f"{row['mean'].item():.3f} [{low:.3f}, {high:.3f}] (sd {row['sd'].item():.3f})"
+    assert cell in lines[6]  # MAE, IPS
+    assert "40 draws" in lines[-1] and "t interval (fixed: E3 has no level key)" in lines[-1]
 
 
 def test_rmse_averaged_over_matrices_as_figures_2_and_4():
@@ -208,7 +221,11 @@ def test_simulate_bad_input():
 
 
 def test_figures_draw_every_panel():
+    """Every figure draws its panels, each estimator in its one colour of the run."""
+    from matplotlib.colors import to_hex
+
     from debiaseval.figures import e3 as figures
+    from debiaseval.figures import row_colours
 
     tables = e3.aggregate(_simulate(n_draws=3), {"alpha": 0.25})
     assert set(figures.TABLES) <= set(tables)
@@ -218,6 +235,9 @@ def test_figures_draw_every_panel():
         fig = figures.draw(name, tables, "synthetic")
         assert len(fig.axes) == n_panels  # metrics (averaged over matrices), or matrices x metrics
         assert fig.axes[0].get_yscale() == "log"
+        lines = [line for ax in fig.axes for line in ax.get_lines()]
+        seen = {(line.get_label(), to_hex(line.get_color())) for line in lines}
+        assert seen == {(n, to_hex(c)) for n, c in row_colours(["Naive", "IPS", "SNIPS"]).items()}
     with pytest.raises(ValueError, match="no figure"):
         figures.draw("bias", tables, "synthetic")
 

@@ -382,3 +382,34 @@ def test_learning_data_bad_input(coat_like) -> None:
         e4.prepare(bare, block, 0)
     with pytest.raises(ValueError, match="no user and item features"):
         e4.prepare(bare, _block(propensities={"coat": ["logistic"]}), 0)
+
+
+@pytest.mark.parametrize("n_seeds", [2, 3])
+def test_the_summary_prints_and_the_figure_draws_an_interval_that_stays_above_zero(n_seeds):
+    from debiaseval.evaluation.uncertainty import t_interval
+    from debiaseval.figures import e4 as figures
+
+    # MF-IPS's MSE near 0 with a wide spread: the symmetric t interval reaches below 0
+    ips_values = [0.02, 0.3, 0.05][:n_seeds]
+    rows = []
+    for seed, (naive, ips) in enumerate(zip([1.0, 1.2, 1.1], ips_values, strict=False)):
+        for propensity, value in (("none", naive), ("known", ips)):
+            rows.append({"seed": seed, "alpha": np.nan, "model": e4.model_name(propensity),
+                         "propensity": propensity, "metric": "mse", "value": value})  # fmt: skip
+    summary = e4.summarise(pd.DataFrame(rows))
+    ips = summary.iloc[1]
+    assert t_interval(np.array(ips_values))[1] < 0  # the interval a ± sd table implied
+    assert 0 < ips["ci_low"] < ips["mean"] < ips["ci_high"]
+    md = e4.summary_markdown(summary, title="t")
+    cell = f"{ips['mean']:.3f} [{ips['ci_low']:.3f}, {ips['ci_high']:.3f}]"
+    assert (cell in md) == (n_seeds >= 3) and "±" not in md
+    assert ("In square brackets, the 0.95 t interval" in md) == (n_seeds >= 3)
+    assert ("without an interval" in md) == (n_seeds < 3)
+    fig = figures.draw("test_error", {"summary": summary}, "synthetic")
+    bars = [c for c in fig.axes[0].containers if hasattr(c, "patches")]
+    drawn = [s[:, 1] for b in bars for s in b.errorbar.lines[2][0].get_segments()]
+    expected = [
+        (r["ci_low"], r["ci_high"]) if n_seeds >= 3 else (r["mean"], r["mean"])
+        for _, r in summary.iterrows()
+    ]
+    assert np.allclose(drawn, expected)

@@ -70,3 +70,45 @@ def test_the_recall_figure_draws_the_interval_the_table_prints(n_seeds, low, hig
         drawn += [(s[0][1] - m, s[1][1] - m) for s, m in zip(segments, means, strict=True)]
     assert len(drawn) == 4
     assert np.allclose(drawn, [(low, high)] * 4)
+
+
+def _whiskers(ax) -> list[tuple[float, float]]:
+    """(low, high) of every bar's whisker on ``ax``, in the order the bars were drawn."""
+    drawn = []
+    for bars in [c for c in ax.containers if hasattr(c, "patches")]:
+        segments = bars.errorbar.lines[2][0].get_segments()
+        drawn += [(s[0][1], s[1][1]) for s in segments]
+    return drawn
+
+
+@pytest.mark.parametrize("n_seeds", [2, 3])
+def test_e2_figures_draw_the_summarys_interval_and_share_colours(n_seeds):
+    from debiaseval.figures import e2 as e2_figures
+
+    rows = []
+    for j, method in enumerate(["CLASSIC", "INT_T", "INT_HT"]):
+        for i, strategy in enumerate(["RND", "POP"]):
+            mean = -90.0 + 5 * i + j
+            rows.append({"method": method, "strategy": strategy, "scope": "user",
+                         "metric": "recall", "k": 10, "pct_change": mean, "sd": 20.0,
+                         "ci_low": mean - 4.0 - j, "ci_high": mean + 7.0,
+                         "n_seeds": n_seeds})  # fmt: skip
+    summary = pd.concat([pd.DataFrame(rows), pd.DataFrame(rows).assign(scope="system")])
+    elicited = summary[summary["scope"] == "user"].rename(columns={"pct_change": "mean"})
+    elicited = elicited.assign(mean=1.0, ci_low=0.5, ci_high=1.5)
+    tables = {"summary": summary, "elicited": elicited}
+    fig = e2_figures.draw("recall_change", tables, "toy")
+    drawn = _whiskers(fig.axes[0])
+    by_method = [row for m in ("CLASSIC", "INT_T", "INT_HT") for row in rows if row["method"] == m]
+    if n_seeds >= 3:
+        expected = [(r["ci_low"], r["ci_high"]) for r in by_method]
+    else:  # no interval printed, none drawn
+        expected = [(r["pct_change"], r["pct_change"]) for r in by_method]
+    assert np.allclose(drawn, expected)
+    assert min(low for low, _ in drawn) >= -100
+    other = _bar_colours(e2_figures.draw("elicited", tables, "toy"))
+    assert (
+        _bar_colours(fig)
+        == other
+        == {name: to_hex(colour) for name, colour in row_colours(summary["method"]).items()}
+    )

@@ -632,7 +632,8 @@ def test_e3_outputs_and_api_parity(two_runs):
     folder = workdir / "results" / "tiny" / "e3" / "synthetic"
     estimates = pd.read_parquet(folder / "estimates.parquet")
     assert list(estimates.columns) == [
-        "matrix", "metric", "estimator", "true_value", "mean", "sd", "n_draws", "flags"
+        "matrix", "metric", "estimator", "true_value", "mean", "sd", "ci_low", "ci_high",
+        "n_draws", "flags",
     ]  # fmt: skip
     assert set(estimates["metric"]) == {"mae", "dcg@10"}
     assert set(estimates["estimator"]) == {"naive", "ips", "snips"}
@@ -707,14 +708,16 @@ def test_e2_outputs(two_runs):
     workdir = two_runs[0]
     folder = workdir / E2
     elicited = pd.read_parquet(folder / "elicited.parquet")
-    assert list(elicited.columns) == ["method", "strategy", "mean", "sd", "n_seeds"]
+    assert list(elicited.columns) == [
+        "method", "strategy", "mean", "sd", "ci_low", "ci_high", "n_seeds"
+    ]  # fmt: skip
     assert list(elicited["method"].unique()) == ["CLASSIC", "INT_T", "INT_HT"]
     assert list(elicited["strategy"].unique()) == ["RND", "POP", "HP"]
     assert (elicited["n_seeds"] == 2).all() and (elicited["mean"] >= 0).all()
     summary = pd.read_parquet(folder / "summary.parquet")
     assert list(summary.columns) == [
         "method", "strategy", "scope", "metric", "k", "before", "after", "pct_change", "sd",
-        "n_seeds", "n_users_min", "flags",
+        "ci_low", "ci_high", "n_seeds", "n_users_min", "flags",
     ]  # fmt: skip
     per_user = pd.read_parquet(folder / "metrics_per_user.parquet")
     assert set(per_user["stage"]) == {"before", "after"} and set(per_user["seed"]) == {0, 1}
@@ -1054,3 +1057,38 @@ def test_no_interval_of_the_tiny_runs_summaries_leaves_zero_one(two_runs):
         assert not outside, f"{name}: {outside[:5]}"
         if not name.startswith("e6"):
             assert {kind for kind, _, _ in found} == {"⟨"}, name  # 2 seeds: no t interval
+
+
+def test_no_interval_of_the_tiny_runs_e2_e3_e4_tables_leaves_the_range(two_runs):
+    """E3's estimates (mae, dcg@10: [0, ∞)) print the t interval over the 2 × 5 draws, every
+    bound at or above 0; E2's summary (2 seeds) and E4's (2 seeds) print means without an
+    interval and say why; no table row prints ``± sd`` (issue 34, item 3)."""
+    import re
+
+    workdir, _ = two_runs
+    pair = re.compile(r"\[(-?\d+(?:\.\d+)?), (-?\d+(?:\.\d+)?)\]")
+    folder = workdir / "results/tiny"
+    texts = {
+        name: (folder / name).read_text()
+        for name in ("e2/synthetic/summary.md", "e3/synthetic/estimates.md",
+                     "e4/synthetic/summary.md")
+    }  # fmt: skip
+    rows = {name: [line for line in text.splitlines() if line.startswith("| ")]
+            for name, text in texts.items()}  # fmt: skip
+    found = [(float(low), float(high)) for line in rows["e3/synthetic/estimates.md"]
+             for low, high in pair.findall(line)]  # fmt: skip
+    assert len(found) == 5 * 2 * 3, found  # matrices × metrics × estimators
+    assert all(0.0 <= low <= high for low, high in found), found
+    note = "t interval (fixed: E3 has no level key) of the mean over the 10 draws of O"
+    assert note in texts["e3/synthetic/estimates.md"]
+    for name in ("e2/synthetic/summary.md", "e4/synthetic/summary.md"):
+        assert not [p for line in rows[name] for p in pair.findall(line)], name
+        assert "without an interval" in texts[name], name
+    assert not [name for name, lines in rows.items() for line in lines if "±" in line]
+    for name in ("e2/synthetic/summary.parquet", "e2/synthetic/elicited.parquet",
+                 "e4/synthetic/summary.parquet"):  # fmt: skip
+        table = pd.read_parquet(folder / name)
+        lower = -100.0 if name.endswith("e2/synthetic/summary.parquet") else 0.0
+        bounds = table[["ci_low", "ci_high"]].dropna()
+        assert len(bounds) and (bounds["ci_low"] >= lower).all(), name
+        assert (bounds["ci_low"] <= bounds["ci_high"]).all(), name

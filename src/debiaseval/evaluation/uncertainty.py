@@ -27,6 +27,7 @@ from __future__ import annotations
 import functools
 import math
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -48,6 +49,7 @@ __all__ = [
     "poisson_counts",
     "poisson_weights",
     "range_t_interval",
+    "seed_interval_note",
     "seed_intervals",
     "shown_interval",
     "t_interval",
@@ -439,26 +441,40 @@ def compare_recommenders(values: np.ndarray, names: list[str]) -> pd.DataFrame:
     )
 
 
-def seed_intervals(per_seed: pd.DataFrame, keys: list[str], *, level: float) -> pd.DataFrame:
+def seed_intervals(
+    per_seed: pd.DataFrame,
+    keys: list[str],
+    *,
+    level: float,
+    value: str = "value",
+    bounds: tuple[float, float] | Callable[[str], tuple[float, float]] | None = None,
+) -> pd.DataFrame:
     """Per ``keys``: the t interval over seeds of ``value`` in the metric's range
     (:func:`range_t_interval`, the range of each row's ``metric`` by :func:`metric_range`
     when ``metric`` is a key, else none) as ``ci_low``/``ci_high``, and the means over seeds
     of the per-seed bootstrap bounds ``boot_low``/``boot_high`` cut to that range
     (:func:`within_range`; NaN when absent). Where the mean over seeds lies outside the
-    range, every bound is NaN. Rows in ``keys`` order, sorted."""
-    grouped = per_seed.groupby(keys, sort=True)
+    range, every bound is NaN. Rows in ``keys`` order, sorted (a NaN key is a group too).
+
+    ``value``: the column the interval is of (E2's ``pct_change``); ``bounds``: its range
+    for every row, or a function of a row's ``metric`` giving it, where the quantity is not
+    the metric of :data:`METRIC_RANGES` (a % change lies in [-100, ∞); E3's losses weigh by
+    the rating). The replicates need not be seeds: E3's are the draws of O."""
+    grouped = per_seed.groupby(keys, sort=True, dropna=False)
     width = int(grouped.size().max()) if len(per_seed) else 0
     out = grouped.size().rename("n").reset_index()
     # Seed means laid out as groups × seeds (NaN-padded), then one vectorised t interval.
     slot = grouped.cumcount().to_numpy()
     group = grouped.ngroup().to_numpy()
     table = np.full((len(out), max(width, 1)), np.nan)
-    table[group, slot] = per_seed["value"].to_numpy(dtype=np.float64)
-    ranges = (
-        np.array([metric_range(m) for m in out["metric"]], dtype=np.float64).reshape(-1, 2)
-        if "metric" in keys
-        else np.tile([-math.inf, math.inf], (len(out), 1))
-    )
+    table[group, slot] = per_seed[value].to_numpy(dtype=np.float64)
+    if isinstance(bounds, tuple):
+        ranges = np.tile(np.asarray(bounds, dtype=np.float64), (len(out), 1))
+    elif "metric" in keys:
+        of = metric_range if bounds is None else bounds
+        ranges = np.array([of(m) for m in out["metric"]], dtype=np.float64).reshape(-1, 2)
+    else:
+        ranges = np.tile([-math.inf, math.inf], (len(out), 1))
     lower, upper = ranges[:, 0], ranges[:, 1]
     mean, out["ci_low"], out["ci_high"] = range_t_interval(
         table, level=level, lower=lower, upper=upper
@@ -535,19 +551,56 @@ def interval_cell(
     boot_low: float,
     boot_high: float,
     n_seeds: float = MIN_T_SEEDS,
+    *,
+    digits: int = 4,
+    sign: bool = False,
 ) -> str:
-    """``mean [ci_low, ci_high] ⟨boot_low, boot_high⟩`` to 4 decimals, for the Markdown
-    summaries; the t interval only from :data:`MIN_T_SEEDS` seeds on (``n_seeds``), and an
-    interval that is NaN (one seed, no bootstrap, a mean outside the range) left out."""
+    """``mean [ci_low, ci_high] ⟨boot_low, boot_high⟩`` to ``digits`` decimals (4 by
+    default; the mean with its sign with ``sign``), for the Markdown summaries; the t
+    interval only from :data:`MIN_T_SEEDS` seeds on (``n_seeds``), and an interval that is
+    NaN (one seed, no bootstrap, a mean outside the range) left out."""
 
-    def show(x: float) -> str:
-        return f"{round(float(x), 4) + 0.0:.4f}"  # + 0.0: no "-0.0000"
+    def show(x: float, signed: bool = False) -> str:
+        x = round(float(x), digits) + 0.0  # + 0.0: no "-0.0000"
+        return f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}"
 
     if np.isnan(mean):
         return ""
-    text = show(mean)
+    text = show(mean, sign)
     if n_seeds >= MIN_T_SEEDS and not (np.isnan(ci_low) or np.isnan(ci_high)):
         text += f" [{show(ci_low)}, {show(ci_high)}]"
     if not (np.isnan(boot_low) or np.isnan(boot_high)):
         text += f" ⟨{show(boot_low)}, {show(boot_high)}⟩"
     return text
+
+
+def seed_interval_note(
+    n: float,
+    *,
+    level: float,
+    source: str,
+    bounds: str,
+    scale: str | None = None,
+    over: str = "seeds",
+    why: str = "",
+) -> str:
+    """The sentence beside a table whose cells are ``mean [t interval over the n replicates]``
+    (:func:`interval_cell` without a bootstrap interval): which interval, at which ``level``
+    and where that comes from (``source``, e.g. "level 1 − `e2.alpha`"), on which ``scale``
+    (default: logit for "[0, 1]", else log) it stays in the range ``bounds`` (text, e.g.
+    "[0, ∞)"); with fewer than :data:`MIN_T_SEEDS` replicates, that the cells show the mean
+    alone and ``why`` no other interval stands in (e.g. "E4 keeps no interval over users").
+    ``over``: what the replicates are (seeds, draws of O)."""
+    scale = scale or ("logit" if bounds == "[0, 1]" else "log")
+    if n >= MIN_T_SEEDS:
+        return (
+            f"In square brackets, the {level:.3g} t interval ({source}) of the mean over the "
+            f"{n:g} {over}, computed on the {scale} scale of its range {bounds} and mapped "
+            "back, so that it never leaves the range."
+        )
+    return (
+        f"Cells are means over {n:g} {over}, without an interval: a t interval over fewer "
+        f"than {MIN_T_SEEDS} {over} has at most one degree of freedom (a half-width of about 9 sd)"
+        f"{'; ' + why if why else ''}. With {MIN_T_SEEDS} or more {over}, each cell shows its "
+        f"{level:.3g} t interval ({source}) within its range {bounds}."
+    )

@@ -17,6 +17,7 @@ evaluated on T. One step function per rule; :func:`run` chains them in-process.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -39,6 +40,7 @@ from debiaseval.debiasing.interventions import TestSetSpec, intervene, sampling_
 from debiaseval.evaluation.aggregate import markdown_table
 from debiaseval.evaluation.flags import MIN_USERS, join_flags, legend, marked
 from debiaseval.evaluation.ranking import top_k
+from debiaseval.evaluation.uncertainty import interval_cell, seed_interval_note, seed_intervals
 from debiaseval.experiments import run_data
 from debiaseval.experiments.verdicts import e2_verdict, verdict_entries, with_verdict
 from debiaseval.recommenders.base import trains_by_epochs
@@ -388,8 +390,11 @@ def _ordered(frame: pd.DataFrame, orders: Mapping[str, Sequence[str]]) -> pd.Dat
     return out.reset_index(drop=True)
 
 
-def elicited_table(counts: pd.DataFrame, orders: Mapping[str, Sequence[str]]) -> pd.DataFrame:
-    """Elicited ratings per active user: mean and sd (ddof 1) over seeds per method, strategy.
+def elicited_table(
+    counts: pd.DataFrame, orders: Mapping[str, Sequence[str]], *, level: float = 0.95
+) -> pd.DataFrame:
+    """Elicited ratings per active user: mean and sd (ddof 1) over seeds per method, strategy,
+    and the ``level`` t interval over seeds ``ci_low``/``ci_high`` (:func:`_with_interval`).
 
     ``counts`` has ``seed``, ``method``, ``strategy``, ``n_elicited``, ``n_active``.
     """
@@ -400,7 +405,34 @@ def elicited_table(counts: pd.DataFrame, orders: Mapping[str, Sequence[str]]) ->
         .reset_index()
     )
     out["n_seeds"] = out["n_seeds"].astype(np.int64)
+    out = _with_interval(out, per_seed, ["method", "strategy"], "value", ELICITED_RANGE, level)
     return _ordered(out, orders)
+
+
+ELICITED_RANGE = (0.0, math.inf)
+"""Range of the elicited ratings per active user (a count per user)."""
+
+PCT_CHANGE_RANGE = (-100.0, math.inf)
+"""Range of a % change 100·(after − before)/before of a metric that is never negative."""
+
+
+def _with_interval(
+    out: pd.DataFrame,
+    per_seed: pd.DataFrame,
+    keys: list[str],
+    value: str,
+    bounds: tuple[float, float],
+    level: float,
+) -> pd.DataFrame:
+    """``out`` with ``ci_low``/``ci_high`` after its ``sd``: the ``level`` t interval over
+    seeds of ``per_seed[value]`` computed on the log scale of ``bounds`` and mapped back
+    (:func:`~debiaseval.evaluation.uncertainty.seed_intervals`), so it never leaves them.
+    The tables print it from 3 seeds on (``MIN_T_SEEDS``)."""
+    ci = seed_intervals(per_seed, keys, level=level, value=value, bounds=bounds)
+    merged = out.merge(ci[[*keys, "ci_low", "ci_high"]], on=keys, how="left")
+    at = list(out.columns).index("sd") + 1
+    columns = [*out.columns[:at], "ci_low", "ci_high", *out.columns[at:]]
+    return merged[columns]
 
 
 PER_USER_COLUMNS = [
@@ -425,10 +457,12 @@ def summary_table(
     orders: Mapping[str, Sequence[str]],
     *,
     min_users: int = MIN_USERS,
+    level: float = 0.95,
 ) -> pd.DataFrame:
     """Per method, strategy, scope, metric, k: seed means of before and after, and of the
     per-seed % change 100·(after − before)/before, with its sd (ddof 1) and ``n_seeds``;
-    ``min_users`` (fewest users in a seed), and ``flags``
+    the ``level`` t interval over seeds of the % change ``ci_low``/``ci_high`` within
+    [-100, ∞) (:func:`_with_interval`); ``min_users`` (fewest users in a seed), and ``flags``
     (:mod:`debiaseval.evaluation.flags`): ``few_users`` where some seed's means are over fewer
     than ``min_users`` users (the active users of a small dataset), ``constant`` where the
     means before are 0 in every seed (the % change is undefined, empty)."""
@@ -447,6 +481,8 @@ def summary_table(
     )
     out["n_seeds"] = out["n_seeds"].astype(np.int64)
     out["n_users_min"] = out["n_users_min"].astype(np.int64)
+    keys = ["method", "strategy", "scope", "metric", "k"]
+    out = _with_interval(out, per_seed, keys, "pct_change", PCT_CHANGE_RANGE, level)
     out["flags"] = join_flags(
         {
             "few_users": (out["n_users_min"] < min_users).to_numpy(),
@@ -458,9 +494,14 @@ def summary_table(
     return _ordered(out, {**keys, "metric": metrics})
 
 
-def _mean_sd(mean: float, sd: float, digits: int = 2, sign: bool = False) -> str:
-    text = f"{mean:+.{digits}f}" if sign else f"{mean:.{digits}f}"
-    return text if np.isnan(sd) else f"{text} ± {sd:.{digits}f}"
+def _interval_cells(rows: pd.DataFrame, value: str, digits: int, sign: bool = False) -> list[str]:
+    """``mean [t interval over seeds]`` per row (the interval from 3 seeds on, else the mean
+    alone: :func:`~debiaseval.evaluation.uncertainty.interval_cell`)."""
+    columns = [value, "ci_low", "ci_high", "n_seeds"]
+    return [
+        interval_cell(m, low, high, np.nan, np.nan, n, digits=digits, sign=sign)
+        for m, low, high, n in rows[columns].itertuples(index=False)
+    ]
 
 
 def summary_markdown(
@@ -474,19 +515,28 @@ def summary_markdown(
 ) -> str:
     """E2's results for people: elicited ratings, % changes per scope and metric, and the
     Wilcoxon tests (:func:`~debiaseval.active_learning.evaluation.combine_seeds`) whose
-    combined p is below ``alpha``."""
+    combined p is below ``alpha``. Cells show the ``1 − alpha`` t interval over seeds (from
+    3 seeds on), within the range of the quantity."""
     methods = list(dict.fromkeys(elicited["method"]))
     strategies = list(dict.fromkeys(elicited["strategy"]))
     parts = [
         f"# E2 on {dataset}: debiased offline evaluation of active learning\n\n"
         "Strategies ask each active user about n items; the elicited ratings are those found "
         "in the hidden set H. CLASSIC draws H and T uniformly from their pools, INT_T draws T "
-        "by WTD_H, INT_HT both ([FLAIRS20]). Cells are means ± sd over seeds.\n\n"
+        "by WTD_H, INT_HT both ([FLAIRS20]). "
+        + seed_interval_note(
+            int(summary["n_seeds"].max()) if len(summary) else 0,
+            level=1.0 - alpha,
+            source="level 1 − `e2.alpha`",
+            bounds="([0, ∞) for the elicited ratings per user, [-100, ∞) for a % change)",
+            why="E2 keeps no per-seed interval over users",
+        )
+        + "\n\n"
     ]
     parts += [f"- {line}\n" for line in about]
-    table = elicited.assign(
-        cell=[_mean_sd(m, s) for m, s in zip(elicited["mean"], elicited["sd"], strict=True)]
-    ).pivot(index="strategy", columns="method", values="cell")
+    table = elicited.assign(cell=_interval_cells(elicited, "mean", 2)).pivot(
+        index="strategy", columns="method", values="cell"
+    )
     parts.append(
         "\n## Elicited ratings per active user\n\n"
         + markdown_table(table.reindex(index=strategies, columns=methods).reset_index())
@@ -495,10 +545,7 @@ def summary_markdown(
         for scope in SCOPES:
             rows = block[block["scope"] == scope]
             flags = rows["flags"] if "flags" in rows else pd.Series("", index=rows.index)
-            texts = [
-                _mean_sd(m, s, 1, sign=True) if not np.isnan(m) else ""
-                for m, s in zip(rows["pct_change"], rows["sd"], strict=True)
-            ]
+            texts = _interval_cells(rows, "pct_change", 1, sign=True)
             cells = rows.assign(cell=marked(texts, flags)).pivot(
                 index="strategy", columns="method", values="cell"
             )
@@ -544,9 +591,10 @@ def aggregate_step(
     """
     orders = {"method": list(block["methods"]), "strategy": list(block["strategies"])}
     per_user = pd.concat(changes, ignore_index=True)
-    elicited = elicited_table(counts, orders)
+    level = 1.0 - block["alpha"]  # the intervals' level: as E1's, one key with the tests'
+    elicited = elicited_table(counts, orders, level=level)
     summary = summary_table(
-        per_user, {**orders, "metric": list(block["metrics"])}, min_users=min_users
+        per_user, {**orders, "metric": list(block["metrics"])}, min_users=min_users, level=level
     )
     per_seed = pairwise_wilcoxon(per_user, block["strategies"], alpha=block["alpha"])
     wilcoxon = combine_seeds(per_seed, alpha=block["alpha"])

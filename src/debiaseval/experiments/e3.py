@@ -22,6 +22,7 @@ matrices, as [ICML16] Figures 2 and 4 show them), :func:`table1_markdown`;
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +38,7 @@ from debiaseval.evaluation.estimators import ESTIMATORS, estimate
 from debiaseval.evaluation.flags import join_flags, legend, marked
 from debiaseval.evaluation.losses import loss_matrix, parse_metric
 from debiaseval.evaluation.prediction_matrices import PREDICTION_MATRICES, prediction_matrix
+from debiaseval.evaluation.uncertainty import interval_cell, seed_interval_note, seed_intervals
 from debiaseval.experiments import Data, input_frames, seed_ids
 from debiaseval.experiments.verdicts import e3_verdict, verdict_entries
 from debiaseval.workflow.config import ConfigError
@@ -305,14 +307,30 @@ def _ordered_groups(draws: pd.DataFrame, keys: list[str]) -> pd.core.groupby.Dat
     return draws.groupby(keys, sort=False, observed=True)
 
 
+LEVEL = 0.95
+"""Level of the estimates' t interval over the draws. E3 has no level key: its aggregate job
+gets only ``alpha``, ``table_metrics`` and ``curve_metrics`` of the block."""
+
+
+def value_range(metric: str) -> tuple[float, float]:
+    """The range of E3's ``metric`` and of its estimates: [0, 1] for ``accuracy``, [0, ∞) for
+    the others (``mae``, ``mse``, and ``dcg@k``, ``precision@k``, whose gain is the rating,
+    :mod:`debiaseval.evaluation.losses`, so not a share)."""
+    return (0.0, 1.0) if parse_metric(metric)[0] == "accuracy" else (0.0, math.inf)
+
+
 def summarise_estimates(draws: pd.DataFrame, *, alpha: float) -> pd.DataFrame:
-    """[ICML16] Table 1: mean and sd (ddof 1) of every estimator over all draws at ``alpha``.
+    """[ICML16] Table 1: mean and sd (ddof 1) of every estimator over all draws at ``alpha``,
+    and the :data:`LEVEL` t interval of the mean over the draws within the metric's range.
 
     Uses the known-propensity rows at ``alpha`` (of every seed); columns
     ``matrix``, ``metric``, ``estimator``, ``true_value`` (mean over seeds),
-    ``mean``, ``sd``, ``n_draws``, ``flags`` (:mod:`debiaseval.evaluation.flags`:
-    ``undefined_draws`` where some draws' estimate is NaN, e.g. SNIPS or Naive on a draw that
-    observed no pair; the mean and sd leave them out), in the order the draws list them.
+    ``mean``, ``sd``, ``ci_low``/``ci_high`` (the t interval over the draws computed on the
+    logit or log scale of :func:`value_range` and mapped back:
+    :func:`~debiaseval.evaluation.uncertainty.seed_intervals`), ``n_draws``, ``flags``
+    (:mod:`debiaseval.evaluation.flags`: ``undefined_draws`` where some draws' estimate is
+    NaN, e.g. SNIPS or Naive on a draw that observed no pair; the mean, sd and interval leave
+    them out), in the order the draws list them.
     """
     rows = draws[(draws["propensity"] == "known") & np.isclose(draws["alpha"], alpha)]
     if rows.empty:
@@ -328,7 +346,11 @@ def summarise_estimates(draws: pd.DataFrame, *, alpha: float) -> pd.DataFrame:
     out["n_draws"] = out["n_draws"].astype(np.int64)
     undefined = (out.pop("n_defined") < out["n_draws"]).to_numpy()
     out["flags"] = join_flags({"undefined_draws": undefined})
-    return out
+    keys = ["matrix", "metric", "estimator"]
+    ci = seed_intervals(rows, keys, level=LEVEL, bounds=value_range)[[*keys, "ci_low", "ci_high"]]
+    columns = [*out.columns[: list(out.columns).index("sd") + 1], "ci_low", "ci_high",
+               "n_draws", "flags"]  # fmt: skip
+    return out.merge(ci, on=keys, how="left")[columns]
 
 
 def rmse_table(draws: pd.DataFrame, *, propensity: str, by: str) -> pd.DataFrame:
@@ -379,7 +401,9 @@ def _fmt(x: float, scale: float) -> str:
 def table1_markdown(estimates: pd.DataFrame, *, title: str = "") -> str:
     """The estimates laid out like [ICML16] Table 1: metrics × (True, estimators) by matrix.
 
-    Each cell is ``mean ± sd`` over the draws; the ``True`` row is the true value.
+    Each cell is ``mean [t interval over the draws] (sd s)``: the interval of the mean, within
+    the metric's range, and the estimator's spread over the draws; the ``True`` row is the
+    true value.
     """
     matrices = list(pd.unique(estimates["matrix"]))
     lines = [f"# {title}", ""] if title else []
@@ -394,15 +418,30 @@ def table1_markdown(estimates: pd.DataFrame, *, title: str = "") -> str:
         lines.append(f"| {metric.upper()} | True | " + " | ".join(cells) + " |")
         for est in pd.unique(block["estimator"]):
             row = block[block["estimator"] == est].set_index("matrix")
+            digits = 3 if scale < 10 else 2  # as _fmt
             cells = [
-                f"{_fmt(row.at[m, 'mean'], scale)} ± {_fmt(row.at[m, 'sd'], scale)}"
+                interval_cell(*row.loc[m, ["mean", "ci_low", "ci_high"]], np.nan, np.nan,
+                              row.at[m, "n_draws"], digits=digits)
+                + f" (sd {_fmt(row.at[m, 'sd'], scale)})"
                 for m in matrices
-            ]
+            ]  # fmt: skip
             if "flags" in row:
                 cells = marked(cells, [row.at[m, "flags"] for m in matrices])
             lines.append(f"| | {labels.get(est, est)} | " + " | ".join(cells) + " |")
     n = int(estimates["n_draws"].iloc[0])
-    lines += ["", f"Mean ± sd over {n} draws of O; True = the exact value on the full matrix."]
+    note = seed_interval_note(
+        n,
+        level=LEVEL,
+        source="fixed: E3 has no level key",
+        bounds="([0, 1] for accuracy, [0, ∞) for the other metrics)",
+        scale="logit or log",
+        over="draws of O",
+    )
+    lines += [
+        "",
+        f"Mean over {n} draws of O, and in round brackets the sd of the estimates over the "
+        f"draws; True = the exact value on the full matrix. {note}",
+    ]
     notes = legend(estimates["flags"]) if "flags" in estimates else ""
     return "\n".join(lines) + "\n" + notes
 

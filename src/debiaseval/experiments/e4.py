@@ -49,6 +49,7 @@ from debiaseval.data.catalog import (
 from debiaseval.data.splits import run_rng
 from debiaseval.debiasing import propensities as prop
 from debiaseval.evaluation.flags import MIN_USERS, join_flags, legend, marked
+from debiaseval.evaluation.uncertainty import interval_cell, seed_interval_note, seed_intervals
 from debiaseval.experiments import Data, input_frames, seed_ids, unsupported
 from debiaseval.experiments.e3 import Truth, full_truth, synthetic_truth
 from debiaseval.experiments.verdicts import e4_verdict, verdict_entries, with_verdict
@@ -132,11 +133,17 @@ flagged ``bias_only``: it predicts with the offset and biases alone, and so does
 with a larger λ."""
 
 SUMMARY_COLUMNS = (
-    "model", "propensity", "metric", "alpha", "mar_size", "mean", "sd", "n_seeds", "p_value",
-    "flags",
+    "model", "propensity", "metric", "alpha", "mar_size", "mean", "sd", "ci_low", "ci_high",
+    "n_seeds", "p_value", "flags",
 )  # fmt: skip
-"""Columns of the summary (``summary.parquet``); ``flags`` as in
+"""Columns of the summary (``summary.parquet``); ``ci_low``/``ci_high``: the
+:data:`LEVEL` t interval over seeds within [0, ∞); ``flags`` as in
 :mod:`debiaseval.evaluation.flags` (:func:`summarise`)."""
+
+LEVEL = 0.95
+"""Level of the summary's t interval over seeds. E4 has no level key: one would enter every
+fit job's params (they get the whole ``e4`` block) and rerun the fits for a table's
+setting."""
 
 LOSS_COLUMNS = ("seed", "alpha", "propensity", "metric", "pair", "value")
 """Columns of one fit's per-pair MAR test losses (``losses.parquet``): ``pair`` numbers the
@@ -587,12 +594,15 @@ def summarise(
     grid: Mapping[str, Sequence[Any]] | None = None,
     min_users: int = MIN_USERS,
 ) -> pd.DataFrame:
-    """Mean ± sd (ddof 1) of the test error over seeds, a paired t-test against MF-Naive,
-    and flags.
+    """Mean, sd (ddof 1) and :data:`LEVEL` t interval of the test error over seeds, a paired
+    t-test against MF-Naive, and flags.
 
     One row per ``model``, ``propensity``, ``metric``, ``alpha``, ``mar_size`` (MF-IPS-NB's
     MCAR sample on the sweep, else NaN; in the errors' order, MF-Naive first): ``mean``,
-    ``sd``, ``n_seeds`` and ``p_value``, the two-sided paired
+    ``sd``, ``ci_low``/``ci_high`` (the t interval over seeds computed on the log scale of
+    the error's range [0, ∞) and mapped back, so that it never reaches below 0:
+    :func:`~debiaseval.evaluation.uncertainty.seed_intervals`), ``n_seeds`` and ``p_value``,
+    the two-sided paired
     t-test (``scipy.stats.ttest_rel``) of the model's per-seed errors against MF-Naive's
     on the same seeds (NaN for MF-Naive itself and with fewer than two common seeds).
     ``flags`` (:mod:`debiaseval.evaluation.flags`), each when it holds in at least one seed:
@@ -643,7 +653,8 @@ def summarise(
         a, b = np.array(pairs).T
         p_values.append(np.nan if np.all(a == b) else float(ttest_rel(a, b).pvalue))
     out["p_value"] = np.asarray(p_values, dtype=np.float64)
-    return out[list(SUMMARY_COLUMNS)]
+    ci = seed_intervals(errors, keys, level=LEVEL)[[*keys, "ci_low", "ci_high"]]
+    return out.merge(ci, on=keys, how="left")[list(SUMMARY_COLUMNS)]
 
 
 def _seed_flags(
@@ -686,8 +697,10 @@ def summary_markdown(
     """Markdown table of the summary ([ICML16] Table 2 layout): models × (MSE, MAE).
 
     With an α sweep only the rows at ``alpha`` are shown (all α are in the Parquet table).
-    Cells are ``mean ± sd``, followed by the symbols of the row's ``flags`` (explained in a
-    legend under the table); the p-values are of the paired t-test against MF-Naive across
+    Cells are ``mean [t interval over seeds]`` (the interval from 3 seeds on, within
+    [0, ∞): :func:`~debiaseval.evaluation.uncertainty.interval_cell`), followed by the
+    symbols of the row's ``flags`` (explained in a legend under the table); the p-values
+    are of the paired t-test against MF-Naive across
     seeds. With ``tests`` (:func:`pair_tests`) a second table gives every seed's p of
     [ICML16]'s test, paired over the MAR test pairs.
     """
@@ -714,16 +727,24 @@ def summary_markdown(
                 cells += ["", ""]
                 continue
             r = cell.iloc[0]
-            sd = "" if np.isnan(r["sd"]) else f" ± {r['sd']:.3f}"
-            cells += marked([f"{r['mean']:.3f}{sd}"], [r.get("flags", "")])
+            text = interval_cell(r["mean"], r["ci_low"], r["ci_high"], np.nan, np.nan,
+                                 r["n_seeds"], digits=3)  # fmt: skip
+            cells += marked([text], [r.get("flags", "")])
             cells.append("" if np.isnan(r["p_value"]) else f"{r['p_value']:.3g}")
         lines.append(f"| {model} | {propensity} | " + " | ".join(cells) + " |")
     n = int(rows["n_seeds"].max()) if len(rows) else 0
     where = "" if alpha is None or rows["alpha"].isna().all() else f" at alpha = {alpha:g}"
     lines += [
         "",
-        f"Test error{where}, mean ± sd over {n} seed(s); p: paired t-test against MF-Naive "
-        "across seeds (scipy.stats.ttest_rel, two-sided).",
+        f"Test error{where}, mean over {n} seed(s); p: paired t-test against MF-Naive "
+        "across seeds (scipy.stats.ttest_rel, two-sided). "
+        + seed_interval_note(
+            n,
+            level=LEVEL,
+            source="fixed: E4 has no level key",
+            bounds="[0, ∞)",
+            why="E4 keeps no interval over test pairs",
+        ),
     ]
     notes = legend(rows["flags"]) if "flags" in rows else ""
     if notes:

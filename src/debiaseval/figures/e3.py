@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 from matplotlib.figure import Figure
 
-from debiaseval.figures import legend_outside
+from debiaseval.figures import legend_outside, row_colours
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -34,14 +34,27 @@ FIGURES = {
     ),
     "rmse_vs_alpha_by_matrix": (
         "The RMSE-vs-alpha curves of each prediction matrix (columns) and metric (rows): the "
-        "curves the averaged figure is made of."
+        "curves the averaged figure is made of. An estimator has one colour in every figure."
     ),
 }
 
 _STYLE = {"naive": ("Naive", "o"), "ips": ("IPS", "s"), "snips": ("SNIPS", "^")}
 
 
-def _panels(table: pd.DataFrame, x: str, xlabel: str, title: str, log_x: bool) -> Figure:
+def _colours(tables: Mapping[str, pd.DataFrame]) -> dict[str, object]:
+    """Every estimator's colour (:func:`~debiaseval.figures.row_colours` of its label) from
+    the estimators of every table: the same in every figure of the run."""
+    names = [
+        _STYLE.get(str(est), (str(est), "."))[0]
+        for table in tables.values()
+        if "estimator" in table
+        for est in table["estimator"]
+    ]
+    return row_colours(names)
+
+
+def _panels(table: pd.DataFrame, x: str, xlabel: str, title: str, log_x: bool,
+            colours: Mapping[str, object]) -> Figure:  # fmt: skip
     if table.empty:
         raise ValueError(f"no rows to plot for {title!r}")
     matrices = list(dict.fromkeys(table["matrix"]))
@@ -54,7 +67,7 @@ def _panels(table: pd.DataFrame, x: str, xlabel: str, title: str, log_x: bool) -
         for c, matrix in enumerate(matrices):
             ax = axes[r][c]
             cell = table[(table["metric"] == metric) & (table["matrix"] == matrix)]
-            _draw_estimators(ax, cell, x, log_x, markersize=3)
+            _draw_estimators(ax, cell, x, log_x, colours, markersize=3)
             if r == 0:
                 ax.set_title(matrix, fontsize="medium")
             if c == 0:
@@ -66,19 +79,23 @@ def _panels(table: pd.DataFrame, x: str, xlabel: str, title: str, log_x: bool) -
     return fig
 
 
-def _draw_estimators(ax: Axes, cell: pd.DataFrame, x: str, log_x: bool, *, markersize: int) -> None:
-    """Each estimator's RMSE against ``x`` on ``ax``, log-scaled, in the estimators' styles."""
+def _draw_estimators(ax: Axes, cell: pd.DataFrame, x: str, log_x: bool,
+                     colours: Mapping[str, object], *, markersize: int) -> None:  # fmt: skip
+    """Each estimator's RMSE against ``x`` on ``ax``, log-scaled, in the estimators' styles
+    and colours."""
     for est, rows in cell.groupby("estimator", sort=False):
         label, marker = _STYLE.get(str(est), (str(est), "."))
         rows = rows.sort_values(x)
-        ax.plot(rows[x], rows["rmse"], marker=marker, markersize=markersize, label=label)
+        ax.plot(rows[x], rows["rmse"], marker=marker, markersize=markersize, label=label,
+                color=colours.get(label))  # fmt: skip
     ax.set_yscale("log")
     if log_x:
         ax.set_xscale("log")
     ax.grid(alpha=0.3)
 
 
-def _mean_panels(table: pd.DataFrame, x: str, xlabel: str, title: str, log_x: bool) -> Figure:
+def _mean_panels(table: pd.DataFrame, x: str, xlabel: str, title: str, log_x: bool,
+                 colours: Mapping[str, object]) -> Figure:  # fmt: skip
     """One panel per metric: each estimator's RMSE averaged over the matrices against ``x``."""
     if table.empty:
         raise ValueError(f"no rows to plot for {title!r}")
@@ -86,7 +103,7 @@ def _mean_panels(table: pd.DataFrame, x: str, xlabel: str, title: str, log_x: bo
     fig = Figure(figsize=(3.4 * len(metrics) + 1.2, 3.4), layout="constrained")
     axes = fig.subplots(1, len(metrics), squeeze=False)[0]
     for ax, metric in zip(axes, metrics, strict=True):
-        _draw_estimators(ax, table[table["metric"] == metric], x, log_x, markersize=4)
+        _draw_estimators(ax, table[table["metric"] == metric], x, log_x, colours, markersize=4)
         ax.set_title(metric.upper(), fontsize="medium")
         ax.set_xlabel(xlabel)
     axes[0].set_ylabel("RMSE, mean over the matrices")
@@ -104,6 +121,7 @@ def draw(name: str, tables: Mapping[str, pd.DataFrame], dataset: str) -> Figure:
             "alpha",
             f"E3 on {dataset}: estimator RMSE vs selection bias (known propensities)",
             log_x=False,
+            colours=_colours(tables),
         )
     if name == "rmse_vs_alpha_by_matrix":
         return _panels(
@@ -112,6 +130,7 @@ def draw(name: str, tables: Mapping[str, pd.DataFrame], dataset: str) -> Figure:
             "alpha",
             f"E3 on {dataset}: estimator RMSE vs selection bias (known propensities)",
             log_x=False,
+            colours=_colours(tables),
         )
     if name == "rmse_vs_mar":
         table = tables["rmse_vs_mar_mean"]
@@ -122,5 +141,6 @@ def draw(name: str, tables: Mapping[str, pd.DataFrame], dataset: str) -> Figure:
             "MAR ratings for P(Y=r)",
             f"E3 on {dataset}: RMSE with Naive-Bayes propensities{alpha}",
             log_x=True,
+            colours=_colours(tables),
         )
     raise ValueError(f"E3 has no figure {name!r}; known: {', '.join(FIGURES)}")

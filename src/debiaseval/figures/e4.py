@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from debiaseval.figures import legend_outside
+from debiaseval.evaluation.uncertainty import shown_interval
+from debiaseval.figures import legend_outside, row_colours
 
 __all__ = ["FIGURES", "TABLES", "TITLE", "draw"]
 
@@ -18,14 +19,17 @@ TABLES = ("summary",)
 
 FIGURES = {
     "test_error": (
-        "Test error of MF-Naive and MF-IPS (one bar per propensity model), mean ± sd over seeds, "
+        "Test error of MF-Naive and MF-IPS (one bar per propensity model), mean over seeds; "
+        "whiskers: the 95% t interval over seeds the summary prints (from 3 seeds on, computed "
+        "on the log scale, so never below 0; none with fewer seeds), "
         "on the MAR test (coat, yahoo-r3) or the full matrix (synthetic, ml-100k-semi, at the "
         "smallest alpha of the sweep); p = paired t-test against MF-Naive across seeds (every "
         "seed's test over the MAR test pairs, ICML16's, is in pair_tests). With an alpha sweep, "
         "a second panel shows the test MSE vs the selection-bias strength alpha (1 = MCAR) "
         "(ICML16 Figure 3, left) and, with MF-IPS-NB, a third its test MSE vs the size of the "
         "MCAR sample that estimates P(Y = r), beside MF-Naive and MF-IPS with the known "
-        "propensities at the same alpha (Figure 3, right). Lower is better."
+        "propensities at the same alpha (Figure 3, right). A model has one colour in every "
+        "panel. Lower is better."
     ),
 }
 
@@ -34,7 +38,23 @@ def _label(model: str, propensity: str) -> str:
     return model if propensity == "none" else f"{model} ({propensity})"
 
 
-def _bars(ax, rows: pd.DataFrame) -> None:
+def _whiskers(rows: pd.DataFrame) -> np.ndarray:
+    """matplotlib's ``yerr`` (2 × n distances below and above the mean) of the interval the
+    summary prints (:func:`shown_interval`: the t interval over seeds from 3 seeds on, else
+    none, as E4 keeps no interval over test pairs); 0 where there is none."""
+    nan = np.full(len(rows), np.nan)
+    low, high = shown_interval(rows["ci_low"], rows["ci_high"], nan, nan, rows["n_seeds"])
+    mean = rows["mean"].to_numpy(np.float64)
+    return np.vstack([np.nan_to_num(mean - low), np.nan_to_num(high - mean)])
+
+
+def _colours(summary: pd.DataFrame) -> dict[str, object]:
+    """Every series' colour (:func:`~debiaseval.figures.row_colours` of its label)."""
+    return row_colours([_label(*pair) for pair in zip(summary["model"], summary["propensity"],
+                                                      strict=True)])  # fmt: skip
+
+
+def _bars(ax, rows: pd.DataFrame, colours: Mapping[str, object]) -> None:
     metrics = list(dict.fromkeys(rows["metric"]))
     series = list(dict.fromkeys(zip(rows["model"], rows["propensity"], strict=True)))
     width = 0.8 / len(series)
@@ -42,8 +62,9 @@ def _bars(ax, rows: pd.DataFrame) -> None:
         cell = rows[(rows["model"] == model) & (rows["propensity"] == propensity)]
         cell = cell.set_index("metric").reindex(metrics)
         x = np.arange(len(metrics)) + (j - (len(series) - 1) / 2) * width
-        ax.bar(x, cell["mean"], width, yerr=cell["sd"].fillna(0.0), capsize=3,
-               label=_label(model, propensity))  # fmt: skip
+        label = _label(model, propensity)
+        ax.bar(x, cell["mean"], width, yerr=_whiskers(cell), capsize=3, label=label,
+               color=colours[label])  # fmt: skip
         for xi, (mean, p) in zip(x, cell[["mean", "p_value"]].to_numpy(), strict=True):
             if np.isfinite(p):
                 ax.annotate(f"p={p:.2g}", (xi, mean), ha="center", va="bottom", xytext=(0, 2),
@@ -54,28 +75,30 @@ def _bars(ax, rows: pd.DataFrame) -> None:
     ax.grid(axis="y", alpha=0.3)
 
 
-def _mcar_curve(ax, rows: pd.DataFrame) -> None:
+def _mcar_curve(ax, rows: pd.DataFrame, colours: Mapping[str, object]) -> None:
     """MF-IPS-NB's test MSE vs its MCAR sample size; the other models as flat lines."""
     nb = rows[rows["mar_size"].notna()].sort_values("mar_size")
-    ax.errorbar(nb["mar_size"], nb["mean"], yerr=nb["sd"].fillna(0.0), marker="o", markersize=3,
-                capsize=3, color="C2", label="MF-IPS (naive_bayes)")  # fmt: skip
+    label = _label(str(nb["model"].iloc[0]), "naive_bayes")
+    ax.errorbar(nb["mar_size"], nb["mean"], yerr=_whiskers(nb), marker="o", markersize=3,
+                capsize=3, color=colours[label], label=label)  # fmt: skip
     for (model, propensity), cell in rows[rows["mar_size"].isna()].groupby(
         ["model", "propensity"], sort=False
     ):
+        label = _label(model, propensity)
         ax.axhline(float(cell["mean"].iloc[0]), linestyle="--", linewidth=1,
-                   color="C0" if propensity == "none" else "C1",
-                   label=f"{_label(model, propensity)}")  # fmt: skip
+                   color=colours[label], label=label)  # fmt: skip
     ax.set_xscale("log")
     ax.set_xlabel("MCAR ratings that estimate P(Y = r)")
     ax.set_ylabel("test MSE on the full matrix")
     ax.grid(alpha=0.3)
 
 
-def _curve(ax, rows: pd.DataFrame) -> None:
+def _curve(ax, rows: pd.DataFrame, colours: Mapping[str, object]) -> None:
     for (model, propensity), cell in rows.groupby(["model", "propensity"], sort=False):
         cell = cell.sort_values("alpha")
-        ax.errorbar(cell["alpha"], cell["mean"], yerr=cell["sd"].fillna(0.0), marker="o",
-                    markersize=3, capsize=3, label=_label(model, propensity))  # fmt: skip
+        label = _label(model, propensity)
+        ax.errorbar(cell["alpha"], cell["mean"], yerr=_whiskers(cell), marker="o",
+                    markersize=3, capsize=3, label=label, color=colours[label])  # fmt: skip
     ax.set_xlabel("alpha (selection-bias strength; 1 = MCAR)")
     ax.set_ylabel("test MSE on the full matrix")
     ax.grid(alpha=0.3)
@@ -88,6 +111,7 @@ def draw(name: str, tables: Mapping[str, pd.DataFrame], dataset: str) -> Figure:
     summary = tables["summary"]
     if summary.empty:
         raise ValueError("no rows to plot for E4")
+    colours = _colours(summary)
     sizes = summary["mar_size"] if "mar_size" in summary else pd.Series(np.nan, summary.index)
     nb, summary = summary[sizes.notna()], summary[sizes.isna()]
     alphas = summary["alpha"].dropna().unique()
@@ -101,15 +125,15 @@ def draw(name: str, tables: Mapping[str, pd.DataFrame], dataset: str) -> Figure:
         alpha = float(alphas.min())
         rows = summary[summary["alpha"] == alpha]
         where = f" at alpha = {alpha:g}"
-    _bars(axes[0], rows)
+    _bars(axes[0], rows, colours)
     axes[0].set_title(f"test error{where}", fontsize="medium")
     if sweep:
-        _curve(axes[1], summary[summary["metric"] == "mse"])
+        _curve(axes[1], summary[summary["metric"] == "mse"], colours)
         axes[1].set_title("MSE vs alpha", fontsize="medium")
     if not nb.empty:
         alpha = float(nb["alpha"].iloc[0])
         mse = pd.concat([nb, summary[np.isclose(summary["alpha"], alpha)]])
-        _mcar_curve(axes[-1], mse[mse["metric"] == "mse"])
+        _mcar_curve(axes[-1], mse[mse["metric"] == "mse"], colours)
         axes[-1].set_title(f"MF-IPS-NB at alpha = {alpha:g}", fontsize="medium")
     legend_outside(fig, axes, ncols=4)
     fig.suptitle(f"E4 on {dataset}: MF-Naive vs MF-IPS")
