@@ -188,9 +188,14 @@ def test_e4_verdict_compares_mf_ips_with_mf_naive_per_seed():
         }
     )  # fmt: skip
     (out,) = v.e4_verdict(summary, tests, dataset="d", alpha=0.25)
-    assert "MF-IPS (known propensities) has a test MSE of 2.100 ± 0.200" in out
-    assert "MF-Naive's 2.800 ± 0.100" in out and "lower by 0.700" in out and "p = 0.03" in out
+    assert "MF-IPS (known propensities) has a test MSE of 2.100 against" in out
+    assert "MF-Naive's 2.800 (means over seeds; fewer than 3 seeds give no interval)" in out
+    assert "lower by 0.700" in out and "p = 0.03" in out and "±" not in out
     assert "better in 1 and worse in 0 of 2 seeds" in out
+    three = summary.assign(n_seeds=3, ci_low=[2.6, 1.8], ci_high=[3.0, 2.5])
+    (out,) = v.e4_verdict(three, tests, dataset="d", alpha=0.25)
+    assert "MSE of 2.100 [1.800, 2.500] against MF-Naive's 2.800 [2.600, 3.000]" in out
+    assert "(mean [95% t interval over seeds, within [0, ∞)])" in out
 
 
 def test_e5_verdict_gives_tau_of_ure_and_of_recall():

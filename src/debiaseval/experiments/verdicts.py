@@ -159,8 +159,7 @@ def _cell(row: pd.Series) -> tuple[str, str | None]:
     found = _interval_of(row)
     text = _num(row["mean"])
     if found is None:
-        sd = row.get("sd", np.nan)
-        return (text if not np.isfinite(sd) else f"{text} ± {_num(sd)} (sd)"), None
+        return text, None
     low, high, kind = found
     return f"{text} [{_num(low)}, {_num(high)}]", kind
 
@@ -240,9 +239,16 @@ def e1_verdict(
         + (f" (fewer than {MIN_SEEDS_T} seeds: no t interval)" if n_seeds < MIN_SEEDS_T else ""),
     }
     brackets = f" (in brackets: {'; '.join(how[k_] for k_ in sorted(kinds, reverse=True))})"
+    if not kinds:  # e.g. the exact TRUE over fewer seeds than a t interval needs
+        brackets = (
+            f" (no interval: fewer than {MIN_SEEDS_T} seeds for a t interval, and no bootstrap "
+            "over users)"
+            if n_seeds < MIN_SEEDS_T
+            else ""
+        )
     sentences = [
         f"On {where}, over {_seeds(n_seeds)}, the recommenders ranked by {label} (the tuned "
-        f"metric) on {what}: {', '.join(cells)}{brackets if kinds else ''}."
+        f"metric) on {what}: {', '.join(cells)}{brackets}."
     ]
     tested = truth if (comparisons["testset"] == truth).any() else "gt"
     pairs = comparisons[
@@ -563,7 +569,8 @@ def e4_verdict(
 ) -> list[str]:
     """E4's verdict ([ICML16] Table 2, §6.5) from ``summary.parquet`` and ``pair_tests.parquet``:
     per MF-IPS model (and MCAR sample size) and metric, at ``alpha`` (the summary's α; all rows
-    without a sweep), its test error against MF-Naive's (mean ± sd over seeds), the paired
+    without a sweep), its test error against MF-Naive's (mean and in-range interval over seeds),
+    the paired
     t-test across seeds, and in how many seeds the paired t-test over the MAR test pairs finds
     it better or worse at ``significance``."""
     where = _name(dataset)
@@ -587,12 +594,19 @@ def e4_verdict(
         word = "lower" if diff < 0 else "higher"
 
         def spread(row: pd.Series) -> str:
-            return "" if not np.isfinite(row["sd"]) else f" ± {_num(row['sd'], 3)}"
+            low, high = row.get("ci_low", np.nan), row.get("ci_high", np.nan)
+            shown = int(row["n_seeds"]) >= MIN_SEEDS_T and np.isfinite(low) and np.isfinite(high)
+            return f" [{_num(low, 3)}, {_num(high, 3)}]" if shown else ""
 
+        intervals = (
+            "mean [95% t interval over seeds, within [0, ∞)]"
+            if spread(r) and spread(base)
+            else f"means over seeds; fewer than {MIN_SEEDS_T} seeds give no interval"
+        )
         text = (
             f"On {where}{at}, over {_seeds(int(r['n_seeds']))}, {model} has a test "
             f"{metric_label(metric)} of {_num(r['mean'], 3)}{spread(r)} against MF-Naive's "
-            f"{_num(base['mean'], 3)}{spread(base)} (mean ± sd over seeds), {word} by "
+            f"{_num(base['mean'], 3)}{spread(base)} ({intervals}), {word} by "
             f"{_num(abs(diff), 3)}; paired t-test across seeds: p = {_p(r['p_value'])}"
         )
         tests = pair_tests[
