@@ -570,7 +570,8 @@ def test_e6_outputs(two_runs):
     assert (workdir / "logs/tiny/e6/synthetic/seed0/evaluate.log").exists()
     assert (workdir / "benchmarks/tiny/e6/synthetic/seed1/evaluate.tsv").exists()
     assert (
-        "E6 on synthetic: results/tiny/e6/synthetic/scores.md" in (workdir / "run.out").read_text()
+        "E6 on synthetic: results/tiny/e6/synthetic/verdict.md, results/tiny/e6/synthetic/scores.md"
+        in (workdir / "run.out").read_text()
     )
 
 
@@ -689,7 +690,8 @@ def test_e4_outputs_and_api_parity(two_runs, tmp_path):
     cv = pd.read_parquet(folder / "seed0" / "none" / "cv.parquet")
     assert cv["selected"].sum() == 2 * 2  # folds x alphas
     assert (
-        "E4 on synthetic: results/tiny/e4/synthetic/summary.md" in (workdir / "run.out").read_text()
+        "E4 on synthetic: results/tiny/e4/synthetic/verdict.md, "
+        "results/tiny/e4/synthetic/summary.md" in (workdir / "run.out").read_text()
     )
 
     out = run_e4("synthetic", yaml.safe_load(TINY.read_text()))
@@ -756,7 +758,8 @@ def test_e2_outputs(two_runs):
     assert "INT_T: H" in (workdir / "logs/tiny/e2/synthetic/seed1/sample.log").read_text()
     assert "REG:" in (workdir / "logs/tiny/e1/synthetic/seed1/intervene.log").read_text()
     assert (
-        "E2 on synthetic: results/tiny/e2/synthetic/summary.md" in (workdir / "run.out").read_text()
+        "E2 on synthetic: results/tiny/e2/synthetic/verdict.md, "
+        "results/tiny/e2/synthetic/summary.md" in (workdir / "run.out").read_text()
     )
 
 
