@@ -8,9 +8,9 @@ import pytest
 
 from debiaseval.data import DatasetError
 from debiaseval.experiments import e1
+from debiaseval.io.errors import ContractError, EmptyTestSetError, ListsError
+from debiaseval.io.files import UnreadableFileError
 from debiaseval.workflow.config import ConfigError
-from debiaseval.workflow.errors import ContractError, EmptyTestSetError, ListsError
-from debiaseval.workflow.io import UnreadableFileError
 from debiaseval.workflow.runtime import USER_ERRORS, job
 
 

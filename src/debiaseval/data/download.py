@@ -36,7 +36,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO
 
 from debiaseval.data.registry import SOURCES, DatasetSource
-from debiaseval.workflow.io import atomic_path
+from debiaseval.io.files import atomic_path
 
 __all__ = [
     "DATA_ENV",

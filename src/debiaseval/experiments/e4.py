@@ -241,7 +241,7 @@ def read_learning_data(
 ) -> LearningData:
     """:func:`learning_data` from Parquet files: ``paths`` maps ``interactions``,
     ``user_index`` and ``item_index`` (all optional; a Snakemake input works) to files."""
-    from debiaseval.workflow.io import read_parquet
+    from debiaseval.io.files import read_parquet
 
     keys = set(paths.keys())
     frames = [

@@ -313,8 +313,8 @@ def check_early_stopping(
     """Refuse ``epochs`` in the params or grid of a model trained by epochs while early stopping
     chooses them, in one line naming ``<where>.recommenders.<name>`` (``where``: the
     experiment's block). Precomputed lists (algorithm ``external``) train nothing."""
+    from debiaseval.io.schema import ConfigError
     from debiaseval.recommenders.registry import EXTERNAL, resolve_recommender
-    from debiaseval.workflow.schema import ConfigError
 
     if early_stopping is None:
         return

@@ -20,7 +20,7 @@ from debiaseval.data.source_checks import (
     check_own_datasets,
     check_reserved_sources,
 )
-from debiaseval.workflow.schema import (
+from debiaseval.io.schema import (
     ConfigError,
     _check_finite,
     _fill_defaults,

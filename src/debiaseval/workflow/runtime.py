@@ -11,9 +11,9 @@ from collections.abc import Iterator
 from threadpoolctl import threadpool_limits
 
 from debiaseval.data.download import DatasetError
+from debiaseval.io.errors import ContractError, EmptyTestSetError, ListsError
+from debiaseval.io.files import UnreadableFileError
 from debiaseval.workflow.config import ConfigError
-from debiaseval.workflow.errors import ContractError, EmptyTestSetError, ListsError
-from debiaseval.workflow.io import UnreadableFileError
 
 __all__ = ["USER_ERRORS", "job", "one_line", "warn"]
 
