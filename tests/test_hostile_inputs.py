@@ -38,9 +38,10 @@ from debiaseval.evaluation.external_lists import (
     missing_lists,
     prepare_lists,
 )
+from debiaseval.io.errors import ConfigError
 from debiaseval.io.files import damage_of, output_damage, write_parquet
 from debiaseval.recommenders.registry import PLUGIN_PATHS_ENV, ContractError, resolve_recommender
-from debiaseval.workflow.config import ConfigError, synthetic_memory, validate_config
+from debiaseval.workflow.config import synthetic_memory, validate_config
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = yaml.safe_load((ROOT / "tests" / "configs" / "tiny.yaml").read_text())

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from debiaseval.io import files
+from debiaseval.io.errors import UnreadableFileError
 
 
 @pytest.fixture
@@ -56,7 +57,7 @@ def test_unreadable_parquet_is_named_with_the_forcerun_that_rebuilds_it(tmp_path
     _table(path)
     with open(path, "r+b") as fh:
         fh.truncate(path.stat().st_size // 2)
-    with pytest.raises(files.UnreadableFileError) as error:
+    with pytest.raises(UnreadableFileError) as error:
         files.read_parquet(path)
     message = str(error.value)
     assert message.startswith(f"{path} is not a readable Parquet file (")
@@ -65,7 +66,7 @@ def test_unreadable_parquet_is_named_with_the_forcerun_that_rebuilds_it(tmp_path
     record = Path(".snakemake/metadata") / base64.urlsafe_b64encode(str(path).encode()).decode()
     record.parent.mkdir(parents=True)
     record.write_text(json.dumps({"rule": "e1_split"}))
-    with pytest.raises(files.UnreadableFileError, match="snakemake --forcerun e1_split "):
+    with pytest.raises(UnreadableFileError, match="snakemake --forcerun e1_split "):
         files.read_parquet(path)
 
 
@@ -75,7 +76,7 @@ def test_other_read_errors_are_not_reported_as_unreadable(tmp_path):
         files.read_parquet(tmp_path / "missing.parquet")
     with pytest.raises(Exception) as error:
         files.read_parquet(path, columns=["nope"])
-    assert not isinstance(error.value, files.UnreadableFileError)
+    assert not isinstance(error.value, UnreadableFileError)
 
 
 def test_output_damage_finds_damaged_files_and_changes_nothing(tmp_path):

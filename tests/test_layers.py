@@ -118,6 +118,24 @@ def test_the_ground_floor_imports_nothing_of_the_package() -> None:
         assert outside == [], (path.name, outside)
 
 
+def exported_names(path: Path) -> set[str]:
+    """The names of the literal ``__all__`` of the module at ``path`` (empty without one)."""
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            return set(ast.literal_eval(node.value))
+    return set()
+
+
+def test_the_workflow_exports_nothing_of_the_ground_floor() -> None:
+    """One floor for one thing: no ``workflow`` module re-exports what ``io`` defines."""
+    ground = set().union(*(exported_names(p) for p in (PACKAGE / "io").glob("*.py")))
+    assert {"ConfigError", "expand_grid", "write_parquet", "inert_markdown"} <= ground
+    for path in sorted((PACKAGE / "workflow").glob("*.py")):
+        assert exported_names(path) & ground == set(), path.name
+
+
 def test_a_module_takes_the_layer_of_its_longest_prefix() -> None:
     assert layer_of("debiaseval.io.files") == ("io", -1)
     assert layer_of("debiaseval.workflow.config") == ("workflow", None)

@@ -36,6 +36,7 @@ from debiaseval.evaluation.metrics import TOPK_METRICS, evaluate_topk, summarise
 from debiaseval.evaluation.ranking import top_k
 from debiaseval.experiments import Data
 from debiaseval.experiments.e4 import learning_data
+from debiaseval.io.schema import experiment_names
 from debiaseval.recommenders import (
     RECOMMENDERS,
     Recommender,
@@ -46,7 +47,6 @@ from debiaseval.recommenders import (
 )
 from debiaseval.recommenders.registry import EXTERNAL
 from debiaseval.recommenders.tuning import EarlyStopping, tune_recommender
-from debiaseval.workflow.config import experiment_names
 
 __all__ = [
     "ELICITATION_STRATEGIES",

@@ -8,7 +8,8 @@ import sys
 
 from debiaseval import code_hash
 from debiaseval.workflow import resources as scaled_resources
-from debiaseval.workflow.config import ConfigError, study_name, validate_config
+from debiaseval.workflow.config import study_name, validate_config
+from debiaseval.io.errors import ConfigError
 from debiaseval.data import MIRROR_ENV, SOURCES
 from debiaseval.data.build import SOURCE_OF
 from debiaseval.data.catalog import dataset_names, positive_threshold_of, user_sources

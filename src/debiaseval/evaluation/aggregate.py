@@ -125,7 +125,7 @@ def kendall_groups(block: Mapping[str, Any]) -> dict[str, list[str]]:
 def check_kendall(block: Mapping[str, Any], where: str) -> None:
     """Refuse a name of ``kendall_exclude`` or ``kendall_groups`` that is not a recommender of
     the block, in one line naming ``<where>.kendall_…`` and the recommenders."""
-    from debiaseval.io.schema import ConfigError
+    from debiaseval.io.errors import ConfigError
 
     names = ", ".join(block["recommenders"])
     keys = [(f"kendall_exclude.{j}", n) for j, n in enumerate(block["kendall_exclude"] or [])]
