@@ -2,13 +2,9 @@
 
 import pytest
 
-from debiaseval.workflow.config import (
-    ConfigError,
-    coerce_strings,
-    expand_grid,
-    load_schema,
-    validate_config,
-)
+from debiaseval.io.errors import ConfigError
+from debiaseval.io.schema import coerce_strings, expand_grid, load_schema
+from debiaseval.workflow.config import validate_config
 
 
 def test_defaults_are_filled():

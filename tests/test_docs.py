@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from debiaseval.workflow.config import experiment_names, load_schema
+from debiaseval.io.schema import experiment_names, load_schema
 from debiaseval.workflow.config_reference import block_reference, config_reference
 
 ROOT = Path(__file__).resolve().parents[1]

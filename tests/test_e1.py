@@ -18,8 +18,8 @@ from debiaseval.evaluation.testsets import (
 )
 from debiaseval.experiments.e1 import EmptyTestSetError, data_step, evaluate_step, run
 from debiaseval.experiments.e1 import testset_step as draw_testset
+from debiaseval.io.errors import ConfigError
 from debiaseval.recommenders import make_recommender
-from debiaseval.workflow.config import ConfigError
 
 
 def _split():

@@ -19,7 +19,8 @@ from debiaseval.data.preprocess import build_interactions
 from debiaseval.data.splits import filter_users, run_rng, split_e2
 from debiaseval.data.synthetic import generate_synthetic
 from debiaseval.experiments import e2
-from debiaseval.workflow.config import ConfigError, validate_config
+from debiaseval.io.errors import ConfigError
+from debiaseval.workflow.config import validate_config
 
 FRACTIONS = {"known": 0.6, "hidden_pool": 0.2, "test_pool": 0.2}
 TINY = {

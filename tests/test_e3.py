@@ -243,7 +243,7 @@ def test_figures_draw_every_panel():
 
 
 def test_run_api_and_config_checks():
-    from debiaseval.workflow.config import ConfigError
+    from debiaseval.io.errors import ConfigError
 
     config = {
         "synthetic": SMALL,

@@ -9,8 +9,9 @@ import pytest
 from debiaseval.data import build_interactions
 from debiaseval.data.synthetic import generate_synthetic
 from debiaseval.experiments import e4
+from debiaseval.io.errors import ConfigError
 from debiaseval.recommenders.rating_mf import WeightedMF
-from debiaseval.workflow.config import ConfigError, validate_config
+from debiaseval.workflow.config import validate_config
 
 SMALL = {"n_users": 80, "n_items": 100, "density": 0.1, "n_mar": 10, "rank": 4, "seed": 0}
 FAST = {"grid": {"factors": [4], "l2": [3.0, 30.0]}, "n_folds": 2, "model": {"max_iter": 20}}

@@ -21,7 +21,7 @@ from debiaseval.experiments.e5 import (
     run,
     settings,
 )
-from debiaseval.workflow.config import ConfigError
+from debiaseval.io.errors import ConfigError
 
 FAST_MF = {"factors": 8, "epochs": 3}
 CONFIG = {

@@ -241,7 +241,8 @@ def test_run_api_matches_run_seed_and_the_figure_draws() -> None:
     ],
 )
 def test_config_errors_name_the_key(block: dict, match: str) -> None:
-    from debiaseval.workflow.config import ConfigError, validate_config
+    from debiaseval.io.errors import ConfigError
+    from debiaseval.workflow.config import validate_config
 
     with pytest.raises(ConfigError, match=match) as err:
         validate_config({"e6": block})

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from debiaseval.data.export import export_parts
-from debiaseval.workflow.io import write_csv
+from debiaseval.io.files import write_csv
 
 USERS = pd.DataFrame({"user": [1, 0], "raw_user": ["zed", "amy"]})  # any row order
 ITEMS = pd.DataFrame({"item": [0, 1, 2], "raw_item": [10, 20, 30]})

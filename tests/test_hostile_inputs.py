@@ -38,9 +38,10 @@ from debiaseval.evaluation.external_lists import (
     missing_lists,
     prepare_lists,
 )
+from debiaseval.io.errors import ConfigError
+from debiaseval.io.files import damage_of, output_damage, write_parquet
 from debiaseval.recommenders.registry import PLUGIN_PATHS_ENV, ContractError, resolve_recommender
-from debiaseval.workflow.config import ConfigError, synthetic_memory, validate_config
-from debiaseval.workflow.io import damage_of, output_damage, write_parquet
+from debiaseval.workflow.config import synthetic_memory, validate_config
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = yaml.safe_load((ROOT / "tests" / "configs" / "tiny.yaml").read_text())
@@ -657,7 +658,7 @@ def test_an_unreadable_output_is_reported_never_taken_for_damage(tmp_path, unpri
     path = _parquet(tmp_path / "results" / "split.parquet")
     path.chmod(0)
     script = (
-        "import sys; from debiaseval.workflow.io import output_damage; "
+        "import sys; from debiaseval.io.files import output_damage; "
         "d = output_damage(sys.argv[1]); print(d.damaged, d.unreadable)"
     )
     result = subprocess.run(
@@ -693,7 +694,7 @@ def test_a_read_only_subfolder_stops_the_set_aside_of_a_damaged_output_as_a_user
     try:
         result = subprocess.run(
             [*unprivileged, sys.executable, "-c",
-             "from debiaseval.workflow.io import rebuild_damaged; "
+             "from debiaseval.io.files import rebuild_damaged; "
              "print(rebuild_damaged('results', stamp='T')[1])"],
             cwd=tmp_path, capture_output=True, text=True, timeout=120, check=True,
         )  # fmt: skip

@@ -85,7 +85,7 @@ def test_logistic_mf_with_ips_weights_estimates_the_relevance_of_a_candidate():
 
 
 def test_a_logistic_mf_survives_parquet(tmp_path):
-    from debiaseval.workflow.io import read_parquet, write_parquet
+    from debiaseval.io.files import read_parquet, write_parquet
 
     rng = np.random.default_rng(0)
     model = LogisticMF(0.3, rng.normal(size=4), rng.normal(size=3), rng.normal(size=(4, 2)),

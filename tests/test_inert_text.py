@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from debiaseval.evaluation.aggregate import markdown_table
-from debiaseval.workflow.markup import code_span, inert_markdown, script_safe
+from debiaseval.io.markup import code_span, inert_markdown, script_safe
 from debiaseval.workflow.params import Digested, job_params
 from debiaseval.workflow.provenance import markdown_header
 from debiaseval.workflow.report import OPEN_RESULT, front_page, markdown_page

@@ -11,7 +11,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from debiaseval.workflow import io
+from debiaseval.io import files
+from debiaseval.io.errors import UnreadableFileError
 
 
 @pytest.fixture
@@ -30,23 +31,23 @@ def umask():
 @pytest.mark.parametrize("mask, mode", [(0o022, 0o644), (0o002, 0o664), (0o077, 0o600)])
 def test_atomic_writes_follow_umask(tmp_path, umask, mask, mode):
     umask(mask)
-    io.write_parquet(pd.DataFrame({"a": [1, 2]}), tmp_path / "x.parquet")
-    io.write_text("hello\n", tmp_path / "x.md")
+    files.write_parquet(pd.DataFrame({"a": [1, 2]}), tmp_path / "x.parquet")
+    files.write_text("hello\n", tmp_path / "x.md")
     for name in ("x.parquet", "x.md"):
         assert stat.S_IMODE((tmp_path / name).stat().st_mode) == mode, name
-    assert io.current_umask() == mask
+    assert files.current_umask() == mask
 
 
 def test_atomic_path_leaves_nothing_on_error(tmp_path):
     target = tmp_path / "y.txt"
-    with pytest.raises(RuntimeError), io.atomic_path(target) as tmp:
+    with pytest.raises(RuntimeError), files.atomic_path(target) as tmp:
         tmp.write_text("partial")
         raise RuntimeError("boom")
     assert list(tmp_path.iterdir()) == []
 
 
 def _table(path):
-    io.write_parquet(pd.DataFrame({"a": range(100)}), path)
+    files.write_parquet(pd.DataFrame({"a": range(100)}), path)
     return path
 
 
@@ -56,8 +57,8 @@ def test_unreadable_parquet_is_named_with_the_forcerun_that_rebuilds_it(tmp_path
     _table(path)
     with open(path, "r+b") as fh:
         fh.truncate(path.stat().st_size // 2)
-    with pytest.raises(io.UnreadableFileError) as error:
-        io.read_parquet(path)
+    with pytest.raises(UnreadableFileError) as error:
+        files.read_parquet(path)
     message = str(error.value)
     assert message.startswith(f"{path} is not a readable Parquet file (")
     assert message.endswith(f"snakemake --forcerun {path} (or delete the file and run again)")
@@ -65,17 +66,17 @@ def test_unreadable_parquet_is_named_with_the_forcerun_that_rebuilds_it(tmp_path
     record = Path(".snakemake/metadata") / base64.urlsafe_b64encode(str(path).encode()).decode()
     record.parent.mkdir(parents=True)
     record.write_text(json.dumps({"rule": "e1_split"}))
-    with pytest.raises(io.UnreadableFileError, match="snakemake --forcerun e1_split "):
-        io.read_parquet(path)
+    with pytest.raises(UnreadableFileError, match="snakemake --forcerun e1_split "):
+        files.read_parquet(path)
 
 
 def test_other_read_errors_are_not_reported_as_unreadable(tmp_path):
     path = _table(tmp_path / "ok.parquet")
     with pytest.raises(FileNotFoundError):
-        io.read_parquet(tmp_path / "missing.parquet")
+        files.read_parquet(tmp_path / "missing.parquet")
     with pytest.raises(Exception) as error:
-        io.read_parquet(path, columns=["nope"])
-    assert not isinstance(error.value, io.UnreadableFileError)
+        files.read_parquet(path, columns=["nope"])
+    assert not isinstance(error.value, UnreadableFileError)
 
 
 def test_output_damage_finds_damaged_files_and_changes_nothing(tmp_path):
@@ -89,12 +90,12 @@ def test_output_damage_finds_damaged_files_and_changes_nothing(tmp_path):
     other = tmp_path / "b" / ".x.parquet.abc.tmp"
     other.write_bytes(b"partial")
     before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
-    found = io.output_damage(tmp_path)
+    found = files.output_damage(tmp_path)
     assert [p for p, _ in found.damaged] == [truncated, empty, headless]  # sorted by path
     assert found.unreadable == []
     assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
-    assert io.is_readable_parquet(good) and not io.is_readable_parquet(truncated)
-    assert io.output_damage(tmp_path / "none").damaged == []
+    assert files.is_readable_parquet(good) and not files.is_readable_parquet(truncated)
+    assert files.output_damage(tmp_path / "none").damaged == []
 
 
 def _record(output: str, inputs: list[str]) -> None:
@@ -123,7 +124,7 @@ def test_a_damaged_output_moves_aside_with_everything_made_from_it(tmp_path, mon
     _record(str(other), ["results/data/users.parquet"])
     split.write_bytes(split.read_bytes()[:-1])
     before = {p: p.read_bytes() for p in Path("results").rglob("*") if p.is_file()}
-    lines, stop = io.rebuild_damaged("results", stamp="T1")
+    lines, stop = files.rebuild_damaged("results", stamp="T1")
     assert stop is None
     place = Path("results/.damaged/T1")
     assert lines == [
@@ -137,12 +138,12 @@ def test_a_damaged_output_moves_aside_with_everything_made_from_it(tmp_path, mon
     # a damaged figure inside a folder output takes the whole folder (Snakemake's output)
     figures.mkdir()
     (figures / "f.svg").write_text("<svg>")
-    assert io.rerun_target(figures / "f.svg") == str(figures)
-    io.rebuild_damaged("results", stamp="T1")  # T1 is taken: T1-1
+    assert files.rerun_target(figures / "f.svg") == str(figures)
+    files.rebuild_damaged("results", stamp="T1")  # T1 is taken: T1-1
     assert not figures.exists() and other.exists()
     assert Path("results/.damaged/T1-1/e1/figures/f.svg").read_text() == "<svg>"
     # what was set aside is never judged again
-    assert io.rebuild_damaged("results") == ([], None)
+    assert files.rebuild_damaged("results") == ([], None)
 
 
 def test_move_outputs_keeps_relative_paths_whether_paths_are_absolute_or_not(tmp_path):
@@ -153,7 +154,7 @@ def test_move_outputs_keeps_relative_paths_whether_paths_are_absolute_or_not(tmp
     (tmp_path / "real/e1/a.parquet").write_bytes(b"a")
     (tmp_path / "real/e1/link.parquet").symlink_to(tmp_path / "real/e1/a.parquet")
     (tmp_path / "outside.parquet").write_bytes(b"o")
-    place, moved = io.move_outputs(
+    place, moved = files.move_outputs(
         [str(tmp_path / "real/e1/link.parquet"), str(tmp_path / "outside.parquet")],
         tmp_path / "study", stamp="T",
     )  # fmt: skip
@@ -179,7 +180,7 @@ def test_a_users_own_files_are_never_judged_or_moved(tmp_path, monkeypatch):
     for path, data in own.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
-    assert io.rebuild_damaged("results/t1") == ([], None)
+    assert files.rebuild_damaged("results/t1") == ([], None)
     assert all(path.read_bytes() == data for path, data in own.items())
     assert not Path("results/t1/.damaged").exists()
 
@@ -200,9 +201,9 @@ def test_a_read_only_folder_of_a_damaged_output_stops_in_one_line_and_moves_noth
     def access(path, mode, **kwargs):
         return os.path.normpath(path) != blocked and real_access(path, mode, **kwargs)
 
-    monkeypatch.setattr(io.os, "access", access)
+    monkeypatch.setattr(files.os, "access", access)
     before = {p: p.read_bytes() for p in Path("results").rglob("*") if p.is_file()}
-    _lines, stop = io.rebuild_damaged("results", stamp="T")
+    _lines, stop = files.rebuild_damaged("results", stamp="T")
     assert stop == (
         "debiaseval: results/e1/b/ is read-only for this user, so its damaged outputs cannot be "
         "set aside (nothing was moved or run); make it writable, then run again"
@@ -223,7 +224,7 @@ def test_a_read_only_folder_of_a_damaged_output_stops_in_one_line_and_moves_noth
     ],
 )  # fmt: skip
 def test_only_a_command_that_runs_jobs_checks_the_outputs(argv, runs):
-    assert io.runs_jobs(argv) is runs
+    assert files.runs_jobs(argv) is runs
 
 
 def test_the_damage_check_of_a_study_leaves_other_studies_alone(tmp_path, monkeypatch):
@@ -235,7 +236,7 @@ def test_the_damage_check_of_a_study_leaves_other_studies_alone(tmp_path, monkey
         _record(str(path), [])
         path.write_bytes(path.read_bytes()[:-1])
     damaged = theirs.read_bytes()
-    lines, stop = io.rebuild_damaged("results/a", stamp="T")
+    lines, stop = files.rebuild_damaged("results/a", stamp="T")
     assert stop is None and lines[0].startswith(f"debiaseval: {mine} is damaged")
     assert not any(str(theirs) in line for line in lines)
     assert not mine.exists() and Path("results/a/.damaged/T/e1/split.parquet").exists()

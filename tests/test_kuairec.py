@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from debiaseval.data.download import DatasetError
 from debiaseval.data.kuairec import (
     KUAIREC_POSITIVE_THRESHOLD,
     KUAIREC_SOURCE,
@@ -17,6 +16,7 @@ from debiaseval.data.kuairec import (
     read_kuairec_matrix,
     read_video_durations,
 )
+from debiaseval.io.errors import DatasetError
 
 FIXTURE = Path(__file__).parent / "data" / "kuairec"
 

@@ -4,11 +4,10 @@
 (``estimation``), which sits on the method packages, which sit on ``data``. Every
 ``import`` in ``src/debiaseval``, at module level or inside a function, is read from the
 syntax tree; an import of a higher layer fails here.
-Below them all, ``workflow.io`` (Parquet and atomic writes), ``workflow.errors``,
-``workflow.schema`` (the config schema, defaults and one-line errors) and ``workflow.markup``
-(user-given text made inert in Markdown, HTML and the report) import nothing of the package.
-The rest of ``workflow`` (the config and its validation, the runtime, the report) is the glue
-every layer uses and is left out of the ranking.
+Below them all, ``io`` (the ground floor: atomic file and Parquet I/O, the one-line user
+errors, the config schema and its check of the schema alone, user-given text made inert in
+Markdown and HTML) imports nothing of the package. ``workflow`` (the whole-config validation,
+the runtime, the report) is the glue every layer uses and is left out of the ranking.
 """
 
 from __future__ import annotations
@@ -19,10 +18,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "debiaseval"
 
 LAYERS: dict[str, int] = {
-    "workflow.io": -1,
-    "workflow.errors": -1,
-    "workflow.schema": -1,
-    "workflow.markup": -1,
+    "io": -1,
     "data": 0,
     "recommenders": 1,
     "evaluation": 1,
@@ -108,14 +104,40 @@ def test_nothing_below_the_api_imports_it() -> None:
     assert not any(layer_of(module)[0] == "api" for _, module in KNOWN_UPWARD)
 
 
-def test_io_and_errors_import_nothing_of_the_package() -> None:
-    for name in ("io", "errors", "schema", "markup"):
-        source = (PACKAGE / "workflow" / f"{name}.py").read_text(encoding="utf-8")
-        assert imported_modules(source) == []
+def test_the_ground_floor_imports_nothing_of_the_package() -> None:
+    """``io`` imports no other module of the package, not even ``_version`` (and no module of
+    its own through ``debiaseval.``: the check sees every import, relative ones included)."""
+    modules = sorted((PACKAGE / "io").rglob("*.py"))
+    assert {p.stem for p in modules} >= {"__init__", "errors", "files", "markup", "schema"}
+    for path in modules:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        relative = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level > 0]
+        assert relative == [], path.name
+        outside = [m for m in imported_modules(path.read_text(encoding="utf-8"))
+                   if not m.startswith("debiaseval.io.")]  # fmt: skip
+        assert outside == [], (path.name, outside)
+
+
+def exported_names(path: Path) -> set[str]:
+    """The names of the literal ``__all__`` of the module at ``path`` (empty without one)."""
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            return set(ast.literal_eval(node.value))
+    return set()
+
+
+def test_the_workflow_exports_nothing_of_the_ground_floor() -> None:
+    """One floor for one thing: no ``workflow`` module re-exports what ``io`` defines."""
+    ground = set().union(*(exported_names(p) for p in (PACKAGE / "io").glob("*.py")))
+    assert {"ConfigError", "expand_grid", "write_parquet", "inert_markdown"} <= ground
+    for path in sorted((PACKAGE / "workflow").glob("*.py")):
+        assert exported_names(path) & ground == set(), path.name
 
 
 def test_a_module_takes_the_layer_of_its_longest_prefix() -> None:
-    assert layer_of("debiaseval.workflow.io") == ("workflow.io", -1)
+    assert layer_of("debiaseval.io.files") == ("io", -1)
     assert layer_of("debiaseval.workflow.config") == ("workflow", None)
     assert layer_of("debiaseval.data.load") == ("data", 0)
     assert layer_of("debiaseval.api") == ("api", 4)
@@ -127,7 +149,7 @@ def test_the_scan_sees_imports_inside_functions() -> None:
 
 
 def test_data_imports_neither_the_workflow_glue_nor_the_experiments() -> None:
-    """``data`` reads a config through ``workflow.schema`` only: ``data/load.py`` once
+    """``data`` reads a config through ``io.schema`` only: ``data/load.py`` once
     imported ``workflow.config``, whose checks import the experiments (a circle)."""
     bottom = {name for name, layer in LAYERS.items() if layer < 0}
     for path in sorted((PACKAGE / "data").rglob("*.py")):

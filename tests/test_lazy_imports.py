@@ -29,4 +29,4 @@ def test_no_workflow_script_imports_a_heavy_module_at_start_up() -> None:
 
 
 def test_the_check_sees_a_heavy_import() -> None:
-    assert "scipy.stats" in heavy_modules_after("import debiaseval.workflow.io\nimport scipy.stats")
+    assert "scipy.stats" in heavy_modules_after("import debiaseval.io.files\nimport scipy.stats")

@@ -19,7 +19,8 @@ from debiaseval.data import DATA_ENV, DATASET_NAMES, DatasetError, dropped_warni
 from debiaseval.data.catalog import positive_threshold_of
 from debiaseval.data.user_logs import load_user_log, missing_file
 from debiaseval.experiments import e1, e4
-from debiaseval.workflow.config import ConfigError, validate_config
+from debiaseval.io.errors import ConfigError
+from debiaseval.workflow.config import validate_config
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "data" / "mylog"

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from debiaseval import api
+from debiaseval.io.errors import ConfigError
 from debiaseval.recommenders import ContractError, check_recommender, resolve_recommender
 from debiaseval.recommenders.registry import (
     PLUGIN_PATHS_ENV,
@@ -20,7 +21,7 @@ from debiaseval.recommenders.registry import (
     register_recommender,
 )
 from debiaseval.recommenders.specs import CHECKED_ENV
-from debiaseval.workflow.config import ConfigError, validate_config
+from debiaseval.workflow.config import validate_config
 
 TINY = yaml.safe_load((Path(__file__).parent / "configs" / "tiny.yaml").read_text())
 

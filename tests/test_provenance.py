@@ -165,7 +165,7 @@ def test_write_table_carries_the_record_and_stays_byte_identical(tmp_path: Path)
 
 
 def test_read_provenance_of_a_plain_file_is_none(tmp_path: Path) -> None:
-    from debiaseval.workflow.io import write_parquet
+    from debiaseval.io.files import write_parquet
 
     write_parquet(pd.DataFrame({"x": [1]}), tmp_path / "x.parquet")
     assert prov.read_provenance(tmp_path / "x.parquet") is None

@@ -11,8 +11,8 @@ import pytest
 import scipy.sparse as sp
 
 from debiaseval.evaluation.ranking import top_k, top_k_indices
+from debiaseval.io.errors import ContractError
 from debiaseval.recommenders import ItemKNN, PosPop, Recommender
-from debiaseval.workflow.errors import ContractError
 
 
 class FixedScores(Recommender):

@@ -15,8 +15,8 @@ import pytest
 import scipy.sparse as sp
 
 from debiaseval.evaluation.ranking import empty_recommendations, top_k, top_k_indices
+from debiaseval.io.errors import ContractError
 from debiaseval.recommenders import AvgRating, PosPop, Recommender, check_recommender
-from debiaseval.workflow.errors import ContractError
 
 
 class Table(Recommender):

@@ -121,8 +121,9 @@ def test_own_recommender_errors_are_the_ones_shown(tmp_path, monkeypatch):
     """Each error line the section quotes is what the config check says for that mistake."""
     import sys
 
+    from debiaseval.io.errors import ConfigError
     from debiaseval.recommenders.registry import PLUGIN_PATHS_ENV
-    from debiaseval.workflow.config import ConfigError, validate_config
+    from debiaseval.workflow.config import validate_config
 
     module = _own_recommender_blocks()["python"][0]
     shown = _own_recommender_blocks()["text"][0].strip().splitlines()

@@ -12,7 +12,7 @@ from debiaseval.experiments import e4
 from debiaseval.experiments.verdicts import e4_verdict, verdict_markdown
 from debiaseval.figures import e1 as e1_figures
 from debiaseval.figures import figure_module, grouped_bars, legend_outside
-from debiaseval.workflow.config import experiment_names
+from debiaseval.io.schema import experiment_names
 from debiaseval.workflow.report import (
     config_page,
     exported_splits,

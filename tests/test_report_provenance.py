@@ -99,7 +99,7 @@ def test_a_configuration_page_of_another_run_is_refused(tmp_path: Path, configs)
 def test_results_without_a_record_are_refused(tmp_path: Path, configs) -> None:
     """Even beside a table that carries its record: the second audit re-saved summary.parquet
     without one, and the report showed it."""
-    from debiaseval.workflow.io import write_parquet
+    from debiaseval.io.files import write_parquet
 
     table = _results(tmp_path, configs[0])
     assert config_mismatch(configs[0], [table]) is None

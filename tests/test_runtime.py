@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import ast
 import logging
+from pathlib import Path
 
 import pytest
 
 from debiaseval.data import DatasetError
 from debiaseval.experiments import e1
-from debiaseval.workflow.config import ConfigError
-from debiaseval.workflow.errors import ContractError, EmptyTestSetError, ListsError
-from debiaseval.workflow.io import UnreadableFileError
+from debiaseval.io import errors
+from debiaseval.io.errors import (
+    ConfigError,
+    ContractError,
+    EmptyTestSetError,
+    ListsError,
+    UnreadableFileError,
+)
 from debiaseval.workflow.runtime import USER_ERRORS, job
 
 
@@ -24,6 +31,33 @@ def test_user_errors_are_the_documented_ones():
         UnreadableFileError,
     }
     assert e1.EmptyTestSetError is EmptyTestSetError
+
+
+def test_every_error_of_the_ground_floor_is_a_user_error():
+    """A job prints each error of :mod:`debiaseval.io.errors` as one line, and only those."""
+    defined = {getattr(errors, name) for name in errors.__all__}
+    assert all(isinstance(error, type) and issubclass(error, Exception) for error in defined)
+    assert set(USER_ERRORS) == defined
+
+
+ERRORS_ELSEWHERE = {
+    "NotFittedError": "recommenders/base.py: a model used before fit, a programming error",
+    "MissingExtraError": "recommenders/adapters/__init__.py: an optional extra to install",
+}
+"""The error classes defined outside ``io/errors.py``, each with why it is not a user error
+of config or data."""
+
+
+def test_user_errors_are_defined_on_the_ground_floor_only():
+    package = Path(errors.__file__).resolve().parents[1]
+    found = {
+        node.name
+        for path in package.rglob("*.py")
+        if path != Path(errors.__file__).resolve()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ClassDef) and node.name.endswith(("Error", "Exception"))
+    }
+    assert found == set(ERRORS_ELSEWHERE)
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from debiaseval.workflow.config import ConfigError, study_name, validate_config
+from debiaseval.io.errors import ConfigError
+from debiaseval.workflow.config import study_name, validate_config
 from debiaseval.workflow.studies import origin_conflict, record_origin, set_aside_foreign
 
 # --------------------------------------------------------------------------- the name

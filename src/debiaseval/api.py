@@ -3,7 +3,7 @@
 For notebooks and scripts. :func:`run` runs any experiment in-process and returns
 the tables the workflow writes to ``results/eN/<dataset>/`` (for the same config
 and seeds, the same values; for E1 and E2 byte-identical Parquet when written with
-:func:`debiaseval.workflow.io.write_parquet`); ``run_e1`` ... ``run_e6`` are its
+:func:`debiaseval.io.files.write_parquet`); ``run_e1`` ... ``run_e6`` are its
 aliases, with the same arguments. :func:`register_recommender` makes a class of
 one's own usable by its name in the configs given to :func:`run`;
 :func:`evaluate_lists` evaluates recommendation lists made elsewhere. The building
@@ -36,6 +36,7 @@ from debiaseval.evaluation.metrics import TOPK_METRICS, evaluate_topk, summarise
 from debiaseval.evaluation.ranking import top_k
 from debiaseval.experiments import Data
 from debiaseval.experiments.e4 import learning_data
+from debiaseval.io.schema import experiment_names
 from debiaseval.recommenders import (
     RECOMMENDERS,
     Recommender,
@@ -46,7 +47,6 @@ from debiaseval.recommenders import (
 )
 from debiaseval.recommenders.registry import EXTERNAL
 from debiaseval.recommenders.tuning import EarlyStopping, tune_recommender
-from debiaseval.workflow.config import experiment_names
 
 __all__ = [
     "ELICITATION_STRATEGIES",

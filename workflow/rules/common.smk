@@ -8,7 +8,8 @@ import sys
 
 from debiaseval import code_hash
 from debiaseval.workflow import resources as scaled_resources
-from debiaseval.workflow.config import ConfigError, study_name, validate_config
+from debiaseval.workflow.config import study_name, validate_config
+from debiaseval.io.errors import ConfigError
 from debiaseval.data import MIRROR_ENV, SOURCES
 from debiaseval.data.build import SOURCE_OF
 from debiaseval.data.catalog import dataset_names, positive_threshold_of, user_sources
@@ -19,7 +20,7 @@ from debiaseval.figures import figure_module
 from debiaseval.recommenders.registry import EXTERNAL, plugin_source_hash
 from debiaseval.recommenders.tuning import grid_chunks
 from debiaseval.workflow.data_check import missing_data_message, unobtainable
-from debiaseval.workflow.io import read_only_message, rebuild_damaged, runs_jobs
+from debiaseval.io.files import read_only_message, rebuild_damaged, runs_jobs
 from debiaseval.workflow.params import job_params
 from debiaseval.workflow.provenance import gather as gather_provenance
 from debiaseval.workflow.report import finished_message

@@ -4,7 +4,7 @@ verdict (verdict.md)."""
 from pathlib import Path
 
 from debiaseval.experiments.e1 import aggregate_step
-from debiaseval.workflow.io import read_parquet
+from debiaseval.io.files import read_parquet
 from debiaseval.workflow.provenance import record_run, write_markdown, write_table
 from debiaseval.workflow.report import publish_report
 from debiaseval.workflow.runtime import job

@@ -3,7 +3,7 @@ the report of what its filter dropped."""
 
 from debiaseval.data.filters import dropped_warnings
 from debiaseval.experiments.e1 import data_step, dropped_text
-from debiaseval.workflow.io import read_parquet, write_parquet, write_text
+from debiaseval.io.files import read_parquet, write_parquet, write_text
 from debiaseval.workflow.runtime import job, warn
 
 with job(snakemake.log[0]) as log:

@@ -8,7 +8,7 @@ from debiaseval.experiments.e1 import (
     estimator_truth,
     evaluate_step,
 )
-from debiaseval.workflow.io import read_parquet, write_parquet
+from debiaseval.io.files import read_parquet, write_parquet
 from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0], snakemake.threads) as log:

@@ -2,7 +2,7 @@
 
 from debiaseval.evaluation.external_lists import read_lists
 from debiaseval.experiments.e1 import lists_step
-from debiaseval.workflow.io import read_parquet, write_parquet
+from debiaseval.io.files import read_parquet, write_parquet
 from debiaseval.workflow.runtime import job, warn
 
 with job(snakemake.log[0]) as log:

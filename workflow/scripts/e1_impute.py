@@ -1,7 +1,7 @@
 """Adapter: the model imputation of one dr estimator of one seed (logistic_mf)."""
 
 from debiaseval.experiments.e1 import estimator_features, estimator_truth, impute_step
-from debiaseval.workflow.io import read_parquet, write_parquet
+from debiaseval.io.files import read_parquet, write_parquet
 from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0], snakemake.threads) as log:

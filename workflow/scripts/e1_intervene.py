@@ -1,7 +1,7 @@
 """Adapter: draw every intervened test set of one seed from the held-out part, with diagnostics."""
 
 from debiaseval.experiments.e1 import testset_step
-from debiaseval.workflow.io import index_sizes, read_parquet, write_parquet
+from debiaseval.io.files import index_sizes, read_parquet, write_parquet
 from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0]) as log:

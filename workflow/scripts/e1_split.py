@@ -1,7 +1,7 @@
 """Adapter: E1 split of the interactions into train/heldout/weights/val/gt."""
 
 from debiaseval.experiments.e1 import split_step
-from debiaseval.workflow.io import read_parquet, write_parquet
+from debiaseval.io.files import read_parquet, write_parquet
 from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0]) as log:

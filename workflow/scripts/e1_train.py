@@ -2,7 +2,7 @@
 For a grid of one chunk (rule e1_tune), also select its best point as e1_select does."""
 
 from debiaseval.experiments.e1 import select_step, tune_step
-from debiaseval.workflow.io import index_sizes, read_parquet, write_parquet
+from debiaseval.io.files import index_sizes, read_parquet, write_parquet
 from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0], snakemake.threads) as log:

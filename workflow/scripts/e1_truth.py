@@ -2,7 +2,7 @@
 per-user values for the scoreboard."""
 
 from debiaseval.experiments.e1 import raw_ids, truth_step
-from debiaseval.workflow.io import read_parquet, write_parquet
+from debiaseval.io.files import read_parquet, write_parquet
 from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0], snakemake.threads) as log:

@@ -4,7 +4,7 @@ over seeds (+ Markdown)."""
 from pathlib import Path
 
 from debiaseval.experiments.e2 import aggregate_step, counts_frame
-from debiaseval.workflow.io import read_parquet
+from debiaseval.io.files import read_parquet
 from debiaseval.workflow.provenance import record_run, write_markdown, write_table
 from debiaseval.workflow.report import publish_report
 from debiaseval.workflow.runtime import job

@@ -1,7 +1,7 @@
 """Adapter: the ratings every strategy elicits from each method's H for the active users."""
 
 from debiaseval.experiments.e2 import elicit_step
-from debiaseval.workflow.io import index_sizes, read_parquet, write_parquet
+from debiaseval.io.files import index_sizes, read_parquet, write_parquet
 from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0], snakemake.threads) as log:

@@ -2,7 +2,7 @@
 before and after."""
 
 from debiaseval.experiments.e2 import evaluate_step
-from debiaseval.workflow.io import index_sizes, read_parquet, write_parquet
+from debiaseval.io.files import index_sizes, read_parquet, write_parquet
 from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0], snakemake.threads) as log:

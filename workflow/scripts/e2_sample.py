@@ -1,7 +1,7 @@
 """Adapter: every E2 method's hidden set H and test set T of one seed, drawn from their pools."""
 
 from debiaseval.experiments.e2 import sample_step
-from debiaseval.workflow.io import index_sizes, read_parquet, write_parquet
+from debiaseval.io.files import index_sizes, read_parquet, write_parquet
 from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0]) as log:

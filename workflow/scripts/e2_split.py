@@ -1,7 +1,7 @@
 """Adapter: E2 split of the MNAR part into known/hidden_pool/test_pool, and the active users."""
 
 from debiaseval.experiments.e2 import split_step
-from debiaseval.workflow.io import read_parquet, write_parquet
+from debiaseval.io.files import read_parquet, write_parquet
 from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0]) as log:

@@ -1,7 +1,7 @@
 """Adapter: tune E2's MF on validation held out of K_before; its top-k lists on K_before."""
 
 from debiaseval.experiments.e2 import train_step
-from debiaseval.workflow.io import index_sizes, read_parquet, write_parquet
+from debiaseval.io.files import index_sizes, read_parquet, write_parquet
 from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0], snakemake.threads) as log:

@@ -1,7 +1,7 @@
 """Adapter: one seed of E3 (prediction matrices, true values, estimates over draws of O)."""
 
 from debiaseval.experiments import e3
-from debiaseval.workflow.io import read_parquet, write_parquet
+from debiaseval.io.files import read_parquet, write_parquet
 from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0], snakemake.threads) as log:

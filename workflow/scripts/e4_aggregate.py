@@ -4,7 +4,7 @@ from pathlib import Path
 
 from debiaseval.experiments import e4
 from debiaseval.experiments.verdicts import e4_verdict, verdict_markdown, with_verdict
-from debiaseval.workflow.io import read_parquet
+from debiaseval.io.files import read_parquet
 from debiaseval.workflow.provenance import record_run, write_markdown, write_table
 from debiaseval.workflow.report import publish_report
 from debiaseval.workflow.runtime import job

@@ -1,7 +1,7 @@
 """Adapter: one seed of one E4 model (MF-Naive or MF-IPS): CV, refit, test error."""
 
 from debiaseval.experiments import e4
-from debiaseval.workflow.io import read_parquet, write_parquet
+from debiaseval.io.files import read_parquet, write_parquet
 from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0], snakemake.threads) as log:

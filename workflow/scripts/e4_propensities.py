@@ -1,7 +1,7 @@
 """Adapter: one seed of E4's training pairs with their propensities, and the test pairs."""
 
 from debiaseval.experiments import e4
-from debiaseval.workflow.io import write_parquet
+from debiaseval.io.files import write_parquet
 from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0], snakemake.threads) as log:

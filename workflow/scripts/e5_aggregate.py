@@ -13,7 +13,7 @@ from debiaseval.experiments.e5 import (
     estimates_table,
 )
 from debiaseval.experiments.verdicts import e5_verdict, verdict_markdown, with_verdict
-from debiaseval.workflow.io import read_parquet
+from debiaseval.io.files import read_parquet
 from debiaseval.workflow.provenance import record_run, write_markdown, write_table
 from debiaseval.workflow.report import publish_report
 from debiaseval.workflow.runtime import job

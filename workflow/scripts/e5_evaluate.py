@@ -6,8 +6,8 @@ import pandas as pd
 
 from debiaseval.evaluation.external_lists import read_lists
 from debiaseval.experiments.e5 import evaluate_lists, evaluate_models, fit_seed
+from debiaseval.io.files import read_parquet, write_parquet
 from debiaseval.recommenders.registry import EXTERNAL
-from debiaseval.workflow.io import read_parquet, write_parquet
 from debiaseval.workflow.runtime import job, warn
 
 with job(snakemake.log[0], snakemake.threads) as log:

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 
 from debiaseval.experiments.e5 import evaluate_models_on_seeds, shared_fit_seed
-from debiaseval.workflow.io import read_parquet, write_parquet
+from debiaseval.io.files import read_parquet, write_parquet
 from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0], snakemake.threads) as log:

@@ -2,7 +2,7 @@
 
 from debiaseval.data.splits import run_rng
 from debiaseval.experiments.e5 import FULLY_EXPOSED, expose, observed_data
-from debiaseval.workflow.io import read_parquet, write_parquet
+from debiaseval.io.files import read_parquet, write_parquet
 from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0]) as log:

@@ -2,7 +2,7 @@
 
 from debiaseval.data.kuairec import fully_exposed_frame, load_kuairec
 from debiaseval.experiments.e5 import full_data, identity_tables
-from debiaseval.workflow.io import write_parquet
+from debiaseval.io.files import write_parquet
 from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0]) as log:

@@ -1,7 +1,7 @@
 """Adapter: one run of E6 on one dataset (snapshots, KL weights, leave-one-out scores)."""
 
 from debiaseval.experiments.e6 import run_seed
-from debiaseval.workflow.io import index_sizes, read_parquet, write_parquet
+from debiaseval.io.files import index_sizes, read_parquet, write_parquet
 from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0], snakemake.threads) as log:

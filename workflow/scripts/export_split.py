@@ -1,7 +1,7 @@
 """Adapter: a seed's parts (training, validation) in raw ids, as Parquet and CSV."""
 
 from debiaseval.data.export import export_parts
-from debiaseval.workflow.io import read_parquet, write_csv, write_parquet
+from debiaseval.io.files import read_parquet, write_csv, write_parquet
 from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0]) as log:

@@ -3,7 +3,7 @@ canonical Parquet."""
 
 from debiaseval.data.build import build_dataset
 from debiaseval.data.filters import part_sizes
-from debiaseval.workflow.io import write_parquet
+from debiaseval.io.files import write_parquet
 from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0], snakemake.threads) as log:

@@ -2,7 +2,7 @@
 
 import yaml
 
-from debiaseval.workflow.io import write_text
+from debiaseval.io.files import write_text
 from debiaseval.workflow.report import config_page
 from debiaseval.workflow.runtime import job
 

@@ -22,7 +22,7 @@ import pandas as pd
 
 from debiaseval.benchmarks.common import ml1m_shaped, ratio
 from debiaseval.evaluation.testsets import evaluate_recommenders
-from debiaseval.workflow.io import write_parquet
+from debiaseval.io.files import write_parquet
 
 __all__ = ["run"]
 
@@ -30,7 +30,7 @@ __all__ = ["run"]
 _JOB = """
 import json, sys
 from debiaseval.evaluation.testsets import evaluate_on_testsets, evaluate_recommenders
-from debiaseval.workflow.io import read_parquet, write_parquet
+from debiaseval.io.files import read_parquet, write_parquet
 from debiaseval.workflow.runtime import job
 
 root, names = sys.argv[1], sys.argv[2:]
@@ -50,7 +50,7 @@ with job(f"{root}/{names[0]}.log", 1):
 """
 
 _IMPORTS = (
-    "import debiaseval.experiments.e1, debiaseval.workflow.io, debiaseval.workflow.runtime, "
+    "import debiaseval.experiments.e1, debiaseval.io.files, debiaseval.workflow.runtime, "
     "debiaseval.debiasing.interventions, debiaseval.recommenders"
 )
 

@@ -6,7 +6,6 @@ from debiaseval.data.catalog import DATASET_NAMES, GENERATED, dataset_names, dat
 from debiaseval.data.download import (
     DATA_ENV,
     MIRROR_ENV,
-    DatasetError,
     cache_folder,
     download_file,
     fetch_dataset,
@@ -35,6 +34,7 @@ from debiaseval.data.loaders import (
 from debiaseval.data.preprocess import PARTS, build_interactions, filter_users_by_count
 from debiaseval.data.registry import SOURCES, DatasetSource
 from debiaseval.data.user_logs import load_user_log
+from debiaseval.io.errors import DatasetError
 
 __all__ = [
     "DATASET_NAMES",

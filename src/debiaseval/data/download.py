@@ -36,12 +36,12 @@ from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO
 
 from debiaseval.data.registry import SOURCES, DatasetSource
-from debiaseval.workflow.io import atomic_path
+from debiaseval.io.errors import DatasetError
+from debiaseval.io.files import atomic_path
 
 __all__ = [
     "DATA_ENV",
     "MIRROR_ENV",
-    "DatasetError",
     "DownloadLimits",
     "cache_folder",
     "download_file",
@@ -55,10 +55,6 @@ MIRROR_ENV = "DEBIASEVAL_MIRROR"
 DATA_ENV = "DEBIASEVAL_DATA"
 _CHUNK = 1 << 20
 _LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
-
-
-class DatasetError(ValueError):
-    """A dataset cannot be obtained, verified or parsed; the message is one line."""
 
 
 @dataclass(frozen=True)

@@ -158,7 +158,7 @@ def simulate_exposure(
     n_rest = per_user - np.bincount(users[train], minlength=per_user.size)
     exposed = _smallest_per_user(users, uniform, np.minimum(n_exposed, n_rest))
     if users.size and (train | exposed).all():
-        from debiaseval.workflow.schema import ConfigError  # a config error, in the job's line
+        from debiaseval.io.errors import ConfigError  # a config error, in the job's line
 
         raise ConfigError(
             f"config error at 'e5.exposure.n_exposed': {n_exposed} leaves no pair unexposed (a "

@@ -20,7 +20,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from debiaseval.data.download import DatasetError
+from debiaseval.io.errors import DatasetError
 
 __all__ = [
     "DROPPED_COLUMNS",
@@ -223,7 +223,7 @@ def apply_filter(
 ) -> Filtered:
     """Keep the rows ``keep`` of ``interactions``, re-index, and report what filter ``name`` drops.
 
-    Raises a one-line :class:`~debiaseval.data.download.DatasetError` naming ``where``
+    Raises a one-line :class:`~debiaseval.io.errors.DatasetError` naming ``where``
     and the filter when it drops every row.
     """
     keep = np.asarray(keep, dtype=bool)

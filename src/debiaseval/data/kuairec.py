@@ -24,8 +24,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from debiaseval.data.download import DatasetError
 from debiaseval.data.registry import DatasetSource
+from debiaseval.io.errors import DatasetError
 
 __all__ = [
     "KUAIREC_ARCHIVE_BYTES",

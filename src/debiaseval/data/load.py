@@ -18,7 +18,7 @@ from debiaseval.data.build import SOURCE_OF, build_dataset
 from debiaseval.data.catalog import user_sources
 from debiaseval.data.download import MIRROR_ENV, cache_folder, fetch_dataset
 from debiaseval.data.source_checks import check_own_datasets, check_reserved_sources
-from debiaseval.workflow.schema import schema_checked
+from debiaseval.io.schema import schema_checked
 
 __all__ = ["load_dataset"]
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from debiaseval.data.download import DatasetError
+from debiaseval.io.errors import DatasetError
 
 __all__ = [
     "LOADERS",

@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from debiaseval.data.download import DatasetError
 from debiaseval.data.filters import Filtered, apply_filter, users_by_count
 from debiaseval.data.loaders import RawDataset
+from debiaseval.io.errors import DatasetError
 
 __all__ = ["PARTS", "build_interactions", "filter_users_by_count"]
 

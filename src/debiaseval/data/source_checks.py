@@ -14,7 +14,7 @@ from typing import Any
 
 from debiaseval.data.catalog import RESERVED_NAMES, dataset_names, is_user_source, user_sources
 from debiaseval.data.user_logs import file_format
-from debiaseval.workflow.schema import ConfigError
+from debiaseval.io.errors import ConfigError
 
 __all__ = ["check_dataset_names", "check_own_datasets", "check_reserved_sources"]
 

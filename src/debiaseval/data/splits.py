@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from debiaseval.data.filters import dropped_report, log_dropped, users_by_count
-from debiaseval.workflow.schema import ConfigError
+from debiaseval.io.errors import ConfigError
 
 __all__ = ["assign_parts", "check_fractions", "filter_users", "run_rng", "split_e1", "split_e2"]
 

@@ -28,8 +28,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from debiaseval.data.catalog import DEFAULT_POSITIVE_THRESHOLD
-from debiaseval.data.download import DatasetError
 from debiaseval.data.loaders import RawDataset, _show
+from debiaseval.io.errors import DatasetError
 
 __all__ = [
     "DELIMITERS",

@@ -58,7 +58,7 @@ from debiaseval.estimation.sensitivity import SENSITIVITY_COLUMNS, sensitivity
 from debiaseval.estimation.weight_control import WeightControl
 from debiaseval.evaluation.flags import short_list_counts
 from debiaseval.evaluation.metrics import BlockValues, summarise
-from debiaseval.workflow.schema import ConfigError
+from debiaseval.io.errors import ConfigError
 
 __all__ = [
     "DIAGNOSTICS_COLUMNS",

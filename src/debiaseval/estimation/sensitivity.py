@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from debiaseval.estimation.heldout import HeldOut, gains, member
-from debiaseval.workflow.markup import inert_markdown
+from debiaseval.io.markup import inert_markdown
 
 __all__ = [
     "MAX_GAMMA",

@@ -10,7 +10,7 @@ import pandas as pd
 
 from debiaseval.evaluation.flags import MIN_USERS, join_flags, legend, marked
 from debiaseval.evaluation.uncertainty import INTERVAL_NOTE, interval_cell
-from debiaseval.workflow.markup import inert_markdown
+from debiaseval.io.markup import inert_markdown
 
 __all__ = [
     "KENDALL_COLUMNS",
@@ -125,7 +125,7 @@ def kendall_groups(block: Mapping[str, Any]) -> dict[str, list[str]]:
 def check_kendall(block: Mapping[str, Any], where: str) -> None:
     """Refuse a name of ``kendall_exclude`` or ``kendall_groups`` that is not a recommender of
     the block, in one line naming ``<where>.kendall_…`` and the recommenders."""
-    from debiaseval.workflow.schema import ConfigError
+    from debiaseval.io.errors import ConfigError
 
     names = ", ".join(block["recommenders"])
     keys = [(f"kendall_exclude.{j}", n) for j, n in enumerate(block["kendall_exclude"] or [])]
@@ -221,7 +221,7 @@ def _cell(value: object) -> str:
 
 def markdown_table(frame: pd.DataFrame) -> str:
     """A GitHub-flavoured Markdown table of ``frame`` (floats to 4 significant digits). Every
-    header and cell is text, shown as written (:func:`~debiaseval.workflow.markup.inert_markdown`):
+    header and cell is text, shown as written (:func:`~debiaseval.io.markup.inert_markdown`):
     a name holding ``|``, a backtick or HTML neither splits its cell nor becomes markup."""
     header = "| " + " | ".join(inert_markdown(c) for c in frame.columns) + " |"
     rule = "|" + "|".join("---" for _ in frame.columns) + "|"

@@ -39,8 +39,8 @@ import pandas as pd
 import scipy.sparse as sp
 
 from debiaseval.data.ids import format_ids, raw_ids, to_internal
+from debiaseval.io.errors import ListsError
 from debiaseval.recommenders.registry import EXTERNAL
-from debiaseval.workflow.errors import ListsError
 
 __all__ = [
     "EXTERNAL",

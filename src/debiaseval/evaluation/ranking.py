@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from debiaseval.workflow.errors import ContractError
+from debiaseval.io.errors import ContractError
 
 if TYPE_CHECKING:
     from debiaseval.recommenders.base import Recommender

@@ -24,7 +24,7 @@ from debiaseval.evaluation.metrics import (
     topk_blocks,
     train_overlap_mask,
 )
-from debiaseval.workflow.errors import EmptyTestSetError
+from debiaseval.io.errors import EmptyTestSetError
 
 __all__ = [
     "check_testset",

@@ -79,6 +79,8 @@ from debiaseval.experiments.verdicts import (
     verdict_entries,
     with_verdict,
 )
+from debiaseval.io.errors import EmptyTestSetError
+from debiaseval.io.files import atomic_path, read_parquet, write_parquet
 from debiaseval.recommenders.registry import EXTERNAL
 from debiaseval.recommenders.specs import check_recommender_spec
 from debiaseval.recommenders.tuning import (
@@ -88,8 +90,6 @@ from debiaseval.recommenders.tuning import (
     merge_chunks,
     tune_points,
 )
-from debiaseval.workflow.errors import EmptyTestSetError
-from debiaseval.workflow.io import atomic_path, read_parquet, write_parquet
 
 __all__ = [
     "EVALUATE_OUTPUTS", "EXPORT", "NEEDS", "OUTPUTS", "TRUTH_DATASETS", "EmptyTestSetError",

@@ -43,6 +43,7 @@ from debiaseval.evaluation.ranking import top_k
 from debiaseval.evaluation.uncertainty import interval_cell, seed_interval_note, seed_intervals
 from debiaseval.experiments import run_data
 from debiaseval.experiments.verdicts import e2_verdict, verdict_entries, with_verdict
+from debiaseval.io.errors import ConfigError
 from debiaseval.recommenders.base import trains_by_epochs
 from debiaseval.recommenders.registry import EXTERNAL, make_recommender, resolve_recommender
 from debiaseval.recommenders.specs import check_recommender_spec
@@ -52,7 +53,6 @@ from debiaseval.recommenders.tuning import (
     select_point,
     tune_recommender,
 )
-from debiaseval.workflow.config import ConfigError
 
 __all__ = [
     "NEEDS",

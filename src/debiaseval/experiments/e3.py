@@ -41,7 +41,7 @@ from debiaseval.evaluation.prediction_matrices import PREDICTION_MATRICES, predi
 from debiaseval.evaluation.uncertainty import interval_cell, seed_interval_note, seed_intervals
 from debiaseval.experiments import Data, input_frames, seed_ids
 from debiaseval.experiments.verdicts import e3_verdict, verdict_entries
-from debiaseval.workflow.config import ConfigError
+from debiaseval.io.errors import ConfigError
 
 __all__ = [
     "LEVELS",

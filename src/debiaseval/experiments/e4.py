@@ -53,9 +53,10 @@ from debiaseval.evaluation.uncertainty import interval_cell, seed_interval_note,
 from debiaseval.experiments import Data, input_frames, seed_ids, unsupported
 from debiaseval.experiments.e3 import Truth, full_truth, synthetic_truth
 from debiaseval.experiments.verdicts import e4_verdict, verdict_entries, with_verdict
+from debiaseval.io.errors import ConfigError
+from debiaseval.io.schema import expand_grid
 from debiaseval.recommenders.ips_cv import LOSS_OF_METRIC, cv_select, model_l2, pair_losses
 from debiaseval.recommenders.rating_mf import WeightedMF, normalise_weights
-from debiaseval.workflow.config import ConfigError, expand_grid
 
 __all__ = [
     "BIAS_ONLY_RMS",
@@ -241,7 +242,7 @@ def read_learning_data(
 ) -> LearningData:
     """:func:`learning_data` from Parquet files: ``paths`` maps ``interactions``,
     ``user_index`` and ``item_index`` (all optional; a Snakemake input works) to files."""
-    from debiaseval.workflow.io import read_parquet
+    from debiaseval.io.files import read_parquet
 
     keys = set(paths.keys())
     frames = [

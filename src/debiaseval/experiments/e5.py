@@ -67,10 +67,12 @@ from debiaseval.evaluation.uncertainty import (
 from debiaseval.evaluation.ure import mean_recall, recall_estimates
 from debiaseval.experiments import Data, Frames, input_frames, seed_ids
 from debiaseval.experiments.verdicts import e5_verdict, verdict_entries
+from debiaseval.io.errors import ConfigError
+from debiaseval.io.schema import expand_grid
 from debiaseval.recommenders.registry import EXTERNAL, make_recommender
 from debiaseval.recommenders.specs import check_recommender_spec
 from debiaseval.recommenders.tuning import recommender_params
-from debiaseval.workflow.config import ConfigError, expand_grid, validate_config
+from debiaseval.workflow.config import validate_config
 
 __all__ = [
     "ESTIMATORS",
@@ -137,7 +139,7 @@ _ESTIMATE_COLUMN = {"traditional": "traditional_recall", "ure": "ure"}
 def settings(block: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The ``e5`` config block validated, with the schema's defaults filled in.
 
-    Raises :class:`debiaseval.workflow.config.ConfigError` naming the first bad key.
+    Raises :class:`debiaseval.io.errors.ConfigError` naming the first bad key.
     """
     return validate_config({"e5": dict(block or {})}, "e5")["e5"]
 

@@ -51,7 +51,8 @@ from debiaseval.evaluation.leave_one_out import (
 )
 from debiaseval.experiments import Data, input_frames, seed_ids
 from debiaseval.experiments.verdicts import e6_verdict, verdict_entries
-from debiaseval.workflow.config import ConfigError, validate_config
+from debiaseval.io.errors import ConfigError
+from debiaseval.workflow.config import validate_config
 
 __all__ = [
     "NEEDS",

@@ -22,7 +22,7 @@ the experiment's other results, and as the first section of its main Markdown su
 - :func:`e6_verdict`: the constant recommenders' drift, unweighted and with KL weights ([MYT14]).
 
 Every name that comes from a user (dataset, recommender, test set, estimator, strategy) is made
-inert (:func:`~debiaseval.workflow.markup.inert_markdown`). The functions are pure: tables in,
+inert (:func:`~debiaseval.io.markup.inert_markdown`). The functions are pure: tables in,
 sentences out.
 """
 
@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from debiaseval.evaluation.aggregate import markdown_table
-from debiaseval.workflow.markup import inert_markdown
+from debiaseval.io.markup import inert_markdown
 
 __all__ = [
     "HEADING",

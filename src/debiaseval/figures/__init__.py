@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from debiaseval.workflow.io import atomic_path
+from debiaseval.io.files import atomic_path
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Self
 import numpy as np
 import scipy.sparse as sp
 
-from debiaseval.workflow.errors import ContractError
+from debiaseval.io.errors import ContractError
 
 __all__ = [
     "NotFittedError",

@@ -36,13 +36,13 @@ from typing import Any
 
 import scipy.sparse as sp
 
+from debiaseval.io.errors import ContractError
 from debiaseval.recommenders.base import Recommender
 from debiaseval.recommenders.baselines import AvgRating, PosPop, Random
 from debiaseval.recommenders.knn import ItemKNN, KNNRecommender, UserKNN
 from debiaseval.recommenders.mf import LightFMRanker
 from debiaseval.recommenders.mf_ips import IPSMF
 from debiaseval.recommenders.source_hash import sources_hash
-from debiaseval.workflow.errors import ContractError
 
 __all__ = [
     "ENTRY_POINT_GROUP",

@@ -19,6 +19,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from debiaseval.io.errors import ConfigError
+from debiaseval.io.schema import expand_grid
 from debiaseval.recommenders.base import Recommender
 from debiaseval.recommenders.registry import (
     EXTERNAL,
@@ -27,7 +29,6 @@ from debiaseval.recommenders.registry import (
     resolve_recommender,
 )
 from debiaseval.recommenders.source_hash import sources_hash
-from debiaseval.workflow.config import ConfigError, expand_grid
 
 __all__ = ["CHECKED_ENV", "EXTERNAL_DEFAULTS", "check_plugin_determinism", "check_recommender_spec"]
 

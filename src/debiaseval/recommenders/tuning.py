@@ -28,9 +28,9 @@ import scipy.sparse as sp
 from debiaseval.data.interactions import rating_matrix
 from debiaseval.evaluation.metrics import evaluate_topk, summarise
 from debiaseval.evaluation.ranking import top_k
+from debiaseval.io.schema import expand_grid
 from debiaseval.recommenders.base import Recommender, trains_by_epochs
 from debiaseval.recommenders.registry import fit_grid, make_recommender, resolve_recommender
-from debiaseval.workflow.config import expand_grid
 
 __all__ = [
     "OK",
@@ -313,8 +313,8 @@ def check_early_stopping(
     """Refuse ``epochs`` in the params or grid of a model trained by epochs while early stopping
     chooses them, in one line naming ``<where>.recommenders.<name>`` (``where``: the
     experiment's block). Precomputed lists (algorithm ``external``) train nothing."""
+    from debiaseval.io.errors import ConfigError
     from debiaseval.recommenders.registry import EXTERNAL, resolve_recommender
-    from debiaseval.workflow.schema import ConfigError
 
     if early_stopping is None:
         return

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 import importlib
-import itertools
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -20,8 +19,8 @@ from debiaseval.data.source_checks import (
     check_own_datasets,
     check_reserved_sources,
 )
-from debiaseval.workflow.schema import (
-    ConfigError,
+from debiaseval.io.errors import ConfigError
+from debiaseval.io.schema import (
     _check_finite,
     _fill_defaults,
     _one_line,
@@ -32,11 +31,6 @@ from debiaseval.workflow.schema import (
 
 __all__ = [
     "DEFAULT_STUDY",
-    "ConfigError",
-    "coerce_strings",
-    "expand_grid",
-    "experiment_names",
-    "load_schema",
     "memory_bytes",
     "study_name",
     "synthetic_memory",
@@ -292,9 +286,3 @@ def validate_config(
     _resolve_experiments(filled)
     _check_job_limits(filled)
     return filled
-
-
-def expand_grid(grid: Mapping[str, list[Any]]) -> list[dict[str, Any]]:
-    """Cartesian product of a hyperparameter grid, in key order then value order."""
-    keys = list(grid)
-    return [dict(zip(keys, values, strict=True)) for values in itertools.product(*grid.values())]

@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from debiaseval.workflow.config import experiment_names, load_schema
+from debiaseval.io.schema import experiment_names, load_schema
 
 __all__ = ["block_reference", "config_reference", "shared_blocks"]
 

@@ -11,10 +11,10 @@ digest changes exactly when the text Snakemake compared before does, and a job r
 when it did before. The job's script receives the plain mapping (pickling gives a ``dict``);
 the HTML report, which writes each param as text (``str()``) into a ``<script>`` block, shows
 the whole mapping with ``</`` and ``<!--`` made harmless
-(:func:`debiaseval.workflow.markup.script_safe`). Which keys changed is said before the first
+(:func:`debiaseval.io.markup.script_safe`). Which keys changed is said before the first
 job, in a few lines (:func:`debiaseval.workflow.studies.config_notice`).
 
-It imports only :mod:`debiaseval.workflow.markup`.
+It imports only :mod:`debiaseval.io.markup`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import hashlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from debiaseval.workflow.markup import script_safe
+from debiaseval.io.markup import script_safe
 
 __all__ = ["DIGEST_HEX", "Digested", "digest", "job_params"]
 

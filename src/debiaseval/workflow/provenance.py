@@ -32,8 +32,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from debiaseval._version import __version__
-from debiaseval.workflow.io import atomic_path, write_text
-from debiaseval.workflow.markup import code_span, inert_markdown
+from debiaseval.io.files import atomic_path, write_text
+from debiaseval.io.markup import code_span, inert_markdown
 
 __all__ = [
     "CHECKSUM_CACHE",
@@ -133,7 +133,7 @@ def experiment_config(config: Mapping[str, Any], experiment: str) -> dict[str, A
     a shared block (``sources``, ``synthetic``, ...) reaches every experiment; two studies of
     the same science record the same config, and their tables the same bytes.
     """
-    from debiaseval.workflow.schema import experiment_names
+    from debiaseval.io.schema import experiment_names
 
     others = set(experiment_names()) - {experiment}
     own = {k: v for k, v in config.items() if k not in others and k not in RUN_SELECTION}
@@ -333,7 +333,7 @@ def run_fields(folder: str | os.PathLike[str] = ".") -> dict[str, Any]:
 def write_table(
     frame: pd.DataFrame, path: str | os.PathLike[str], provenance: Mapping[str, Any]
 ) -> None:
-    """Write ``frame`` as :func:`debiaseval.workflow.io.write_parquet` does, with the record
+    """Write ``frame`` as :func:`debiaseval.io.files.write_parquet` does, with the record
     ``provenance`` as key-value metadata :data:`METADATA_KEY` (canonical JSON): atomic, and
     byte-identical for identical frames and records."""
     table = pa.Table.from_pandas(frame.reset_index(drop=True), preserve_index=False)
@@ -356,7 +356,7 @@ def markdown_header(provenance: Mapping[str, Any]) -> str:
     library versions (the full record is in the Parquet files' metadata); the same for the
     same record whatever the order of its keys (a record read back from a file has them
     sorted). File names and plugins are shown as written, never read as Markdown or HTML
-    (:mod:`debiaseval.workflow.markup`)."""
+    (:mod:`debiaseval.io.markup`)."""
     versions = provenance.get("versions", {})
     order = [*("python", *LIBRARIES), *sorted(set(versions) - {"python", *LIBRARIES})]
     libraries = ", ".join(f"{k} {versions[k]}" for k in order if versions.get(k) is not None)

@@ -37,7 +37,7 @@ import markdown
 import pandas as pd
 import yaml
 
-from debiaseval.workflow.io import read_parquet, write_text
+from debiaseval.io.files import read_parquet, write_text
 from debiaseval.workflow.provenance import config_hash, experiment_config, read_provenance
 
 __all__ = [
@@ -90,7 +90,7 @@ def figure_page(svg: str, title: str, caption: str) -> str:
 
 def markdown_html(text: str) -> str:
     """The Markdown document ``text`` as HTML (its pipe tables as tables), with any raw HTML in
-    it shown as text: the last guard behind :mod:`debiaseval.workflow.markup`, so that no
+    it shown as text: the last guard behind :mod:`debiaseval.io.markup`, so that no
     Markdown file a job wrote adds an element to its page (docs/report.md#user-given-strings).
     """
     renderer = markdown.Markdown(extensions=["tables"], output_format="html")

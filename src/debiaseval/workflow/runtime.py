@@ -10,10 +10,14 @@ from collections.abc import Iterator
 
 from threadpoolctl import threadpool_limits
 
-from debiaseval.data.download import DatasetError
-from debiaseval.workflow.config import ConfigError
-from debiaseval.workflow.errors import ContractError, EmptyTestSetError, ListsError
-from debiaseval.workflow.io import UnreadableFileError
+from debiaseval.io.errors import (
+    ConfigError,
+    ContractError,
+    DatasetError,
+    EmptyTestSetError,
+    ListsError,
+    UnreadableFileError,
+)
 
 __all__ = ["USER_ERRORS", "job", "one_line", "warn"]
 

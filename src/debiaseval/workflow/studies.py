@@ -27,7 +27,7 @@ from typing import Any
 
 import yaml
 
-from debiaseval.workflow.io import FOREIGN, made_outputs, move_outputs, write_text
+from debiaseval.io.files import FOREIGN, made_outputs, move_outputs, write_text
 from debiaseval.workflow.provenance import (
     RUN_SELECTION,
     canonical_json,

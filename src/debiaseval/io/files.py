@@ -16,13 +16,14 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from debiaseval.io.errors import UnreadableFileError
+
 __all__ = [
     "DAMAGED",
     "DAMAGE_CHECKED",
     "FOREIGN",
     "SET_ASIDE",
     "OutputDamage",
-    "UnreadableFileError",
     "atomic_path",
     "current_umask",
     "damage_of",
@@ -43,10 +44,6 @@ __all__ = [
 ]
 
 _MAGIC = b"PAR1"
-
-
-class UnreadableFileError(OSError):
-    """A Parquet file a job reads is damaged (truncated, overwritten, not Parquet)."""
 
 
 def current_umask() -> int:

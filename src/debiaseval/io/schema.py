@@ -1,15 +1,17 @@
 """The config schema and the checks it alone makes: defaults filled in, strings coerced,
 one-line errors (docs/configuration.md).
 
-It imports nothing of the package, so that every layer may use it: ``data`` reads a config
-through it (:func:`schema_checked`) without importing the workflow's glue
-(:mod:`debiaseval.workflow.config`, which adds the checks that need the experiments and the
-recommenders).
+It imports nothing of the package but the ground floor's errors, so that every layer may use
+it: ``data`` reads a config through it (:func:`schema_checked`) without importing the
+workflow's glue (:mod:`debiaseval.workflow.config`, which adds the checks that need the
+experiments and the recommenders), and the recommenders expand their grids with
+:func:`expand_grid`.
 """
 
 from __future__ import annotations
 
 import copy
+import itertools
 import math
 import re
 from collections.abc import Iterable, Mapping
@@ -18,20 +20,18 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from debiaseval.io.errors import ConfigError
+
 if TYPE_CHECKING:
     import jsonschema
 
 __all__ = [
-    "ConfigError",
     "coerce_strings",
+    "expand_grid",
     "experiment_names",
     "load_schema",
     "schema_checked",
 ]
-
-
-class ConfigError(ValueError):
-    """A configuration value is unknown, of the wrong type or out of range."""
 
 
 def _schema_text(name: str) -> str:
@@ -233,3 +233,10 @@ def schema_checked(config: Mapping[str, Any]) -> dict[str, Any]:
     if error is not None:
         raise ConfigError(_one_line(error))
     return filled
+
+
+def expand_grid(grid: Mapping[str, list[Any]]) -> list[dict[str, Any]]:
+    """Cartesian product of a hyperparameter grid (a config's ``grid:`` mapping of each
+    hyperparameter to its values), in key order then value order."""
+    keys = list(grid)
+    return [dict(zip(keys, values, strict=True)) for values in itertools.product(*grid.values())]
