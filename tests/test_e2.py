@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 from scipy.stats import wilcoxon
 
+from debiaseval import api
 from debiaseval.active_learning.evaluation import (
     active_users,
     change_summary,
@@ -259,7 +260,7 @@ def test_median_combined_p_is_valid_and_by_hand():
 
 @pytest.fixture(scope="module")
 def tiny_run():
-    return e2.run("synthetic", TINY)
+    return api.run_e2("synthetic", TINY)
 
 
 def test_elicited_pairs_are_in_h_unknown_and_at_most_n(tiny_run):

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from debiaseval import api
 from debiaseval.data import build_interactions
 from debiaseval.data.synthetic import generate_synthetic
 from debiaseval.experiments import e4
@@ -249,7 +250,7 @@ def test_naive_selection_uses_the_ips_estimate(coat_like) -> None:
 def test_run_alpha_sweep_summary_and_workflow_steps() -> None:
     config = {"synthetic": SMALL, "e4": {**FAST, "alpha_sweep": {"alphas": [0.25, 1.0],
               "grid": {"factors": [4], "l2": [3.0, 30.0]}}}}  # fmt: skip
-    out = e4.run("synthetic", config, seeds=2)
+    out = api.run_e4("synthetic", config, seeds=2)
     errors, summary = out["errors"], out["summary"]
     assert list(errors.columns) == list(e4.ERROR_COLUMNS)
     assert set(errors["alpha"]) == {0.25, 1.0} and set(errors["metric"]) == {"mse"}

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from debiaseval.api import run_e5 as run
 from debiaseval.experiments.e5 import (
     INTERVAL_SUFFIXES,
     agreement_markdown,
@@ -18,10 +19,15 @@ from debiaseval.experiments.e5 import (
     full_data,
     observed_data,
     positive_threshold_of,
-    run,
-    settings,
 )
 from debiaseval.io.errors import ConfigError
+from debiaseval.workflow.config import validate_config
+
+
+def settings(block: dict | None = None) -> dict:
+    """The ``e5`` block validated with the schema's defaults (as a run of E5 alone)."""
+    return validate_config({"e5": dict(block or {})}, "e5")["e5"]
+
 
 FAST_MF = {"factors": 8, "epochs": 3}
 CONFIG = {

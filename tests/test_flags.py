@@ -113,7 +113,8 @@ def test_top_level_seeds_reach_every_experiment_that_leaves_its_own_null():
 
 @pytest.fixture(scope="module")
 def e5_run():
-    from debiaseval.experiments.e5 import full_data, run
+    from debiaseval.api import run_e5 as run
+    from debiaseval.experiments.e5 import full_data
 
     full = full_data({"n_users": 60, "n_items": 80, "seed": 3})
     block = {

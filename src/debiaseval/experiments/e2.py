@@ -41,7 +41,7 @@ from debiaseval.evaluation.aggregate import markdown_table
 from debiaseval.evaluation.flags import MIN_USERS, join_flags, legend, marked
 from debiaseval.evaluation.ranking import top_k
 from debiaseval.evaluation.uncertainty import interval_cell, seed_interval_note, seed_intervals
-from debiaseval.experiments import run_data
+from debiaseval.experiments import run_data, validated
 from debiaseval.experiments.verdicts import e2_verdict, verdict_entries, with_verdict
 from debiaseval.io.errors import ConfigError
 from debiaseval.recommenders.base import trains_by_epochs
@@ -636,9 +636,7 @@ def run(
     ``verdict_md``), and per seed ``changes``
     (per user), ``tuning`` and ``elicited_pairs``.
     """
-    from debiaseval.workflow.config import validate_config
-
-    full = validate_config(dict(config or {}), "e2")
+    full = validated(config, "e2")
     block = full["e2"]
     dataset, interactions, n_users, n_items, seed_ids = run_data(
         data, config, dataset, seeds, block["seeds"], experiment="e2"

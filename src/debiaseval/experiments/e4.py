@@ -50,7 +50,7 @@ from debiaseval.data.splits import run_rng
 from debiaseval.debiasing import propensities as prop
 from debiaseval.evaluation.flags import MIN_USERS, join_flags, legend, marked
 from debiaseval.evaluation.uncertainty import interval_cell, seed_interval_note, seed_intervals
-from debiaseval.experiments import Data, input_frames, seed_ids, unsupported
+from debiaseval.experiments import Data, input_frames, seed_ids, unsupported, validated
 from debiaseval.experiments.e3 import Truth, full_truth, synthetic_truth
 from debiaseval.experiments.verdicts import e4_verdict, verdict_entries, with_verdict
 from debiaseval.io.errors import ConfigError
@@ -848,15 +848,14 @@ def run(
     ``data``: a dataset name (``synthetic`` generated from the config's ``synthetic``
     block, the others loaded like the workflow does), a dataset's canonical frames
     named ``dataset`` (an E4 dataset's name: :func:`learning_data` reads them as it
-    reads that dataset's), or a :class:`LearningData`. ``config`` is a workflow config;
+    reads that dataset's), or a :class:`LearningData`. ``config`` is a validated workflow config
+    (:func:`debiaseval.api.run` validates a partial one);
     ``seeds`` a number of runs or a list of seed ids (default: :func:`dataset_seeds`).
     Returns ``errors``, ``summary``, ``summary_md``, ``cv`` and ``propensities``
     (every seed's pairs, with a ``seed`` column), and the verdict
     (:func:`~debiaseval.experiments.verdicts.e4_verdict`: ``verdict``, ``verdict_md``).
     """
-    from debiaseval.workflow.config import validate_config
-
-    cfg = validate_config(dict(config or {}), "e4")
+    cfg = validated(config, "e4")
     block = cfg["e4"]
     if isinstance(data, str) and data == "synthetic":
         data = learning_data("synthetic", synthetic=cfg["synthetic"])

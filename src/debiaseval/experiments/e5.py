@@ -65,14 +65,13 @@ from debiaseval.evaluation.uncertainty import (
     seed_intervals,
 )
 from debiaseval.evaluation.ure import mean_recall, recall_estimates
-from debiaseval.experiments import Data, Frames, input_frames, seed_ids
+from debiaseval.experiments import Data, Frames, input_frames, seed_ids, validated
 from debiaseval.experiments.verdicts import e5_verdict, verdict_entries
 from debiaseval.io.errors import ConfigError
 from debiaseval.io.schema import expand_grid
 from debiaseval.recommenders.registry import EXTERNAL, make_recommender
 from debiaseval.recommenders.specs import check_recommender_spec
 from debiaseval.recommenders.tuning import recommender_params
-from debiaseval.workflow.config import validate_config
 
 __all__ = [
     "ESTIMATORS",
@@ -101,7 +100,6 @@ __all__ = [
     "per_user_values",
     "positive_threshold_of",
     "run",
-    "settings",
     "shared_fit_seed",
     "trains_once",
 ]
@@ -134,14 +132,6 @@ _ESTIMATE_COLUMN = {"traditional": "traditional_recall", "ure": "ure"}
 
 
 # --------------------------------------------------------------------------- config
-
-
-def settings(block: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The ``e5`` config block validated, with the schema's defaults filled in.
-
-    Raises :class:`debiaseval.io.errors.ConfigError` naming the first bad key.
-    """
-    return validate_config({"e5": dict(block or {})}, "e5")["e5"]
 
 
 def check_config(config: Mapping[str, Any]) -> None:
@@ -788,15 +778,15 @@ def run(
     pairs (user, item, rating; ``part`` absent or ``full``), e.g. :func:`full_data` or
     :func:`debiaseval.data.kuairec.fully_exposed_frame`, or an MNAR/MAR interactions
     frame (``part`` ∈ mnar, mar) without truth; give ``(interactions, users, items)``
-    for exposure by an item attribute. ``config``: a workflow config (the ``e5`` block
-    and the rest, validated with defaults); ``seeds``: a count or the seed ids (default
-    the ``e5`` block's). The name seeds the random streams, so the same config, dataset
+    for exposure by an item attribute. ``config``: a validated workflow config
+    (:func:`debiaseval.api.run` validates a partial one); ``seeds``: a count or the seed
+    ids (default the ``e5`` block's). The name seeds the random streams, so the same config, dataset
     and seed give the workflow's values. Models whose algorithm is ``external`` are read
     from their ``recs`` files, or from ``lists`` (name -> seed -> lists frame, as
     :func:`debiaseval.api.evaluate_lists` gives them), checked as the workflow checks
     them; their warnings are Python warnings.
     """
-    full = validate_config(dict(config or {}), "e5")
+    full = validated(config, "e5")
     cfg = full["e5"]
     if isinstance(data, str) and data in FULLY_EXPOSED:
         if data != "synthetic":
