@@ -101,3 +101,12 @@ def test_run_e5_on_coat_by_name(monkeypatch, tmp_path):
     estimates = out["estimates"]
     assert set(estimates["model"]) == {"pospop", "itemknn"} and (estimates["n_seeds"] == 2).all()
     assert estimates["true_recall"].isna().all() and estimates["ure"].notna().all()
+
+
+@pytest.mark.parametrize("experiment", EXPERIMENTS)
+def test_an_experiment_s_own_run_takes_only_a_validated_config(experiment):
+    import importlib
+
+    module = importlib.import_module(f"debiaseval.experiments.{experiment}")
+    with pytest.raises(ValueError, match=rf"^{experiment}\.run takes a validated .*api\.run"):
+        module.run("synthetic", {experiment: {"seeds": 1}})  # partial: api.run validates it

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from debiaseval.api import run_e1 as run
 from debiaseval.data.interactions import rating_matrix
 from debiaseval.data.preprocess import build_interactions
 from debiaseval.data.splits import run_rng, split_e1
@@ -16,7 +17,7 @@ from debiaseval.evaluation.testsets import (
     evaluate_on_testsets,
     short_list_warnings,
 )
-from debiaseval.experiments.e1 import EmptyTestSetError, data_step, evaluate_step, run
+from debiaseval.experiments.e1 import EmptyTestSetError, data_step, evaluate_step
 from debiaseval.experiments.e1 import testset_step as draw_testset
 from debiaseval.io.errors import ConfigError
 from debiaseval.recommenders import make_recommender

@@ -7,6 +7,8 @@ import pandas as pd
 import pytest
 from scipy.stats import wilcoxon
 
+from debiaseval import api
+from debiaseval.active_learning import summary as e2_tables
 from debiaseval.active_learning.evaluation import (
     active_users,
     change_summary,
@@ -259,7 +261,7 @@ def test_median_combined_p_is_valid_and_by_hand():
 
 @pytest.fixture(scope="module")
 def tiny_run():
-    return e2.run("synthetic", TINY)
+    return api.run_e2("synthetic", TINY)
 
 
 def test_elicited_pairs_are_in_h_unknown_and_at_most_n(tiny_run):
@@ -376,7 +378,7 @@ def test_bad_e2_config_names_the_key(block, key):
 
 def test_per_user_values_average_to_the_summary(tiny_run):
     per_user, changes = tiny_run["metrics_per_user"], tiny_run["changes"]
-    assert list(per_user.columns) == e2.PER_USER_COLUMNS
+    assert list(per_user.columns) == e2_tables.PER_USER_COLUMNS
     assert len(per_user) == 2 * len(changes) and set(per_user["stage"]) == {"before", "after"}
     keys = ["seed", "method", "strategy", "scope", "metric", "k"]
     means = per_user.groupby([*keys, "stage"])["value"].mean().unstack("stage")
@@ -394,13 +396,13 @@ def test_means_over_few_users_are_flagged_and_marked(tiny_run):
     changes = tiny_run["changes"]
     fewest = int(changes.groupby(["seed", "method", "strategy", "scope", "metric", "k"])
                  ["user"].size().min())  # fmt: skip
-    none = e2.summary_table(changes, orders, min_users=fewest)
+    none = e2_tables.summary_table(changes, orders, min_users=fewest)
     assert not none["flags"].str.contains("few_users").any()
-    some = e2.summary_table(changes, orders, min_users=fewest + 1)
+    some = e2_tables.summary_table(changes, orders, min_users=fewest + 1)
     flagged = some["n_users_min"] < fewest + 1
     assert flagged.any() and (some.loc[flagged, "flags"].str.contains("few_users")).all()
     assert not some.loc[~flagged, "flags"].str.contains("few_users").any()
-    text = e2.summary_markdown(tiny_run["elicited"], some, tiny_run["wilcoxon"],
+    text = e2_tables.summary_markdown(tiny_run["elicited"], some, tiny_run["wilcoxon"],
                                dataset="synthetic")  # fmt: skip
     assert FLAGS["few_users"][0] in text and "`few_users`" in text
 
@@ -427,7 +429,9 @@ def _user_changes(n_seeds: int) -> pd.DataFrame:
 @pytest.mark.parametrize("n_seeds", [2, 3])
 def test_e2_intervals_stay_in_range_and_print_from_three_seeds(n_seeds):
     orders = {"method": ["CLASSIC"], "strategy": ["RND", "NEG"]}
-    summary = e2.summary_table(_user_changes(n_seeds), {**orders, "metric": ["recall"]}, level=0.9)
+    summary = e2_tables.summary_table(
+        _user_changes(n_seeds), {**orders, "metric": ["recall"]}, level=0.9
+    )
     neg = summary[summary["strategy"] == "NEG"].iloc[0]
     assert -100 < neg["ci_low"] < neg["pct_change"] < neg["ci_high"]
     if n_seeds == 2:  # a symmetric t interval with one degree of freedom crosses -100%
@@ -437,14 +441,14 @@ def test_e2_intervals_stay_in_range_and_print_from_three_seeds(n_seeds):
          "strategy": ["RND", "NEG"] * n_seeds, "n_elicited": [3, 0] * (n_seeds - 1) + [5, 1],
          "n_active": 40}
     )  # fmt: skip
-    elicited = e2.elicited_table(counts, orders, level=0.9)
+    elicited = e2_tables.elicited_table(counts, orders, level=0.9)
     assert (elicited["ci_low"] >= 0).all() and (elicited["ci_low"] <= elicited["mean"]).all()
     no_tests = pd.DataFrame(
         columns=["method", "scope", "metric", "k", "strategy_a", "strategy_b", "n_seeds",
                  "share_significant", "combined_p", "mean_users", "mean_difference",
                  "significant"]
     ).astype({"significant": bool})  # fmt: skip
-    text = e2.summary_markdown(elicited, summary, no_tests, dataset="toy", alpha=0.1)
+    text = e2_tables.summary_markdown(elicited, summary, no_tests, dataset="toy", alpha=0.1)
     section = text.split("## recall@10: % change after elicitation, active users")[1]
     row = next(line for line in section.splitlines() if line.startswith("| NEG |"))
     assert row.startswith(f"| NEG | {neg['pct_change']:+.1f}")

@@ -4,6 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from debiaseval import api
 from debiaseval.data.splits import run_rng
 from debiaseval.evaluation.prediction_matrices import PREDICTION_MATRICES, prediction_matrix
 from debiaseval.experiments import e3
@@ -249,7 +250,7 @@ def test_run_api_and_config_checks():
         "synthetic": SMALL,
         "e3": {"seeds": 2, "n_draws": 3, "alphas": [1.0], "mar_sizes": [50]},
     }
-    out = e3.run("synthetic", config)
+    out = api.run_e3("synthetic", config)
     assert set(out) == {
         "draws", "naive_bayes", "estimates", "rmse_vs_alpha", "rmse_vs_mar",
         "rmse_vs_alpha_mean", "rmse_vs_mar_mean", "verdict", "verdict_md",
@@ -267,7 +268,7 @@ def test_run_api_and_config_checks():
         out["naive_bayes"], pd.concat([nb for _, nb in runs], ignore_index=True)
     )
     pd.testing.assert_frame_equal(out["estimates"], e3.aggregate(draws, block)["estimates"])
-    one = e3.run("synthetic", config, seeds=[1])
+    one = api.run_e3("synthetic", config, seeds=[1])
     assert set(one["draws"]["seed"]) == {1}
     lacks = r"'e3.datasets.0': E3 cannot run on 'coat', which lacks a full rating matrix"
     with pytest.raises(ConfigError, match=lacks):

@@ -6,8 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from debiaseval import api
 from debiaseval.data import build_interactions
 from debiaseval.data.synthetic import generate_synthetic
+from debiaseval.evaluation import learning_errors as le
 from debiaseval.experiments import e4
 from debiaseval.io.errors import ConfigError
 from debiaseval.recommenders.rating_mf import WeightedMF
@@ -82,7 +84,7 @@ def test_mf_ips_beats_mf_naive_on_the_mar_test_over_seeds(coat_like) -> None:
     table = pd.concat(errors, ignore_index=True)
     wide = table.pivot(index="seed", columns="model", values="value")
     assert (wide["MF-IPS"] < wide["MF-Naive"]).all(), wide
-    summary = e4.summarise(table)
+    summary = le.summarise(table)
     ips = summary[summary["model"] == "MF-IPS"].iloc[0]
     assert ips["n_seeds"] == 3 and ips["p_value"] < 0.05
 
@@ -93,10 +95,10 @@ def test_paired_t_test_on_hand_values() -> None:
     rows = []
     for seed, (naive, ips) in enumerate([(1.0, 0.8), (1.2, 1.1), (1.1, 0.9)]):
         for propensity, value in (("none", naive), ("known", ips)):
-            rows.append({"seed": seed, "alpha": np.nan, "model": e4.model_name(propensity),
+            rows.append({"seed": seed, "alpha": np.nan, "model": le.model_name(propensity),
                          "propensity": propensity, "metric": "mse", "value": value})  # fmt: skip
-    summary = e4.summarise(pd.DataFrame(rows))
-    assert list(summary.columns) == list(e4.SUMMARY_COLUMNS)
+    summary = le.summarise(pd.DataFrame(rows))
+    assert list(summary.columns) == list(le.SUMMARY_COLUMNS)
     assert list(summary["model"]) == ["MF-Naive", "MF-IPS"]
     ips = summary.iloc[1]
     assert ips["mean"] == pytest.approx(2.8 / 3)
@@ -108,7 +110,7 @@ def test_paired_t_test_on_hand_values() -> None:
 def _seed_table(changes: dict | None = None) -> pd.DataFrame:
     """Hand-made per-seed errors: MF-Naive, MF-IPS (known), MF-IPS (provided), 3 seeds."""
     rows = [
-        {"seed": seed, "alpha": np.nan, "mar_size": np.nan, "model": e4.model_name(prop),
+        {"seed": seed, "alpha": np.nan, "mar_size": np.nan, "model": le.model_name(prop),
          "propensity": prop, "metric": "mse", "value": 1.0 + 0.1 * seed, "factors": 4,
          "l2": 3.0, "n_test": 100, "converged": True, "factor_rms": 0.1}
         for seed in range(3) for prop in ("none", "known", "provided")
@@ -127,18 +129,22 @@ def test_summary_flags_grid_edge_unconverged_and_few_pairs() -> None:
 
     grid = {"factors": [4], "l2": [1.0, 3.0, 10.0]}
     table = _seed_table({("known", 1, "l2"): 10.0, ("none", 2, "converged"): False})
-    summary = e4.summarise(table, grid=grid)
-    assert list(summary.columns) == list(e4.SUMMARY_COLUMNS)
+    summary = le.summarise(table, grid=grid)
+    assert list(summary.columns) == list(le.SUMMARY_COLUMNS)
     flags = summary.set_index("propensity")["flags"]
     assert flags.to_dict() == {"none": "not_converged", "known": "grid_edge", "provided": ""}
     low = _seed_table({("provided", 0, "l2"): 1.0})
-    assert list(e4.summarise(low, grid=grid)["flags"]) == ["", "", "grid_edge"]
-    assert list(e4.summarise(low)["flags"]) == ["", "", ""]  # no grid given: not checked
-    few = e4.summarise(_seed_table({("known", 2, "n_test"): 20}), grid=grid, min_users=30)
+    assert list(le.summarise(low, grid=grid)["flags"]) == ["", "", "grid_edge"]
+    assert list(le.summarise(low)["flags"]) == [
+        "",
+        "",
+        "",
+    ]  # no grid given: not checked
+    few = le.summarise(_seed_table({("known", 2, "n_test"): 20}), grid=grid, min_users=30)
     assert list(few["flags"]) == ["", "few_pairs", ""]
-    both = e4.summarise(table.assign(n_test=10), grid=grid, min_users=30)
+    both = le.summarise(table.assign(n_test=10), grid=grid, min_users=30)
     assert both["flags"].iloc[1] == "grid_edge,few_pairs"
-    md = e4.summary_markdown(summary, title="t")
+    md = le.summary_markdown(summary, title="t")
     naive_row = next(line for line in md.splitlines() if line.startswith("| MF-Naive"))
     known_row = next(line for line in md.splitlines() if "| known |" in line)
     provided_row = next(line for line in md.splitlines() if "| provided |" in line)
@@ -147,7 +153,7 @@ def test_summary_flags_grid_edge_unconverged_and_few_pairs() -> None:
     assert not any(FLAGS[code][0] in provided_row for code in FLAGS)
     assert "Flags:" in md and "`grid_edge`" in md and "`not_converged`" in md
     assert "`few_pairs`" not in md
-    assert "Flags:" not in e4.summary_markdown(e4.summarise(_seed_table(), grid=grid))
+    assert "Flags:" not in le.summary_markdown(le.summarise(_seed_table(), grid=grid))
 
 
 def test_summary_flags_bias_only_instead_of_grid_edge() -> None:
@@ -157,12 +163,12 @@ def test_summary_flags_bias_only_instead_of_grid_edge() -> None:
     grid = {"factors": [4], "l2": [1.0, 3.0, 10.0]}
     table = _seed_table({("known", 1, "l2"): 10.0, ("known", 1, "factor_rms"): 1e-5,
                          ("provided", 0, "l2"): 10.0})  # fmt: skip
-    flags = e4.summarise(table, grid=grid).set_index("propensity")["flags"]
+    flags = le.summarise(table, grid=grid).set_index("propensity")["flags"]
     assert flags.to_dict() == {"none": "", "known": "bias_only", "provided": "grid_edge"}
-    md = e4.summary_markdown(e4.summarise(table, grid=grid), title="t")
+    md = le.summary_markdown(le.summarise(table, grid=grid), title="t")
     assert "`bias_only`" in md and "`grid_edge`" in md
     # without the column (an errors table of an older run) nothing is flagged bias_only
-    old = e4.summarise(table.drop(columns="factor_rms"), grid=grid)
+    old = le.summarise(table.drop(columns="factor_rms"), grid=grid)
     assert list(old["flags"]) == ["", "grid_edge", "grid_edge"]
 
 
@@ -182,7 +188,7 @@ def test_factor_rms_vanishes_under_a_large_penalty(coat_like) -> None:
         rms[l2] = e4.factor_rms(model, u, i)
         term = np.einsum("nd,nd->n", model.user_factors_[u], model.item_factors_[i])
         assert rms[l2] == pytest.approx(np.sqrt(np.mean(term**2)))
-    assert rms[0.1] > 0.1 and rms[1e6] < e4.BIAS_ONLY_RMS
+    assert rms[0.1] > 0.1 and rms[1e6] < le.BIAS_ONLY_RMS
 
 
 def test_fit_records_whether_the_reported_model_converged(coat_like) -> None:
@@ -194,11 +200,11 @@ def test_fit_records_whether_the_reported_model_converged(coat_like) -> None:
     assert list(errors.columns) == list(e4.ERROR_COLUMNS)
     assert (errors["sweeps"] == 1).all() and not errors["converged"].any()
     # (one sweep at l2 = 30 also shrinks some models to their biases: bias_only beside it)
-    assert e4.summarise(errors)["flags"].str.contains("not_converged").all()
+    assert le.summarise(errors)["flags"].str.contains("not_converged").all()
     loose = _block(model={"max_iter": 20, "tol": 1.0})
     errors = e4.fit(coat_like, pairs, loose, 0, "none")[0]
     assert (errors["sweeps"] == 1).all() and errors["converged"].all()
-    assert not e4.summarise(errors)["flags"].str.contains("not_converged").any()
+    assert not le.summarise(errors)["flags"].str.contains("not_converged").any()
 
 
 def test_pair_test_pairs_the_two_models_per_test_rating() -> None:
@@ -212,8 +218,8 @@ def test_pair_test_pairs_the_two_models_per_test_rating() -> None:
                 rows.append({"seed": seed, "alpha": np.nan, "propensity": propensity,
                              "metric": "mse", "pair": pair, "value": v + shift})  # fmt: skip
     losses = pd.DataFrame(rows).sample(frac=1.0, random_state=0)  # any row order
-    tests = e4.pair_tests(losses)
-    assert list(tests.columns) == list(e4.PAIR_TEST_COLUMNS)
+    tests = le.pair_tests(losses)
+    assert list(tests.columns) == list(le.PAIR_TEST_COLUMNS)
     assert list(tests["seed"]) == [0, 1] and (tests["n_pairs"] == 5).all()
     d = np.array(ips) - np.array(naive)  # -0.5, -0.5, 0.5, -1, -0.5
     t = d.mean() / (d.std(ddof=1) / np.sqrt(d.size))
@@ -224,7 +230,7 @@ def test_pair_test_pairs_the_two_models_per_test_rating() -> None:
     np.testing.assert_allclose(tests["p_value"], 2 * student.sf(abs(t), d.size - 1))
     # a pair present for one model only is an error, not a silent mismatch
     with pytest.raises(pd.errors.MergeError):
-        e4.pair_tests(pd.concat([losses, losses.iloc[:1]]))
+        le.pair_tests(pd.concat([losses, losses.iloc[:1]]))
 
 
 def test_naive_selection_uses_the_ips_estimate(coat_like) -> None:
@@ -249,7 +255,7 @@ def test_naive_selection_uses_the_ips_estimate(coat_like) -> None:
 def test_run_alpha_sweep_summary_and_workflow_steps() -> None:
     config = {"synthetic": SMALL, "e4": {**FAST, "alpha_sweep": {"alphas": [0.25, 1.0],
               "grid": {"factors": [4], "l2": [3.0, 30.0]}}}}  # fmt: skip
-    out = e4.run("synthetic", config, seeds=2)
+    out = api.run_e4("synthetic", config, seeds=2)
     errors, summary = out["errors"], out["summary"]
     assert list(errors.columns) == list(e4.ERROR_COLUMNS)
     assert set(errors["alpha"]) == {0.25, 1.0} and set(errors["metric"]) == {"mse"}
@@ -271,7 +277,7 @@ def test_run_alpha_sweep_summary_and_workflow_steps() -> None:
         pairs = e4.prepare(data, cfg["e4"], seed)
         parts += [e4.fit(data, pairs, cfg["e4"], seed, m)[0] for m in ("none", "known")]
     grid, min_users = e4.tuning_grid(cfg["e4"], "synthetic"), cfg["min_users"]
-    aggregated = e4.aggregate(parts, grid=grid, min_users=min_users)["summary"]
+    aggregated = le.aggregate(parts, grid=grid, min_users=min_users)["summary"]
     pd.testing.assert_frame_equal(aggregated, summary)
     # factors [4] is no edge (one value); l2 [3, 30] has two, so every choice is an edge,
     # unless the chosen model is bias-only (then no larger l2 could differ)
@@ -310,9 +316,9 @@ def test_mf_ips_nb_on_the_sweep_per_mcar_sample_size() -> None:
     assert losses.empty and set(cv["mar_size"]) == {50.0, 4000.0}
     naive = e4.fit(data, pairs, cfg["e4"], 0, "none")[0]
     assert naive["mar_size"].isna().all()
-    summary = e4.summarise(pd.concat([naive, errors]))
+    summary = le.summarise(pd.concat([naive, errors]))
     assert summary["mar_size"].notna().sum() == 2
-    md = e4.summary_markdown(summary, alpha=0.25)
+    md = le.summary_markdown(summary, alpha=0.25)
     assert "naive_bayes (MCAR sample 4,000)" in md
     from debiaseval.figures import e4 as figures
 
@@ -324,7 +330,7 @@ def test_mf_ips_nb_on_the_sweep_per_mcar_sample_size() -> None:
 def test_figure_draws_bars_and_the_alpha_curve() -> None:
     from debiaseval.figures import e4 as figures
 
-    summary = e4.summarise(
+    summary = le.summarise(
         pd.DataFrame(
             {
                 "seed": [0, 0, 1, 1] * 2,
@@ -395,13 +401,13 @@ def test_the_summary_prints_and_the_figure_draws_an_interval_that_stays_above_ze
     rows = []
     for seed, (naive, ips) in enumerate(zip([1.0, 1.2, 1.1], ips_values, strict=False)):
         for propensity, value in (("none", naive), ("known", ips)):
-            rows.append({"seed": seed, "alpha": np.nan, "model": e4.model_name(propensity),
+            rows.append({"seed": seed, "alpha": np.nan, "model": le.model_name(propensity),
                          "propensity": propensity, "metric": "mse", "value": value})  # fmt: skip
-    summary = e4.summarise(pd.DataFrame(rows))
+    summary = le.summarise(pd.DataFrame(rows))
     ips = summary.iloc[1]
     assert t_interval(np.array(ips_values))[1] < 0  # the interval a ± sd table implied
     assert 0 < ips["ci_low"] < ips["mean"] < ips["ci_high"]
-    md = e4.summary_markdown(summary, title="t")
+    md = le.summary_markdown(summary, title="t")
     cell = f"{ips['mean']:.3f} [{ips['ci_low']:.3f}, {ips['ci_high']:.3f}]"
     assert (cell in md) == (n_seeds >= 3) and "±" not in md
     assert ("In square brackets, the 0.95 t interval" in md) == (n_seeds >= 3)

@@ -8,20 +8,28 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from debiaseval.experiments.e5 import (
+from debiaseval.api import run_e5 as run
+from debiaseval.evaluation.recall_tables import (
     INTERVAL_SUFFIXES,
     agreement_markdown,
     agreement_table,
-    check_config,
     estimates_markdown,
+)
+from debiaseval.experiments.e5 import (
+    check_config,
     expose,
     full_data,
     observed_data,
     positive_threshold_of,
-    run,
-    settings,
 )
 from debiaseval.io.errors import ConfigError
+from debiaseval.workflow.config import validate_config
+
+
+def settings(block: dict | None = None) -> dict:
+    """The ``e5`` block validated with the schema's defaults (as a run of E5 alone)."""
+    return validate_config({"e5": dict(block or {})}, "e5")["e5"]
+
 
 FAST_MF = {"factors": 8, "epochs": 3}
 CONFIG = {
@@ -218,7 +226,7 @@ def test_per_user_values_average_to_the_estimates_and_models_are_compared(full):
 def test_bootstrap_table_covers_each_estimate_at_its_nominal_rate():
     # 400 models' per-user values, Bernoulli(0.3), each over its own 150 of 300 users, like
     # estimates defined on different users: each interval covers 0.3 about 95% of the time.
-    from debiaseval.experiments.e5 import bootstrap_table
+    from debiaseval.evaluation.recall_tables import bootstrap_table
 
     rng = np.random.default_rng(5)
     frames = []

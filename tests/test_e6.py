@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from debiaseval import api
 from debiaseval.experiments import e6
 
 KL = {"min_weight": 1e-6, "max_weight": 1e6, "max_iter": 2000, "tol": 1e-10}
@@ -210,7 +211,7 @@ def test_run_api_matches_run_seed_and_the_figure_draws() -> None:
         "synthetic": {"n_users": 80, "n_items": 50, "density": 0.1, "seed": 0},
         "e6": {"campaign": {"n_periods": 3, "n_boosted": 6}, "active_items": [5, "all"]},
     }
-    tables = e6.run("synthetic", config, seeds=[3])
+    tables = api.run_e6("synthetic", config, seeds=[3])
     full = validate_config(config, "e6")
     direct = e6.run_seed("synthetic", 3, full["e6"], synthetic=full["synthetic"])
     for name in e6.TABLES:

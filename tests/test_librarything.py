@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from debiaseval import api
 from debiaseval.data import (
     MIRROR_ENV,
     SOURCES,
@@ -240,7 +241,7 @@ def test_e2_runs_on_a_librarything_file(tmp_path, monkeypatch):
         },
     }
     monkeypatch.setenv("DEBIASEVAL_DATA", str(tmp_path / "cache"))
-    out = e2.run("librarything", config)
+    out = api.run_e2("librarything", config)
     assert (tmp_path / "cache" / "librarything" / "reviews.txt").is_file()
     assert not (tmp_path / "resources").exists()
     elicited = out["elicited"]

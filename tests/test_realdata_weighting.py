@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from debiaseval import api
 from debiaseval.data import MIRROR_ENV
-from debiaseval.experiments import e1
 
 pytestmark = [pytest.mark.realdata, pytest.mark.slow]
 
@@ -23,7 +23,7 @@ def test_coat_estimator_rows_with_the_default_estimators(monkeypatch, tmp_path: 
         "seeds": 2, "metrics": ["recall", "avgdcg"], "bootstrap": {"resamples": 0},
         "recommenders": {"Random": {"algorithm": "random"}, "PosPop": {"algorithm": "pospop"}},
     }}  # fmt: skip
-    out = e1.run("coat", config)
+    out = api.run_e1("coat", config)
     summary = out["summary"].set_index(["recommender", "testset", "metric"])["mean"]
     for name in ("SNIPS_WTD", "DR_POP"):  # the defaults
         assert np.isfinite(summary.xs(name, level="testset")).all()

@@ -47,6 +47,7 @@ from debiaseval.recommenders import (
 )
 from debiaseval.recommenders.registry import EXTERNAL
 from debiaseval.recommenders.tuning import EarlyStopping, tune_recommender
+from debiaseval.workflow.config import validate_config
 
 __all__ = [
     "ELICITATION_STRATEGIES",
@@ -117,8 +118,20 @@ def run(
     names = experiment_names()
     if experiment not in names:
         raise ValueError(f"unknown experiment {experiment!r}; known: {', '.join(names)}")
+    module, full = _validated(experiment, data, config)
+    return module.run(data, full, seeds=seeds, dataset=dataset)
+
+
+def _validated(
+    experiment: str, data: Data | Any, config: Mapping[str, Any] | None
+) -> tuple[Any, dict[str, Any]]:
+    """The experiment's module and ``config`` validated as a run of that experiment alone
+    (:func:`debiaseval.workflow.config.validate_config`), after the module's
+    ``in_process_config(data, config)`` where it has one (E1: the dataset run alone)."""
     module = importlib.import_module(f"debiaseval.experiments.{experiment}")
-    return module.run(data, config, seeds=seeds, dataset=dataset)
+    adapt = getattr(module, "in_process_config", None)
+    given = adapt(data, config) if adapt is not None else dict(config or {})
+    return module, validate_config(given, experiment)
 
 
 _LIST_ENTRIES = {"e1": "recommenders", "e5": "models"}
@@ -176,10 +189,10 @@ def evaluate_lists(
                         "on_train_items": on_train_items}  # fmt: skip
     config[experiment] = {**block, entry: models}
     by_seed = {name: {int(s): frame for s, frame in sets.items()} for name, sets in lists.items()}
-    module = importlib.import_module(f"debiaseval.experiments.{experiment}")
+    module, full = _validated(experiment, data, config)
     return module.run(
         data,
-        config,
+        full,
         seeds=first[1] if seeds is None else seeds,
         dataset=dataset,
         lists=by_seed,

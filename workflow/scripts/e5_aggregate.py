@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from debiaseval.experiments.e5 import (
+from debiaseval.evaluation.recall_tables import (
     agreement_markdown,
     agreement_table,
     bootstrap_table,

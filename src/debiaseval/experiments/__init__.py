@@ -4,6 +4,12 @@ An experiment module holds no method of its own: splits, interventions,
 recommenders, metrics and estimators live in their own modules and are usable
 without Snakemake; ``experiments/eN.py`` only wires them into the study's
 steps, which the workflow's ``eN_*`` rules call one at a time.
+
+Each module's ``run`` chains those steps in-process on a *validated* config: the whole
+config with its defaults filled and every check passed, as
+:func:`debiaseval.api.run` makes it (with the workflow's whole-config check,
+:func:`debiaseval.workflow.config.validate_config`). The experiments import nothing of
+the workflow; :func:`validated` only refuses a config that was not validated.
 """
 
 from __future__ import annotations
@@ -23,6 +29,30 @@ class RunData(NamedTuple):
     n_users: int
     n_items: int
     seed_ids: list[int]
+
+
+_RESOLVED_KEYS = ("experiments", "sources", "synthetic", "min_users")
+"""Top-level keys every validated config has (the schema fills them)."""
+
+
+def validated(config: Mapping[str, Any] | None, experiment: str) -> Mapping[str, Any]:
+    """``config`` if it is a validated config for ``experiment``, else a one-line ``ValueError``.
+
+    A validated config has every top-level key filled and the experiment's block
+    resolved (its ``seeds`` and ``datasets`` no longer null);
+    :func:`debiaseval.api.run` validates a partial config and then calls the module's ``run``.
+    """
+    given = config or {}
+    block = given.get(experiment)
+    missing = [key for key in _RESOLVED_KEYS if key not in given]
+    if not isinstance(block, Mapping) or block.get("seeds") is None:
+        missing.append(f"{experiment}.seeds")
+    if missing:
+        raise ValueError(
+            f"{experiment}.run takes a validated config (missing {', '.join(missing)}); call "
+            f"debiaseval.api.run({experiment!r}, data, config), which validates a partial one"
+        )
+    return given
 
 
 def unsupported(

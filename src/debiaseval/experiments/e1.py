@@ -71,7 +71,7 @@ from debiaseval.evaluation.testsets import (
     testset_diagnostics,
 )
 from debiaseval.evaluation.uncertainty import agreement_over_seeds, seed_intervals
-from debiaseval.experiments import Data, input_frames, seed_ids
+from debiaseval.experiments import Data, input_frames, seed_ids, validated
 from debiaseval.experiments.verdicts import (
     comparisons_markdown,
     e1_verdict,
@@ -558,6 +558,15 @@ def _concat(frames: Sequence[pd.DataFrame], columns: Sequence[str]) -> pd.DataFr
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=list(columns))
 
 
+def in_process_config(data: Data, config: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The config an in-process E1 run on ``data`` is validated as: given a dataset name,
+    that dataset alone, so the estimators' needs are checked against the dataset run."""
+    given = dict(config or {})
+    if isinstance(data, str):
+        given = {**given, "datasets": [data], "e1": {**given.get("e1", {}), "datasets": None}}
+    return given
+
+
 def run(
     data: Data,
     config: Mapping[str, Any] | None = None,
@@ -573,7 +582,8 @@ def run(
     (``user``, ``item``, ``rating``, ``part`` ∈ mnar/mar; contiguous 0-based ids),
     named ``dataset`` (default "data"; the name seeds the random streams, so use
     the workflow's name to reproduce its files byte for byte). ``config``: a
-    partial workflow config, validated with defaults; ``seeds``: a count or
+    validated config (:func:`debiaseval.api.run` validates a partial one, checked as
+    :func:`in_process_config` says); ``seeds``: a count or
     explicit seed ids (default: the ``e1`` block's). Recommenders whose algorithm is
     ``external`` are read from their ``recs`` files, or from ``lists`` (name -> seed ->
     lists frame, as :func:`debiaseval.api.evaluate_lists` gives them), checked as the
@@ -589,12 +599,7 @@ def run(
     first taken as E1's protocol takes it (:func:`data_step`); a filter that drops more
     than half of a part is a Python warning.
     """
-    from debiaseval.workflow.config import validate_config
-
-    given = dict(config or {})
-    if isinstance(data, str):  # the estimators' needs are checked against the dataset run
-        given = {**given, "datasets": [data], "e1": {**given.get("e1", {}), "datasets": None}}
-    full = validate_config(given, "e1")
+    full = validated(config, "e1")
     block = full["e1"]
     frames = input_frames(data, config, dataset, experiment="e1")
     dataset = frames.dataset

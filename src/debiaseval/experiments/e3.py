@@ -39,7 +39,7 @@ from debiaseval.evaluation.flags import join_flags, legend, marked
 from debiaseval.evaluation.losses import loss_matrix, parse_metric
 from debiaseval.evaluation.prediction_matrices import PREDICTION_MATRICES, prediction_matrix
 from debiaseval.evaluation.uncertainty import interval_cell, seed_interval_note, seed_intervals
-from debiaseval.experiments import Data, input_frames, seed_ids
+from debiaseval.experiments import Data, input_frames, seed_ids, validated
 from debiaseval.experiments.verdicts import e3_verdict, verdict_entries
 from debiaseval.io.errors import ConfigError
 
@@ -559,16 +559,15 @@ def run(
     ``data``: a dataset name (``synthetic`` generated from the config's ``synthetic``
     block, ``ml-100k-semi`` loaded like the workflow does), the canonical frames of a
     dataset with a ``full`` part (:func:`full_truth`, named ``dataset``) or a
-    :class:`Truth`. ``config`` is a workflow config (validated, defaults filled);
+    :class:`Truth`. ``config`` is a validated workflow config (:func:`debiaseval.api.run`
+    validates a partial one);
     ``seeds`` a number of runs or a list of seed ids (default: the ``e3`` block's).
     Returns ``draws`` and ``naive_bayes`` (every seed's, concatenated: the
     per-seed files), ``estimates``, ``rmse_vs_alpha``, ``rmse_vs_mar``,
     ``rmse_vs_alpha_mean`` and ``rmse_vs_mar_mean`` (:func:`aggregate`), and the verdict
     (:func:`~debiaseval.experiments.verdicts.e3_verdict`: ``verdict``, ``verdict_md``).
     """
-    from debiaseval.workflow.config import validate_config
-
-    cfg = validate_config(dict(config or {}), "e3")
+    cfg = validated(config, "e3")
     block = cfg["e3"]
     if isinstance(data, Truth):
         truth = data

@@ -49,10 +49,9 @@ from debiaseval.evaluation.leave_one_out import (
     sampled_hits,
     user_hit_rates,
 )
-from debiaseval.experiments import Data, input_frames, seed_ids
+from debiaseval.experiments import Data, input_frames, seed_ids, validated
 from debiaseval.experiments.verdicts import e6_verdict, verdict_entries
 from debiaseval.io.errors import ConfigError
-from debiaseval.workflow.config import validate_config
 
 __all__ = [
     "NEEDS",
@@ -481,12 +480,12 @@ def run(
     time-stamped interactions frame (``user``, ``item``, ``timestamp``, optional
     ``part``; contiguous 0-based ids), or ``(interactions, users, items)``, named
     ``dataset`` (default "data"; the name seeds the random streams, so use the
-    workflow's name to reproduce it). ``config`` is a (partial) config, validated with
-    defaults; ``seeds`` a count (seeds 0..n−1) or explicit seeds, default the
+    workflow's name to reproduce it). ``config`` is a validated config (:func:`debiaseval.api.run`
+    validates a partial one); ``seeds`` a count (seeds 0..n−1) or explicit seeds, default the
     ``e6.seeds`` of the config. Beside the tables, the verdict
     (:func:`~debiaseval.experiments.verdicts.e6_verdict`): ``verdict`` and ``verdict_md``.
     """
-    full = validate_config(dict(config or {}), "e6")
+    full = validated(config, "e6")
     block = full["e6"]
     seed_list = seed_ids(seeds, block["seeds"])
     name = "synthetic"

@@ -1,0 +1,324 @@
+"""E5's tables of Recall@K estimates over seeds ([URE24], docs/experiments/e5.md).
+
+Per model and k: the true recall, the traditional recall over the randomly exposed items and
+URE (:mod:`debiaseval.evaluation.ure`) with their seed intervals, bootstrap bounds and flags
+(:func:`estimates_table`), the paired comparisons of models per user
+(:func:`comparisons_table`), the agreement of each estimate's model ranking with the truth's
+(:func:`agreement_table`), and their Markdown pages.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from debiaseval.data.splits import run_rng
+from debiaseval.evaluation.aggregate import markdown_table
+from debiaseval.evaluation.agreement import agreement
+from debiaseval.evaluation.flags import (
+    DEGENERATE_SHARE,
+    MIN_USERS,
+    join_flags,
+    legend,
+    marked,
+)
+from debiaseval.evaluation.uncertainty import (
+    INTERVAL_NOTE,
+    agreement_over_seeds,
+    bootstrap_interval,
+    compare_recommenders,
+    interval_cell,
+    seed_intervals,
+)
+
+__all__ = [
+    "ESTIMATE_COLUMNS",
+    "ESTIMATORS",
+    "INTERVAL_SUFFIXES",
+    "PER_USER_COLUMNS",
+    "agreement_markdown",
+    "agreement_table",
+    "bootstrap_table",
+    "comparisons_table",
+    "estimates_markdown",
+    "estimates_table",
+    "per_user_values",
+]
+
+
+ESTIMATORS = ("traditional", "ure")
+"""The estimates whose ranking of the models is compared with the truth's."""
+_ESTIMATE_COLUMN = {"traditional": "traditional_recall", "ure": "ure"}
+
+
+PER_USER_COLUMNS = ["model", "params", "user", "k", "metric", "value"]
+"""Columns of ``metrics_per_user/<model>.parquet`` (before the adapter's ``seed``)."""
+
+
+def per_user_values(per_user: pd.DataFrame, model: str, params: str) -> pd.DataFrame:
+    """:func:`~debiaseval.evaluation.ure.recall_estimates`' rows in long form: one row per
+    user, k and estimate (``metric`` ∈ true_recall, traditional_recall, ure) where it is
+    defined, so that the mean of ``value`` per (k, metric) is the estimate of
+    :func:`~debiaseval.evaluation.ure.mean_recall`. Columns :data:`PER_USER_COLUMNS`."""
+    long = per_user.melt(
+        id_vars=["user", "k"],
+        value_vars=["true_recall", "traditional_recall", "ure"],
+        var_name="metric",
+        value_name="value",
+    )
+    long = long[long["value"].notna()].reset_index(drop=True)
+    long.insert(0, "params", params)
+    long.insert(0, "model", model)
+    long["k"] = long["k"].astype(np.int16)
+    return long[PER_USER_COLUMNS]
+
+
+def comparisons_table(per_user: pd.DataFrame, *, level: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Paired t-tests between the models of every seed, per k and estimate, over the users
+    both have, Holm-adjusted over the pairs (:func:`compare_recommenders`); and how many
+    seeds agree (:func:`agreement_over_seeds`, significant below 1 - ``level``).
+
+    ``per_user``: :func:`per_user_values` rows with ``seed``. A model entry with one grid
+    point is named by its model name, else by ``model params``. Returns
+    ``(per_seed, agreement)``.
+    """
+    points = per_user.groupby("model", sort=False)["params"].nunique()
+    label = per_user["model"].where(
+        per_user["model"].map(points) == 1, per_user["model"] + " " + per_user["params"]
+    )
+    frame = per_user.assign(recommender=label)
+    names = list(dict.fromkeys(frame["recommender"]))
+    tests = []
+    for (seed, k, metric), block in frame.groupby(["seed", "k", "metric"], sort=True):
+        wide = block.pivot(index="user", columns="recommender", values="value")
+        wide = wide.reindex(columns=[n for n in names if n in wide.columns])
+        table = compare_recommenders(wide.to_numpy(), list(wide.columns))
+        table.insert(0, "seed", seed)
+        table.insert(1, "metric", metric)
+        table.insert(2, "k", np.int16(k))
+        tests.append(table)
+    per_seed = pd.concat(tests, ignore_index=True) if tests else pd.DataFrame()
+    if not len(per_seed):
+        return per_seed, pd.DataFrame()
+    return per_seed, agreement_over_seeds(per_seed, ["metric", "k"], alpha=1 - level)
+
+
+def bootstrap_table(
+    per_user: pd.DataFrame, *, resamples: int, level: float, dataset: str
+) -> pd.DataFrame:
+    """Per seed, the percentile bootstrap interval over users of every estimate.
+
+    ``per_user``: :func:`per_user_values` rows with ``seed``. For each seed, the users ×
+    (model, params, k, metric) values (NaN where an estimate is undefined for a user) go to
+    :func:`~debiaseval.evaluation.uncertainty.bootstrap_interval`: ``resamples`` Poisson
+    resamples of the seed's users from ``run_rng(seed, dataset, "e5_bootstrap")``, one count
+    per user shared by every model, K and estimate. Returns seed, model, params, k, metric,
+    boot_low, boot_high (NaN when ``resamples`` is 0).
+    """
+    keys = ["model", "params", "k", "metric"]
+    frames = []
+    for seed, block in per_user.groupby("seed", sort=True):
+        grouped = block.groupby(keys, sort=False)
+        column = grouped.ngroup().to_numpy()
+        users, row = np.unique(block["user"].to_numpy(), return_inverse=True)
+        wide = np.full((users.size, int(column.max()) + 1), np.nan, dtype=np.float32)
+        wide[row, column] = block["value"].to_numpy()
+        low, high = bootstrap_interval(
+            wide,
+            resamples=resamples,
+            rng=run_rng(int(seed), dataset, "e5_bootstrap"),
+            level=level,
+        )
+        labels = grouped.size().reset_index()[keys]
+        frames.append(labels.assign(seed=seed, boot_low=low, boot_high=high))
+    columns = ["seed", *keys, "boot_low", "boot_high"]
+    return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame()
+
+
+ESTIMATE_COLUMNS = ("true_recall", "traditional_recall", "ure")
+"""The estimates of ``estimates.parquet``, one column each."""
+INTERVAL_SUFFIXES = ("ci_low", "ci_high", "boot_low", "boot_high")
+"""Suffixes of the interval columns of ``estimates.parquet``, after each estimate's name."""
+
+
+# --------------------------------------------------------------------------- aggregation
+
+
+def estimates_table(
+    per_seed: pd.DataFrame,
+    *,
+    min_users: int = MIN_USERS,
+    bounds: pd.DataFrame | None = None,
+    level: float = 0.95,
+) -> pd.DataFrame:
+    """Seed means per (model, params, k) and every estimate's rank of the model (1 = best).
+
+    ``per_seed``: :func:`evaluate_models` rows with a ``seed`` column. Columns:
+    model, params, k, true_recall, traditional_recall, ure, n_seeds,
+    rank_true, rank_traditional, rank_ure (ranks among the models at that k,
+    ties share the best rank; NaN where the value is), flags
+    (:mod:`debiaseval.evaluation.flags`): ``degenerate_k`` where, in some seed, K ≥ |R_u|
+    for at least :data:`~debiaseval.evaluation.flags.DEGENERATE_SHARE` of the users the
+    traditional estimate averages over (on Yahoo! R3's ~9 random items per user, every
+    K ≥ 10); ``few_users`` where some seed's mean is over fewer than ``min_users`` users.
+    After the estimates, their intervals at ``level`` (columns ``<estimate>_<suffix>``, the
+    suffixes of :data:`INTERVAL_SUFFIXES`): Student's t interval over seeds, and the mean over
+    seeds of the per-seed bootstrap bounds over users of ``bounds`` (:func:`bootstrap_table`;
+    NaN without it), as E1's summary gives them
+    (:func:`~debiaseval.evaluation.uncertainty.seed_intervals`).
+    """
+    keys = ["model", "params", "k"]
+    values = ["true_recall", "traditional_recall", "ure"]
+    grouped = per_seed.groupby(keys, sort=False)
+    out = grouped[values].mean().reset_index()
+    out = out.merge(_estimate_intervals(per_seed, bounds, level), on=keys, how="left")
+    out = out[keys + values + _interval_columns()]
+    out["n_seeds"] = grouped["seed"].nunique().to_numpy().astype(np.int64)
+    by_k = out.groupby("k")
+    for col, name in zip(values, ("rank_true", "rank_traditional", "rank_ure"), strict=True):
+        out[name] = by_k[col].rank(ascending=False, method="min")
+    out["flags"] = _estimate_flags(per_seed, keys, min_users).to_numpy()
+    return out.sort_values(["k", "model", "params"], kind="stable").reset_index(drop=True)
+
+
+def _estimate_intervals(
+    per_seed: pd.DataFrame, bounds: pd.DataFrame | None, level: float
+) -> pd.DataFrame:
+    """Per (model, params, k): the interval columns of :func:`estimates_table`, wide."""
+    keys = ["model", "params", "k"]
+    long = per_seed.melt(
+        id_vars=["seed", *keys],
+        value_vars=["true_recall", "traditional_recall", "ure"],
+        var_name="metric",
+        value_name="value",
+    )
+    long = long[long["value"].notna()]
+    if bounds is not None and len(bounds):
+        long = long.merge(
+            bounds.astype({"seed": long["seed"].dtype, "k": long["k"].dtype}),
+            on=["seed", *keys, "metric"],
+            how="left",
+        )
+    intervals = seed_intervals(long, [*keys, "metric"], level=level)
+    wide = intervals.pivot(index=keys, columns="metric", values=list(INTERVAL_SUFFIXES))
+    wide.columns = [f"{metric}_{suffix}" for suffix, metric in wide.columns]
+    return wide.reindex(columns=_interval_columns()).reset_index()
+
+
+def _interval_columns() -> list[str]:
+    return [f"{v}_{s}" for v in ESTIMATE_COLUMNS for s in INTERVAL_SUFFIXES]
+
+
+def _estimate_flags(per_seed: pd.DataFrame, keys: list[str], min_users: int) -> pd.Series:
+    """The ``flags`` of :func:`estimates_table`, per group of ``keys`` in first-seen order."""
+    exposed = per_seed["n_users_exposed"].to_numpy()
+    within = (
+        per_seed["n_users_k_ge_exposed"].to_numpy()
+        if "n_users_k_ge_exposed" in per_seed
+        else np.zeros(len(per_seed), np.int64)
+    )
+    true = per_seed["n_users_true"].to_numpy()
+    has_truth = per_seed["true_recall"].notna().to_numpy()
+    seeds = per_seed[keys].assign(
+        degenerate=(exposed > 0) & (within >= DEGENERATE_SHARE * exposed),
+        few=(exposed < min_users) | (has_truth & (true < min_users)),
+    )
+    rows = seeds.groupby(keys, sort=False)[["degenerate", "few"]].any()
+    flags = join_flags({"degenerate_k": rows["degenerate"], "few_users": rows["few"]})
+    return pd.Series(flags, index=rows.index)
+
+
+def agreement_table(estimates: pd.DataFrame) -> pd.DataFrame:
+    """Agreement of each estimator with the reference across models, per k.
+
+    The reference is ``true_recall`` where known; without truth (no full data)
+    it is URE, and only the traditional estimator is compared with it (how the
+    model ranking changes). Columns: k, estimator, reference, kendall_tau,
+    pearson_r, mean_bias (mean of estimate − reference), n_models, flags: why τ and r
+    are NaN where they are (``few_models``: fewer than two; ``constant``: the estimate or
+    the reference is the same for every model), and ``degenerate_k`` on the traditional
+    estimator where the estimates at that K are so flagged.
+    """
+    has_truth = estimates["true_recall"].notna().any()
+    reference = "true_recall" if has_truth else "ure"
+    rows = []
+    for k, block in estimates.groupby("k", sort=True):
+        for estimator in ESTIMATORS if has_truth else ("traditional",):
+            stats = agreement(
+                block[_ESTIMATE_COLUMN[estimator]].to_numpy(), block[reference].to_numpy()
+            )
+            degenerate = (
+                estimator == "traditional"
+                and "flags" in block
+                and any("degenerate_k" in str(f).split(",") for f in block["flags"])
+            )
+            rows.append(
+                {"k": k, "estimator": estimator, "reference": reference, **stats,
+                 "degenerate": degenerate}
+            )  # fmt: skip
+    out = pd.DataFrame(rows)
+    out["k"] = out["k"].astype(np.int16)
+    out["n_models"] = out["n_models"].astype(np.int64)
+    few = (out["n_models"] < 2).to_numpy()
+    undefined = (out["kendall_tau"].isna() | out["pearson_r"].isna()).to_numpy()
+    out["flags"] = join_flags(
+        {
+            "degenerate_k": out.pop("degenerate").to_numpy(bool),
+            "constant": undefined & ~few,
+            "few_models": few,
+        }
+    )
+    return out
+
+
+def estimates_markdown(estimates: pd.DataFrame, dataset: str) -> str:
+    """The estimates per K as Markdown tables (models sorted by the truth, else by URE), each
+    estimate with its intervals where ``estimates`` has them (:func:`interval_cell`)."""
+    has_truth = estimates["true_recall"].notna().any()
+    sort = "true_recall" if has_truth else "ure"
+    parts = [f"# E5 on {dataset}: Recall@K estimates per model\n"]
+    if all(c in estimates for c in _interval_columns()):
+        parts.append(f"\nEach estimate: {INTERVAL_NOTE}.\n")
+        estimates = estimates.assign(
+            **{
+                v: [
+                    interval_cell(*row)
+                    for row in estimates[
+                        [v, *(f"{v}_{s}" for s in INTERVAL_SUFFIXES), "n_seeds"]
+                    ].itertuples(index=False)
+                ]
+                for v in ESTIMATE_COLUMNS
+            },
+            _sort=estimates[sort],
+        )
+        sort = "_sort"
+    cols = ["model", "params", "true_recall", "traditional_recall", "ure"]
+    ranks = ["rank_true", "rank_traditional", "rank_ure"]
+    if not has_truth:
+        cols.remove("true_recall")
+        ranks.remove("rank_true")
+    for k, block in estimates.groupby("k", sort=True):
+        block = block.sort_values(sort, ascending=False, kind="stable")
+        flags = block["flags"] if "flags" in block else pd.Series("", index=block.index)
+        table = block[cols + ranks].assign(model=marked(block["model"], flags))
+        table = table.assign(**{r: table[r].astype("Int64") for r in ranks})
+        text = markdown_table(table.reset_index(drop=True)) + legend(flags)
+        parts.append(f"\n## K = {k}\n\n" + text)
+    return "".join(parts)
+
+
+def agreement_markdown(agreement_frame: pd.DataFrame, dataset: str) -> str:
+    """The agreement table as Markdown, each flagged estimator marked (legend under it)."""
+    flags = (
+        agreement_frame["flags"]
+        if "flags" in agreement_frame
+        else pd.Series("", index=agreement_frame.index)
+    )
+    table = agreement_frame.drop(columns="flags", errors="ignore").assign(
+        estimator=marked(agreement_frame["estimator"], flags)
+    )
+    return (
+        f"# E5 on {dataset}: agreement with the reference across models\n\n"
+        + markdown_table(table)
+        + legend(flags)
+    )
