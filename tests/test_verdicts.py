@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from debiaseval import api
+from debiaseval.experiments import e1_verdict as v1
 from debiaseval.experiments import verdicts as v
 
 TINY = yaml.safe_load((Path(__file__).parent / "configs" / "tiny.yaml").read_text())
@@ -62,7 +63,7 @@ def test_e1_ranks_on_the_tuned_metric_and_names_the_truth_s_order():
                           "Random": [0.06, 0.04]})  # fmt: skip
     names = list(means)
     comps = _comparisons({(a, b): (8, 0) for a, b in itertools.combinations(names, 2)})
-    out = v.e1_verdict(summary, comps, BLOCK, dataset="synthetic", per_seed=per_seed)
+    out = v1.e1_verdict(summary, comps, BLOCK, dataset="synthetic", per_seed=per_seed)
     ranking = out[0]
     assert "Recall@10 (the tuned metric)" in ranking and "TRUE" in ranking
     positions = [ranking.index(f"{name} ") for name in names]
@@ -77,13 +78,13 @@ def test_e1_says_when_the_truth_cannot_separate_the_models():
     # identical recommenders: the exact truth orders no pair the same way in every seed
     summary = _summary({"A": 0.2, "B": 0.2, "C": 0.2}, "TRUE")
     per_seed = _per_seed({"A": [0.2, 0.2], "B": [0.2, 0.2], "C": [0.2, 0.2]})
-    out = v.e1_verdict(summary, _comparisons({}), BLOCK, dataset="synthetic", per_seed=per_seed)
+    out = v1.e1_verdict(summary, _comparisons({}), BLOCK, dataset="synthetic", per_seed=per_seed)
     assert any("the truth itself (TRUE) cannot tell the 3 recommenders apart" in s for s in out)
     # a noisy MAR truth: Random worse in 2 of 10 seeds, nothing else
     summary = _summary({"MF": 0.3, "Pop": 0.29, "Random": 0.1})
     comps = _comparisons({("MF", "Pop"): (0, 0), ("MF", "Random"): (2, 0),
                           ("Pop", "Random"): (1, 0)})  # fmt: skip
-    out = v.e1_verdict(summary, comps, BLOCK, dataset="coat", excluded=["Random"])
+    out = v1.e1_verdict(summary, comps, BLOCK, dataset="coat", excluded=["Random"])
     text = " ".join(out)
     assert (
         "On coat, the truth itself (gt) cannot tell the 3 recommenders apart at Recall@10: no "
@@ -99,11 +100,11 @@ def test_e1_separation_by_the_sample_and_only_the_baseline():
     summary = _summary({"MF": 0.3, "Pop": 0.2, "Random": 0.1})
     comps = _comparisons({("MF", "Pop"): (9, 0), ("MF", "Random"): (10, 0),
                           ("Pop", "Random"): (10, 0)})  # fmt: skip
-    out = v.e1_verdict(summary, comps, BLOCK, dataset="d", excluded=["Random"])
+    out = v1.e1_verdict(summary, comps, BLOCK, dataset="d", excluded=["Random"])
     assert "gt separates, in more than half of 10 seeds: MF > Pop" in out[-1]
     comps = _comparisons({("MF", "Pop"): (1, 0), ("MF", "Random"): (10, 0),
                           ("Pop", "Random"): (10, 0)})  # fmt: skip
-    out = v.e1_verdict(summary, comps, BLOCK, dataset="d", excluded=["Random"])
+    out = v1.e1_verdict(summary, comps, BLOCK, dataset="d", excluded=["Random"])
     assert "separates only the baseline Random" in out[-1]
 
 
@@ -117,14 +118,14 @@ def test_e1_names_are_inert_and_gamma_star_and_arena_are_reported():
         ]
     )
     arena = ["The estimator arena at recall@10 (estimator_accuracy.md): Lowest RMSE: SNIPS."]
-    out = v.e1_verdict(summary, comps, BLOCK, dataset="my_*data*", arena=arena)
+    out = v1.e1_verdict(summary, comps, BLOCK, dataset="my_*data*", arena=arena)
     text = "\n".join(out)
     assert "<b>" not in text and "|" not in text and "*y*" not in text
     assert "&lt;b&gt;x&lt;/b&gt;&#124;&#42;y&#42;" in text
     assert "my&#95;&#42;data&#42;" in text
     assert "1.75" in text and "Γ*" in text
     assert "the estimator arena at recall@10" in out[-1]
-    md = v.comparisons_markdown(comps, "d", level=0.95, verdict_md=v.verdict_markdown(out))
+    md = v1.comparisons_markdown(comps, "d", level=0.95, verdict_md=v.verdict_markdown(out))
     assert md.splitlines()[2] == "## Verdict" and "<b>" not in md
     assert "## SNIPS: Recall@10" in md and "1.75" in md
 
@@ -277,7 +278,7 @@ def test_the_kendall_table_says_what_its_tau_is_worth():
             "n_a_better": [3, 4, 4, 2, 4], "n_b_better": [0, 0, 0, 0, 0],
         }
     )  # fmt: skip
-    notes = v.truth_separation_notes(agreement, ["Random"])
+    notes = v1.truth_separation_notes(agreement, ["Random"])
     assert set(notes) == {("recall", 10), ("ndcg", 10)}
     assert notes[("recall", 10)].startswith("gt itself tells apart 1 of the 1 pairs")
     assert "measures noise" in notes[("ndcg", 10)]  # 2 of 4 seeds is not more than half

@@ -72,13 +72,12 @@ from debiaseval.evaluation.testsets import (
 )
 from debiaseval.evaluation.uncertainty import agreement_over_seeds, seed_intervals
 from debiaseval.experiments import Data, input_frames, seed_ids, validated
-from debiaseval.experiments.verdicts import (
+from debiaseval.experiments.e1_verdict import (
     comparisons_markdown,
     e1_verdict,
     truth_separation_notes,
-    verdict_entries,
-    with_verdict,
 )
+from debiaseval.experiments.verdicts import verdict_entries, with_verdict
 from debiaseval.io.errors import EmptyTestSetError
 from debiaseval.io.files import atomic_path, read_parquet, write_parquet
 from debiaseval.recommenders.registry import EXTERNAL
