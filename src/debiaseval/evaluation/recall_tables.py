@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 
 from debiaseval.data.splits import run_rng
 from debiaseval.evaluation.aggregate import markdown_table
@@ -18,6 +19,7 @@ from debiaseval.evaluation.agreement import agreement
 from debiaseval.evaluation.flags import (
     DEGENERATE_SHARE,
     MIN_USERS,
+    exposed_within_k,
     join_flags,
     legend,
     marked,
@@ -42,7 +44,9 @@ __all__ = [
     "comparisons_table",
     "estimates_markdown",
     "estimates_table",
+    "evaluated_users",
     "per_user_values",
+    "users_k_ge_exposed",
 ]
 
 
@@ -322,3 +326,26 @@ def agreement_markdown(agreement_frame: pd.DataFrame, dataset: str) -> str:
         + markdown_table(table)
         + legend(flags)
     )
+
+
+def users_k_ge_exposed(
+    per_user: pd.DataFrame, exposed: pd.DataFrame, train: sp.spmatrix
+) -> np.ndarray:
+    """Per K (ascending, as :func:`~debiaseval.evaluation.ure.mean_recall`), how many users
+    with a traditional Recall@K have K ≥ |R_u|
+    (:func:`~debiaseval.evaluation.flags.exposed_within_k`)."""
+    within = exposed_within_k(per_user, exposed, train) & per_user["traditional_recall"].notna()
+    counts = per_user.assign(within=within).groupby("k", sort=True)["within"].sum()
+    return counts.to_numpy().astype(np.int64)
+
+
+def evaluated_users(labelled: pd.DataFrame, *, positive_threshold: float) -> np.ndarray:
+    """The users some estimate averages over: a positive in their randomly exposed set
+    (traditional, URE) or, on fully exposed data, a positive outside their training set
+    (true Recall@K). Sorted int64."""
+    part = labelled["part"].to_numpy()
+    positive = labelled["rating"].to_numpy() > positive_threshold
+    counted = positive & (part != "train")
+    if not (part == "unexposed").any():
+        counted &= part == "exposed"
+    return np.unique(labelled["user"].to_numpy(np.int64)[counted])

@@ -46,15 +46,14 @@ from debiaseval.evaluation.external_lists import (
     prepare_lists,
     traditional_decided,
 )
-from debiaseval.evaluation.flags import (
-    exposed_within_k,
-)
 from debiaseval.evaluation.recall_tables import (
     agreement_table,
     bootstrap_table,
     comparisons_table,
     estimates_table,
+    evaluated_users,
     per_user_values,
+    users_k_ge_exposed,
 )
 from debiaseval.evaluation.ure import mean_recall, recall_estimates
 from debiaseval.experiments import Data, Frames, input_frames, seed_ids, validated
@@ -75,7 +74,6 @@ __all__ = [
     "evaluate_lists",
     "evaluate_models",
     "evaluate_models_on_seeds",
-    "evaluated_users",
     "expose",
     "fit_seed",
     "full_data",
@@ -347,7 +345,7 @@ def evaluate_models_on_seeds(
                 batch_size=batch_size,
             )
             means = mean_recall(users)
-            means["n_users_k_ge_exposed"] = _k_ge_exposed(users, exposed, train)
+            means["n_users_k_ge_exposed"] = users_k_ge_exposed(users, exposed, train)
             means.insert(0, "params", json.dumps(shown, sort_keys=True))
             means.insert(0, "model", model)
             frames[s].append(means)
@@ -358,27 +356,6 @@ def evaluate_models_on_seeds(
         estimates["k"] = estimates["k"].astype(np.int16)
         out[s] = (estimates, values[s])
     return out
-
-
-def _k_ge_exposed(per_user: pd.DataFrame, exposed: pd.DataFrame, train: Any) -> np.ndarray:
-    """Per K (ascending, as :func:`~debiaseval.evaluation.ure.mean_recall`), how many users
-    with a traditional Recall@K have K ≥ |R_u|
-    (:func:`~debiaseval.evaluation.flags.exposed_within_k`)."""
-    within = exposed_within_k(per_user, exposed, train) & per_user["traditional_recall"].notna()
-    counts = per_user.assign(within=within).groupby("k", sort=True)["within"].sum()
-    return counts.to_numpy().astype(np.int64)
-
-
-def evaluated_users(labelled: pd.DataFrame, *, positive_threshold: float) -> np.ndarray:
-    """The users some estimate averages over: a positive in their randomly exposed set
-    (traditional, URE) or, on fully exposed data, a positive outside their training set
-    (true Recall@K). Sorted int64."""
-    part = labelled["part"].to_numpy()
-    positive = labelled["rating"].to_numpy() > positive_threshold
-    counted = positive & (part != "train")
-    if not (part == "unexposed").any():
-        counted &= part == "exposed"
-    return np.unique(labelled["user"].to_numpy(np.int64)[counted])
 
 
 def evaluate_lists(
@@ -447,7 +424,7 @@ def evaluate_lists(
     open_ = users["traditional_recall"].notna() & ~users["decided"].fillna(False).astype(bool)
     scored = users.drop(columns="decided")
     means = mean_recall(scored)
-    means["n_users_k_ge_exposed"] = _k_ge_exposed(users, exposed, train)
+    means["n_users_k_ge_exposed"] = users_k_ge_exposed(users, exposed, train)
     for k, count in users[open_].groupby("k").size().items():
         defined = int(users.loc[users["k"] == k, "traditional_recall"].notna().sum())
         means.loc[means["k"] == k, "traditional_recall"] = np.nan
