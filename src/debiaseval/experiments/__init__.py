@@ -98,7 +98,7 @@ def input_frames(
     reproduce its files).
     """
     if isinstance(data, str):
-        from debiaseval.data.load import load_dataset
+        from debiaseval.datasets.load import load_dataset
 
         reason = unsupported(experiment, data, (config or {}).get("sources"))
         if reason is not None:

@@ -63,7 +63,6 @@ from debiaseval.evaluation.flags import MIN_USERS
 from debiaseval.evaluation.full_truth import true_rows
 from debiaseval.evaluation.metrics import BlockValues
 from debiaseval.evaluation.per_user import per_user_table, seed_uncertainty
-from debiaseval.evaluation.ranking import empty_recommendations
 from debiaseval.evaluation.testsets import (
     check_testset,
     evaluate_recommenders,
@@ -81,9 +80,10 @@ from debiaseval.experiments.verdicts import (
 )
 from debiaseval.io.errors import EmptyTestSetError
 from debiaseval.io.files import atomic_path, read_parquet, write_parquet
+from debiaseval.recommenders.ranking import empty_recommendations
 from debiaseval.recommenders.registry import EXTERNAL
-from debiaseval.recommenders.specs import check_recommender_spec
-from debiaseval.recommenders.tuning import (
+from debiaseval.selection.specs import check_recommender_spec
+from debiaseval.selection.tuning import (
     EarlyStopping,
     check_early_stopping,
     grid_chunks,

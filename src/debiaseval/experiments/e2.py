@@ -39,15 +39,15 @@ from debiaseval.data.splits import assign_parts, check_fractions, run_rng, split
 from debiaseval.debiasing.interventions import TestSetSpec, intervene, sampling_weights
 from debiaseval.evaluation.aggregate import markdown_table
 from debiaseval.evaluation.flags import MIN_USERS, join_flags, legend, marked
-from debiaseval.evaluation.ranking import top_k
 from debiaseval.evaluation.uncertainty import interval_cell, seed_interval_note, seed_intervals
 from debiaseval.experiments import run_data
 from debiaseval.experiments.verdicts import e2_verdict, verdict_entries, with_verdict
 from debiaseval.io.errors import ConfigError
 from debiaseval.recommenders.base import trains_by_epochs
+from debiaseval.recommenders.ranking import top_k
 from debiaseval.recommenders.registry import EXTERNAL, make_recommender, resolve_recommender
-from debiaseval.recommenders.specs import check_recommender_spec
-from debiaseval.recommenders.tuning import (
+from debiaseval.selection.specs import check_recommender_spec
+from debiaseval.selection.tuning import (
     EarlyStopping,
     recommender_params,
     select_point,

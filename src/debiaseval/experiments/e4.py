@@ -55,8 +55,8 @@ from debiaseval.experiments.e3 import Truth, full_truth, synthetic_truth
 from debiaseval.experiments.verdicts import e4_verdict, verdict_entries, with_verdict
 from debiaseval.io.errors import ConfigError
 from debiaseval.io.schema import expand_grid
-from debiaseval.recommenders.ips_cv import LOSS_OF_METRIC, cv_select, model_l2, pair_losses
 from debiaseval.recommenders.rating_mf import WeightedMF, normalise_weights
+from debiaseval.selection.ips_cv import LOSS_OF_METRIC, cv_select, model_l2, pair_losses
 
 __all__ = [
     "BIAS_ONLY_RMS",
