@@ -21,8 +21,8 @@ from debiaseval.io.errors import ConfigError
 from debiaseval.recommenders import check_recommender, positive_mask, resolve_recommender
 from debiaseval.recommenders.adapters import MissingExtraError
 from debiaseval.recommenders.checks import check_train_matrix
-from debiaseval.recommenders.specs import check_recommender_spec
-from debiaseval.recommenders.tuning import EarlyStopping, tune_recommender
+from debiaseval.selection.specs import check_recommender_spec
+from debiaseval.selection.tuning import EarlyStopping, tune_recommender
 from debiaseval.workflow.config import validate_config
 
 implicit = pytest.importorskip("implicit", reason="the implicit extra is not installed")

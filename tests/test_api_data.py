@@ -11,7 +11,7 @@ import pytest
 
 from debiaseval import api
 from debiaseval.data import DATA_ENV, cache_folder
-from debiaseval.data import load as data_load
+from debiaseval.datasets import load as data_load
 
 
 def test_the_cache_is_debiaseval_data_else_the_user_cache(monkeypatch, tmp_path):

@@ -10,8 +10,8 @@ import scipy.sparse as sp
 from debiaseval.benchmarks import main, reference_topk_metrics, script_imports
 from debiaseval.data.interactions import rating_matrix
 from debiaseval.evaluation.metrics import evaluate_topk, summarise
-from debiaseval.evaluation.ranking import top_k
 from debiaseval.recommenders import make_recommender
+from debiaseval.recommenders.ranking import top_k
 
 
 def test_reference_metrics_equal_the_project_path() -> None:

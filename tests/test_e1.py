@@ -11,7 +11,6 @@ from debiaseval.data.interactions import rating_matrix
 from debiaseval.data.preprocess import build_interactions
 from debiaseval.data.splits import run_rng, split_e1
 from debiaseval.data.synthetic import generate_synthetic
-from debiaseval.evaluation.ranking import top_k
 from debiaseval.evaluation.testsets import (
     check_testset,
     evaluate_on_testsets,
@@ -21,6 +20,7 @@ from debiaseval.experiments.e1 import EmptyTestSetError, data_step, evaluate_ste
 from debiaseval.experiments.e1 import testset_step as draw_testset
 from debiaseval.io.errors import ConfigError
 from debiaseval.recommenders import make_recommender
+from debiaseval.recommenders.ranking import top_k
 
 
 def _split():

@@ -282,7 +282,7 @@ def test_run_api_and_config_checks():
 
 
 def test_full_truth_from_a_full_part():
-    from debiaseval.data.semisynthetic import (
+    from debiaseval.datasets.semisynthetic import (
         SemiSynthetic,
         observation_propensities,
         semisynthetic_frames,

@@ -14,8 +14,8 @@ from debiaseval.active_learning.elicitation import (
     uniform_hash,
 )
 from debiaseval.data.interactions import rating_matrix
-from debiaseval.evaluation.ranking import top_k_indices
 from debiaseval.recommenders.mf import LightFMRanker
+from debiaseval.recommenders.ranking import top_k_indices
 
 # 4 users x 6 items; item 0 rated by 3 users, item 1 by 2, item 2 by 1, items 3-5 by nobody
 KNOWN = pd.DataFrame(

@@ -12,9 +12,9 @@ from debiaseval.data.ids import raw_ids, to_raw
 from debiaseval.data.interactions import rating_matrix
 from debiaseval.data.splits import run_rng
 from debiaseval.evaluation.external_lists import ListsError
-from debiaseval.evaluation.ranking import top_k
 from debiaseval.experiments.e1 import split_step
 from debiaseval.experiments.e5 import expose, full_data, positive_threshold_of
+from debiaseval.recommenders.ranking import top_k
 from debiaseval.workflow.config import validate_config
 
 CONFIG = {

@@ -20,8 +20,8 @@ from debiaseval.evaluation.external_lists import (
     short_lists_warning,
     traditional_decided,
 )
-from debiaseval.evaluation.ranking import top_k
 from debiaseval.recommenders import make_recommender
+from debiaseval.recommenders.ranking import top_k
 
 # 3 users with string raw ids (in the order preprocessing numbers them), 5 items with int ids
 USERS = pd.DataFrame({"user": np.arange(3, dtype=np.int32), "raw_user": ["a7", "b 2", "u10"]})

@@ -14,8 +14,8 @@ import yaml
 
 from debiaseval.data.ids import raw_ids, to_internal, to_raw
 from debiaseval.data.interactions import rating_matrix
-from debiaseval.evaluation.ranking import top_k
 from debiaseval.recommenders import make_recommender
+from debiaseval.recommenders.ranking import top_k
 
 pytestmark = pytest.mark.slow
 

@@ -8,12 +8,12 @@ import pytest
 
 from debiaseval.evaluation import metrics
 from debiaseval.evaluation.metrics import hit_matrix, train_overlap_mask
-from debiaseval.evaluation.ranking import top_k_indices
 from debiaseval.evaluation.testsets import (
     evaluate_on_testsets,
     evaluate_recommenders,
     train_overlap_masks,
 )
+from debiaseval.recommenders.ranking import top_k_indices
 
 
 @pytest.fixture(params=["table", "sorted"])

@@ -161,8 +161,8 @@ def test_an_exposure_that_leaves_nothing_unexposed_stops_its_job_in_one_line():
 
 
 def test_the_ranking_limit_is_the_ranking_s():
-    from debiaseval.evaluation.ranking import top_k
     from debiaseval.recommenders import make_recommender
+    from debiaseval.recommenders.ranking import top_k
     from debiaseval.workflow.config import RANK_LIMIT
 
     train = sp.csr_matrix(np.eye(3))

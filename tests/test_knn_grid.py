@@ -9,7 +9,6 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
-from debiaseval.evaluation.ranking import top_k
 from debiaseval.recommenders import (
     ItemKNN,
     NotFittedError,
@@ -18,6 +17,7 @@ from debiaseval.recommenders import (
     knn,
     make_recommender,
 )
+from debiaseval.recommenders.ranking import top_k
 
 GRID = [1, 2, 3, 5, 10, 20, 35, 50]
 

@@ -1,49 +1,68 @@
-"""The package's layers import downward only (docs/contributing.md, "Where code goes").
+"""One floor per concept: the package's floors import downward only (docs/contributing.md,
+"Where code goes").
 
-``api`` and the benchmarks sit on ``experiments``, which sit on the estimator arena
-(``estimation``), which sits on the method packages, which sit on ``data``. Every
-``import`` in ``src/debiaseval``, at module level or inside a function, is read from the
-syntax tree; an import of a higher layer fails here.
-Below them all, ``io`` (the ground floor: atomic file and Parquet I/O, the one-line user
-errors, the config schema and its check of the schema alone, user-given text made inert in
-Markdown and HTML) imports nothing of the package. ``workflow`` (the whole-config validation,
-the runtime, the report) is the glue every layer uses and is left out of the ranking.
+Every package and top-level module of ``debiaseval`` stands on a floor of its own
+(:data:`FLOORS`); a module may import its own floor and the floors below it, nothing above.
+Every ``import`` is read from the syntax tree, at module level or inside a function, and so is
+``importlib.import_module`` with a literal (or the literal start of an f-string) module name.
+The package scanned is the one Python imports, so the check runs against another tree with
+``PYTHONPATH=<tree>/src``.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib.util
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "src" / "debiaseval"
+import pytest
 
-LAYERS: dict[str, int] = {
-    "io": -1,
-    "data": 0,
-    "recommenders": 1,
-    "evaluation": 1,
-    "debiasing": 1,
-    "active_learning": 1,
-    "figures": 1,
-    "estimation": 2,
-    "experiments": 3,
-    "api": 4,
-    "benchmark": 4,
-    "benchmarks": 4,
-}
-"""Modules and subpackages of debiaseval (dotted, below ``debiaseval``) and their layers:
-lower never imports higher; a module takes the layer of its longest listed prefix."""
+_SPEC = importlib.util.find_spec("debiaseval")
+assert _SPEC is not None and _SPEC.origin is not None
+PACKAGE = Path(_SPEC.origin).resolve().parent
 
-KNOWN_UPWARD: dict[tuple[str, str], str] = {
-    ("data/semisynthetic.py", "debiaseval.evaluation.metrics"): (
-        "ml-100k-semi is built by completing ML-100K with a rating MF ([ICML16] §6.2)"
-    ),
-    ("data/semisynthetic.py", "debiaseval.recommenders.rating_mf"): (
-        "ml-100k-semi is built by completing ML-100K with a rating MF ([ICML16] §6.2)"
-    ),
+FLOORS: dict[str, int] = {
+    "io": 0,
+    "_version": 1,
+    "data": 2,
+    "debiasing": 3,
+    "recommenders": 4,
+    "evaluation": 5,
+    "selection": 6,
+    "datasets": 7,
+    "estimation": 8,
+    "active_learning": 9,
+    "figures": 10,
+    "experiments": 11,
+    "workflow": 12,
+    "api": 13,
+    "benchmarks": 14,
+    "benchmark": 15,
 }
-"""The upward imports that remain, each with why: a new one fails, and so does a fixed one
+"""The packages and top-level modules of ``debiaseval``, ground up: a floor never imports a
+higher one (the roles of each: docs/contributing.md, "Where code goes")."""
+
+KNOWN_UPWARD: dict[tuple[str, str], str] = {}
+"""The upward imports that remain, each with why: none. A new one fails, and so does a fixed one
 still listed here."""
+
+
+def _import_module_name(node: ast.Call) -> str | None:
+    """The module an ``import_module(...)`` call names, as far as its literal start says
+    (``f"debiaseval.experiments.{name}"`` names ``debiaseval.experiments``)."""
+    func = node.func
+    called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    if called not in ("import_module", "__import__") or not node.args:
+        return None
+    arg = node.args[0]
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        return arg.value
+    if isinstance(arg, ast.JoinedStr) and arg.values:
+        head = arg.values[0]
+        if isinstance(head, ast.Constant) and isinstance(head.value, str):
+            complete = head.value.rsplit(".", 1)[0] if "." in head.value else ""
+            return complete or None
+    return None
 
 
 def imported_modules(source: str) -> list[str]:
@@ -57,62 +76,75 @@ def imported_modules(source: str) -> list[str]:
                 found += [f"debiaseval.{alias.name}" for alias in node.names]
             else:
                 found.append(node.module)
+        elif isinstance(node, ast.Call) and (name := _import_module_name(node)):
+            found.append(name)
     return [name for name in found if name.startswith("debiaseval.")]
 
 
-def layer_of(name: str) -> tuple[str, int | None]:
-    """The longest prefix of ``debiaseval.<name>`` listed in :data:`LAYERS` and its layer
-    (the top-level part and None when none is)."""
-    parts = name.split(".")[1:]
-    for end in range(len(parts), 0, -1):
-        prefix = ".".join(parts[:end])
-        if prefix in LAYERS:
-            return prefix, LAYERS[prefix]
-    return parts[0], None
+def floor_of(name: str) -> tuple[str, int | None]:
+    """The top-level package or module of ``debiaseval.<name>`` and its floor (None when
+    it has none: the package's own ``__init__``)."""
+    top = name.split(".")[1]
+    return top, FLOORS.get(top)
+
+
+def package_modules() -> list[tuple[str, Path]]:
+    """``(path relative to the package, path)`` of every module of the package."""
+    return [(p.relative_to(PACKAGE).as_posix(), p) for p in sorted(PACKAGE.rglob("*.py"))]
 
 
 def upward_imports() -> set[tuple[str, str]]:
-    """``(file, module)`` for each import of a higher layer in the package."""
+    """``(file, module)`` for each import of a higher floor in the package."""
     upward = set()
-    for path in sorted(PACKAGE.rglob("*.py")):
-        relative = path.relative_to(PACKAGE).as_posix()
-        _, own = layer_of("debiaseval." + relative.removesuffix(".py").replace("/", "."))
+    for relative, path in package_modules():
+        _, own = floor_of("debiaseval." + relative.removesuffix(".py").replace("/", "."))
         if own is None:
             continue
         for module in imported_modules(path.read_text(encoding="utf-8")):
-            _, target = layer_of(module)
+            _, target = floor_of(module)
             if target is not None and target > own:
                 upward.add((relative, module))
     return upward
 
 
-def test_every_top_level_module_has_a_layer_or_is_glue() -> None:
-    tops = {p.stem if p.is_file() else p.name for p in PACKAGE.iterdir()}
-    tops = {t for t in tops if not t.startswith((".", "_")) and t not in {"py", "resources"}}
-    assert tops - set(LAYERS) - {"workflow", "schemas"} == set()
-    dotted = [name for name in LAYERS if "." in name]
-    assert all((PACKAGE / f"{name.replace('.', '/')}.py").is_file() for name in dotted)
+def test_every_package_and_module_has_a_floor_of_its_own() -> None:
+    """No shared floor, and nothing left out: every top-level module and every folder that
+    holds Python code has a floor (``schemas/`` and ``resources/`` hold data only)."""
+    tops = {p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__"}
+    tops |= {p.name for p in PACKAGE.iterdir() if p.is_dir() and any(p.rglob("*.py"))}
+    assert tops == set(FLOORS)
+    assert len(set(FLOORS.values())) == len(FLOORS)
 
 
-def test_layers_import_downward_only() -> None:
+def test_floors_import_downward_only() -> None:
     assert upward_imports() == set(KNOWN_UPWARD)
 
 
-def test_nothing_below_the_api_imports_it() -> None:
-    below = {(file, module) for file, module in upward_imports() if layer_of(module)[0] == "api"}
-    assert below == set()
-    assert not any(layer_of(module)[0] == "api" for _, module in KNOWN_UPWARD)
+def test_nothing_below_the_workflow_imports_it_and_nothing_imports_the_api() -> None:
+    """``workflow`` serves the Snakemake workflow and the report: nothing below it (the
+    experiments included) imports it, and nothing at all imports the API."""
+    for relative, path in package_modules():
+        floor = floor_of("debiaseval." + relative.removesuffix(".py").replace("/", "."))[0]
+        modules = imported_modules(path.read_text(encoding="utf-8"))
+        if floor not in ("workflow", "api", "benchmarks", "benchmark"):
+            assert not any(floor_of(m)[0] == "workflow" for m in modules), relative
+        if floor != "api":
+            assert not any(floor_of(m)[0] == "api" for m in modules), relative
+
+
+def test_every_import_is_absolute() -> None:
+    """The scan reads absolute imports; a relative one would hide an arrow from it."""
+    for relative, path in package_modules():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        relatives = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level > 0]
+        assert relatives == [], relative
 
 
 def test_the_ground_floor_imports_nothing_of_the_package() -> None:
-    """``io`` imports no other module of the package, not even ``_version`` (and no module of
-    its own through ``debiaseval.``: the check sees every import, relative ones included)."""
+    """``io`` imports no other module of the package, not even ``_version``."""
     modules = sorted((PACKAGE / "io").rglob("*.py"))
     assert {p.stem for p in modules} >= {"__init__", "errors", "files", "markup", "schema"}
     for path in modules:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        relative = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level > 0]
-        assert relative == [], path.name
         outside = [m for m in imported_modules(path.read_text(encoding="utf-8"))
                    if not m.startswith("debiaseval.io.")]  # fmt: skip
         assert outside == [], (path.name, outside)
@@ -136,38 +168,70 @@ def test_the_workflow_exports_nothing_of_the_ground_floor() -> None:
         assert exported_names(path) & ground == set(), path.name
 
 
-def test_a_module_takes_the_layer_of_its_longest_prefix() -> None:
-    assert layer_of("debiaseval.io.files") == ("io", -1)
-    assert layer_of("debiaseval.workflow.config") == ("workflow", None)
-    assert layer_of("debiaseval.data.load") == ("data", 0)
-    assert layer_of("debiaseval.api") == ("api", 4)
+def test_moved_modules_left_nothing_behind() -> None:
+    """A module that moved up or down lives in one place only: no shim at its old path."""
+    moved = {
+        "evaluation/ranking.py": "recommenders/ranking.py",
+        "evaluation/_topk_kernel.py": "recommenders/_topk_kernel.py",
+        "recommenders/tuning.py": "selection/tuning.py",
+        "recommenders/ips_cv.py": "selection/ips_cv.py",
+        "recommenders/specs.py": "selection/specs.py",
+        "data/load.py": "datasets/load.py",
+        "data/build.py": "datasets/build.py",
+        "data/semisynthetic.py": "datasets/semisynthetic.py",
+    }
+    for old, new in moved.items():
+        assert not (PACKAGE / old).exists(), old
+        assert (PACKAGE / new).is_file(), new
 
 
-def test_the_scan_sees_imports_inside_functions() -> None:
-    source = "def f():\n    from debiaseval import api\n    import debiaseval.data.load\n"
-    assert imported_modules(source) == ["debiaseval.api", "debiaseval.data.load"]
+def test_a_module_takes_the_floor_of_its_top_level_package() -> None:
+    assert floor_of("debiaseval.io.files") == ("io", 0)
+    assert floor_of("debiaseval.workflow.config") == ("workflow", 12)
+    assert floor_of("debiaseval.datasets.load") == ("datasets", 7)
+    assert floor_of("debiaseval.api") == ("api", 13)
+    assert floor_of("debiaseval.__init__") == ("__init__", None)
 
 
-def test_data_imports_neither_the_workflow_glue_nor_the_experiments() -> None:
-    """``data`` reads a config through ``io.schema`` only: ``data/load.py`` once
-    imported ``workflow.config``, whose checks import the experiments (a circle)."""
-    bottom = {name for name, layer in LAYERS.items() if layer < 0}
-    for path in sorted((PACKAGE / "data").rglob("*.py")):
-        for module in imported_modules(path.read_text(encoding="utf-8")):
-            prefix, _ = layer_of(module)
-            assert not module.startswith("debiaseval.experiments"), (path.name, module)
-            if module.startswith("debiaseval.workflow"):
-                assert prefix in bottom, (path.name, module)
+def test_the_scan_sees_imports_inside_functions_and_import_module() -> None:
+    source = (
+        "import importlib\n"
+        "def f(name):\n"
+        "    from debiaseval import api\n"
+        "    import debiaseval.data.loaders\n"
+        "    importlib.import_module(f'debiaseval.experiments.{name}')\n"
+        "    importlib.import_module('debiaseval.figures.e1')\n"
+        "    importlib.import_module(f'debiaseval.{name}.e1')\n"
+    )
+    assert imported_modules(source) == [
+        "debiaseval.api",
+        "debiaseval.data.loaders",
+        "debiaseval.experiments",
+        "debiaseval.figures.e1",
+    ]
 
 
-def test_loading_a_dataset_module_loads_no_workflow_glue_or_experiment() -> None:
+def test_an_upward_import_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check can fail: a ``data`` module that imports the recommenders is reported."""
+    package = tmp_path / "debiaseval"
+    (package / "data").mkdir(parents=True)
+    (package / "data" / "bad.py").write_text(
+        "def f():\n    from debiaseval.recommenders.base import Recommender\n"
+    )
+    monkeypatch.setitem(globals(), "PACKAGE", package)
+    assert upward_imports() == {("data/bad.py", "debiaseval.recommenders.base")}
+
+
+def test_loading_a_dataset_loads_no_workflow_or_experiment() -> None:
+    """``datasets.load`` reads a config through ``io.schema`` only: it once imported
+    ``workflow.config``, whose checks import the experiments (a circle)."""
     import subprocess
     import sys
 
     code = (
-        "import sys, debiaseval.data.load, debiaseval.data.exposure\n"
+        "import sys, debiaseval.datasets.load, debiaseval.data.exposure\n"
         "print(sorted(m for m in sys.modules if m.startswith("
-        "('debiaseval.workflow.config', 'debiaseval.experiments'))))"
+        "('debiaseval.workflow', 'debiaseval.experiments'))))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

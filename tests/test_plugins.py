@@ -20,7 +20,7 @@ from debiaseval.recommenders.registry import (
     plugin_source_hash,
     register_recommender,
 )
-from debiaseval.recommenders.specs import CHECKED_ENV
+from debiaseval.selection.specs import CHECKED_ENV
 from debiaseval.workflow.config import validate_config
 
 TINY = yaml.safe_load((Path(__file__).parent / "configs" / "tiny.yaml").read_text())

@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
-from debiaseval.evaluation.ranking import top_k, top_k_indices
 from debiaseval.io.errors import ContractError
 from debiaseval.recommenders import ItemKNN, PosPop, Recommender
+from debiaseval.recommenders.ranking import top_k, top_k_indices
 
 
 class FixedScores(Recommender):

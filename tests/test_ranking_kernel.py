@@ -14,9 +14,9 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
-from debiaseval.evaluation.ranking import empty_recommendations, top_k, top_k_indices
 from debiaseval.io.errors import ContractError
 from debiaseval.recommenders import AvgRating, PosPop, Recommender, check_recommender
+from debiaseval.recommenders.ranking import empty_recommendations, top_k, top_k_indices
 
 
 class Table(Recommender):
@@ -238,8 +238,8 @@ def test_a_job_gives_the_ranking_its_snakemake_threads(tmp_path, monkeypatch) ->
 def test_ure_thresholds_equal_a_partition(seed: int) -> None:
     """E5's thresholds s_K from the compiled pass equal numpy's (K+1)-th largest entries,
     with ties, -inf entries (rows with fewer candidates than K + 1) and K beyond the items."""
-    from debiaseval.evaluation.ranking import largest
     from debiaseval.evaluation.ure import kth_largest
+    from debiaseval.recommenders.ranking import largest
 
     scores, train = random_case(seed, np.float64)
     rows, cols = train.nonzero()

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from debiaseval.data.synthetic import generate_synthetic
-from debiaseval.recommenders.ips_cv import cv_select, fold_labels, pair_losses
 from debiaseval.recommenders.rating_mf import WeightedMF, normalise_weights
+from debiaseval.selection.ips_cv import cv_select, fold_labels, pair_losses
 
 
 @pytest.fixture(scope="module")
@@ -256,7 +256,7 @@ def test_cv_select_warm_start_draws_the_same_random_stream(biased) -> None:
 
 def test_cv_select_per_pair_l2_is_the_summed_l2_over_training_pairs(biased) -> None:
     """``l2_per_pair``: a grid value c is λ = c · n_train ([ICML16]'s grid read per pair)."""
-    from debiaseval.recommenders.ips_cv import model_l2
+    from debiaseval.selection.ips_cv import model_l2
 
     _, frame = biased
     frame = frame.iloc[: 2 * (len(frame) // 2)]  # two folds of n/2 training pairs each

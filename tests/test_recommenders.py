@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from debiaseval.evaluation.ranking import top_k
 from debiaseval.recommenders import (
     RECOMMENDERS,
     AvgRating,
@@ -25,6 +24,7 @@ from debiaseval.recommenders import (
     check_recommender,
     make_recommender,
 )
+from debiaseval.recommenders.ranking import top_k
 
 # Small, fast settings for the shared check; defaults elsewhere.
 FAST_PARAMS: dict[str, dict] = {name: {"epochs": 3, "factors": 8} for name in ("mf", "mf_ips")}

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from debiaseval.data import MIRROR_ENV, load_ml_100k
-from debiaseval.data.semisynthetic import (
+from debiaseval.datasets.semisynthetic import (
     ICML16_MARGINAL,
     build_ml_100k_semi,
     complete_ratings,

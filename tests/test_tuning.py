@@ -10,9 +10,9 @@ from debiaseval.data.interactions import rating_matrix
 from debiaseval.data.preprocess import build_interactions
 from debiaseval.data.splits import run_rng, split_e1
 from debiaseval.data.synthetic import generate_synthetic
-from debiaseval.evaluation.ranking import top_k
 from debiaseval.recommenders import RECOMMENDERS, Recommender, make_recommender
-from debiaseval.recommenders.tuning import (
+from debiaseval.recommenders.ranking import top_k
+from debiaseval.selection.tuning import (
     EarlyStopping,
     grid_chunks,
     merge_chunks,

@@ -7,7 +7,6 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
-from debiaseval.evaluation.ranking import top_k_indices
 from debiaseval.evaluation.ure import (
     in_top_k,
     kth_largest,
@@ -18,6 +17,7 @@ from debiaseval.evaluation.ure import (
     ure_at_k,
 )
 from debiaseval.recommenders import make_recommender
+from debiaseval.recommenders.ranking import top_k_indices
 
 NINF = -np.inf
 # user 0: items 1, 2, 3 tie at 0.5; item 5 is a training item (-inf).

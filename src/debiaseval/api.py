@@ -28,12 +28,11 @@ import pandas as pd
 from debiaseval.active_learning.elicitation import STRATEGIES as ELICITATION_STRATEGIES
 from debiaseval.active_learning.elicitation import ElicitationContext, ask, elicit
 from debiaseval.data.interactions import rating_matrix
-from debiaseval.data.load import load_dataset
 from debiaseval.data.splits import assign_parts, run_rng, split_e1, split_e2
+from debiaseval.datasets.load import load_dataset
 from debiaseval.debiasing.interventions import TestSetSpec, intervene, sampling_weights
 from debiaseval.evaluation.estimators import ips, naive, snips
 from debiaseval.evaluation.metrics import TOPK_METRICS, evaluate_topk, summarise
-from debiaseval.evaluation.ranking import top_k
 from debiaseval.experiments import Data
 from debiaseval.experiments.e4 import learning_data
 from debiaseval.io.schema import experiment_names
@@ -45,8 +44,9 @@ from debiaseval.recommenders import (
     register_recommender,
     resolve_recommender,
 )
+from debiaseval.recommenders.ranking import top_k
 from debiaseval.recommenders.registry import EXTERNAL
-from debiaseval.recommenders.tuning import EarlyStopping, tune_recommender
+from debiaseval.selection.tuning import EarlyStopping, tune_recommender
 from debiaseval.workflow.config import validate_config
 
 __all__ = [

@@ -11,14 +11,14 @@ from debiaseval.workflow import resources as scaled_resources
 from debiaseval.workflow.config import study_name, validate_config
 from debiaseval.io.errors import ConfigError
 from debiaseval.data import MIRROR_ENV, SOURCES
-from debiaseval.data.build import SOURCE_OF
+from debiaseval.datasets.build import SOURCE_OF
 from debiaseval.data.catalog import dataset_names, positive_threshold_of, user_sources
 from debiaseval.data.user_logs import LOAD_KEYS, log_files, missing_file
 from debiaseval.evaluation.external_lists import lists_path, missing_lists
 from debiaseval.experiments.e5 import FULLY_EXPOSED
 from debiaseval.figures import figure_module
 from debiaseval.recommenders.registry import EXTERNAL, plugin_source_hash
-from debiaseval.recommenders.tuning import grid_chunks
+from debiaseval.selection.tuning import grid_chunks
 from debiaseval.workflow.data_check import missing_data_message, unobtainable
 from debiaseval.io.files import read_only_message, rebuild_damaged, runs_jobs
 from debiaseval.workflow.params import job_params

@@ -1,8 +1,8 @@
 """Adapter: raw dataset files, a user's own rating log (or the synthetic generator) ->
 canonical Parquet."""
 
-from debiaseval.data.build import build_dataset
 from debiaseval.data.filters import part_sizes
+from debiaseval.datasets.build import build_dataset
 from debiaseval.io.files import write_parquet
 from debiaseval.workflow.runtime import job
 

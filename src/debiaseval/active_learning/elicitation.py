@@ -9,7 +9,7 @@ A strategy is one function ``(ctx, users) -> scores`` returning a dense
 (len(users), n_items) float array (higher = asked first), registered in
 :data:`STRATEGIES`; :func:`ask` scores the active users in batches, masks their
 known items and keeps the top ``n`` of each row (one ``argpartition`` per batch,
-:func:`debiaseval.evaluation.ranking.top_k`, ties to the smaller item id). Strategies:
+:func:`debiaseval.recommenders.ranking.top_k`, ties to the smaller item id). Strategies:
 
 - RND, POP, HP: the paper's three ([FLAIRS20] §3): uniform random, most known
   ratings, highest score of the MF trained on K_before.
@@ -39,8 +39,8 @@ import pandas as pd
 import scipy.sparse as sp
 
 from debiaseval.evaluation.metrics import train_overlap_mask
-from debiaseval.evaluation.ranking import empty_recommendations, top_k
 from debiaseval.recommenders.base import Recommender
+from debiaseval.recommenders.ranking import empty_recommendations, top_k
 from debiaseval.recommenders.registry import make_recommender
 
 __all__ = [
@@ -179,7 +179,7 @@ STRATEGIES: dict[str, Strategy] = {
 
 
 class _Scorer:
-    """A strategy seen as a fitted model by :func:`debiaseval.evaluation.ranking.top_k`."""
+    """A strategy seen as a fitted model by :func:`debiaseval.recommenders.ranking.top_k`."""
 
     def __init__(self, ctx: ElicitationContext, strategy: Strategy) -> None:
         self.ctx, self.strategy = ctx, strategy

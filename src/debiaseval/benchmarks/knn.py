@@ -33,7 +33,7 @@ def reference_neighbour_lists(unit: sp.csr_matrix, k: int) -> tuple[np.ndarray, 
 
     Returns the (n × k) neighbour ids and similarities, best first.
     """
-    from debiaseval.evaluation.ranking import top_k_indices
+    from debiaseval.recommenders.ranking import top_k_indices
 
     n = unit.shape[0]
     cols = np.empty((n, k), dtype=np.int64)

@@ -2,7 +2,7 @@
 
 Top-10 of every item for every user, training items excluded, at ML-1M's and ML-20M's
 shapes (``--ranking-shapes``) on 1 and 2 threads (``--ranking-threads``):
-:func:`~debiaseval.evaluation.ranking.top_k` on float32 MF scores vs implicit's
+:func:`~debiaseval.recommenders.ranking.top_k` on float32 MF scores vs implicit's
 ``recommend`` on the same factors (when installed) vs the bare float32 products, in CPU
 and wall seconds with their ratios, and E1's tune+rank stage of PosPop.
 """
@@ -21,8 +21,8 @@ import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
 from debiaseval.benchmarks.common import ratio
-from debiaseval.evaluation.ranking import top_k
 from debiaseval.recommenders import Recommender
+from debiaseval.recommenders.ranking import top_k
 
 __all__ = ["RANK_SHAPES", "run"]
 

@@ -22,8 +22,8 @@ import scipy.sparse as sp
 from debiaseval.benchmarks.common import best, ml1m_shaped, ratio
 from debiaseval.data.interactions import rating_matrix
 from debiaseval.evaluation.metrics import evaluate_topk, summarise, train_overlap_mask
-from debiaseval.evaluation.ranking import top_k
 from debiaseval.recommenders import LightFMRanker, Recommender, fit_grid, make_recommender
+from debiaseval.recommenders.ranking import top_k
 
 __all__ = ["reference_topk_metrics", "run"]
 

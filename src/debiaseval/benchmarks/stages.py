@@ -19,9 +19,9 @@ from debiaseval.data.splits import run_rng, split_e1
 from debiaseval.data.synthetic import generate_synthetic
 from debiaseval.debiasing.interventions import DEFAULT_TESTSETS, intervene
 from debiaseval.debiasing.sampling import weighted_sample_without_replacement
-from debiaseval.evaluation.ranking import top_k
 from debiaseval.evaluation.testsets import evaluate_on_testsets
 from debiaseval.recommenders import make_recommender
+from debiaseval.recommenders.ranking import top_k
 
 __all__ = ["run"]
 

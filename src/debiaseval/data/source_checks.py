@@ -1,7 +1,7 @@
 """The config's ``sources`` checked: built-in names kept, the user's own datasets well
 formed, dataset names known (docs/own-data.md).
 
-Here, in ``data``, so that :func:`debiaseval.data.load.load_dataset` checks a config as the
+Here, in ``data``, so that :func:`debiaseval.datasets.load.load_dataset` checks a config as the
 workflow does without importing the workflow's glue; :mod:`debiaseval.workflow.config` calls
 the same functions.
 """

@@ -1,2 +1,3 @@
-"""Evaluation: top-k lists and metrics, loss estimators (Naive, IPS, SNIPS), Unbiased
-Recall Evaluation, the leave-one-out protocol, and aggregation over seeds."""
+"""Evaluation: metrics of top-k lists, loss estimators (Naive, IPS, SNIPS), Unbiased Recall
+Evaluation, the leave-one-out protocol, lists made elsewhere, and aggregation over seeds.
+The top-k lists themselves are made by :mod:`debiaseval.recommenders.ranking`, below."""

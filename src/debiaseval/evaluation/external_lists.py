@@ -7,7 +7,7 @@ Another framework's output enters an experiment as one file per dataset and seed
 dataset's raw ids as in its files (``ids: raw``) or the project's (``ids: internal``),
 see :mod:`debiaseval.data.ids`. :func:`prepare_lists` checks them the way a
 reviewer would and returns them in the format of
-:func:`debiaseval.evaluation.ranking.top_k`; every problem is a :class:`ListsError`
+:func:`debiaseval.recommenders.ranking.top_k`; every problem is a :class:`ListsError`
 naming the source, with counts and a few examples:
 
 - an unknown user or item; a duplicated (user, item) pair; a score or rank that is
@@ -17,7 +17,7 @@ naming the source, with counts and a few examples:
   counts them (a warning).
 
 **Order** (docs/own-recommender.md): by ``score`` descending, ties by the smaller
-item id, as :func:`~debiaseval.evaluation.ranking.top_k` ranks; with ``rank`` only,
+item id, as :func:`~debiaseval.recommenders.ranking.top_k` ranks; with ``rank`` only,
 by rank ascending (ties by the smaller item id) and the score is ``-rank``; with
 both, the rank's order, and the scores must not increase along it. The written
 rank is the position in that order, 1-based, after dropping training items.
@@ -359,7 +359,7 @@ def prepare_lists(
     ``depth`` items (E1 keeps max(ks), as its models' lists). ``source`` names the
     lists in messages (the file), ``where`` the config entry.
 
-    ``recs`` has the columns and dtypes of :func:`~debiaseval.evaluation.ranking.top_k`
+    ``recs`` has the columns and dtypes of :func:`~debiaseval.recommenders.ranking.top_k`
     (user int32, item int32, rank int16 1-based, score float32; ranks past 32767 int32),
     sorted by user then rank; ``warnings`` says what was dropped. Raises
     :class:`ListsError` (see the module's checks).

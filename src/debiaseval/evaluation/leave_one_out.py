@@ -24,7 +24,7 @@ draws (:func:`sampled_hits`, 20,000 or 30,000 in the papers, with a Wald interva
   whole table costs O(n_items · nnz) without refitting anything.
 
 CF candidates are the items outside I_u \\ {i}; ranks break ties by the smaller
-item id (as :func:`debiaseval.evaluation.ranking.top_k_indices`). Users with an empty
+item id (as :func:`debiaseval.recommenders.ranking.top_k_indices`). Users with an empty
 profile are not in U.
 """
 

@@ -29,7 +29,7 @@ from typing import Protocol
 
 import numpy as np
 
-from debiaseval.evaluation.ranking import top_k_indices
+from debiaseval.recommenders.ranking import top_k_indices
 
 __all__ = [
     "LOSSES",

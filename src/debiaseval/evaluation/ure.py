@@ -16,7 +16,7 @@ candidates (every item u has no training interaction with).
   that short list's top K: it answers a different question and is 1 for K ≥ |R_u|.
 
 **Ties.** ``ties="rank"`` (default) orders candidates by score descending and
-breaks ties by the smaller item id, exactly as :func:`debiaseval.evaluation.ranking.top_k`
+breaks ties by the smaller item id, exactly as :func:`debiaseval.recommenders.ranking.top_k`
 does, so that exactly K candidates pass the threshold and URE@K estimates the
 true Recall@K of the lists the project ranks (the threshold is the (K+1)-th
 candidate of that order). ``ties="strict"`` is the formula read literally: an
@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from debiaseval.evaluation.ranking import largest
+from debiaseval.recommenders.ranking import largest
 
 if TYPE_CHECKING:
     from debiaseval.recommenders.base import Recommender
@@ -92,7 +92,7 @@ def kth_largest(scores: np.ndarray, ks: Sequence[int]) -> np.ndarray:
     """The (K+1)-th largest score of every row for every K: shape (n_rows, len(ks)).
 
     This is [URE24]'s threshold s_K. One compiled top-(max K + 1) pass per row for all K
-    at once (:func:`debiaseval.evaluation.ranking.largest`, O(n_items) per row, no copy). A
+    at once (:func:`debiaseval.recommenders.ranking.largest`, O(n_items) per row, no copy). A
     row with at most K entries above -inf has no finite (K+1)-th score: its threshold is
     -inf (every finite score passes).
     """
@@ -193,7 +193,7 @@ def true_recall_at_k(
 
     ``rows``/``cols``: every positive candidate P_u of the user (fully exposed
     truth minus training pairs). The top K is that of
-    :func:`debiaseval.evaluation.ranking.top_k` (ties by the smaller item id); the same
+    :func:`debiaseval.recommenders.ranking.top_k` (ties by the smaller item id); the same
     kernel as :func:`ure_at_k` applied to P_u instead of R_u⁺.
     """
     return ure_at_k(scores, rows, cols, ks, ties="rank")

@@ -89,8 +89,9 @@ def unsupported(
 
 Data = str | pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]
 """What every experiment's ``run`` takes: a dataset name, or its canonical frames (an
-interactions frame, or ``(interactions, users, items)`` as :func:`debiaseval.data.load.load_dataset`
-returns them); E3 and E4 also take their prepared data (``Truth``, ``LearningData``)."""
+interactions frame, or ``(interactions, users, items)`` as
+:func:`debiaseval.datasets.load.load_dataset` returns them); E3 and E4 also take their prepared
+data (``Truth``, ``LearningData``)."""
 
 
 class Frames(NamedTuple):
@@ -121,14 +122,14 @@ def input_frames(
 ) -> Frames:
     """A ``run``'s ``data`` as :class:`Frames`, the same way for every experiment.
 
-    A dataset name is loaded as the workflow loads it (:func:`debiaseval.data.load.load_dataset`
+    A dataset name is loaded as the workflow loads it (:func:`debiaseval.datasets.load.load_dataset`
     with ``config``), once ``experiment`` is known to run on it (a one-line ``ValueError``
     otherwise, before anything is loaded); in-memory frames are named ``dataset``
     (default "data"; the name seeds the random streams, so use the workflow's name to
     reproduce its files).
     """
     if isinstance(data, str):
-        from debiaseval.data.load import load_dataset
+        from debiaseval.datasets.load import load_dataset
 
         reason = unsupported(experiment, data, (config or {}).get("sources"))
         if reason is not None:

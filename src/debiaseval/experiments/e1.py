@@ -63,7 +63,6 @@ from debiaseval.evaluation.flags import MIN_USERS
 from debiaseval.evaluation.full_truth import true_rows
 from debiaseval.evaluation.metrics import BlockValues
 from debiaseval.evaluation.per_user import per_user_table, seed_uncertainty
-from debiaseval.evaluation.ranking import empty_recommendations
 from debiaseval.evaluation.testsets import (
     check_testset,
     evaluate_recommenders,
@@ -80,9 +79,10 @@ from debiaseval.experiments.e1_verdict import (
 from debiaseval.experiments.verdicts import verdict_entries, with_verdict
 from debiaseval.io.errors import EmptyTestSetError
 from debiaseval.io.files import atomic_path, read_parquet, write_parquet
+from debiaseval.recommenders.ranking import empty_recommendations
 from debiaseval.recommenders.registry import EXTERNAL
-from debiaseval.recommenders.specs import check_recommender_spec
-from debiaseval.recommenders.tuning import (
+from debiaseval.selection.specs import check_recommender_spec
+from debiaseval.selection.tuning import (
     EarlyStopping,
     check_early_stopping,
     grid_chunks,
@@ -305,7 +305,7 @@ def select_step(
 ) -> pd.DataFrame:
     """Rules ``e1_select`` and ``e1_tune``: merge a recommender's tuning chunks (the files
     :func:`tune_step`'s rows were written to, in grid order), mark the selected point
-    (:func:`~debiaseval.recommenders.tuning.merge_chunks`) and write the table to
+    (:func:`~debiaseval.selection.tuning.merge_chunks`) and write the table to
     ``tuning_out``; copy the lists of the chunk that holds the point to ``recs_out``, byte
     for byte. Returns the table. ``what`` names the grid in the error when no point is usable.
     """

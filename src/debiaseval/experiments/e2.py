@@ -41,14 +41,14 @@ from debiaseval.data.interactions import rating_matrix
 from debiaseval.data.splits import assign_parts, check_fractions, run_rng, split_e2
 from debiaseval.debiasing.interventions import TestSetSpec, intervene, sampling_weights
 from debiaseval.evaluation.flags import MIN_USERS
-from debiaseval.evaluation.ranking import top_k
 from debiaseval.experiments import run_data, validated
 from debiaseval.experiments.verdicts import e2_verdict, verdict_entries, with_verdict
 from debiaseval.io.errors import ConfigError
 from debiaseval.recommenders.base import trains_by_epochs
+from debiaseval.recommenders.ranking import top_k
 from debiaseval.recommenders.registry import EXTERNAL, make_recommender, resolve_recommender
-from debiaseval.recommenders.specs import check_recommender_spec
-from debiaseval.recommenders.tuning import (
+from debiaseval.selection.specs import check_recommender_spec
+from debiaseval.selection.tuning import (
     EarlyStopping,
     recommender_params,
     select_point,
@@ -243,7 +243,7 @@ def train_step(
     """Rule ``e2_train``: tune MF on a validation part of K_before; rank with it on K_before.
 
     The validation part is ``tuning.validation`` of the known ratings; the grid
-    search is E1's (:func:`~debiaseval.recommenders.tuning.tune_recommender`, early-stopped
+    search is E1's (:func:`~debiaseval.selection.tuning.tune_recommender`, early-stopped
     epochs). Returns the tuning table (``selected`` marks the point) and the
     top-max(ks) lists of every user from the selected MF fitted on all of K_before.
     """

@@ -30,9 +30,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from debiaseval.data.semisynthetic import full_matrices, observation_propensities
 from debiaseval.data.splits import run_rng
 from debiaseval.data.synthetic import generate_synthetic
+from debiaseval.datasets.semisynthetic import full_matrices, observation_propensities
 from debiaseval.debiasing.propensities import check_propensities, naive_bayes
 from debiaseval.evaluation.estimators import ESTIMATORS, estimate
 from debiaseval.evaluation.flags import join_flags, legend, marked

@@ -5,7 +5,7 @@ Schnabel et al., *Recommendations as treatments*, ICML 2016: biased rating MF
 data with weights 1 (MF-Naive) or 1/P̂ (MF-IPS, normalised to mean 1 so that one L2
 grid means the same for both; λ multiplies the penalty of the *summed* weighted loss),
 tuned by k-fold cross-validation with the IPS-estimated validation error
-(:func:`~debiaseval.recommenders.ips_cv.cv_select`, propensities scaled by (k−1)/k and 1/k), and
+(:func:`~debiaseval.selection.ips_cv.cv_select`, propensities scaled by (k−1)/k and 1/k), and
 scored on unbiased test data:
 
 - datasets with a full truth (``synthetic``, ``ml-100k-semi``, [ICML16] §6.2): for each
@@ -59,8 +59,8 @@ from debiaseval.experiments.e3 import Truth, full_truth, synthetic_truth
 from debiaseval.experiments.verdicts import e4_verdict, verdict_entries, with_verdict
 from debiaseval.io.errors import ConfigError
 from debiaseval.io.schema import expand_grid
-from debiaseval.recommenders.ips_cv import LOSS_OF_METRIC, cv_select, model_l2, pair_losses
 from debiaseval.recommenders.rating_mf import WeightedMF, normalise_weights
+from debiaseval.selection.ips_cv import LOSS_OF_METRIC, cv_select, model_l2, pair_losses
 
 __all__ = [
     "ERROR_COLUMNS",

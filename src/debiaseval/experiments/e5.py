@@ -61,8 +61,8 @@ from debiaseval.experiments.verdicts import e5_verdict, verdict_entries
 from debiaseval.io.errors import ConfigError
 from debiaseval.io.schema import expand_grid
 from debiaseval.recommenders.registry import EXTERNAL, make_recommender
-from debiaseval.recommenders.specs import check_recommender_spec
-from debiaseval.recommenders.tuning import recommender_params
+from debiaseval.selection.specs import check_recommender_spec
+from debiaseval.selection.tuning import recommender_params
 
 __all__ = [
     "EXPORT",

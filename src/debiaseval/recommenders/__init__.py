@@ -8,7 +8,9 @@ name a config may give (built-in, entry point, registered at run time, or
 hyperparameters, :func:`fit_grid` fits the points of a hyperparameter grid,
 sharing one fit between the k values of a k-NN grid, and
 :func:`check_recommender` is the shared behavioural check of the contract, for
-the built-ins' tests and for users' own classes.
+the built-ins' tests and for users' own classes. :mod:`~debiaseval.recommenders.ranking`
+turns a fitted model's scores into top-k lists (its numba kernel in ``_topk_kernel``), for
+the metrics above and for the baselines here.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ same for any thread count.
 
 The sums run in the order of scipy's sparse product ``X[r] @ X.T`` (the stored order of
 row r, one product per term), so the similarities are bit-identical to it; the lists
-follow :func:`debiaseval.evaluation.ranking.top_k_indices` on that row with the diagonal
+follow :func:`debiaseval.recommenders.ranking.top_k_indices` on that row with the diagonal
 at -inf: similarity descending, ties by the smaller index, the zero similarities (in
 index order) after the positive ones and before the negative ones.
 

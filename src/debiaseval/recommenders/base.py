@@ -5,7 +5,7 @@ and nothing else; :meth:`Recommender.fit` learns from an n_users × n_items CSR
 matrix of training ratings and returns ``self``; learned state ends in ``_``;
 :meth:`Recommender.score` gives a dense float64 score for every item of the
 requested users (higher = better). Top-N lists over the candidate set are made
-by :func:`debiaseval.evaluation.ranking.top_k`, from the dense scores or from the
+by :func:`debiaseval.recommenders.ranking.top_k`, from the dense scores or from the
 optional ``_rank`` of a model that ranks without them.
 """
 
@@ -165,7 +165,7 @@ class Recommender(ABC):
     ``_rank(users, k, exclude)``, returning (items, scores), each (len(users), k), best
     first by (score descending, item id ascending), item -1 after the last candidate,
     where row u of the CSR matrix ``exclude`` (sorted indices) holds the items that are
-    not candidates of user u; :func:`~debiaseval.evaluation.ranking.top_k` then uses it,
+    not candidates of user u; :func:`~debiaseval.recommenders.ranking.top_k` then uses it,
     and it must equal the dense path (checked by ``check_recommender``).
     The contract is written down in docs/own-recommender.md.
     """
@@ -263,7 +263,7 @@ class Recommender(ABC):
         After each yield the model is fitted (``score`` works) as if ``fit`` had been
         called with that many epochs: the first step is ``_fit`` with ``epochs = step``,
         the next ones ``_fit_partial``. Early stopping
-        (:func:`debiaseval.recommenders.tuning.tune_points`) evaluates between steps.
+        (:func:`debiaseval.selection.tuning.tune_points`) evaluates between steps.
         """
         if not trains_by_epochs(type(self)):
             raise TypeError(f"{type(self).__name__} does not train by epochs (no _fit_partial)")
@@ -296,7 +296,7 @@ class Recommender(ABC):
         """:meth:`score` before its cast to float64: float32 when ``_score`` gives float32.
 
         The cast is exact, so ranking by these scores equals ranking by :meth:`score`;
-        :func:`~debiaseval.evaluation.ranking.top_k` uses them to rank in the model's own
+        :func:`~debiaseval.recommenders.ranking.top_k` uses them to rank in the model's own
         precision.
         """
         if not hasattr(self, "n_items_"):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from debiaseval.evaluation.ranking import item_order, rank_from_order
 from debiaseval.recommenders.base import Recommender, check_real
+from debiaseval.recommenders.ranking import item_order, rank_from_order
 
 __all__ = ["AvgRating", "PosPop", "Random"]
 

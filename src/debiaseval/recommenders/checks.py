@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from debiaseval.evaluation.ranking import top_k
 from debiaseval.recommenders.base import NotFittedError, Recommender, trains_by_epochs
+from debiaseval.recommenders.ranking import top_k
 from debiaseval.recommenders.registry import ContractError, check_recommender_class
 
 __all__ = ["check_determinism", "check_recommender", "check_train_matrix"]
@@ -144,7 +144,7 @@ def check_recommender(
     deterministic (:func:`check_determinism`: the same again, for a fresh instance fitted
     with the same seed and after ``copy.deepcopy``, as tuning copies models); a model
     with the optional ``_rank`` lists exactly what
-    :func:`~debiaseval.evaluation.ranking.top_k` lists from its scores; and, for a model
+    :func:`~debiaseval.recommenders.ranking.top_k` lists from its scores; and, for a model
     trained by epochs
     (:func:`~debiaseval.recommenders.base.trains_by_epochs`), ``fit`` with ``epochs = 2``
     then ``fit_partial(epochs=1)`` equals ``fit`` with ``epochs = 3``. ``train``

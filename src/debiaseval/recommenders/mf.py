@@ -10,7 +10,7 @@ It is not the λ of an ALS objective: [SAC20]'s grid {0.001, ..., 0.6} collapses
 LightFM's embeddings to zero or makes them diverge from about 0.006 on, so the
 useful range is about {0, 1e-6, ..., 1e-3} (docs/experiments/e1.md). The number of epochs can
 be chosen on validation data by :meth:`LightFMRanker.iter_epochs` (early
-stopping, see :mod:`debiaseval.recommenders.tuning`). LightFM with ``num_threads > 1`` runs
+stopping, see :mod:`debiaseval.selection.tuning`). LightFM with ``num_threads > 1`` runs
 lock-free parallel SGD (Hogwild), whose result depends on thread timing: only
 the default ``num_threads=1`` is deterministic given the seed.
 """

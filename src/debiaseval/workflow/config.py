@@ -39,7 +39,7 @@ __all__ = [
 
 
 RANK_LIMIT = 32767
-"""The largest cut-off k: :func:`debiaseval.evaluation.ranking.top_k` stores ranks as int16."""
+"""The largest cut-off k: :func:`debiaseval.recommenders.ranking.top_k` stores ranks as int16."""
 _CELL_BYTES = 28
 """Peak bytes per (user, item) cell that :func:`debiaseval.data.synthetic.generate_synthetic`
 draws at once (float32 latent scores, ratings, propensities, draws, masks and the raw frames),

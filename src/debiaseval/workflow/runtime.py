@@ -49,7 +49,7 @@ def warn(logger: logging.Logger, message: str) -> None:
 def job(log_path: str | os.PathLike[str], threads: int = 1) -> Iterator[logging.Logger]:
     """Run a job body with logging to ``log_path`` and BLAS/OpenMP pools capped at ``threads``.
 
-    numba's pool, which ranks users in parallel (:func:`debiaseval.evaluation.ranking.top_k`),
+    numba's pool, which ranks users in parallel (:func:`debiaseval.recommenders.ranking.top_k`),
     gets ``threads`` threads too (``NUMBA_NUM_THREADS``; numba is imported later, lazily).
 
     Warnings and tracebacks go to the log. A user error (:data:`USER_ERRORS`)

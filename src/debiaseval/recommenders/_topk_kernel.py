@@ -1,4 +1,4 @@
-"""Compiled top-k selection of :func:`debiaseval.evaluation.ranking.top_k` (numba).
+"""Compiled top-k selection of :func:`debiaseval.recommenders.ranking.top_k` (numba).
 
 Imported on first use only, so that jobs that rank nothing do not pay for numba's import;
 the compiled code is cached next to this file (``cache=True``), so only the first process

@@ -48,7 +48,7 @@ def build_dataset(
     if raw is None:
         raise ValueError(f"dataset {name!r} needs the folder of its raw files")
     if name in SOURCE_OF:
-        from debiaseval.data.semisynthetic import build_ml_100k_semi
+        from debiaseval.datasets.semisynthetic import build_ml_100k_semi
 
         return build_ml_100k_semi(load_raw(SOURCE_OF[name], Path(raw)), **(semisynthetic or {}))
     return (*build_interactions(load_raw(name, Path(raw))), None)

@@ -14,10 +14,10 @@ from typing import Any
 
 import pandas as pd
 
-from debiaseval.data.build import SOURCE_OF, build_dataset
 from debiaseval.data.catalog import user_sources
 from debiaseval.data.download import MIRROR_ENV, cache_folder, fetch_dataset
 from debiaseval.data.source_checks import check_own_datasets, check_reserved_sources
+from debiaseval.datasets.build import SOURCE_OF, build_dataset
 from debiaseval.io.schema import schema_checked
 
 __all__ = ["load_dataset"]

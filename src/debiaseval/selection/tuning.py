@@ -27,9 +27,9 @@ import scipy.sparse as sp
 
 from debiaseval.data.interactions import rating_matrix
 from debiaseval.evaluation.metrics import evaluate_topk, summarise
-from debiaseval.evaluation.ranking import top_k
 from debiaseval.io.schema import expand_grid
 from debiaseval.recommenders.base import Recommender, trains_by_epochs
+from debiaseval.recommenders.ranking import top_k
 from debiaseval.recommenders.registry import fit_grid, make_recommender, resolve_recommender
 
 __all__ = [

@@ -124,7 +124,7 @@ def rank_from_order(
     for each user, -1 (and -inf) after the last. O(k + |I_u|) steps per user, threads
     over users, no dense score matrix.
     """
-    from debiaseval.evaluation import _topk_kernel as kernel  # numba: only when ranking
+    from debiaseval.recommenders import _topk_kernel as kernel  # numba: only when ranking
 
     u = np.asarray(users, dtype=np.int64)
     items = np.empty((u.size, k), dtype=np.int64)
@@ -143,7 +143,7 @@ def largest(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     entry, and the values in the dtype of ``scores`` (float32 or float64), -inf after the
     last. Raises ``ValueError`` for NaN.
     """
-    from debiaseval.evaluation import _topk_kernel as kernel  # numba: only when ranking
+    from debiaseval.recommenders import _topk_kernel as kernel  # numba: only when ranking
 
     s = np.ascontiguousarray(scores)
     if s.dtype not in (np.float32, np.float64):
@@ -297,7 +297,7 @@ def top_k(
     A model with the optional ``_rank(users, k, exclude)`` method (docs/own-recommender.md)
     ranks itself without dense scores; any other is scored by batch (in float32 when the
     model scores in float32) and its top ``k`` selected in one compiled pass
-    (:mod:`debiaseval.evaluation._topk_kernel`, parallel over users).
+    (:mod:`debiaseval.recommenders._topk_kernel`, parallel over users).
 
     Returns a frame with columns ``user`` (int32), ``item`` (int32), ``rank``
     (int16, 1-based) and ``score`` (float32), sorted by user then rank; items
@@ -321,7 +321,7 @@ def top_k(
         return empty_recommendations()
     import numba
 
-    from debiaseval.evaluation import _topk_kernel as kernel  # numba: only when ranking
+    from debiaseval.recommenders import _topk_kernel as kernel  # numba: only when ranking
 
     x = _exclusions(train, exclude_train)
     n_threads = rank_threads(threads)
