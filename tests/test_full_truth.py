@@ -4,7 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from debiaseval.data.synthetic import full_rating_rows, generate_synthetic
+from debiaseval.data.synthetic import generate_synthetic
+from debiaseval.data.synthetic_dataset import full_rating_rows
 from debiaseval.data.synthetic_pairs import pair_rating_rows, sample_synthetic
 from debiaseval.evaluation.full_truth import true_topk, true_topk_table
 

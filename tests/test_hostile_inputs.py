@@ -133,7 +133,7 @@ def test_the_synthetic_estimate_covers_what_generation_allocates():
     """The estimate is at least the peak tracemalloc sees (numpy reports its buffers)."""
     import tracemalloc
 
-    from debiaseval.data.synthetic import synthetic_raw
+    from debiaseval.data.synthetic_dataset import synthetic_raw
 
     block = {**validate_config({})["synthetic"], "n_users": 3000, "n_items": 500}
     tracemalloc.start()

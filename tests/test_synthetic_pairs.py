@@ -6,7 +6,8 @@ import pytest
 from scipy.special import ndtr
 
 import debiaseval.data.synthetic as synthetic
-from debiaseval.data.synthetic import generate_synthetic, synthetic_raw
+from debiaseval.data.synthetic import generate_synthetic
+from debiaseval.data.synthetic_dataset import synthetic_raw
 from debiaseval.data.synthetic_pairs import (
     _bernoulli_users,
     _mar_items,

@@ -115,7 +115,7 @@ def child(options: dict[str, Any]) -> list[dict[str, Any]]:
     """Run every stage at one size in this process; return one row per stage."""
     from debiaseval.data.catalog import positive_threshold_of
     from debiaseval.data.preprocess import build_interactions
-    from debiaseval.data.synthetic import synthetic_raw
+    from debiaseval.data.synthetic_dataset import synthetic_raw
     from debiaseval.evaluation.testsets import evaluate_recommenders
     from debiaseval.experiments import e1, e5, e6
     from debiaseval.workflow.config import validate_config

@@ -17,9 +17,7 @@ The MAR part holds ``n_mar`` items per user drawn uniformly without replacement.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -28,10 +26,8 @@ __all__ = [
     "DENSE_CELLS",
     "SyntheticData",
     "check_synthetic",
-    "full_rating_rows",
     "generate_synthetic",
     "observation_scale",
-    "synthetic_raw",
 ]
 
 DENSE_CELLS = 1 << 26
@@ -132,47 +128,6 @@ def check_synthetic(
     if marginal_arr.shape != (5,) or marginal_arr.min() < 0 or marginal_arr.sum() <= 0:
         raise ValueError(f"marginal must be 5 non-negative weights, got {list(marginal)}")
     return marginal_arr
-
-
-def synthetic_raw(**params: Any):  # -> RawDataset
-    """The ``synthetic`` dataset in raw form, as the workflow builds it.
-
-    Up to :data:`DENSE_CELLS` cells (n_users × n_items) the full matrix is drawn by
-    :func:`generate_synthetic` (the files of every existing config are unchanged);
-    beyond, the pairs are sampled in O(pairs) by
-    :func:`debiaseval.data.synthetic_pairs.sample_synthetic` (same model, a different
-    draw; see docs/performance.md).
-    """
-    n_users = params.get("n_users", 300)
-    n_items = params.get("n_items", 400)
-    if n_users * n_items <= DENSE_CELLS:
-        return generate_synthetic(**params).to_raw()
-    from debiaseval.data.synthetic_pairs import sample_synthetic
-
-    return sample_synthetic(**params).to_raw()
-
-
-def full_rating_rows(**params: Any) -> Callable[[np.ndarray], np.ndarray]:
-    """The full rating matrix Y of the ``synthetic`` dataset :func:`synthetic_raw` builds,
-    row by row: ``rows(users)`` gives Y of ``users`` × every item (int8, 1..5).
-
-    Up to :data:`DENSE_CELLS` cells Y is generated once as :func:`generate_synthetic`
-    draws it (int8); beyond, each call evaluates the rows of the pair sampler's model
-    (:func:`debiaseval.data.synthetic_pairs.pair_rating_rows`), so memory follows the
-    batch of users asked for, never users × items.
-    """
-    n_users = params.get("n_users", 300)
-    n_items = params.get("n_items", 400)
-    if n_users * n_items <= DENSE_CELLS:
-        ratings = generate_synthetic(**params).ratings
-
-        def rows(users: np.ndarray) -> np.ndarray:
-            return ratings[np.asarray(users, dtype=np.int64)]
-
-        return rows
-    from debiaseval.data.synthetic_pairs import pair_rating_rows
-
-    return pair_rating_rows(**params)
 
 
 def generate_synthetic(

@@ -38,6 +38,8 @@ import pandas as pd
 import scipy.sparse as sp
 from scipy.special import ndtr, ndtri
 
+from debiaseval.data.synthetic import check_synthetic, generate_synthetic, observation_scale
+
 __all__ = ["SyntheticPairs", "pair_noise", "pair_rating_rows", "sample_synthetic"]
 
 _CHUNK_CANDIDATES = 1 << 23  # expected candidates per chunk of items (memory, not the result)
@@ -193,8 +195,6 @@ def _mar_items(n_users: int, n_items: int, n_mar: int, rng: np.random.Generator)
 
 def _params(params: dict[str, Any], caller: str) -> dict[str, Any]:
     """``params`` with :func:`~debiaseval.data.synthetic.generate_synthetic`'s defaults."""
-    from debiaseval.data.synthetic import generate_synthetic
-
     defaults = {
         name: arg.default for name, arg in inspect.signature(generate_synthetic).parameters.items()
     }
@@ -207,8 +207,6 @@ def _params(params: dict[str, Any], caller: str) -> dict[str, Any]:
 def _model(p: dict[str, Any]) -> tuple[np.random.Generator, _Truth, np.ndarray, np.ndarray]:
     """The seeded latent model of ``p``: the generator after drawing the factors and biases,
     Y's latent score, the rating cut points and every item's latent sd."""
-    from debiaseval.data.synthetic import check_synthetic
-
     n_users, n_items, rank, noise = p["n_users"], p["n_items"], p["rank"], p["noise"]
     marginal_arr = check_synthetic(
         alpha=p["alpha"], n_mar=p["n_mar"], n_items=n_items, marginal=p["marginal"]
@@ -253,8 +251,6 @@ def sample_synthetic(**params: Any) -> SyntheticPairs:
     Same parameters as :func:`~debiaseval.data.synthetic.generate_synthetic`; same
     model, a different random draw.
     """
-    from debiaseval.data.synthetic import observation_scale
-
     p = _params(params, "sample_synthetic")
     n_users, n_items = p["n_users"], p["n_items"]
     alpha, n_mar = p["alpha"], p["n_mar"]

@@ -42,7 +42,7 @@ def build_dataset(
 
         return (*build_interactions(load_user_log(name, own)), None)
     if name == "synthetic":
-        from debiaseval.data.synthetic import synthetic_raw
+        from debiaseval.data.synthetic_dataset import synthetic_raw
 
         return (*build_interactions(synthetic_raw(**(synthetic or {}))), None)
     if raw is None:

@@ -56,7 +56,7 @@ def true_topk(
 
     ``recs``: name -> top-k lists (user, item, rank); ``train``: the pairs that are no
     candidates (user, item); ``rating_rows(raw users)`` gives their full rating rows over
-    the raw items (e.g. :func:`debiaseval.data.synthetic.full_rating_rows`); ``raw_users`` /
+    the raw items (e.g. :func:`debiaseval.data.synthetic_dataset.full_rating_rows`); ``raw_users`` /
     ``raw_items`` map the ids of ``recs`` and ``train`` to the rows' ids (identity if None).
     Returns, per recommender, :func:`evaluate_topk`'s frame (metric, k, user order) and the
     number of relevant candidate pairs.

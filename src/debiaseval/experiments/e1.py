@@ -444,7 +444,7 @@ def truth_step(
     metrics the arena scores (recommender, user, metric, k, value: ``truth_per_user``, which
     ``e1_evaluate`` scores every row against).
     """
-    from debiaseval.data.synthetic import full_rating_rows
+    from debiaseval.data.synthetic_dataset import full_rating_rows
 
     return true_rows(
         recs, split[split["part"] == "train"], full_rating_rows(**synthetic), testset=TRUE,
