@@ -34,6 +34,7 @@ from debiaseval.estimation.heldout import HeldOut, gains, member
 from debiaseval.io.markup import inert_markdown
 
 __all__ = [
+    "COMPARISONS_COLUMNS",
     "MAX_GAMMA",
     "SENSITIVITY_COLUMNS",
     "Levels",
@@ -277,6 +278,16 @@ def gamma_stars(held: HeldOut, ranks: Mapping[str, np.ndarray], *,
                 blocks: Sequence[tuple[str, int]]) -> np.ndarray:  # fmt: skip
     """Γ* of :func:`sensitivity` alone."""
     return sensitivity(held, ranks, estimator="", blocks=blocks, gammas=())[1]
+
+
+COMPARISONS_COLUMNS = [
+    "testset", "metric", "k", "recommender_a", "recommender_b",
+    "n_seeds", "mean_diff", "n_a_better", "n_b_better", "max_p_holm", "gamma_star",
+]  # fmt: skip
+"""Columns of ``comparisons.parquet``: per test set, metric, k and two recommenders, how many
+seeds find a (Holm-adjusted) significant difference each way, and, for a SNIPS row, the median
+over seeds of Γ*, the factor by which its propensities must be wrong before the difference's
+sign can flip."""
 
 
 def gamma_star_over_seeds(seeds: pd.DataFrame, agreement: pd.DataFrame) -> np.ndarray:

@@ -21,6 +21,7 @@ __all__ = [
     "kendall_table",
     "kendall_variants",
     "markdown_table",
+    "summary_about",
     "summary_flags",
     "summary_markdown",
     "summary_table",
@@ -346,6 +347,30 @@ def _diagnostics_markdown(diagnostics: pd.DataFrame) -> str:
         "KL divergence of the test set's user and item marginals from those of MAR gt "
         "(Laplace-smoothed); lower is closer to MAR.\n\n" + markdown_table(means.reset_index())
     )
+
+
+def summary_about(
+    interactions: pd.DataFrame, block: Mapping[str, Any], external: Sequence[str] = ()
+) -> list[str]:
+    """Lines describing an E1 run for its summary (:func:`summary_markdown`'s ``about``): data
+    sizes and the settings that shape it; ``external``: the recommenders whose lists were
+    precomputed (not tuned here)."""
+    parts = interactions["part"].value_counts()
+    testsets = ", ".join(f"{n} ({s['strategy']})" for n, s in block["testsets"].items())
+    excluded = kendall_excluded(block)
+    trained = [name for name in block["recommenders"] if name not in external]
+    lists = f"; precomputed lists: {', '.join(external)}" if external else ""
+    return [
+        f"Data: {interactions['user'].nunique():,} users, {interactions['item'].nunique():,} "
+        f"items; {int(parts.get('mnar', 0)):,} MNAR and {int(parts.get('mar', 0)):,} MAR ratings.",
+        f"Splits: MNAR {block['mnar_split']}, MAR {block['mar_split']}; rho = {block['rho']}; "
+        f"{block['seeds']} seed(s); positive = rating > {block['positive_threshold']}.",
+        f"Test sets: gt (MAR ground truth), {testsets}.",
+        f"Recommenders: {', '.join(trained) or 'none'}, tuned for "
+        f"{block['tuning']['metric']}@{block['tuning']['k']} on MAR val (selected points in "
+        f"seed*/tuning/){lists}. Kendall's tau leaves out: "
+        f"{', '.join(excluded) if excluded else 'none'}.",
+    ]
 
 
 def summary_markdown(

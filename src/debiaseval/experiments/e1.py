@@ -20,6 +20,7 @@ import pandas as pd
 from debiaseval.data.catalog import positive_threshold_of
 from debiaseval.data.filters import Filtered, apply_filter, dropped_markdown, dropped_warnings
 from debiaseval.data.filters import common_users_items as _common_users_items
+from debiaseval.data.ids import raw_ids
 from debiaseval.data.interactions import rating_matrix
 from debiaseval.data.splits import check_fractions, run_rng, split_e1
 from debiaseval.debiasing.interventions import TestSetSpec, intervene, sampling_weights
@@ -41,6 +42,7 @@ from debiaseval.estimation.heldout import GAINS
 from debiaseval.estimation.imputation import Imputation
 from debiaseval.estimation.scoreboard import RELIABILITY_COLUMNS, SCORED_COLUMNS, TRUE
 from debiaseval.estimation.sensitivity import (
+    COMPARISONS_COLUMNS,
     SENSITIVITY_COLUMNS,
     gamma_star_over_seeds,
     sensitivity_markdown,
@@ -53,6 +55,7 @@ from debiaseval.evaluation.aggregate import (
     kendall_groups,
     kendall_markdown,
     kendall_table,
+    summary_about,
     summary_flags,
     summary_markdown,
     summary_table,
@@ -94,7 +97,7 @@ __all__ = [
     "EVALUATE_OUTPUTS", "EXPORT", "NEEDS", "OUTPUTS", "TRUTH_DATASETS", "EmptyTestSetError",
     "aggregate_step", "check_config", "data_step", "dropped_text", "evaluate_step",
     "external_recommenders", "impute_step", "kendall_excluded", "kendall_groups", "lists_step",
-    "raw_ids", "run", "run_metadata", "select_step", "split_step", "testset_step", "truth_step",
+    "run", "select_step", "split_step", "testset_step", "truth_step",
     "tune_step",
 ]  # fmt: skip
 
@@ -134,27 +137,6 @@ def check_config(config: Mapping[str, Any]) -> None:
     check_early_stopping(block["recommenders"], block["tuning"]["early_stopping"], "e1")
     check_kendall(block, "e1")
     check_estimators(config)
-
-
-def run_metadata(interactions: pd.DataFrame, block: Mapping[str, Any]) -> list[str]:
-    """Lines describing an E1 run for the summary: data sizes and the settings that shape it."""
-    parts = interactions["part"].value_counts()
-    testsets = ", ".join(f"{n} ({s['strategy']})" for n, s in block["testsets"].items())
-    excluded = kendall_excluded(block)
-    external = external_recommenders(block)
-    trained = [name for name in block["recommenders"] if name not in external]
-    lists = f"; precomputed lists: {', '.join(external)}" if external else ""
-    return [
-        f"Data: {interactions['user'].nunique():,} users, {interactions['item'].nunique():,} "
-        f"items; {int(parts.get('mnar', 0)):,} MNAR and {int(parts.get('mar', 0)):,} MAR ratings.",
-        f"Splits: MNAR {block['mnar_split']}, MAR {block['mar_split']}; rho = {block['rho']}; "
-        f"{block['seeds']} seed(s); positive = rating > {block['positive_threshold']}.",
-        f"Test sets: gt (MAR ground truth), {testsets}.",
-        f"Recommenders: {', '.join(trained) or 'none'}, tuned for "
-        f"{block['tuning']['metric']}@{block['tuning']['k']} on MAR val (selected points in "
-        f"seed*/tuning/){lists}. Kendall's tau leaves out: "
-        f"{', '.join(excluded) if excluded else 'none'}.",
-    ]
 
 
 # -- the workflow's steps, one function per rule; run() chains them in-process ------------------
@@ -416,12 +398,6 @@ EVALUATE_OUTPUTS = (
 ``estimators.diagnostics.parquet``)."""
 
 
-def raw_ids(table: pd.DataFrame, kind: str) -> np.ndarray:
-    """The raw ids (column ``raw_<kind>``) of E1's id table ``table`` of ``kind`` (user, item),
-    in E1's id order: on ``synthetic``, the generator's row and column of every id."""
-    return table.sort_values(kind)[f"raw_{kind}"].to_numpy(np.int64)
-
-
 def truth_step(
     split: pd.DataFrame,
     recs: Mapping[str, pd.DataFrame],
@@ -515,7 +491,7 @@ def aggregate_step(
         resamples=block["scoreboard"]["resamples"], dataset=dataset,
     )  # fmt: skip
     arena_lines = board.pop("verdicts")
-    about = [*run_metadata(interactions, block), *arena_lines]
+    about = [*summary_about(interactions, block, external_recommenders(block)), *arena_lines]
     bounds = sensitivity_over_seeds(_concat(sensitivity, ["seed", *SENSITIVITY_COLUMNS]), summary)
     found = verdict_entries(e1_verdict(summary, agreement, block, dataset=dataset,
                                        arena=arena_lines, excluded=kendall_excluded(block),
@@ -540,16 +516,6 @@ def aggregate_step(
         "sensitivity": bounds,
         "sensitivity_md": sensitivity_markdown(bounds, agreement, dataset),
     }
-
-
-COMPARISONS_COLUMNS = [
-    "testset", "metric", "k", "recommender_a", "recommender_b",
-    "n_seeds", "mean_diff", "n_a_better", "n_b_better", "max_p_holm", "gamma_star",
-]  # fmt: skip
-"""Columns of ``comparisons.parquet``: per test set, metric, k and two recommenders, how many
-seeds find a (Holm-adjusted) significant difference each way, and, for a SNIPS row, the median
-over seeds of Γ*, the factor by which its propensities must be wrong before the difference's
-sign can flip."""
 
 
 def _concat(frames: Sequence[pd.DataFrame], columns: Sequence[str]) -> pd.DataFrame:
@@ -652,8 +618,10 @@ def run(
         true_values = None
         if exact:
             table, true_values = truth_step(
-                split, recs, synthetic=full["synthetic"], raw_users=raw_ids(frames.users, "user"),
-                raw_items=raw_ids(frames.items, "item"), seed=seed, metrics=block["metrics"],
+                split, recs, synthetic=full["synthetic"],
+                raw_users=raw_ids(frames.users, "user", n_users),
+                raw_items=raw_ids(frames.items, "item", n_items), seed=seed,
+                metrics=block["metrics"],
                 **common,
             )  # fmt: skip
             truth.append(table)
