@@ -1,5 +1,5 @@
 """The report's front page (docs/report.md#the-front-page): provenance first, then one verdict
-block per experiment and dataset (THE VERDICT CONTRACT's ``verdict.md``, or "No verdict
+block per experiment and dataset (its ``verdict.md``, or "No verdict
 recorded"), then links that open each figure inside the report; its style keeps it at its top.
 The browser checks are in tests/test_workflow.py (test_report_in_a_browser_...)."""
 

@@ -295,9 +295,9 @@ _IN_VIEW = """el => {
 
 
 def _stand_in_verdicts(workdir: Path) -> None:
-    """A ``verdict.md`` (THE VERDICT CONTRACT) in every result folder that has none, so the front
-    page's verdict blocks are real blocks of findings whether or not the experiments write
-    their own yet; a folder with its own is left alone."""
+    """A ``verdict.md`` (as the verdicts module writes it) in every result folder that has
+    none, so the front page's verdict blocks are real blocks of findings whether or not the
+    experiments write their own yet; a folder with its own is left alone."""
     for record in sorted((workdir / "results").glob("*/*/*/provenance.json")):
         verdict = record.parent / "verdict.md"
         if not verdict.exists():
@@ -364,7 +364,7 @@ def _check_page(page, frame, category: str, dataset: str, result: str) -> None:
         assert text.endswith(" ".join(figure_module(experiment).FIGURES[name].split())), text
         geometry = svg.evaluate(_LEGENDS_OVER_AXES)
         assert geometry["axes"] >= 1 and geometry["overlaps"] == 0, (result, geometry)
-    elif name == "verdict":  # THE VERDICT CONTRACT: a heading and one bullet per finding
+    elif name == "verdict":  # a verdict: a heading and one bullet per finding
         frame.locator("h2", has_text="Verdict").wait_for(timeout=30_000)
         assert frame.locator("li").count() >= 1, result
         assert "|---|" not in frame.locator("body").inner_text()

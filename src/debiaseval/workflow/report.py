@@ -382,7 +382,8 @@ NO_VERDICT = "No verdict recorded"
 
 
 def verdict_items(text: str) -> str:
-    """The findings of a ``verdict.md`` text (THE VERDICT CONTRACT: a ``## Verdict`` line, a
+    """The findings of a ``verdict.md`` text (as
+    :func:`debiaseval.experiments.verdicts.verdict_markdown` writes it: a ``## Verdict`` line, a
     blank line, one ``- `` bullet per finding) as Markdown: the lines under its ``## Verdict``
     heading up to the next heading, without the provenance block above it; "" when it holds
     none."""
@@ -413,7 +414,7 @@ def _link(text: str, result: str, category: str, subcategory: str) -> str:
 
 
 SUMMARIES = ("summary.md", "estimates.md", "scores.md")
-"""The names of an experiment's main Markdown summary (THE VERDICT CONTRACT: E1, E2 and E4
+"""The names of an experiment's main Markdown summary (E1, E2 and E4
 ``summary.md``, E3 and E5 ``estimates.md``, E6 ``scores.md``), the one the verdict heads."""
 
 
