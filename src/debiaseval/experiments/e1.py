@@ -341,22 +341,17 @@ def evaluate_step(
     gammas: Sequence[float] = (),
     excluded: Sequence[str] = (),
 ) -> dict[str, pd.DataFrame]:
-    """Rule ``e1_evaluate``: every recommender of the seed on gt and on every test set.
-
-    Warns (:func:`short_list_warnings`) when a k exceeds some user's candidate items.
-    Returns, by file stem: ``metrics`` (the means over users, with their bootstrap
-    interval ``boot_low``/``boot_high`` of ``resamples`` resamples at ``level``),
-    ``metrics_per_user`` (the values they average) and ``comparisons`` (paired tests
-    between the recommenders): see :func:`seed_uncertainty`. Each of ``estimators``
-    (``e1.estimators``; as its propensity model needs them, ``features`` or the ``truth``
-    propensities; ``imputations``: the model imputations ``e1_impute`` fitted) adds rows
-    named after it for the metrics it estimates
-    (:func:`~debiaseval.estimation.arena.evaluate_estimators`), ``estimators_diagnostics``,
-    the SNIPS bounds at each of ``gammas`` (``sensitivity``) and each pair's Γ* in
-    ``comparisons`` (``gamma_star``). ``arena``: every row's and its truth's means over the
-    same users (:func:`~debiaseval.estimation.scoreboard.common_means`; the truth is
-    ``truth_per_user``, TRUE's per-user values on synthetic, else gt); ``reliability``: gt's
-    split-half reliability (real data; ``excluded`` recommenders left out).
+    """Rule ``e1_evaluate``: every recommender of the seed on gt and on every test set, and
+    each of ``estimators`` (``e1.estimators``, with its propensities' ``features`` or ``truth``
+    and the ``imputations`` ``e1_impute`` fitted;
+    :func:`~debiaseval.estimation.arena.evaluate_estimators`). Returns the tables of
+    :data:`EVALUATE_OUTPUTS`: ``metrics`` (means over users with their bootstrap interval at
+    ``level``), ``metrics_per_user``,
+    ``comparisons`` (paired tests, with each SNIPS pair's Γ*; :func:`seed_uncertainty`),
+    ``estimators_diagnostics``, ``sensitivity`` (SNIPS bounds at ``gammas``), ``arena``
+    (every row's and its truth's means over the same users; the truth is ``truth_per_user``
+    on synthetic, else gt) and ``reliability`` (gt's split-half reliability, ``excluded`` left
+    out). Warns when a k exceeds some user's candidates (:func:`short_list_warnings`).
     """
     train = split[split["part"] == "train"]
     n_users = int(split["user"].max()) + 1 if n_users is None else n_users
@@ -410,16 +405,12 @@ def truth_step(
     metrics: Sequence[str],
     positive_threshold: float,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Rule ``e1_truth``: the seed's ``TRUE`` rows on ``synthetic`` (docs/estimators.md).
-
-    Every recommender's exact metrics over all its candidates (every item but the
-    seed's ``train`` items) from the full rating matrix of the config's ``synthetic``
-    block (:func:`~debiaseval.evaluation.full_truth.true_topk`); ``raw_users`` and
-    ``raw_items`` (E1's id tables) map E1's ids to the generator's. Returns the rows of
-    ``metrics.parquet``'s layout, with NaN bootstrap bounds, and the per-user values of the
-    metrics the arena scores (recommender, user, metric, k, value: ``truth_per_user``, which
-    ``e1_evaluate`` scores every row against).
-    """
+    """Rule ``e1_truth``: the seed's exact ``TRUE`` rows on ``synthetic`` (docs/estimators.md):
+    every recommender's metrics over all its candidates (every item but the seed's ``train``
+    items) from the full rating matrix of the ``synthetic`` block
+    (:func:`~debiaseval.evaluation.full_truth.true_rows`; ``raw_users``/``raw_items`` map E1's
+    ids to the generator's), in ``metrics.parquet``'s layout, and the per-user values of the
+    metrics the arena scores (``truth_per_user``)."""
     from debiaseval.data.synthetic_dataset import full_rating_rows
 
     return true_rows(
@@ -446,26 +437,17 @@ def aggregate_step(
 ) -> dict[str, Any]:
     """Rule ``e1_aggregate``: the tables of ``OUTPUTS`` (Markdown ones as text, by file stem).
 
-    ``truth``: the seeds' ``TRUE`` rows (:func:`truth_step`, ``synthetic`` only), one more
-    row of the test-set column. The scoreboard (``estimator_accuracy``, its paired
-    comparisons ``estimator_pairs``) scores every other row against the truth, ``TRUE``
-    where given, else gt, from the seeds' common-user means (``arena``) and gt's split-half
-    reliability (``reliability``) (:func:`~debiaseval.estimation.scoreboard.scoreboard`;
-    Kendall's tau leaves out :func:`kendall_excluded`). ``sensitivity``: the seeds' SNIPS
-    bounds, averaged over seeds; ``estimator_diagnostics``: the seeds' diagnostics, whose
-    Pareto k̂ flags a row (``heavy_tail``).
-
-    The summary gains the t interval over seeds (``ci_low``, ``ci_high``) and the mean
-    per-seed bootstrap bounds (``boot_low``, ``boot_high``) at ``e1.confidence``, and
-    ``flags`` (:func:`~debiaseval.evaluation.aggregate.summary_flags`) that mark means over
-    short lists or over fewer than ``min_users`` users (config ``min_users``), values or
-    intervals outside the metric's range and heavy-tailed weights; ``comparisons`` (the seeds'
-    paired tests) become how many seeds agree (:func:`agreement_over_seeds`, significant at
-    1 - ``e1.confidence``) with the median Γ* of SNIPS rows
-    (:func:`~debiaseval.estimation.sensitivity.gamma_star_over_seeds`), shown in
-    ``comparisons_md``. The verdict (:func:`~debiaseval.experiments.verdicts.e1_verdict`):
-    ``verdict`` (its sentences) and ``verdict_md`` (``verdict.md``, also the first section of
-    ``summary_md`` and ``comparisons_md``).
+    ``summary``: per row the mean, the t interval over seeds (``ci_low``/``ci_high``) and the
+    mean per-seed bootstrap bounds (``boot_low``/``boot_high``) at ``e1.confidence``, both in
+    the metric's range, with ``flags`` (:func:`~debiaseval.evaluation.aggregate.summary_flags`:
+    short lists, fewer than ``min_users`` users, out of range, heavy-tailed weights from
+    ``estimator_diagnostics``). ``truth``: synthetic's exact ``TRUE`` rows (:func:`truth_step`).
+    ``comparisons``: in how many seeds each pair differs after Holm's correction
+    (:func:`agreement_over_seeds`) with the SNIPS rows' median Γ*. The scoreboard scores every
+    row against the truth from ``arena`` and ``reliability``
+    (:func:`~debiaseval.estimation.arena.scoreboard_tables`); ``sensitivity``: the seeds' SNIPS
+    bounds, averaged. The verdict (:func:`~debiaseval.experiments.e1_verdict.e1_verdict`) is
+    ``verdict``/``verdict_md`` and the first section of ``summary_md`` and ``comparisons_md``.
     """
     per_seed = pd.concat([*metrics, *truth]).reset_index(drop=True)
     keys = ["recommender", "testset", "metric", "k"]
@@ -542,27 +524,18 @@ def run(
 ) -> dict[str, Any]:
     """Run E1 in-process: the workflow's tables for the same config and seeds.
 
-    ``data``: a dataset name (loaded like the workflow does, see
-    :func:`debiaseval.api.load_dataset`) or a canonical interactions frame
-    (``user``, ``item``, ``rating``, ``part`` ∈ mnar/mar; contiguous 0-based ids),
-    named ``dataset`` (default "data"; the name seeds the random streams, so use
-    the workflow's name to reproduce its files byte for byte). ``config``: a
-    validated config (:func:`debiaseval.api.run` validates a partial one, checked as
-    :func:`in_process_config` says); ``seeds``: a count or
-    explicit seed ids (default: the ``e1`` block's). Recommenders whose algorithm is
-    ``external`` are read from their ``recs`` files, or from ``lists`` (name -> seed ->
-    lists frame, as :func:`debiaseval.api.evaluate_lists` gives them), checked as the
-    workflow checks them; their warnings are Python warnings. Returns ``summary``,
-    ``kendall``, ``testsets``, ``comparisons``, ``estimator_accuracy``, ``estimator_pairs``,
-    ``sensitivity``, ``dropped`` (as written to ``results/<study>/e1/<dataset>/``), the
-    Markdown texts ``summary_md``, ``kendall_md``, ``comparisons_md``, ``estimator_accuracy_md``,
-    ``sensitivity_md`` and ``dropped_md``, the verdict (``verdict``: its sentences,
-    ``verdict_md``: ``verdict.md``), and per-seed ``metrics``, ``arena``,
-    ``reliability``, ``estimators_diagnostics`` and ``tuning`` (with ``seed`` and
-    ``recommender`` columns); ``data="synthetic"`` adds the exact
-    ``TRUE`` row (:func:`truth_step`) to the per-seed ``metrics`` and the tables. The data is
-    first taken as E1's protocol takes it (:func:`data_step`); a filter that drops more
-    than half of a part is a Python warning.
+    ``data``: a dataset name (loaded as the workflow does) or canonical frames, named
+    ``dataset`` (default "data"; the name seeds the random streams, so give the workflow's to
+    reproduce its files byte for byte); ``config``: a validated config
+    (:func:`debiaseval.api.run` validates a partial one, as :func:`in_process_config` says);
+    ``seeds``: a count or the seed ids (default: the ``e1`` block's). Recommenders with
+    algorithm ``external`` are read from their ``recs`` files or from ``lists`` (name -> seed ->
+    lists frame), checked as the workflow checks them, their warnings as Python warnings.
+    Returns every table and Markdown text of :func:`aggregate_step` (as written to
+    ``results/<study>/e1/<dataset>/``), ``dropped`` and ``dropped_md`` (:func:`data_step`; a
+    filter dropping more than half of a part warns), and the per-seed ``metrics`` (with
+    ``TRUE`` on synthetic), ``metrics_per_user``, ``arena``, ``reliability``,
+    ``estimators_diagnostics``, ``seed_comparisons`` and ``tuning``.
     """
     full = validated(config, "e1")
     block = full["e1"]
