@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 from debiaseval.evaluation.aggregate import markdown_table
+from debiaseval.evaluation.uncertainty import MIN_T_SEEDS
 from debiaseval.experiments.verdicts import (
-    MIN_SEEDS_T,
     and_list,
     inert_name,
     metric_label,
@@ -34,11 +34,11 @@ __all__ = ["comparisons_markdown", "e1_verdict", "truth_separation_notes"]
 
 def _interval_of(row: pd.Series) -> tuple[float, float, str] | None:
     """The interval the tables give a summary row: the t interval over seeds with at least
-    :data:`MIN_SEEDS_T` seeds, else the mean of the per-seed bootstrap bounds over users."""
+    :data:`MIN_T_SEEDS` seeds, else the mean of the per-seed bootstrap bounds over users."""
     n = int(row.get("n_seeds", 0))
     ci = row.get("ci_low", np.nan), row.get("ci_high", np.nan)
     boot = row.get("boot_low", np.nan), row.get("boot_high", np.nan)
-    if n >= MIN_SEEDS_T and np.isfinite(ci[0]) and np.isfinite(ci[1]):
+    if n >= MIN_T_SEEDS and np.isfinite(ci[0]) and np.isfinite(ci[1]):
         return float(ci[0]), float(ci[1]), "t"
     if np.isfinite(boot[0]) and np.isfinite(boot[1]):
         return float(boot[0]), float(boot[1]), "boot"
@@ -85,7 +85,7 @@ def e1_verdict(
     The tuned metric (``e1.tuning.metric`` at ``e1.tuning.k``; the summary's first one when
     it does not report it) on the truth (``TRUE`` where the summary has it, else ``gt``): the
     recommenders ranked by their mean over seeds, each with its interval (the t interval over
-    seeds from :data:`MIN_SEEDS_T` seeds on, else the per-seed bootstrap interval over users);
+    seeds from :data:`MIN_T_SEEDS` seeds on, else the per-seed bootstrap interval over users);
     then, from the paired tests of the truth (``gt``'s where the exact ``TRUE`` has none), the
     pairs that differ after Holm's correction and in how many seeds; a pair *differs* when more
     than half its seeds find it significant. When no pair of the ranked recommenders (all but
@@ -126,14 +126,14 @@ def e1_verdict(
     how = {
         "t": f"{level:.0%} t interval over seeds",
         "boot": f"{level:.0%} bootstrap interval over users, the seeds' bounds averaged"
-        + (f" (fewer than {MIN_SEEDS_T} seeds: no t interval)" if n_seeds < MIN_SEEDS_T else ""),
+        + (f" (fewer than {MIN_T_SEEDS} seeds: no t interval)" if n_seeds < MIN_T_SEEDS else ""),
     }
     brackets = f" (in brackets: {'; '.join(how[k_] for k_ in sorted(kinds, reverse=True))})"
     if not kinds:  # e.g. the exact TRUE over fewer seeds than a t interval needs
         brackets = (
-            f" (no interval: fewer than {MIN_SEEDS_T} seeds for a t interval, and no bootstrap "
+            f" (no interval: fewer than {MIN_T_SEEDS} seeds for a t interval, and no bootstrap "
             "over users)"
-            if n_seeds < MIN_SEEDS_T
+            if n_seeds < MIN_T_SEEDS
             else ""
         )
     sentences = [

@@ -31,11 +31,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from debiaseval.evaluation.uncertainty import MIN_T_SEEDS
 from debiaseval.io.markup import inert_markdown
 
 __all__ = [
     "HEADING",
-    "MIN_SEEDS_T",
     "and_list",
     "e2_verdict",
     "e3_verdict",
@@ -56,10 +56,6 @@ __all__ = [
 
 HEADING = "## Verdict"
 """The first line of every verdict (``verdict.md`` and the summaries' first section)."""
-
-MIN_SEEDS_T = 3
-"""With fewer seeds a t interval over seeds has too few degrees of freedom to mean much: the
-verdict gives the per-seed bootstrap interval over users instead (issue 34, item 3)."""
 
 _METRICS = {
     "recall": "Recall",
@@ -280,13 +276,13 @@ def e4_verdict(
 
         def spread(row: pd.Series) -> str:
             low, high = row.get("ci_low", np.nan), row.get("ci_high", np.nan)
-            shown = int(row["n_seeds"]) >= MIN_SEEDS_T and np.isfinite(low) and np.isfinite(high)
+            shown = int(row["n_seeds"]) >= MIN_T_SEEDS and np.isfinite(low) and np.isfinite(high)
             return f" [{number(low, 3)}, {number(high, 3)}]" if shown else ""
 
         intervals = (
             "mean [95% t interval over seeds, within [0, ∞)]"
             if spread(r) and spread(base)
-            else f"means over seeds; fewer than {MIN_SEEDS_T} seeds give no interval"
+            else f"means over seeds; fewer than {MIN_T_SEEDS} seeds give no interval"
         )
         text = (
             f"On {where}{at}, over {seeds_text(int(r['n_seeds']))}, {model} has a test "
