@@ -10,26 +10,13 @@ from collections.abc import Iterator
 
 from threadpoolctl import threadpool_limits
 
-from debiaseval.io.errors import (
-    ConfigError,
-    ContractError,
-    DatasetError,
-    EmptyTestSetError,
-    ListsError,
-    UnreadableFileError,
-)
+from debiaseval.io import errors
 
 __all__ = ["USER_ERRORS", "job", "one_line", "warn"]
 
-USER_ERRORS: tuple[type[Exception], ...] = (
-    ConfigError,
-    ContractError,
-    DatasetError,
-    EmptyTestSetError,
-    ListsError,
-    UnreadableFileError,
-)
-"""Errors the user fixes (config, data, files): one line on the console, no traceback."""
+USER_ERRORS: tuple[type[Exception], ...] = tuple(getattr(errors, name) for name in errors.__all__)
+"""Errors the user fixes (config, data, files), every class of :mod:`debiaseval.io.errors`: one
+line on the console, no traceback."""
 
 
 def one_line(error: BaseException, log_path: str | os.PathLike[str]) -> str:
