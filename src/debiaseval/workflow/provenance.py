@@ -53,6 +53,7 @@ __all__ = [
     "plugin_versions",
     "read_provenance",
     "record_run",
+    "result_config",
     "run_fields",
     "with_checksums",
     "with_header",
@@ -136,8 +137,14 @@ def experiment_config(config: Mapping[str, Any], experiment: str) -> dict[str, A
     from debiaseval.io.schema import experiment_names
 
     others = set(experiment_names()) - {experiment}
-    own = {k: v for k, v in config.items() if k not in others and k not in RUN_SELECTION}
-    return without_placement(own)
+    return {k: v for k, v in result_config(config).items() if k not in others}
+
+
+def result_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of ``config`` that results depend on: every key but the run's selection
+    (:data:`RUN_SELECTION`) and the keys that only choose where files go (:data:`PLACEMENT`);
+    :func:`experiment_config` is one experiment's share of it."""
+    return without_placement({k: v for k, v in config.items() if k not in RUN_SELECTION})
 
 
 def input_files(paths: Iterable[str | os.PathLike[str]]) -> list[str]:

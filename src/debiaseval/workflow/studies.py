@@ -29,12 +29,11 @@ import yaml
 
 from debiaseval.io.files import FOREIGN, made_outputs, move_outputs, write_text
 from debiaseval.workflow.provenance import (
-    RUN_SELECTION,
     canonical_json,
     config_hash,
     experiment_config,
     read_provenance,
-    without_placement,
+    result_config,
 )
 
 __all__ = [
@@ -164,11 +163,7 @@ def config_notice(
         return None
     if not isinstance(recorded, Mapping):
         return None
-
-    def science(value: Mapping[str, Any]) -> dict[str, Any]:
-        return without_placement({k: v for k, v in value.items() if k not in RUN_SELECTION})
-
-    changes = config_changes(science(recorded), science(config))
+    changes = config_changes(result_config(recorded), result_config(config))
     if not changes:
         return None
     lines = [
