@@ -140,6 +140,8 @@ def range_t_interval(
     outside the range allow it), gives NaN bounds: no interval in range can honestly hold
     it. No warning is raised. Returns ``(mean, low, high)``.
     """
+    from scipy.special import expit  # lazy: the module loads without scipy
+
     mean, t_low, t_high = t_interval(values, level=level, axis=axis)
     a = np.broadcast_to(np.asarray(lower, dtype=np.float64), mean.shape)
     b = np.broadcast_to(np.asarray(upper, dtype=np.float64), mean.shape)
@@ -154,8 +156,8 @@ def range_t_interval(
         case = inside & both
         m, lo, hi, h = mean[case], a[case], b[case], half[case]
         centre, spread = np.log((m - lo) / (hi - m)), h * (hi - lo) / ((m - lo) * (hi - m))
-        low[case] = lo + (hi - lo) * _expit(centre - spread)
-        high[case] = lo + (hi - lo) * _expit(centre + spread)
+        low[case] = lo + (hi - lo) * expit(centre - spread)
+        high[case] = lo + (hi - lo) * expit(centre + spread)
         # [a, ∞): g(x) = log(x-a), g'(x) = 1/(x-a)
         case = inside & above & ~both
         m, lo, h = mean[case], a[case], half[case]
@@ -169,13 +171,6 @@ def range_t_interval(
     case = inside & ~above & ~below
     low[case], high[case] = t_low[case], t_high[case]
     return mean, low, high
-
-
-def _expit(x: np.ndarray) -> np.ndarray:
-    """1 / (1 + e^-x) without overflow for large |x|."""
-    from scipy.special import expit
-
-    return expit(x)
 
 
 def within_range(
