@@ -294,21 +294,6 @@ _IN_VIEW = """el => {
 }"""
 
 
-def _stand_in_verdicts(workdir: Path) -> None:
-    """A ``verdict.md`` (as the verdicts module writes it) in every result folder that has
-    none, so the front page's verdict blocks are real blocks of findings whether or not the
-    experiments write their own yet; a folder with its own is left alone."""
-    for record in sorted((workdir / "results").glob("*/*/*/provenance.json")):
-        verdict = record.parent / "verdict.md"
-        if not verdict.exists():
-            verdict.write_text(
-                f"## Verdict\n\n- A stand-in finding of the browser test for "
-                f"{record.parent.parent.name} on {record.parent.name}.\n"
-                "- Its second finding, 0.50 [0.40, 0.60].\n",
-                encoding="utf-8",
-            )
-
-
 def _check_front_page(page, blocks: int) -> None:
     """The front page opens at its top, on windows 900 and 800 px high: its first heading,
     Provenance, is in view; no two of its blocks and the rule graph overlap; it has ``blocks``
@@ -393,7 +378,8 @@ def test_report_in_a_browser_shows_every_result_with_its_caption(two_runs):
     every page go to results/report-screenshots/ for a person to look at."""
     sync_api = pytest.importorskip("playwright.sync_api", reason="needs the test extra")
     report = two_runs[0] / "report.html"
-    _stand_in_verdicts(two_runs[0])
+    records = sorted((two_runs[0] / "results").glob("*/*/*/provenance.json"))
+    assert records and all((r.parent / "verdict.md").is_file() for r in records)  # the blocks
     snakemake(two_runs[0], "--report", "report.html")
     expected = report_results(yaml.safe_load(TINY.read_text()))
     executable = chromium()
