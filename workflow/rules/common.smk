@@ -13,6 +13,7 @@ from debiaseval.io.errors import ConfigError
 from debiaseval.data import MIRROR_ENV, SOURCES
 from debiaseval.datasets.build import SOURCE_OF
 from debiaseval.data.catalog import dataset_names, positive_threshold_of, user_sources
+from debiaseval.data.draws import drawn_datasets, generator_block, seed_block
 from debiaseval.data.user_logs import LOAD_KEYS, log_files, missing_file
 from debiaseval.evaluation.external_lists import lists_path, missing_lists
 from debiaseval.experiments.e5 import FULLY_EXPOSED
@@ -137,6 +138,22 @@ wildcard_constraints:
     testset=_alternatives(config["e1"]["testsets"]),
     method=_alternatives(config["e2"]["methods"]),
     strategy=_alternatives(config["e2"]["strategies"]),
+
+
+# Generated datasets drawn afresh for every seed (synthetic.per_seed): each seed's data is
+# data/<dataset>/seed<s>/ (rule preprocess_draw), from a seed derived from (synthetic.seed, s).
+DRAWN = drawn_datasets(config, dataset_names(config["sources"]))
+
+
+def generator_of(dataset):
+    """The generator block the shared preprocessing of ``dataset`` takes (None if not generated)."""
+    return generator_block(config["synthetic"]) if dataset == "synthetic" else None
+
+
+def draw_block(wildcards):
+    """Params function: the generator block of the job's dataset and seed, its seed's own draw
+    where the dataset is drawn per seed (None for a dataset not generated)."""
+    return seed_block(config, wildcards.dataset, int(wildcards.seed))
 
 
 def experiment_datasets(name):

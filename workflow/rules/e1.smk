@@ -24,6 +24,19 @@ E1_ONE_CHUNK = [name for name in E1_TRAINED if E1_CHUNKS[name] == 1]
 E1_CHUNKED = [name for name in E1_TRAINED if E1_CHUNKS[name] > 1]
 # The dr estimators whose imputation is a model, fitted once per seed by e1_impute.
 E1_IMPUTED = model_imputations(E1["estimators"])
+# Datasets drawn per seed (synthetic.per_seed): E1's data of seed s is e1/<dataset>/seed<s>/data/,
+# its seed's own draw; every other dataset's is e1/<dataset>/data/, shared by its seeds.
+E1_FIXED = [name for name in dataset_names(config["sources"]) if name not in DRAWN]
+
+
+def e1_data(name):
+    """Input function: E1's data file ``name`` (interactions, users, items) of the job's dataset
+    and seed: the seed's own draw where the dataset is drawn per seed, else the shared one."""
+    return lambda w: results(
+        f"e1/{w.dataset}/seed{w.seed}/data/{name}"
+        if w.dataset in DRAWN
+        else f"e1/{w.dataset}/data/{name}"
+    )
 
 
 localrules:
@@ -32,6 +45,7 @@ localrules:
     e1_export,
     e1_external,
     e1_aggregate,
+    e1_dropped,
 
 
 rule e1_data:
@@ -47,6 +61,8 @@ rule e1_data:
         item_index=results("e1/{dataset}/data/items.parquet"),
         dropped=results("e1/{dataset}/dropped.parquet"),
         dropped_md=results("e1/{dataset}/dropped.md"),
+    wildcard_constraints:
+        dataset=_alternatives(E1_FIXED),
     params:
         **job_params(
             dataset="{dataset}",
@@ -63,10 +79,48 @@ rule e1_data:
         "../scripts/e1_data.py"
 
 
+# The same step on one seed's own draw of a dataset drawn per seed.
+use rule e1_data as e1_data_draw with:
+    input:
+        interactions=results("data/{dataset}/seed{seed}/interactions.parquet"),
+        user_index=results("data/{dataset}/seed{seed}/users.parquet"),
+        item_index=results("data/{dataset}/seed{seed}/items.parquet"),
+    output:
+        interactions=results("e1/{dataset}/seed{seed}/data/interactions.parquet"),
+        user_index=results("e1/{dataset}/seed{seed}/data/users.parquet"),
+        item_index=results("e1/{dataset}/seed{seed}/data/items.parquet"),
+        dropped=results("e1/{dataset}/seed{seed}/dropped.parquet"),
+        dropped_md=results("e1/{dataset}/seed{seed}/dropped.md"),
+    wildcard_constraints:
+        dataset=_alternatives(DRAWN),
+    benchmark:
+        bench("e1/{dataset}/seed{seed}/data.tsv")
+    log:
+        logs("e1/{dataset}/seed{seed}/data.log"),
+
+
+rule e1_dropped:
+    """What E1's filter dropped from each seed's own draw of a dataset drawn per seed, stacked
+    (dropped.parquet with a seed column, dropped.md)."""
+    input:
+        expand(results("e1/{{dataset}}/seed{seed}/dropped.parquet"), seed=experiment_seeds("e1")),
+    output:
+        dropped=results("e1/{dataset}/dropped.parquet"),
+        dropped_md=results("e1/{dataset}/dropped.md"),
+    wildcard_constraints:
+        dataset=_alternatives(DRAWN),
+    params:
+        **job_params(dataset="{dataset}", seeds=list(experiment_seeds("e1")), code=CODE),
+    log:
+        logs("e1/{dataset}/dropped.log"),
+    script:
+        "../scripts/e1_dropped.py"
+
+
 rule e1_split:
     """MNAR -> train/heldout, MAR -> weights/val/gt ([SAC20] section 5.2)."""
     input:
-        interactions=results("e1/{dataset}/data/interactions.parquet"),
+        interactions=e1_data("interactions.parquet"),
     output:
         results("e1/{dataset}/seed{seed}/split.parquet"),
     params:
@@ -91,8 +145,8 @@ rule e1_export:
     """The seed's training and validation parts in raw ids, to train other frameworks on."""
     input:
         split=results("e1/{dataset}/seed{seed}/split.parquet"),
-        user_index=results("e1/{dataset}/data/users.parquet"),
-        item_index=results("e1/{dataset}/data/items.parquet"),
+        user_index=e1_data("users.parquet"),
+        item_index=e1_data("items.parquet"),
     output:
         **export_outputs("e1"),
     params:
@@ -115,8 +169,8 @@ rule e1_intervene:
     own random stream (docs/experiments/e1.md); one job per seed, as e1_evaluate reads them all."""
     input:
         split=results("e1/{dataset}/seed{seed}/split.parquet"),
-        user_index=results("e1/{dataset}/data/users.parquet"),
-        item_index=results("e1/{dataset}/data/items.parquet"),
+        user_index=e1_data("users.parquet"),
+        item_index=e1_data("items.parquet"),
     output:
         testsets=expand(
             results("e1/{{dataset}}/seed{{seed}}/testsets/{testset}.parquet"),
@@ -150,8 +204,8 @@ rule e1_train:
     """Tune one chunk of a recommender's grid on MAR val ([SAC20] section 5.2)."""
     input:
         split=results("e1/{dataset}/seed{seed}/split.parquet"),
-        user_index=results("e1/{dataset}/data/users.parquet"),
-        item_index=results("e1/{dataset}/data/items.parquet"),
+        user_index=e1_data("users.parquet"),
+        item_index=e1_data("items.parquet"),
     output:
         tuning=results("e1/{dataset}/seed{seed}/tuning/{recommender}/chunk{chunk}.parquet"),
         recs=results("e1/{dataset}/seed{seed}/tuning/{recommender}/chunk{chunk}.recs.parquet"),
@@ -241,8 +295,8 @@ rule e1_external:
     input:
         lists=lists_input("e1", "recommenders", "recommender"),
         split=results("e1/{dataset}/seed{seed}/split.parquet"),
-        user_index=results("e1/{dataset}/data/users.parquet"),
-        item_index=results("e1/{dataset}/data/items.parquet"),
+        user_index=e1_data("users.parquet"),
+        item_index=e1_data("items.parquet"),
     output:
         recs=results("e1/{dataset}/seed{seed}/recs/{recommender}.parquet"),
     wildcard_constraints:
@@ -271,8 +325,8 @@ rule e1_impute:
     logistic MF of the training part), fitted once per seed (docs/estimators.md)."""
     input:
         split=results("e1/{dataset}/seed{seed}/split.parquet"),
-        user_index=results("e1/{dataset}/data/users.parquet"),
-        item_index=results("e1/{dataset}/data/items.parquet"),
+        user_index=e1_data("users.parquet"),
+        item_index=e1_data("items.parquet"),
     output:
         results("e1/{dataset}/seed{seed}/imputations/{estimator}.parquet"),
     wildcard_constraints:
@@ -282,7 +336,7 @@ rule e1_impute:
             dataset="{dataset}",
             seed=lambda w: int(w.seed),
             spec=lambda w: E1["estimators"][w.estimator],
-            synthetic=config["synthetic"],
+            synthetic=draw_block,
             positive_threshold=positive_threshold(E1),
             code=CODE,
         ),
@@ -313,8 +367,8 @@ rule e1_evaluate:
             recommender=E1["recommenders"],
         ),
         split=results("e1/{dataset}/seed{seed}/split.parquet"),
-        user_index=results("e1/{dataset}/data/users.parquet"),
-        item_index=results("e1/{dataset}/data/items.parquet"),
+        user_index=e1_data("users.parquet"),
+        item_index=e1_data("items.parquet"),
         testsets=expand(
             results("e1/{{dataset}}/seed{{seed}}/testsets/{testset}.parquet"),
             testset=E1["testsets"],
@@ -342,7 +396,7 @@ rule e1_evaluate:
             dataset="{dataset}",
             estimators=E1["estimators"],
             imputed=E1_IMPUTED,
-            synthetic=config["synthetic"],
+            synthetic=draw_block,
             seed=lambda w: int(w.seed),
             recommenders=list(E1["recommenders"]),
             testsets=list(E1["testsets"]),
@@ -379,8 +433,8 @@ rule e1_truth:
             recommender=E1["recommenders"],
         ),
         split=results("e1/{dataset}/seed{seed}/split.parquet"),
-        user_index=results("e1/{dataset}/data/users.parquet"),
-        item_index=results("e1/{dataset}/data/items.parquet"),
+        user_index=e1_data("users.parquet"),
+        item_index=e1_data("items.parquet"),
     output:
         truth=results("e1/{dataset}/seed{seed}/truth.parquet"),
         truth_per_user=results("e1/{dataset}/seed{seed}/truth_per_user.parquet"),
@@ -390,7 +444,7 @@ rule e1_truth:
         **job_params(
             seed=lambda w: int(w.seed),
             recommenders=list(E1["recommenders"]),
-            synthetic=config["synthetic"],
+            synthetic=draw_block,
             ks=E1["ks"],
             metrics=E1["metrics"],
             positive_threshold=positive_threshold(E1),
@@ -428,7 +482,12 @@ rule e1_aggregate:
             seed=experiment_seeds("e1"),
             testset=E1["testsets"],
         ),
-        data=results("e1/{dataset}/data/interactions.parquet"),
+        # the data the summary describes: the first seed's own draw where each seed has one
+        data=lambda w: results(
+            f"e1/{w.dataset}/seed0/data/interactions.parquet"
+            if w.dataset in DRAWN
+            else f"e1/{w.dataset}/data/interactions.parquet"
+        ),
         dropped_md=results("e1/{dataset}/dropped.md"),
         # the seeds' exact TRUE rows where the full rating matrix is known (synthetic)
         truth=lambda w: (

@@ -12,7 +12,7 @@ rule preprocess:
     params:
         **job_params(
             dataset="{dataset}",
-            synthetic=lambda w: config["synthetic"] if w.dataset == "synthetic" else None,
+            synthetic=lambda w: generator_of(w.dataset),
             semisynthetic=lambda w: (
                 config["semisynthetic"] if w.dataset == "ml-100k-semi" else None
             ),
@@ -31,3 +31,27 @@ rule preprocess:
         bench("data/{dataset}/preprocess.tsv")
     script:
         "../scripts/preprocess.py"
+
+
+# One seed's own draw of a dataset drawn per seed (synthetic.per_seed), from a seed derived from
+# (synthetic.seed, the seed): the experiments' seeds are then independent draws of the whole
+# process (docs/datasets.md#one-draw-per-seed).
+use rule preprocess as preprocess_draw with:
+    output:
+        interactions=results("data/{dataset}/seed{seed}/interactions.parquet"),
+        user_index=results("data/{dataset}/seed{seed}/users.parquet"),
+        item_index=results("data/{dataset}/seed{seed}/items.parquet"),
+    wildcard_constraints:
+        dataset=_alternatives(DRAWN),
+    params:
+        **job_params(
+            dataset="{dataset}",
+            synthetic=draw_block,
+            semisynthetic=None,
+            own=None,
+            code=CODE,
+        ),
+    log:
+        logs("data/{dataset}/seed{seed}/preprocess.log"),
+    benchmark:
+        bench("data/{dataset}/seed{seed}/preprocess.tsv")

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from debiaseval.data import synthetic as dense
+from debiaseval.data.draws import generator_block
 from debiaseval.data.synthetic_pairs import pair_rating_rows, sample_synthetic
 
 __all__ = ["full_rating_rows", "synthetic_raw"]
@@ -26,8 +27,9 @@ def synthetic_raw(**params: Any):  # -> RawDataset
     matrix is drawn by :func:`~debiaseval.data.synthetic.generate_synthetic` (the files of every
     existing config are unchanged); beyond, the pairs are sampled in O(pairs) by
     :func:`debiaseval.data.synthetic_pairs.sample_synthetic` (same model, a different draw; see
-    docs/performance.md).
+    docs/performance.md). Keys that say how the workflow draws (``per_seed``) are ignored.
     """
+    params = generator_block(params)
     n_users = params.get("n_users", 300)
     n_items = params.get("n_items", 400)
     if n_users * n_items <= dense.DENSE_CELLS:
@@ -45,6 +47,7 @@ def full_rating_rows(**params: Any) -> Callable[[np.ndarray], np.ndarray]:
     (:func:`debiaseval.data.synthetic_pairs.pair_rating_rows`), so memory follows the batch of
     users asked for, never users × items.
     """
+    params = generator_block(params)
     n_users = params.get("n_users", 300)
     n_items = params.get("n_items", 400)
     if n_users * n_items <= dense.DENSE_CELLS:

@@ -232,20 +232,22 @@ def estimator_features(
 def estimator_truth(
     block: Mapping[str, Any],
     dataset: str,
-    config: Mapping[str, Any],
+    synthetic: Mapping[str, Any] | None,
     users: pd.DataFrame | None,
     items: pd.DataFrame | None,
 ) -> np.ndarray | None:
     """The true propensities (E1's users × items) of ``synthetic`` when an estimator of
-    ``block`` has known propensities: the generator's matrix at the kept users' and items'
+    ``block`` has known propensities: the matrix of the generator block ``synthetic`` (the
+    seed's own draw, :func:`~debiaseval.data.draws.seed_block`) at the kept users' and items'
     raw ids (``raw_user``/``raw_item`` of the data step's users and items, when it re-indexed)."""
     if not any(s.get("propensity") == "known" for s in block["estimators"].values()):
         return None
     if dataset != "synthetic":
         raise ValueError(f"known propensities need the synthetic dataset, not {dataset!r}")
+    from debiaseval.data.draws import generator_block
     from debiaseval.data.synthetic import generate_synthetic
 
-    matrix = generate_synthetic(**config["synthetic"]).propensities
+    matrix = generate_synthetic(**generator_block(synthetic)).propensities
     rows = _raw_ids(users, "user", matrix.shape[0])
     cols = _raw_ids(items, "item", matrix.shape[1])
     return np.asarray(matrix, dtype=np.float64)[np.ix_(rows, cols)]

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from debiaseval.data.catalog import positive_threshold_of
+from debiaseval.data.draws import per_seed_draws, seed_block
 from debiaseval.data.filters import Filtered, apply_filter, dropped_markdown, dropped_warnings
 from debiaseval.data.filters import common_users_items as _common_users_items
 from debiaseval.data.ids import raw_ids
@@ -73,7 +74,7 @@ from debiaseval.evaluation.testsets import (
     testset_diagnostics,
 )
 from debiaseval.evaluation.uncertainty import agreement_over_seeds, seed_intervals
-from debiaseval.experiments import Data, input_frames, seed_ids, validated
+from debiaseval.experiments import Data, Frames, input_frames, seed_ids, validated
 from debiaseval.experiments.e1_verdict import (
     comparisons_markdown,
     e1_verdict,
@@ -95,7 +96,8 @@ from debiaseval.selection.tuning import (
 
 __all__ = [
     "EVALUATE_OUTPUTS", "EXPORT", "NEEDS", "OUTPUTS", "TRUTH_DATASETS", "EmptyTestSetError",
-    "aggregate_step", "check_config", "data_step", "dropped_text", "evaluate_step",
+    "aggregate_step", "check_config", "data_step", "dropped_over_draws", "dropped_text",
+    "evaluate_step",
     "external_recommenders", "impute_step", "kendall_excluded", "kendall_groups", "lists_step",
     "run", "select_step", "split_step", "testset_step", "truth_step",
     "tune_step",
@@ -165,8 +167,21 @@ def data_step(
 
 
 def dropped_text(dropped: pd.DataFrame, dataset: str) -> str:
-    """``dropped.md``: what E1's filters dropped from ``dataset``, per part, with warnings."""
-    return dropped_markdown(dropped, f"E1 on {dataset}: ratings dropped by E1's protocol")
+    """``dropped.md``: what E1's filters dropped from ``dataset``, per part, with warnings;
+    per seed where each seed draws its own data (a ``seed`` column, :func:`dropped_over_draws`)."""
+    title = f"E1 on {dataset}: ratings dropped by E1's protocol"
+    if "seed" not in dropped.columns:
+        return dropped_markdown(dropped, title)
+    seeds = dropped["seed"].astype(str)
+    named = dropped.assign(filter=dropped["filter"].astype(str) + " (seed " + seeds + ")")
+    return dropped_markdown(named.drop(columns="seed"), title + ", each seed its own draw")
+
+
+def dropped_over_draws(per_seed: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """``dropped.parquet`` of a dataset drawn per seed: the seeds' filter reports (each with its
+    ``seed``) stacked, ``seed`` first."""
+    table = pd.concat(per_seed, ignore_index=True)
+    return table[["seed", *[c for c in table.columns if c != "seed"]]]
 
 
 def split_step(
@@ -505,6 +520,20 @@ def _concat(frames: Sequence[pd.DataFrame], columns: Sequence[str]) -> pd.DataFr
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=list(columns))
 
 
+def _e1_frames(
+    data: Data, config: Mapping[str, Any] | None, dataset: str | None, block: Mapping[str, Any]
+) -> tuple[Frames, Filtered]:
+    """A run's data as E1's protocol takes it (:func:`data_step`), warning of what its filter
+    drops: the frames with the kept rows, and the filter's result."""
+    frames = input_frames(data, config, dataset, experiment="e1")
+    kept = data_step(frames.interactions, frames.users, frames.items, dataset=frames.dataset,
+                     common_users_items=block["common_users_items"])  # fmt: skip
+    for line in dropped_warnings(kept.dropped):
+        warnings.warn(f"E1 on {frames.dataset}: {line}", stacklevel=3)
+    frames = frames._replace(interactions=kept.interactions, users=kept.users, items=kept.items)
+    return frames, kept
+
+
 def in_process_config(data: Data, config: Mapping[str, Any] | None) -> dict[str, Any]:
     """The config an in-process E1 run on ``data`` is validated as: given a dataset name,
     that dataset alone, so the estimators' needs are checked against the dataset run."""
@@ -539,22 +568,25 @@ def run(
     """
     full = validated(config, "e1")
     block = full["e1"]
-    frames = input_frames(data, config, dataset, experiment="e1")
-    dataset = frames.dataset
-    kept = data_step(frames.interactions, frames.users, frames.items, dataset=dataset,
-                     common_users_items=block["common_users_items"])  # fmt: skip
-    for line in dropped_warnings(kept.dropped):
-        warnings.warn(f"E1 on {dataset}: {line}", stacklevel=2)
-    frames = frames._replace(interactions=kept.interactions, users=kept.users, items=kept.items)
-    interactions, n_users, n_items = frames.interactions, frames.n_users, frames.n_items
+    drawn = isinstance(data, str) and per_seed_draws(full, data)
+    if not drawn:  # one dataset for every seed (else each seed's own draw, below)
+        frames, kept = _e1_frames(data, config, dataset, block)
+    dataset = dataset or data if drawn else frames.dataset
     threshold = positive_threshold_of(dataset, block["positive_threshold"], full["sources"])
     block = {**block, "positive_threshold": threshold}
-    sizes = {"dataset": dataset, "n_users": n_users, "n_items": n_items}
     common = {"ks": block["ks"], "positive_threshold": threshold}
-    evaluated, diagnostics, tunings, truth = [], [], [], []
+    evaluated, diagnostics, tunings, truth, dropped = [], [], [], [], []
     exact = isinstance(data, str) and dataset in TRUTH_DATASETS and block["truth"]
     run_seeds = seed_ids(seeds, block["seeds"])
+    described: pd.DataFrame | None = None  # the data the summary describes: the first seed's
     for seed in run_seeds:
+        generator = seed_block(full, dataset, seed) if isinstance(data, str) else None
+        if drawn:  # the seed's own draw of the dataset (docs/datasets.md, One draw per seed)
+            frames, kept = _e1_frames(data, {**full, "synthetic": generator}, dataset, block)
+            dropped.append(kept.dropped.assign(seed=seed))
+        interactions, n_users, n_items = frames.interactions, frames.n_users, frames.n_items
+        described = interactions if described is None else described
+        sizes = {"dataset": dataset, "n_users": n_users, "n_items": n_items}
         split = split_step(interactions, mnar_split=block["mnar_split"],
                            mar_split=block["mar_split"], dataset=dataset, seed=seed)  # fmt: skip
         testsets = {}
@@ -591,7 +623,7 @@ def run(
         true_values = None
         if exact:
             table, true_values = truth_step(
-                split, recs, synthetic=full["synthetic"],
+                split, recs, synthetic=generator,
                 raw_users=raw_ids(frames.users, "user", n_users),
                 raw_items=raw_ids(frames.items, "item", n_items), seed=seed,
                 metrics=block["metrics"],
@@ -603,7 +635,7 @@ def run(
             drop_train_overlap=block["drop_train_overlap"], level=block["confidence"],
             resamples=block["bootstrap"]["resamples"], estimators=block["estimators"],
             n_users=n_users, features=estimator_features(block, frames.users, frames.items),
-            truth=estimator_truth(block, dataset, full, frames.users, frames.items),
+            truth=estimator_truth(block, dataset, generator, frames.users, frames.items),
             truth_per_user=true_values, gammas=block["sensitivity"]["gammas"],
             excluded=kendall_excluded(block), **common,
         ))  # fmt: skip
@@ -613,7 +645,7 @@ def run(
 
     block = {**block, "seeds": len(run_seeds)}
     out = aggregate_step(
-        seeds_of("metrics"), diagnostics, interactions, block, dataset=dataset,
+        seeds_of("metrics"), diagnostics, described, block, dataset=dataset,
         min_users=full["min_users"], comparisons=seeds_of("comparisons"), truth=truth,
         arena=seeds_of("arena"), reliability=seeds_of("reliability"),
         sensitivity=seeds_of("sensitivity"),
@@ -622,8 +654,8 @@ def run(
     for stem in ("metrics_per_user", "estimators_diagnostics", "arena", "reliability"):
         out[stem] = pd.concat(seeds_of(stem), ignore_index=True)
     out["seed_comparisons"] = pd.concat(seeds_of("comparisons"), ignore_index=True)
-    out["dropped"] = kept.dropped
-    out["dropped_md"] = dropped_text(kept.dropped, dataset)
+    out["dropped"] = dropped_over_draws(dropped) if drawn else kept.dropped
+    out["dropped_md"] = dropped_text(out["dropped"], dataset)
     out["metrics"] = pd.concat([*seeds_of("metrics"), *truth], ignore_index=True)
     out["tuning"] = pd.concat(tunings, ignore_index=True) if tunings else pd.DataFrame()
     return out

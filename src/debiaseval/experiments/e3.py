@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from debiaseval.data.draws import generator_block
 from debiaseval.data.splits import run_rng
 from debiaseval.data.synthetic import generate_synthetic
 from debiaseval.datasets.semisynthetic import full_matrices, observation_propensities
@@ -100,7 +101,7 @@ def synthetic_truth(params: Mapping[str, Any], name: str = "synthetic") -> Truth
     ``params`` are :func:`generate_synthetic`'s keyword arguments (the config's
     ``synthetic`` block); Y does not depend on α, only the propensities do.
     """
-    base = {k: v for k, v in params.items() if k != "alpha"}
+    base = {k: v for k, v in generator_block(params).items() if k != "alpha"}
     data = generate_synthetic(**base)
 
     def propensities(alpha: float) -> np.ndarray:

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from debiaseval.data.catalog import positive_threshold_of
+from debiaseval.data.draws import generator_block
 from debiaseval.data.exposure import (
     attribute_weights,
     inverse_attribute_weights,
@@ -136,7 +137,7 @@ def fit_seed(seed: int, dataset: str, model: str) -> int:
 
 def full_data(synthetic: Mapping[str, Any]) -> pd.DataFrame:
     """``synthetic``'s full rating matrix as fully exposed pairs (user, item, rating, part)."""
-    ratings = generate_synthetic(**synthetic).ratings
+    ratings = generate_synthetic(**generator_block(synthetic)).ratings
     users, items = np.indices(ratings.shape).reshape(2, -1)
     return pd.DataFrame(
         {

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from debiaseval.data.campaigns import simulate_campaigns
+from debiaseval.data.draws import generator_block
 from debiaseval.data.snapshots import count_cuts, date_cuts, snapshot_masks
 from debiaseval.data.splits import run_rng
 from debiaseval.data.synthetic import generate_synthetic
@@ -140,7 +141,7 @@ def time_log(
     ``boosted`` None (chosen from the data by :func:`evaluate_over_time`).
     """
     if dataset == "synthetic":
-        truth = generate_synthetic(**synthetic)
+        truth = generate_synthetic(**generator_block(synthetic))
         log = simulate_campaigns(
             truth.ratings,
             truth.propensities,
