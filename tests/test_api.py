@@ -61,10 +61,12 @@ def test_a_dataset_name_and_its_frames_give_the_same_tables():
     """A name is loaded as load_dataset loads it; the frames named the same give the same."""
     config = {**TINY, "experiments": ["e1", "e5"]}
     frames = api.load_dataset("synthetic", config=config)
-    # frames carry no generator: the exact TRUE row is the name's alone (e1.truth)
+    # frames carry no generator: the exact TRUE row is the name's alone (e1.truth), and the
+    # name is drawn afresh per seed unless synthetic.per_seed is false (one draw, as frames)
     e1_block = {**TINY.get("e1", {}), "truth": False}
+    one_draw = {**TINY["synthetic"], "per_seed": False}
     _equal(
-        api.run("e1", "synthetic", {**config, "e1": e1_block}, seeds=1),
+        api.run("e1", "synthetic", {**config, "e1": e1_block, "synthetic": one_draw}, seeds=1),
         api.run("e1", frames, config, seeds=1, dataset="synthetic"),
     )
     _equal(

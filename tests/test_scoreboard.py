@@ -1,273 +1,268 @@
-"""The estimator arena's scoreboard on hand-computed tables (docs/estimators.md)."""
+"""The estimator arena's scoreboard on hand-computed tables (docs/estimators.md): its statistics,
+its resampling plan (seeds alone over independent draws, seeds and users on one fixed dataset)
+against a brute-force resample, and the verdict's rules (no interval below 5 seeds, no best
+row where the truth separates nothing or the lead's interval holds 0, CONSTANT plainly)."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from debiaseval.estimation.resampling import MIN_SCOREBOARD_SEEDS, ResamplingPlan
 from debiaseval.estimation.scoreboard import (
     CONSTANT,
     GT_HALVES,
     SCOREBOARD_COLUMNS,
     TRUE,
-    common_means,
-    kendall_tau_b,
+    row_label,
     scoreboard,
     scoreboard_markdown,
-    split_half_reliability,
     truth_of,
-    truth_separation,
     verdict,
 )
-from debiaseval.evaluation.metrics import BlockValues
+from debiaseval.estimation.seed_scores import REPLICATE_COLUMNS, SCORED_COLUMNS
 
-NAN = np.nan
 FAMILIES = {"gt": "MAR sample", "X": "weighting", "Y": "resampling"}
+NO_REPLICATES = pd.DataFrame(columns=REPLICATE_COLUMNS)
 
 
-def _per_seed(rows):
-    cols = ["recommender", "seed", "testset", "value", "boot_low", "boot_high"]
-    frame = pd.DataFrame(rows, columns=cols)
-    frame.insert(3, "metric", "recall")
-    frame.insert(4, "k", np.int16(10))
-    return frame.assign(n_users=np.int64(50))
+def _scored(values, truth_name="gt", low=np.nan, high=np.nan):
+    """``values``: (recommender, seed, row, value, truth); the truth's own rows are added
+    from the truths of the first row seen per (recommender, seed)."""
+    rows = [(r, s, t, "recall", 10, v, tr, 50, low, high, np.nan, np.nan)
+            for r, s, t, v, tr in values]  # fmt: skip
+    own = {(r, s): tr for r, s, _, _, tr in values}
+    rows += [(r, s, truth_name, "recall", 10, tr, tr, 60, np.nan, np.nan, np.nan, np.nan)
+             for (r, s), tr in own.items()]  # fmt: skip
+    return pd.DataFrame(rows, columns=SCORED_COLUMNS).astype({"k": np.int16})
 
 
-def _scored(per_seed, truth="gt"):
-    """The common-user means as if every row and the truth shared their users."""
-    reference = per_seed[per_seed["testset"] == truth][["recommender", "seed", "value"]]
-    rows = per_seed[per_seed["testset"] != truth].merge(
-        reference.rename(columns={"value": "truth"}), on=["recommender", "seed"]
-    )
-    return rows[["recommender", "seed", "testset", "metric", "k", "value", "truth", "n_users"]]
+def _plan(n_seeds, draws="independent", resamples=2000, user_resamples=0, seed=0):
+    return ResamplingPlan.of(n_seeds, draws=draws, resamples=resamples,
+                             user_resamples=user_resamples, rng=np.random.default_rng(seed))  # fmt: skip
 
 
-# Seed 0: truth A > B > C; X ranks A > C > B (tau = (2 - 1) / 3); errors +.1, -.1, +.1.
-# Seed 1: X ranks as the truth (tau = 1); errors +.2, +.1, 0.
-ROWS = [
-    ("A", 0, "gt", 0.3, 0.2, 0.4), ("B", 0, "gt", 0.2, 0.1, 0.3), ("C", 0, "gt", 0.1, 0.0, 0.2),
-    ("A", 1, "gt", 0.3, 0.2, 0.4), ("B", 1, "gt", 0.2, 0.1, 0.3), ("C", 1, "gt", 0.1, 0.0, 0.2),
-    ("A", 0, "X", 0.4, 0.35, 0.45),  # misses the truth .3
-    ("B", 0, "X", 0.1, 0.05, 0.25),  # holds .2
-    ("C", 0, "X", 0.2, 0.1, 0.3),  # holds .1 on its lower bound
-    ("A", 1, "X", 0.5, 0.4, 0.6),  # misses .3
-    ("B", 1, "X", 0.3, 0.1, 0.35),  # holds .2
-    ("C", 1, "X", 0.1, NAN, NAN),  # no interval: not counted
-]  # fmt: skip
+# Seed s: truth A .3, B .2, C .1; X adds error (+.1, -.1, +.1) in even seeds and (+.2, +.1, 0)
+# in odd ones.
+TRUTHS = {"A": 0.3, "B": 0.2, "C": 0.1}
+ERRORS = [{"A": 0.1, "B": -0.1, "C": 0.1}, {"A": 0.2, "B": 0.1, "C": 0.0}]
 
 
-def _board(rows=ROWS, **kw):
-    per_seed = _per_seed(rows)
-    options = {"truth": "gt", "families": FAMILIES, "rng": np.random.default_rng(0), **kw}
-    return scoreboard(_scored(per_seed), per_seed, **options)
+def _values(n_seeds, errors=ERRORS):
+    return [(r, s, "X", TRUTHS[r] + errors[s % len(errors)][r], TRUTHS[r])
+            for s in range(n_seeds) for r in TRUTHS]  # fmt: skip
 
 
-def test_hand_computed_scoreboard():
-    board, _pairs = _board()
+def test_hand_computed_statistics():
+    board, _ = scoreboard(_scored(_values(6)), NO_REPLICATES, truth="gt", families=FAMILIES,
+                          plan=_plan(6))  # fmt: skip
     assert list(board.columns) == SCOREBOARD_COLUMNS
     assert list(board["testset"]) == ["X", CONSTANT]
     row = board.iloc[0]
-    assert row["family"] == "weighting" and row["truth"] == "gt"
-    assert row["n_pairs"] == 6 and row["n_seeds"] == 2 and row["n_recommenders"] == 3
+    assert row["n_pairs"] == 18 and row["n_seeds"] == 6 and row["draws"] == "independent"
     assert row["bias"] == pytest.approx(0.4 / 6)
     assert row["rmse"] == pytest.approx(np.sqrt(0.08 / 6))
+    # centred: even seeds' errors +.1, -.1, +.1 (mean 1/30) and odd ones +.2, +.1, 0 (mean .1)
+    even = sum((e - 0.1 / 3) ** 2 for e in (0.1, -0.1, 0.1))
+    odd = sum((e - 0.1) ** 2 for e in (0.2, 0.1, 0.0))
+    assert row["crmse"] == pytest.approx(np.sqrt((even + odd) / 6))
     assert row["tau"] == pytest.approx((1 / 3 + 1) / 2)
-    assert row["n_tau_seeds"] == 2
-    assert row["n_intervals"] == 5
-    assert row["coverage"] == pytest.approx(3 / 5)
-    for stat in ("bias", "rmse", "tau", "coverage"):  # every point inside its seed interval
+    constant = board.iloc[1]
+    assert constant["rmse"] == pytest.approx(np.sqrt(0.02 / 3))  # ±.1 and 0 around .2
+    assert constant["crmse"] == pytest.approx(constant["rmse"])
+    assert constant["bias"] == pytest.approx(0.0, abs=1e-12)
+    for stat in ("bias", "rmse", "crmse", "tau"):
         assert row[f"{stat}_low"] <= row[stat] + 1e-12 <= row[f"{stat}_high"] + 2e-12
 
 
-def test_constant_rmse_by_hand():
-    """CONSTANT gives every recommender the seed's mean truth: in both seeds the truth is
-    .3, .2, .1 around .2, so its errors are ±.1 and 0: RMSE = √(4 · .01 / 6), bias 0."""
-    board, pairs = _board()
-    constant = board[board["testset"] == CONSTANT].iloc[0]
-    assert constant["family"] == "baseline"
-    assert constant["bias"] == pytest.approx(0.0)
-    assert constant["rmse"] == pytest.approx(np.sqrt(0.04 / 6))
-    assert np.isnan(constant["tau"]) and np.isnan(constant["coverage"])
-    x_vs_c = pairs[(pairs["testset_a"] == "X") & (pairs["testset_b"] == CONSTANT)].iloc[0]
-    assert x_vs_c["d_rmse"] == pytest.approx(np.sqrt(0.08 / 6) - np.sqrt(0.04 / 6))
+def test_no_interval_below_five_seeds():
+    board, pairs = scoreboard(_scored(_values(MIN_SCOREBOARD_SEEDS - 1)), NO_REPLICATES,
+                              truth="gt", families=FAMILIES,
+                              plan=_plan(MIN_SCOREBOARD_SEEDS - 1))  # fmt: skip
+    assert np.isfinite(board["rmse"]).all()
+    assert board[[c for c in board if c.endswith(("_low", "_high"))]].isna().all().all()
+    assert pairs["d_rmse_low"].isna().all()
+    line = verdict(board, pairs)
+    assert "With 4 seeds the scoreboard gives no interval and names no best row" in line
+    assert "Best row" not in line
 
 
-def test_the_seed_bootstrap_resamples_whole_seeds():
-    """With one resample per draw, the intervals span the statistic over single seeds: the
-    bias of seed 0 (+.1/3) and of seed 1 (+.1) bound the interval."""
-    board, _ = _board(resamples=4000)
+def test_independent_draws_resample_whole_seeds():
+    """Seeds alone: the bias interval spans the biases of single seeds (even +.1/3, odd +.1)."""
+    board, _ = scoreboard(_scored(_values(6)), NO_REPLICATES, truth="gt", families=FAMILIES,
+                          plan=_plan(6, resamples=4000))  # fmt: skip
     row = board.iloc[0]
-    assert row["bias_low"] == pytest.approx(0.1 / 3, abs=1e-9)
-    assert row["bias_high"] == pytest.approx(0.1, abs=1e-9)
-    assert row["tau_low"] == pytest.approx(1 / 3) and row["tau_high"] == pytest.approx(1.0)
+    assert row["bias_low"] >= 0.1 / 3 - 1e-9 and row["bias_high"] <= 0.1 + 1e-9
+    assert row["bias_low"] < 0.05 and row["bias_high"] > 0.08
 
 
-def test_excluded_recommenders_leave_tau_only():
-    # Random is last on both sides in seed 0 and first on X in seed 1.
-    extra = [
-        ("Random", 0, "gt", 0.0, 0.0, 0.0), ("Random", 0, "X", 0.0, 0.0, 0.0),
-        ("Random", 1, "gt", 0.0, 0.0, 0.0), ("Random", 1, "X", 0.9, 0.8, 1.0),
-    ]  # fmt: skip
-    out = _board(ROWS + extra, excluded=["Random"])[0].iloc[0]
-    assert out["tau"] == pytest.approx((1 / 3 + 1) / 2)
-    assert out["n_pairs"] == 8
-    assert out["bias"] == pytest.approx((0.4 + 0.9) / 8)
-    assert out["n_intervals"] == 7 and out["coverage"] == pytest.approx(4 / 7)
+def _fixed_case(n_seeds=5, n_reps=40, seed=0):
+    """A fixed dataset: observed means and user resamples of the row X and the truth, per
+    recommender and seed, the resample's users shared by the seeds (a common user effect)."""
+    rng = np.random.default_rng(seed)
+    user_effect = rng.normal(0, 0.02, n_reps)  # the same in every seed: shared users
+    values, reps = [], []
+    for s in range(n_seeds):
+        for r, t in TRUTHS.items():
+            v = t + 0.05 + rng.normal(0, 0.01)
+            values.append((r, s, "X", v, t))
+            for j in range(n_reps):
+                noise = rng.normal(0, 0.005)
+                reps.append((r, s, "X", "recall", 10, j, v + user_effect[j] + noise,
+                             t + user_effect[j] / 2))  # fmt: skip
+                reps.append((r, s, "gt", "recall", 10, j, t + user_effect[j] / 2,
+                             t + user_effect[j] / 2))  # fmt: skip
+    replicates = pd.DataFrame(reps, columns=REPLICATE_COLUMNS).astype({"k": np.int16})
+    return _scored(values), replicates
 
 
-def test_true_is_the_truth_and_gt_is_scored():
-    rows = ROWS + [
-        (r, s, TRUE, v, NAN, NAN) for s in (0, 1) for r, v in (("A", 0.3), ("B", 0.2), ("C", 0.1))
-    ]
-    per_seed = _per_seed(rows)
-    assert truth_of(per_seed["testset"]) == TRUE
-    board, _ = scoreboard(_scored(per_seed, TRUE), per_seed, truth=TRUE, families=FAMILIES,
-                          rng=np.random.default_rng(0))  # fmt: skip
-    assert list(board["testset"]) == ["gt", "X", CONSTANT]
-    gt = board.iloc[0]
-    assert gt["truth"] == TRUE and gt["family"] == "MAR sample"
-    assert gt["bias"] == 0 and gt["rmse"] == 0 and gt["tau"] == 1
-    assert gt["coverage"] == 1 and gt["n_intervals"] == 6
+def test_two_level_bootstrap_matches_a_brute_force_resample():
+    """Every resample b of the plan takes the seeds' counts c_b and user resample r_b, the same
+    for every seed: the bias under b is Σ_s c_bs Σ_rec (v − t)[s, r_b] / Σ_s c_bs · 3. Computed
+    by loops over the resamples, its percentile interval equals the scoreboard's."""
+    scored, replicates = _fixed_case()
+    plan = _plan(5, draws="fixed", resamples=300, user_resamples=40, seed=3)
+    board, _ = scoreboard(scored, replicates, truth="gt", families=FAMILIES, plan=plan)
+    row = board[board["testset"] == "X"].iloc[0]
+    cells = {}
+    for t in scored[scored["testset"] == "X"].itertuples():
+        cells[(t.seed, 0, t.recommender)] = (t.value, t.truth)
+    for t in replicates[replicates["testset"] == "X"].itertuples():
+        cells[(t.seed, t.replicate + 1, t.recommender)] = (t.value, t.truth)
+    draws = []
+    for b in range(plan.counts.shape[0]):
+        num = den = 0.0
+        for s in range(5):
+            for rec in TRUTHS:
+                v, t = cells[(s, int(plan.replicate[b]), rec)]
+                num += plan.counts[b, s] * (v - t)
+                den += plan.counts[b, s]
+        draws.append(num / den)
+    draws = np.array(draws)
+    assert row["bias"] == pytest.approx(draws[0])
+    low, high = np.quantile(draws[1:], [0.025, 0.975])
+    assert row["bias_low"] == pytest.approx(low) and row["bias_high"] == pytest.approx(high)
+    assert set(plan.replicate[1:]) == set(range(1, 41))  # every user resample is used
+    # the same data read as independent draws: seeds alone, a narrower interval (no user term)
+    seeds_only, _ = scoreboard(scored, replicates, truth="gt", families=FAMILIES,
+                               plan=_plan(5, resamples=300, seed=3))  # fmt: skip
+    x = seeds_only[seeds_only["testset"] == "X"].iloc[0]
+    assert x["bias_high"] - x["bias_low"] < row["bias_high"] - row["bias_low"]
 
 
-def test_undefined_tau_and_no_bounds():
-    rows = [
-        ("A", 0, "gt", 0.3, NAN, NAN), ("B", 0, "gt", 0.2, NAN, NAN),
-        ("A", 0, "X", 0.1, NAN, NAN), ("B", 0, "X", 0.1, NAN, NAN),  # a tie: tau undefined
-    ]  # fmt: skip
-    per_seed = _per_seed(rows).drop(columns=["boot_low", "boot_high"])
-    board, _ = scoreboard(_scored(per_seed), per_seed, truth="gt", families=FAMILIES,
-                          rng=np.random.default_rng(0))  # fmt: skip
-    out = board.iloc[0]
-    assert np.isnan(out["tau"]) and out["n_tau_seeds"] == 0
-    assert np.isnan(out["coverage"]) and out["n_intervals"] == 0
-    assert out["bias"] == pytest.approx(-0.15)
+def test_coverage_against_an_exact_and_an_estimated_truth():
+    """TRUE: a row's own interval holds the truth; gt: the joint interval of row − gt holds 0."""
+    values = [("A", s, "X", 0.32, 0.3) for s in range(5)] + [
+        ("B", s, "X", 0.10, 0.2) for s in range(5)]  # fmt: skip
+    scored = _scored(values, TRUE, low=0.25, high=0.35)
+    board, _ = scoreboard(scored, NO_REPLICATES, truth=TRUE, families=FAMILIES, plan=_plan(5))
+    assert board.iloc[0]["coverage"] == pytest.approx(0.5)  # A's [.25, .35] holds .3, B's not .2
+    joint = scored.assign(diff_low=np.where(scored["recommender"] == "A", -0.01, 0.02),
+                          diff_high=0.05)  # fmt: skip
+    board, _ = scoreboard(joint, NO_REPLICATES, truth="gt", families=FAMILIES, plan=_plan(5))
+    assert board.iloc[0]["coverage"] == pytest.approx(0.5)
 
 
-def test_only_like_is_scored_like():
-    """HitRate of a sampled test set has another estimand than the full-matrix one: no row."""
-    per_seed = pd.concat([_per_seed(ROWS), _per_seed(ROWS).assign(metric="hitrate")])
-    board, _ = scoreboard(_scored(per_seed), per_seed, truth="gt", families=FAMILIES,
-                          rng=np.random.default_rng(0))  # fmt: skip
-    assert set(board["metric"]) == {"recall"}
+def _separation(separated: bool, metric="recall", k=10, truth="gt", method="stouffer"):
+    return pd.DataFrame({
+        "metric": [metric], "k": [k], "truth": [truth], "leader": ["A"], "other": ["B"],
+        "mean_diff": [0.1], "p_value": [0.001 if separated else 0.6],
+        "p_holm": [0.001 if separated else 0.6], "separated": [separated], "n_seeds": [5],
+        "n_seeds_significant": [5 if separated else 0], "method": [method],
+    })  # fmt: skip
 
 
-def test_common_means_average_a_row_and_its_truth_over_the_same_users():
-    """Users 0-5: the row has 0-4, the truth 1-5, the held-out positives 0-3: the common users
-    are 1-3, and the row and the truth are both averaged over them."""
-    block = (("recall", 10),)
-    row = BlockValues(np.arange(5, dtype=np.int32), np.array([[0.0, 0.1, 0.2, 0.3, 0.4]]), block)
-    truth = BlockValues(np.arange(1, 6, dtype=np.int32), np.array([[1.0, 2.0, 3.0, 4.0, 5.0]]),
-                        block)  # fmt: skip
-    out = common_means({"A": {"X": row, "gt": truth}}, {"A": truth}, seed=3,
-                       heldout_users=np.arange(4), n_users=6, truth_name="gt")  # fmt: skip
-    assert out["testset"].tolist() == ["X"]  # the truth is not scored against itself
-    assert out.loc[0, "value"] == pytest.approx(0.2)  # mean of users 1..3
-    assert out.loc[0, "truth"] == pytest.approx(2.0)
-    assert out.loc[0, "n_users"] == 3 and out.loc[0, "seed"] == 3
+def test_no_best_row_where_the_truth_separates_nothing():
+    """A hand-built case where gt separates no pair: nothing is named, whatever the RMSEs."""
+    values = _values(8) + [(r, s, "Y", TRUTHS[r] + 0.3, TRUTHS[r]) for s in range(8) for r in TRUTHS]
+    board, pairs = scoreboard(_scored(values), NO_REPLICATES, truth="gt", families=FAMILIES,
+                              plan=_plan(8))  # fmt: skip
+    line = verdict(board, pairs, _separation(False))
+    assert "gt separates 0 of 1 ranked pairs" in line and "no row is named best" in line
+    assert "Best row" not in line and "X" not in line
+    named = verdict(board, pairs, _separation(True))
+    assert named.startswith("gt separates 1 of 1 ranked pairs") and "Best row: X" in named
+    assert "Best row" in verdict(board, pairs, _separation(True), state_separation=False)
 
 
-def test_kendall_tau_b_matches_scipy():
-    from scipy.stats import kendalltau
+def test_best_row_only_when_its_lead_has_an_interval_above_zero():
+    """Y's errors are X's with the seeds' parity swapped: the same RMSE over the seeds, the
+    difference + or − by seed, so its interval holds 0 and neither is named."""
+    close = _values(8) + [(r, s, "Y", TRUTHS[r] + ERRORS[(s + 1) % 2][r], TRUTHS[r])
+                          for s in range(8) for r in TRUTHS]  # fmt: skip
+    board, pairs = scoreboard(_scored(close), NO_REPLICATES, truth="gt", families=FAMILIES,
+                              plan=_plan(8))  # fmt: skip
+    line = verdict(board, pairs, _separation(True))
+    d = pairs[(pairs["testset_a"] == "X") & (pairs["testset_b"] == "Y")].iloc[0]
+    assert d["d_rmse_low"] < 0 < d["d_rmse_high"]
+    assert "No row is named best" in line and "holds 0" in line and "Best row" not in line
 
-    rng = np.random.default_rng(0)
-    x = rng.integers(0, 4, (20, 6)).astype(float)
-    y = rng.integers(0, 4, (20, 6)).astype(float)
-    ours = kendall_tau_b(x, y)
-    for i in range(20):
-        expected = kendalltau(x[i], y[i], variant="b").statistic
-        assert (np.isnan(ours[i]) and np.isnan(expected)) or ours[i] == pytest.approx(expected)
+
+def test_centred_rmse_and_constant_said_plainly():
+    """Y misses by a common offset of .3: RMSE far above CONSTANT's (worse, plainly), centred
+    RMSE 0 (it tells the models apart). Z ranks them backwards: centred RMSE above CONSTANT's
+    RMSE, no information about differences."""
+    offset = [(r, s, "Y", TRUTHS[r] + 0.3, TRUTHS[r]) for s in range(6) for r in TRUTHS]
+    board, pairs = scoreboard(_scored(offset), NO_REPLICATES, truth="gt", families=FAMILIES,
+                              plan=_plan(6))  # fmt: skip
+    y = board.iloc[0]
+    assert y["crmse"] == pytest.approx(0.0, abs=1e-12) and y["rmse"] == pytest.approx(0.3)
+    line = verdict(board, pairs, _separation(True))
+    assert "Y's RMSE is worse than CONSTANT's" in line
+    assert "tells the models apart better than a constant" in line
+    backwards = [(r, s, "Y", 0.4 - TRUTHS[r], TRUTHS[r]) for s in range(6) for r in TRUTHS]
+    board, pairs = scoreboard(_scored(backwards), NO_REPLICATES, truth="gt", families=FAMILIES,
+                              plan=_plan(6))  # fmt: skip
+    line = verdict(board, pairs, _separation(True))
+    assert "carries no information about differences between the models" in line
 
 
-def test_split_half_reliability():
-    """Well separated recommenders rank alike on every half (τ = 1); recommenders with the same
-    distribution rank at random (τ near 0). Random is left out."""
-    rng = np.random.default_rng(0)
-    users = np.arange(400, dtype=np.int32)
-    block = (("recall", 10),)
-    apart = {f"R{j}": BlockValues(users, (j + rng.random(400))[None, :], block) for j in range(4)}
-    apart["Random"] = BlockValues(users, rng.random(400)[None, :] + 10, block)
-    same = {f"R{j}": BlockValues(users, rng.random(400)[None, :], block) for j in range(4)}
-    high = split_half_reliability(apart, ["Random"], seed=0, rng=np.random.default_rng(1))
-    low = split_half_reliability(same, [], seed=0, rng=np.random.default_rng(1))
-    assert high.loc[0, "tau"] == pytest.approx(1.0) and high.loc[0, "n_recommenders"] == 4
-    assert abs(low.loc[0, "tau"]) < 0.25 and low.loc[0, "n_splits"] == 100
-    board, _ = scoreboard(_scored(_per_seed(ROWS)), _per_seed(ROWS), truth="gt",
-                          families=FAMILIES, reliability=high.assign(seed=0),
-                          rng=np.random.default_rng(0))  # fmt: skip
+def test_only_like_is_scored_like_and_true_is_the_truth():
+    scored = pd.concat([_scored(_values(5), TRUE), _scored(_values(5), TRUE).assign(
+        metric="hitrate")])  # fmt: skip
+    assert truth_of(scored["testset"]) == TRUE
+    board, _ = scoreboard(scored, NO_REPLICATES, truth=TRUE, families=FAMILIES, plan=_plan(5))
+    assert set(board["metric"]) == {"recall"} and set(board["truth"]) == {TRUE}
+    assert GT_HALVES not in set(board["testset"])
+
+
+def test_gt_halves_with_its_spearman_brown_value():
+    reliability = pd.DataFrame({"seed": range(5), "metric": "recall", "k": np.int16(10),
+                                "tau": 0.5, "tau_full": 0.62, "n_splits": 1000,
+                                "n_recommenders": 3})  # fmt: skip
+    board, pairs = scoreboard(_scored(_values(5)), NO_REPLICATES, truth="gt", families=FAMILIES,
+                              plan=_plan(5), reliability=reliability)  # fmt: skip
     halves = board[board["testset"] == GT_HALVES].iloc[0]
-    assert halves["tau"] == pytest.approx(1.0) and np.isnan(halves["rmse"])
+    assert halves["tau"] == pytest.approx(0.5) and halves["tau_full"] == pytest.approx(0.62)
+    assert np.isnan(halves["rmse"]) and halves["family"] == "baseline"
+    text = scoreboard_markdown(board, pairs, "toy")
+    assert "lower bound" in text and "Spearman–Brown" in text and "| τ full |" in text
 
 
-def test_no_best_row_where_the_truth_cannot_separate_the_recommenders():
-    """Three recommenders whose truth moves from seed to seed over each other: no best row is
-    named. Where the truth separates them, the lowest-RMSE row is."""
-    noisy = []
-    for seed, (a, b, c) in enumerate([(0.3, 0.2, 0.1), (0.1, 0.3, 0.2), (0.2, 0.1, 0.3)]):
-        for rec, v in (("A", a), ("B", b), ("C", c)):
-            noisy += [(rec, seed, "gt", v, NAN, NAN), (rec, seed, "X", v + 0.01, NAN, NAN)]
-    per_seed = _per_seed(noisy)
-    board, pairs = scoreboard(_scored(per_seed), per_seed, truth="gt", families=FAMILIES,
-                              rng=np.random.default_rng(0))  # fmt: skip
-    separation = truth_separation(per_seed, truth="gt", rng=np.random.default_rng(0))
-    assert not separation.loc[0, "separates_ranked"]
-    line = verdict(board, pairs, separation.iloc[0])
-    assert "cannot separate" in line and "no row is named best" in line
-    assert "Lowest RMSE" not in line
-    clear = _per_seed(ROWS + [(r, 2, t, v, NAN, NAN) for r, s, t, v, *_ in ROWS if s == 0])
-    board, pairs = scoreboard(_scored(clear), clear, truth="gt", families=FAMILIES,
-                              rng=np.random.default_rng(0))  # fmt: skip
-    separation = truth_separation(clear, truth="gt", rng=np.random.default_rng(0))
-    assert separation.loc[0, "separates_ranked"] and separation.loc[0, "best"] == "A"
-    text = scoreboard_markdown(board, pairs, "toy", separation)
-    assert "**Verdict.** Lowest RMSE: X" in text and "CONSTANT's RMSE" in text
-    assert "## recall@10" in text and "| X | weighting |" in text
-    assert "MAR ground truth `gt`" in text
+def test_flags_travel_with_the_row_name_and_names_are_inert():
+    assert row_label("SNIPS_WTD", {"SNIPS_WTD": "heavy_tail"}) == (
+        "SNIPS_WTD (κ heavy-tailed weights)")  # fmt: skip
+    evil = "<b>x</b>"
+    values = [(r, s, evil, TRUTHS[r] + 0.01, TRUTHS[r]) for s in range(6) for r in TRUTHS]
+    values += [(r, s, "Y", TRUTHS[r] + 0.2, TRUTHS[r]) for s in range(6) for r in TRUTHS]
+    board, pairs = scoreboard(_scored(values), NO_REPLICATES, truth="gt", families=FAMILIES,
+                              plan=_plan(6))  # fmt: skip
+    line = verdict(board, pairs, _separation(True), flags={evil: "heavy_tail,out_of_range"})
+    assert "<b>" not in line and "&lt;b&gt;x&lt;/b&gt; (κ heavy-tailed weights, ⇅ values" in line
+    text = scoreboard_markdown(board, pairs, "<i>d</i>", _separation(True))
+    assert "<b>" not in text and "<i>" not in text
 
 
-def test_aggregate_adds_true_and_scores_against_it():
-    from debiaseval.experiments.e1 import aggregate_step
-    from debiaseval.workflow.config import validate_config
-
-    table = _per_seed(ROWS).assign(n_short_lists=np.int64(0))
-    metrics = [table[table["seed"] == s] for s in (0, 1)]
-    truth = [
-        _per_seed([(r, s, TRUE, v, NAN, NAN) for r, v in (("A", 0.3), ("B", 0.25), ("C", 0.1))])
-        for s in (0, 1)
-    ]
-    diagnostics = pd.DataFrame(
-        {
-            "seed": [0], "testset": ["X"], "n_pairs": [1], "n_users": [1], "n_items": [1],
-            "zero_weight_share": [0.0], "kl_users": [0.0], "kl_items": [0.0],
-        }
-    )  # fmt: skip
-    block = validate_config({"e1": {"seeds": 2}}, "e1")["e1"]
-    block = {
-        **block,
-        "testsets": {"X": {"strategy": "full"}},
-        "recommenders": {n: {"algorithm": "pospop"} for n in "ABC"},
-    }
-    interactions = pd.DataFrame({"user": [0], "item": [0], "part": ["mnar"]})
-    per_seed = pd.concat([*metrics, *truth])
-    arena = [_scored(per_seed[per_seed["seed"] == s], TRUE) for s in (0, 1)]
-    out = aggregate_step(metrics, [diagnostics], interactions, block, dataset="toy", truth=truth,
-                         arena=arena)  # fmt: skip
-    assert TRUE in set(out["summary"]["testset"])
-    accuracy = out["estimator_accuracy"]
-    assert list(accuracy["testset"]) == ["gt", "X", CONSTANT]
-    assert set(accuracy["truth"]) == {TRUE}
-    assert accuracy.iloc[0]["bias"] == pytest.approx(-0.05 / 3)
-    assert "# E1 on toy: the estimator arena's scoreboard" in out["estimator_accuracy_md"]
-
-
-def test_accuracy_figure_draws():
+def test_accuracy_figure_draws_no_whisker_without_an_interval():
     from debiaseval.figures import e1 as e1_figures
 
-    board, _ = _board()
     summary = pd.DataFrame({"metric": "recall", "k": [10, 10], "testset": ["gt", "X"]})
-    fig = e1_figures.draw("accuracy", {"estimator_accuracy": board, "summary": summary}, "toy")
-    assert len(fig.axes) == 4  # bias, RMSE, τ, coverage
-    bars = [patch.get_facecolor() for patch in fig.axes[0].patches]
-    assert bars[0] != bars[1]  # X and CONSTANT: each its own row colour
+    for n_seeds, whiskers in ((4, False), (6, True)):
+        board, _ = scoreboard(_scored(_values(n_seeds)), NO_REPLICATES, truth="gt",
+                              families=FAMILIES, plan=_plan(n_seeds))  # fmt: skip
+        fig = e1_figures.draw("accuracy", {"estimator_accuracy": board, "summary": summary},
+                              "toy")  # fmt: skip
+        assert len([ax for ax in fig.axes if ax.get_visible() and ax.axison]) == 5
+        assert bool(fig.axes[0].collections) == whiskers  # errorbar lines only with intervals
 
 
 def test_arena_configs_validate():

@@ -1,5 +1,6 @@
-"""The verdicts of E1..E6 (debiaseval.experiments.verdicts): computed from the tables, plain
-sentences with their numbers, inert names, and the first section of every main summary."""
+"""The verdicts of E2..E6 (debiaseval.experiments.verdicts): computed from the tables, plain
+sentences with their numbers, inert names, and the first section of every main summary (E1's:
+tests/test_e1_verdict.py)."""
 
 from __future__ import annotations
 
@@ -13,121 +14,9 @@ import pytest
 import yaml
 
 from debiaseval import api
-from debiaseval.experiments import e1_verdict as v1
 from debiaseval.experiments import verdicts as v
 
 TINY = yaml.safe_load((Path(__file__).parent / "configs" / "tiny.yaml").read_text())
-BLOCK = {"tuning": {"metric": "recall", "k": 10}, "confidence": 0.95}
-
-
-def _summary(means: dict[str, float], testset: str = "gt", n_seeds: int = 2) -> pd.DataFrame:
-    return pd.DataFrame(
-        {
-            "recommender": list(means), "testset": testset, "metric": "recall", "k": 10,
-            "mean": list(means.values()), "sd": 0.01, "n_seeds": n_seeds,
-            "ci_low": -0.5, "ci_high": 1.5,  # a t interval of 1 df: never shown with 2 seeds
-            "boot_low": [m - 0.02 for m in means.values()],
-            "boot_high": [m + 0.02 for m in means.values()],
-        }
-    )  # fmt: skip
-
-
-def _comparisons(wins: dict[tuple[str, str], tuple[int, int]], n: int = 10) -> pd.DataFrame:
-    rows = [
-        {"testset": "gt", "metric": "recall", "k": 10, "recommender_a": a, "recommender_b": b,
-         "n_seeds": n, "mean_diff": 0.01 * (wa - wb), "n_a_better": wa, "n_b_better": wb,
-         "max_p_holm": 1.0, "gamma_star": np.nan}
-        for (a, b), (wa, wb) in wins.items()
-    ]  # fmt: skip
-    return pd.DataFrame(rows)
-
-
-def _per_seed(values: dict[str, list[float]]) -> pd.DataFrame:
-    rows = [
-        {"recommender": rec, "seed": seed, "testset": "TRUE", "metric": "recall", "k": 10,
-         "value": value}
-        for rec, seeds in values.items() for seed, value in enumerate(seeds)
-    ]  # fmt: skip
-    return pd.DataFrame(rows)
-
-
-def test_e1_ranks_on_the_tuned_metric_and_names_the_truth_s_order():
-    means = {"MF": 0.30, "PosPop": 0.25, "ItemKNN": 0.20, "Random": 0.05}
-    summary = pd.concat(
-        [
-            _summary(means, "TRUE"),
-            _summary({r: m + 0.1 for r, m in means.items()}, "gt").assign(k=5),  # not tuned
-        ]
-    )
-    per_seed = _per_seed({"MF": [0.31, 0.29], "PosPop": [0.26, 0.24], "ItemKNN": [0.21, 0.19],
-                          "Random": [0.06, 0.04]})  # fmt: skip
-    names = list(means)
-    comps = _comparisons({(a, b): (8, 0) for a, b in itertools.combinations(names, 2)})
-    out = v1.e1_verdict(summary, comps, BLOCK, dataset="synthetic", per_seed=per_seed)
-    ranking = out[0]
-    assert "Recall@10 (the tuned metric)" in ranking and "TRUE" in ranking
-    positions = [ranking.index(f"{name} ") for name in names]
-    assert positions == sorted(positions)  # MF, PosPop, ItemKNN, Random
-    assert "over 2 seeds" in ranking
-    assert "MF > PosPop; MF > ItemKNN; MF > Random; PosPop > ItemKNN" in out[1]
-    assert not any("cannot tell" in s for s in out)
-    assert any("MF above PosPop in 8 of 10 seeds" in s for s in out)
-
-
-def test_e1_says_when_the_truth_cannot_separate_the_models():
-    # identical recommenders: the exact truth orders no pair the same way in every seed
-    summary = _summary({"A": 0.2, "B": 0.2, "C": 0.2}, "TRUE")
-    per_seed = _per_seed({"A": [0.2, 0.2], "B": [0.2, 0.2], "C": [0.2, 0.2]})
-    out = v1.e1_verdict(summary, _comparisons({}), BLOCK, dataset="synthetic", per_seed=per_seed)
-    assert any("the truth itself (TRUE) cannot tell the 3 recommenders apart" in s for s in out)
-    # a noisy MAR truth: Random worse in 2 of 10 seeds, nothing else
-    summary = _summary({"MF": 0.3, "Pop": 0.29, "Random": 0.1})
-    comps = _comparisons({("MF", "Pop"): (0, 0), ("MF", "Random"): (2, 0),
-                          ("Pop", "Random"): (1, 0)})  # fmt: skip
-    out = v1.e1_verdict(summary, comps, BLOCK, dataset="coat", excluded=["Random"])
-    text = " ".join(out)
-    assert (
-        "On coat, the truth itself (gt) cannot tell the 3 recommenders apart at Recall@10: no "
-        "pair differs after Holm's correction in more than 2 of 10 seeds." in text
-    )
-    assert "MF above Random in 2 of 10 seeds" in text
-    # with 2 seeds the interval is the bootstrap's, said so, never the t interval of 1 df
-    assert "0.3000 [0.2800, 0.3200]" in out[0] and "[-0.5000" not in out[0]
-    assert "fewer than 3 seeds" in out[0]
-
-
-def test_e1_separation_by_the_sample_and_only_the_baseline():
-    summary = _summary({"MF": 0.3, "Pop": 0.2, "Random": 0.1})
-    comps = _comparisons({("MF", "Pop"): (9, 0), ("MF", "Random"): (10, 0),
-                          ("Pop", "Random"): (10, 0)})  # fmt: skip
-    out = v1.e1_verdict(summary, comps, BLOCK, dataset="d", excluded=["Random"])
-    assert "gt separates, in more than half of 10 seeds: MF > Pop" in out[-1]
-    comps = _comparisons({("MF", "Pop"): (1, 0), ("MF", "Random"): (10, 0),
-                          ("Pop", "Random"): (10, 0)})  # fmt: skip
-    out = v1.e1_verdict(summary, comps, BLOCK, dataset="d", excluded=["Random"])
-    assert "separates only the baseline Random" in out[-1]
-
-
-def test_e1_names_are_inert_and_gamma_star_and_arena_are_reported():
-    evil = "<b>x</b>|*y*"
-    summary = _summary({evil: 0.3, "B": 0.1})
-    comps = pd.concat(
-        [
-            _comparisons({(evil, "B"): (10, 0)}),
-            _comparisons({(evil, "B"): (3, 0)}).assign(testset="SNIPS", gamma_star=1.75),
-        ]
-    )
-    arena = ["The estimator arena at recall@10 (estimator_accuracy.md): Lowest RMSE: SNIPS."]
-    out = v1.e1_verdict(summary, comps, BLOCK, dataset="my_*data*", arena=arena)
-    text = "\n".join(out)
-    assert "<b>" not in text and "|" not in text and "*y*" not in text
-    assert "&lt;b&gt;x&lt;/b&gt;&#124;&#42;y&#42;" in text
-    assert "my&#95;&#42;data&#42;" in text
-    assert "1.75" in text and "Γ*" in text
-    assert "the estimator arena at recall@10" in out[-1]
-    md = v1.comparisons_markdown(comps, "d", level=0.95, verdict_md=v.verdict_markdown(out))
-    assert md.splitlines()[2] == "## Verdict" and "<b>" not in md
-    assert "## SNIPS: Recall@10" in md and "1.75" in md
 
 
 def test_verdict_markdown_and_the_section_first_in_a_summary():
@@ -246,50 +135,3 @@ def test_api_run_returns_the_verdict(experiment, summary):
     if summary:
         lines = out[summary].splitlines()
         assert lines[0].startswith("# ") and lines[2] == "## Verdict"
-
-
-def test_e1_run_names_the_exact_truth_s_order_on_synthetic():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        out = api.run("e1", "synthetic", TINY)
-    summary = out["summary"]
-    true = summary[(summary["testset"] == "TRUE") & (summary["metric"] == "recall")
-                   & (summary["k"] == 10)].sort_values("mean", ascending=False)  # fmt: skip
-    ranking = out["verdict"][0]
-    positions = [ranking.index(f"{name} ") for name in true["recommender"]]
-    assert positions == sorted(positions)
-    assert f"{true['recommender'].iloc[0]} > {true['recommender'].iloc[-1]}" in out["verdict"][1]
-    for key in ("summary_md", "comparisons_md"):
-        lines = out[key].splitlines()
-        assert lines[0].startswith("# E1 on synthetic") and lines[2] == "## Verdict"
-        assert out[key].count(out["verdict"][0]) == 1
-
-
-def test_the_kendall_table_says_what_its_tau_is_worth():
-    """Under each (metric, k), how many pairs of ranked recommenders gt itself tells apart in
-    more than half the seeds; none makes any τ noise (issue 34: FULL's τ = 1 said nothing)."""
-    from debiaseval.evaluation.aggregate import kendall_markdown
-
-    agreement = pd.DataFrame(
-        {
-            "testset": ["gt"] * 4 + ["FULL"], "metric": ["recall"] * 3 + ["ndcg", "recall"],
-            "k": 10, "recommender_a": ["A", "A", "B", "A", "A"],
-            "recommender_b": ["B", "Random", "Random", "B", "B"], "n_seeds": 4,
-            "n_a_better": [3, 4, 4, 2, 4], "n_b_better": [0, 0, 0, 0, 0],
-        }
-    )  # fmt: skip
-    notes = v1.truth_separation_notes(agreement, ["Random"])
-    assert set(notes) == {("recall", 10), ("ndcg", 10)}
-    assert notes[("recall", 10)].startswith("gt itself tells apart 1 of the 1 pairs")
-    assert "measures noise" in notes[("ndcg", 10)]  # 2 of 4 seeds is not more than half
-    assert "measures noise" not in notes[("recall", 10)]
-    kendall = pd.DataFrame(
-        {
-            "testset": ["FULL", "FULL"], "metric": ["ndcg", "recall"], "k": 10, "group": "MF",
-            "with_group": True, "tau": [1.0, 1.0], "p_value": [0.1, 0.1], "n_recommenders": 2,
-        }
-    )  # fmt: skip
-    text = kendall_markdown(kendall, "d", ["FULL"], notes)
-    ndcg = text.index("## ndcg@10")
-    assert text.index(notes[("ndcg", 10)]) > ndcg
-    assert text.index(notes[("ndcg", 10)]) < text.index("## recall@10")

@@ -390,7 +390,9 @@ rule e1_evaluate:
         estimators_diagnostics=results("e1/{dataset}/seed{seed}/estimators.diagnostics.parquet"),
         sensitivity=results("e1/{dataset}/seed{seed}/sensitivity.parquet"),
         arena=results("e1/{dataset}/seed{seed}/arena.parquet"),
+        arena_replicates=results("e1/{dataset}/seed{seed}/arena_replicates.parquet"),
         reliability=results("e1/{dataset}/seed{seed}/reliability.parquet"),
+        truth_tests=results("e1/{dataset}/seed{seed}/truth_tests.parquet"),
     params:
         **job_params(
             dataset="{dataset}",
@@ -502,8 +504,15 @@ rule e1_aggregate:
         arena=expand(
             results("e1/{{dataset}}/seed{seed}/arena.parquet"), seed=experiment_seeds("e1")
         ),
+        arena_replicates=expand(
+            results("e1/{{dataset}}/seed{seed}/arena_replicates.parquet"),
+            seed=experiment_seeds("e1"),
+        ),
         reliability=expand(
             results("e1/{{dataset}}/seed{seed}/reliability.parquet"), seed=experiment_seeds("e1")
+        ),
+        truth_tests=expand(
+            results("e1/{{dataset}}/seed{seed}/truth_tests.parquet"), seed=experiment_seeds("e1")
         ),
         sensitivity=expand(
             results("e1/{{dataset}}/seed{seed}/sensitivity.parquet"), seed=experiment_seeds("e1")
@@ -524,6 +533,7 @@ rule e1_aggregate:
         kendall_md=results("e1/{dataset}/kendall.md"),
         estimator_accuracy_md=results("e1/{dataset}/estimator_accuracy.md"),
         estimator_pairs=results("e1/{dataset}/estimator_pairs.parquet"),
+        truth_separation=results("e1/{dataset}/truth_separation.parquet"),
         sensitivity=results("e1/{dataset}/sensitivity.parquet"),
         sensitivity_md=results("e1/{dataset}/sensitivity.md"),
         **report_outputs("e1"),
@@ -533,6 +543,8 @@ rule e1_aggregate:
             provenance=provenance("e1"),
             dataset="{dataset}",
             e1=with_threshold(E1),
+            # each seed its own draw of the data (independent) or one dataset re-split (fixed)
+            draws=lambda w: "independent" if w.dataset in DRAWN else "fixed",
             min_users=config["min_users"],
             code=CODE,
         ),

@@ -27,12 +27,15 @@ with job(snakemake.log[0]) as log:
         comparisons=frames(inputs.comparisons),
         truth=frames(inputs.truth),
         arena=frames(inputs.arena),
+        arena_replicates=frames(inputs.arena_replicates),
         reliability=frames(inputs.reliability),
+        truth_tests=frames(inputs.truth_tests),
         sensitivity=frames(inputs.sensitivity),
         estimator_diagnostics=frames(inputs.estimators_diagnostics),
+        draws=p.draws,
     )
     for stem in ("summary", "kendall", "testsets", "comparisons", "estimator_accuracy",
-                 "estimator_pairs", "sensitivity"):  # fmt: skip
+                 "estimator_pairs", "truth_separation", "sensitivity"):  # fmt: skip
         write_table(tables[stem], snakemake.output[stem], prov)
     for stem in ("verdict_md", "summary_md", "kendall_md", "comparisons_md",
                  "estimator_accuracy_md", "sensitivity_md"):  # fmt: skip

@@ -43,18 +43,22 @@ from debiaseval.estimation.imputation import (
     build_imputation,
     calibrate,
 )
+from debiaseval.estimation.resampling import ResamplingPlan
 from debiaseval.estimation.scoreboard import (
-    RELIABILITY_COLUMNS,
     TRUE,
-    common_means,
     scoreboard,
     scoreboard_markdown,
-    split_half_reliability,
     truth_of,
-    truth_separation,
     verdict,
 )
+from debiaseval.estimation.seed_scores import (
+    RELIABILITY_COLUMNS,
+    common_means,
+    split_half_reliability,
+    truth_tests,
+)
 from debiaseval.estimation.sensitivity import SENSITIVITY_COLUMNS, sensitivity
+from debiaseval.estimation.separation import truth_separation
 from debiaseval.estimation.weight_control import WeightControl
 from debiaseval.evaluation.flags import short_list_counts
 from debiaseval.evaluation.metrics import BlockValues, summarise
@@ -549,9 +553,14 @@ def score_seed(
     n_users: int,
     positive_threshold: float,
     excluded: Sequence[str],
+    resamples: int = 1000,
+    level: float = 0.95,
 ) -> dict[str, pd.DataFrame]:
-    """The scoreboard's inputs of one seed: ``arena`` (every row's and the truth's means over
-    the same users) and ``reliability`` (gt's split-half reliability, when gt is the truth)."""
+    """The scoreboard's inputs of one seed (:mod:`~debiaseval.estimation.seed_scores`):
+    ``arena`` (every row's and the truth's means over the same users, with their intervals over
+    ``resamples`` user resamples at ``level``), ``arena_replicates`` (those resamples, the users
+    counted alike in every seed), ``reliability`` (gt's split-half reliability, when gt is the
+    truth) and ``truth_tests`` (the paired tests of every two recommenders on the truth)."""
     rows: dict[str, dict[str, BlockValues]] = {}
     for group in groups:
         for rec, by_row in group.items():
@@ -569,13 +578,16 @@ def score_seed(
     else:
         truth_name = "gt"
         truth = {rec: by_row["gt"] for rec, by_row in rows.items()}
-    arena = common_means(rows, truth, seed=seed, heldout_users=heldout_users, n_users=n_users,
-                         truth_name=truth_name)  # fmt: skip
+    arena, replicates = common_means(
+        rows, truth, seed=seed, heldout_users=heldout_users, n_users=n_users,
+        truth_name=truth_name, resamples=resamples, level=level,
+    )  # fmt: skip
     reliability = pd.DataFrame(columns=RELIABILITY_COLUMNS)
     if truth_name == "gt":
         reliability = split_half_reliability(truth, excluded, seed=seed,
                                              rng=run_rng(seed, "reliability"))  # fmt: skip
-    return {"arena": arena, "reliability": reliability}
+    return {"arena": arena, "arena_replicates": replicates, "reliability": reliability,
+            "truth_tests": truth_tests(truth, seed=seed)}  # fmt: skip
 
 
 def row_families(testsets: Sequence[str], estimators: Sequence[str]) -> dict[str, str]:
@@ -620,39 +632,53 @@ def with_gamma_stars(comparisons: pd.DataFrame, stars: Mapping[str, np.ndarray])
 
 
 def scoreboard_tables(
-    per_seed: pd.DataFrame,
     arena: pd.DataFrame,
+    replicates: pd.DataFrame,
     reliability: pd.DataFrame,
+    truth_tests: pd.DataFrame,
     *,
     families: Mapping[str, str],
     excluded: Sequence[str],
     level: float,
     resamples: int,
+    draws: str,
     dataset: str,
+    flags: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """``estimator_accuracy`` (the scoreboard), ``estimator_pairs`` and the Markdown
-    (``estimator_accuracy_md``) from the seeds' metrics, common-user means (``arena``) and gt's
-    split-half ``reliability``, with ``resamples`` seed resamples drawn from the dataset's own
-    stream (:func:`~debiaseval.estimation.scoreboard.scoreboard`); ``verdicts``: one line per
-    (metric, k) of the scoreboard (:func:`~debiaseval.estimation.scoreboard.verdict`), for the
-    summary."""
-    truth = truth_of(per_seed["testset"])
-    options = {"excluded": excluded, "level": level, "resamples": resamples}
-    board, pairs = scoreboard(
-        arena, per_seed, truth=truth, families=families, reliability=reliability,
-        rng=run_rng(0, dataset, "scoreboard"), **options,
-    )  # fmt: skip
-    separation = truth_separation(per_seed, truth=truth, rng=run_rng(0, dataset, "separation"),
-                                  **options)  # fmt: skip
+    """``estimator_accuracy`` (the scoreboard), ``estimator_pairs``, ``truth_separation`` and
+    the Markdown (``estimator_accuracy_md``) from the seeds' common-user means (``arena``),
+    their user resamples (``replicates``), gt's split-half ``reliability`` and the truth's paired
+    tests (``truth_tests``), under one resampling plan of ``resamples`` resamples drawn from the
+    dataset's own stream: seeds alone where the seeds' data are independent draws (``draws``),
+    seeds and users where they re-split one dataset
+    (:class:`~debiaseval.estimation.resampling.ResamplingPlan`). ``verdicts``: one line per
+    (metric, k) of the scoreboard (:func:`~debiaseval.estimation.scoreboard.verdict`), with the
+    rows' ``flags`` (row -> flag codes)."""
+    truth = truth_of(arena["testset"])
+    seeds = arena["seed"].nunique()
+    user_resamples = int(replicates["replicate"].max()) + 1 if len(replicates) else 0
+    plan = ResamplingPlan.of(seeds, draws=draws, resamples=resamples,
+                             user_resamples=user_resamples,
+                             rng=run_rng(0, dataset, "scoreboard"))  # fmt: skip
+    board, pairs = scoreboard(arena, replicates, truth=truth, families=families, plan=plan,
+                              excluded=excluded, reliability=reliability,
+                              level=level)  # fmt: skip
+    own = replicates[replicates["testset"] == truth]
+    observed = arena[arena["testset"] == truth].assign(replicate=0)
+    truth_draws = pd.concat([observed, own.assign(replicate=own["replicate"] + 1)],
+                            ignore_index=True)  # fmt: skip
+    separation = truth_separation(truth_tests, truth=truth, excluded=excluded, alpha=1 - level,
+                                  plan=plan, truth_draws=truth_draws)  # fmt: skip
     verdicts = []
     for (metric, k), block in board.groupby(["metric", "k"], sort=True):
-        sep = separation[(separation["metric"] == metric) & (separation["k"] == k)]
         same = pairs[(pairs["metric"] == metric) & (pairs["k"] == k)]
-        line = verdict(block, same, sep.iloc[0] if len(sep) else None)
+        line = verdict(block, same, separation, flags=flags, state_separation=False)
         verdicts.append(f"The estimator arena at {metric}@{k} (estimator_accuracy.md): {line}")
     return {
         "estimator_accuracy": board,
         "estimator_pairs": pairs,
-        "estimator_accuracy_md": scoreboard_markdown(board, pairs, dataset, separation),
+        "truth_separation": separation,
+        "estimator_accuracy_md": scoreboard_markdown(board, pairs, dataset, separation,
+                                                     flags=flags),
         "verdicts": verdicts,
     }

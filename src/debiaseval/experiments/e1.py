@@ -41,7 +41,13 @@ from debiaseval.estimation.arena import (
 from debiaseval.estimation.diagnostics import heavy_tailed
 from debiaseval.estimation.heldout import GAINS
 from debiaseval.estimation.imputation import Imputation
-from debiaseval.estimation.scoreboard import RELIABILITY_COLUMNS, SCORED_COLUMNS, TRUE
+from debiaseval.estimation.scoreboard import TRUE
+from debiaseval.estimation.seed_scores import (
+    RELIABILITY_COLUMNS,
+    REPLICATE_COLUMNS,
+    SCORED_COLUMNS,
+    TRUTH_TEST_COLUMNS,
+)
 from debiaseval.estimation.sensitivity import (
     COMPARISONS_COLUMNS,
     SENSITIVITY_COLUMNS,
@@ -109,7 +115,7 @@ NEEDS: tuple[tuple[str, ...], ...] = (("mnar", "mar"),)
 OUTPUTS = (
     "verdict.md", "summary.parquet", "kendall.parquet", "testsets.parquet", "comparisons.parquet",
     "comparisons.md", "summary.md", "kendall.md", "dropped.parquet", "dropped.md",
-    "estimator_accuracy.parquet",
+    "estimator_accuracy.parquet", "truth_separation.parquet",
     "estimator_accuracy.md", "estimator_pairs.parquet", "sensitivity.parquet", "sensitivity.md",
 )  # fmt: skip
 """E1's aggregated files in ``results/<study>/e1/<dataset>/``."""
@@ -394,7 +400,8 @@ def evaluate_step(
     groups = [per_user, est.per_user]
     out.update(estimators_diagnostics=est.diagnostics, sensitivity=est.sensitivity)
     out.update(score_seed(groups, parts, truth_per_user, seed=seed, n_users=n_users,
-                          positive_threshold=positive_threshold, excluded=excluded))  # fmt: skip
+                          positive_threshold=positive_threshold, excluded=excluded,
+                          resamples=resamples, level=level))  # fmt: skip
     # one table of the test sets' and the estimators' per-user values (not two, then a copy)
     out["metrics_per_user"] = per_user_table(groups, seed=seed)
     return {stem: out[stem] for stem in EVALUATE_OUTPUTS}
@@ -402,7 +409,7 @@ def evaluate_step(
 
 EVALUATE_OUTPUTS = (
     "metrics", "metrics_per_user", "comparisons", "estimators_diagnostics", "sensitivity",
-    "arena", "reliability",
+    "arena", "arena_replicates", "reliability", "truth_tests",
 )  # fmt: skip
 """The tables of :func:`evaluate_step`, by file stem (``estimators_diagnostics`` is written as
 ``estimators.diagnostics.parquet``)."""
@@ -446,9 +453,12 @@ def aggregate_step(
     comparisons: Sequence[pd.DataFrame] = (),
     truth: Sequence[pd.DataFrame] = (),
     arena: Sequence[pd.DataFrame] = (),
+    arena_replicates: Sequence[pd.DataFrame] = (),
     reliability: Sequence[pd.DataFrame] = (),
+    truth_tests: Sequence[pd.DataFrame] = (),
     sensitivity: Sequence[pd.DataFrame] = (),
     estimator_diagnostics: Sequence[pd.DataFrame] = (),
+    draws: str = "fixed",
 ) -> dict[str, Any]:
     """Rule ``e1_aggregate``: the tables of ``OUTPUTS`` (Markdown ones as text, by file stem).
 
@@ -481,18 +491,24 @@ def aggregate_step(
     kendall = kendall_table(summary, kendall_groups(block), kendall_excluded(block))
     checks = testsets_table(pd.concat(diagnostics))
     names = [GROUND_TRUTH, *block["testsets"]]
+    flags = summary[summary["flags"] != ""].groupby("testset", sort=False)["flags"].agg(
+        lambda codes: ",".join(dict.fromkeys(c for row in codes for c in row.split(",")))
+    )
     board = scoreboard_tables(
-        per_seed, _concat(arena, SCORED_COLUMNS), _concat(reliability, RELIABILITY_COLUMNS),
+        _concat(arena, SCORED_COLUMNS), _concat(arena_replicates, REPLICATE_COLUMNS),
+        _concat(reliability, RELIABILITY_COLUMNS), _concat(truth_tests, TRUTH_TEST_COLUMNS),
         families=row_families(block["testsets"], block["estimators"]),
         excluded=kendall_excluded(block), level=level,
-        resamples=block["scoreboard"]["resamples"], dataset=dataset,
+        resamples=block["scoreboard"]["resamples"], draws=draws, dataset=dataset,
+        flags=flags.to_dict(),
     )  # fmt: skip
     arena_lines = board.pop("verdicts")
     about = [*summary_about(interactions, block, external_recommenders(block)), *arena_lines]
     bounds = sensitivity_over_seeds(_concat(sensitivity, ["seed", *SENSITIVITY_COLUMNS]), summary)
+    separation = board["truth_separation"]
     found = verdict_entries(e1_verdict(summary, agreement, block, dataset=dataset,
-                                       arena=arena_lines, excluded=kendall_excluded(block),
-                                       per_seed=per_seed))  # fmt: skip
+                                       separation=separation, arena=arena_lines,
+                                       excluded=kendall_excluded(block)))  # fmt: skip
     return {
         "summary": summary,
         "kendall": kendall,
@@ -502,11 +518,12 @@ def aggregate_step(
             found["verdict_md"],
         ),
         "kendall_md": kendall_markdown(
-            kendall, dataset, names[1:], truth_separation_notes(agreement, kendall_excluded(block))
+            kendall, dataset, names[1:], truth_separation_notes(separation)
         ),
         "comparisons": agreement,
         "comparisons_md": comparisons_markdown(
-            agreement, dataset, level=level, verdict_md=found["verdict_md"]
+            agreement, dataset, level=level, verdict_md=found["verdict_md"],
+            separation=separation,
         ),
         **found,
         **board,
@@ -647,11 +664,14 @@ def run(
     out = aggregate_step(
         seeds_of("metrics"), diagnostics, described, block, dataset=dataset,
         min_users=full["min_users"], comparisons=seeds_of("comparisons"), truth=truth,
-        arena=seeds_of("arena"), reliability=seeds_of("reliability"),
+        arena=seeds_of("arena"), arena_replicates=seeds_of("arena_replicates"),
+        reliability=seeds_of("reliability"), truth_tests=seeds_of("truth_tests"),
         sensitivity=seeds_of("sensitivity"),
         estimator_diagnostics=seeds_of("estimators_diagnostics"),
+        draws="independent" if drawn else "fixed",
     )  # fmt: skip
-    for stem in ("metrics_per_user", "estimators_diagnostics", "arena", "reliability"):
+    for stem in ("metrics_per_user", "estimators_diagnostics", "arena", "arena_replicates",
+                 "reliability", "truth_tests"):  # fmt: skip
         out[stem] = pd.concat(seeds_of(stem), ignore_index=True)
     out["seed_comparisons"] = pd.concat(seeds_of("comparisons"), ignore_index=True)
     out["dropped"] = dropped_over_draws(dropped) if drawn else kept.dropped

@@ -19,7 +19,6 @@ import pandas as pd
 from debiaseval.evaluation.aggregate import markdown_table
 from debiaseval.evaluation.uncertainty import MIN_T_SEEDS
 from debiaseval.experiments.verdicts import (
-    and_list,
     inert_name,
     metric_label,
     number,
@@ -29,7 +28,8 @@ from debiaseval.experiments.verdicts import (
     with_verdict,
 )
 
-__all__ = ["comparisons_markdown", "e1_verdict", "truth_separation_notes"]
+__all__ = ["comparisons_markdown", "e1_verdict", "gamma_text", "pair_sentences",
+           "truth_separation_notes"]
 
 
 def _interval_of(row: pd.Series) -> tuple[float, float, str] | None:
@@ -76,27 +76,23 @@ def e1_verdict(
     block: Mapping[str, Any],
     *,
     dataset: str,
+    separation: pd.DataFrame | None = None,
     arena: Sequence[str] = (),
     excluded: Sequence[str] = (),
-    per_seed: pd.DataFrame | None = None,
 ) -> list[str]:
-    """E1's verdict ([SAC20]) from ``summary.parquet`` and ``comparisons.parquet``'s tables.
+    """E1's verdict ([SAC20]): a few short sentences from ``summary.parquet``, the truth's
+    ``separation`` (:func:`~debiaseval.estimation.separation.truth_separation`) and the
+    scoreboard's lines; the pair lists are in ``comparisons.md``.
 
     The tuned metric (``e1.tuning.metric`` at ``e1.tuning.k``; the summary's first one when
     it does not report it) on the truth (``TRUE`` where the summary has it, else ``gt``): the
     recommenders ranked by their mean over seeds, each with its interval (the t interval over
     seeds from :data:`MIN_T_SEEDS` seeds on, else the per-seed bootstrap interval over users);
-    then, from the paired tests of the truth (``gt``'s where the exact ``TRUE`` has none), the
-    pairs that differ after Holm's correction and in how many seeds; a pair *differs* when more
-    than half its seeds find it significant. When no pair of the ranked recommenders (all but
-    ``excluded``, the sanity baselines) differs, the truth cannot tell them apart, and the
-    verdict says so. With the exact ``TRUE`` (``per_seed``: the seeds' metrics), the truth has
-    no sampling error within a seed, and two recommenders are separated when ``TRUE`` orders
-    them the same way in every seed (:func:`_exact_order`). The SNIPS rows' Γ* at the tuned
-    metric (the factor by which the propensities must be wrong before a difference's sign can
-    flip; median over seeds), and
-    ``arena``: the scoreboard's lines (:func:`~debiaseval.estimation.arena.scoreboard_tables`),
-    of which the one at the tuned metric is kept.
+    how many of the ranked pairs (all recommenders but ``excluded``, the sanity baselines) the
+    truth separates (paired user-level tests, Holm-corrected, pooled only across independent
+    draws), and plainly that it cannot tell them apart when it separates none; the SNIPS rows'
+    Γ* at that metric (:func:`_gamma_sentence`); and ``arena``'s line at that metric (already
+    inert).
     """
     where = inert_name(dataset)
     if comparisons.empty:  # no paired test (one recommender): no rows, maybe no columns
@@ -140,94 +136,88 @@ def e1_verdict(
         f"On {where}, over {seeds_text(n_seeds)}, the recommenders ranked by {label} (the tuned "
         f"metric) on {what}: {', '.join(cells)}{brackets}."
     ]
-    tested = truth if (comparisons["testset"] == truth).any() else "gt"
-    pairs = comparisons[
-        (comparisons["testset"] == tested)
-        & (comparisons["metric"] == metric)
-        & (comparisons["k"] == k)
-    ]
-    alpha = 1 - level
-    if truth == "TRUE" and per_seed is not None:
-        exact = per_seed[
-            (per_seed["testset"] == truth) & (per_seed["metric"] == metric) & (per_seed["k"] == k)
-        ]
-        sentences += _exact_order(exact, label, where, excluded)
-    if pairs.empty:
-        sentences.append(f"No paired test of {label} on {tested} was run on {where}.")
-    else:
-        judge = "the truth itself" if tested == truth else "the MAR sample"
-        sentences += _e1_pairs(pairs, tested, label, where, alpha, excluded, len(ranked), judge)
-    snips = comparisons[
-        (comparisons["metric"] == metric)
-        & (comparisons["k"] == k)
-        & np.isfinite(comparisons["gamma_star"].astype(float))
-    ]
-    if len(snips):
-        gammas = [
-            f"{inert_name(r['recommender_a'])} vs {inert_name(r['recommender_b'])} on "
-            f"{inert_name(r['testset'])}: {number(r['gamma_star'], 2)}"
-            for _, r in snips.iterrows()
-        ]
-        sentences.append(
-            f"On {where}, Γ* of the SNIPS rows at {label} (median over seeds; how far the "
-            "propensities must be wrong before the sign of the difference can flip, 1 = not "
-            "robust at all): "
-            f"{'; '.join(gammas)}."
-        )
+    sentences.append(_separation_sentence(separation, truth, metric, k, label, where, level,
+                                          len([r for r in ranked["recommender"]
+                                               if r not in set(excluded)])))  # fmt: skip
+    gamma = _gamma_sentence(comparisons, metric, k, label, where, excluded)
+    if gamma:
+        sentences.append(gamma)
     tag = f" at {metric}@{k} "
     line = next((a for a in arena if tag in a), arena[0] if arena else None)
     if line:
         line = line[0].lower() + line[1:] if line.startswith("The ") else line
-        sentences.append(f"On {where}, {inert_name(line)}")
+        sentences.append(f"On {where}, {line}")
     return sentences
 
 
-def _exact_order(exact: pd.DataFrame, label: str, where: str, excluded: Sequence[str]) -> list[str]:
-    """The sentences on the exact truth's order over seeds: which pairs ``TRUE`` orders the same
-    way in every seed (separated), and a plain statement when no two ranked ones are."""
-    wide = exact.pivot_table(index="seed", columns="recommender", values="value", aggfunc="first")
-    names = sorted(wide.columns, key=lambda r: (-wide[r].mean(), str(r)))
-    n = len(wide)
-    skip = set(excluded)
-    apart, ranked_apart = [], 0
-    for i, a in enumerate(names):
-        for b in names[i + 1 :]:
-            above = int((wide[a] > wide[b]).sum())
-            if n >= 1 and above == n:
-                apart.append(f"{inert_name(a)} > {inert_name(b)}")
-                ranked_apart += a not in skip and b not in skip
-    if not apart:
-        return [
-            f"On {where}, the truth itself (TRUE) cannot tell the {len(names)} recommenders "
-            f"apart at {label}: no pair is ordered the same way in all {seeds_text(n)}."
-        ]
-    text = (
-        f"On {where}, TRUE orders these pairs the same way in all {seeds_text(n)} at {label}: "
-        f"{'; '.join(apart)}."
-    )
-    if not ranked_apart and len([r for r in names if r not in skip]) > 1:
-        text += (
-            " The truth itself (TRUE) cannot tell the other recommenders apart: no two of "
-            "them are ordered the same way in every seed."
-        )
-    return [text]
+def _separation_sentence(
+    separation: pd.DataFrame | None, truth: str, metric: str, k: int, label: str, where: str,
+    level: float, n_ranked: int,
+) -> str:  # fmt: skip
+    """Whether the truth separates the ranked recommenders at the tuned metric: k of n pairs,
+    or plainly that it cannot tell them apart (and then no row is named best)."""
+    part = (pd.DataFrame(columns=["metric", "k", "separated", "method"]) if separation is None
+            else separation[(separation["metric"] == metric) & (separation["k"] == k)])  # fmt: skip
+    if part.empty:
+        return (f"On {where}, no paired test of {label} on {truth} was run: whether it "
+                "separates the recommenders is not known.")  # fmt: skip
+    apart = int(part["separated"].sum())
+    how = ("paired user-level tests pooled over independent draws" if
+           part["method"].iloc[0] == "stouffer" else
+           "the two-level bootstrap over seeds and users")  # fmt: skip
+    test = f"{how}, Holm at α = {1 - level:g}; the pairs in comparisons.md"
+    if apart == 0:
+        return (f"On {where}, the truth itself ({truth}) cannot tell the {n_ranked} ranked "
+                f"recommenders apart at {label}: it separates none of the {len(part)} pairs "
+                f"({test}). No row of the scoreboard is named best.")  # fmt: skip
+    return (f"On {where}, {truth} separates {apart} of the {len(part)} pairs of ranked "
+            f"recommenders at {label} ({test}).")  # fmt: skip
 
 
-def _e1_pairs(
-    pairs: pd.DataFrame,
-    tested: str,
-    label: str,
-    where: str,
-    alpha: float,
+def _gamma_sentence(
+    comparisons: pd.DataFrame, metric: str, k: int, label: str, where: str,
     excluded: Sequence[str],
-    n_recs: int,
-    judge: str = "the truth itself",
-) -> list[str]:
-    """The sentences on E1's paired tests of one (test set, metric, k); ``judge`` names the
-    test set in the statement on whether it separates the recommenders."""
-    n = int(pairs["n_seeds"].max())
+) -> str | None:  # fmt: skip
+    """The SNIPS rows' Γ* of the ranked pairs at the tuned metric in one sentence: per row, the
+    smallest Γ* (the most fragile order) with its leader, and how many pairs keep their order
+    beyond Γ = 2; ∞ counts (the most robust pairs), the full list is in sensitivity.md."""
     skip = set(excluded)
-    found, majority = [], []
+    rows = comparisons[
+        (comparisons["metric"] == metric) & (comparisons["k"] == k)
+        & comparisons["gamma_star"].notna()
+        & ~comparisons["recommender_a"].isin(skip) & ~comparisons["recommender_b"].isin(skip)
+    ]  # fmt: skip
+    if rows.empty:
+        return None
+    texts = []
+    for testset, part in rows.groupby("testset", sort=False):
+        stars = part["gamma_star"].astype(float)
+        weakest = part.loc[stars.idxmin()]
+        ahead = weakest["mean_diff"] >= 0
+        lead, other = ((weakest["recommender_a"], weakest["recommender_b"]) if ahead
+                       else (weakest["recommender_b"], weakest["recommender_a"]))  # fmt: skip
+        robust = int((stars >= 2).sum())
+        texts.append(
+            f"on {inert_name(testset)}, {robust} of {len(part)} pairs keep their order unless "
+            f"the propensities are wrong by a factor 2 or more, the most fragile being "
+            f"{inert_name(lead)} above {inert_name(other)} (Γ* {gamma_text(weakest['gamma_star'])})"
+        )
+    return (f"On {where}, Γ* of the SNIPS rows at {label} (how far the propensities must be "
+            f"wrong before a pair's order can flip; sensitivity.md): "
+            f"{'; '.join(texts)}.")  # fmt: skip
+
+
+def gamma_text(value: float) -> str:
+    """Γ* as printed: two decimals, ∞ when no Γ in range flips the order."""
+    value = float(value)
+    return "∞" if value == np.inf else number(value, 2)
+
+
+def pair_sentences(pairs: pd.DataFrame, label: str, alpha: float) -> str:
+    """The pairs of one (test set, metric, k) that differ after Holm's correction in some seed,
+    each with its seed count and mean difference, for ``comparisons.md``: evidence, not a
+    verdict (the seeds of one fixed dataset are not independent tests)."""
+    found = []
     for _, r in pairs.iterrows():
         for win, lose, count in (
             (r["recommender_a"], r["recommender_b"], r["n_a_better"]),
@@ -235,87 +225,86 @@ def _e1_pairs(
         ):
             if int(count) > 0:
                 diff = r["mean_diff"] if win == r["recommender_a"] else -r["mean_diff"]
-                found.append(
-                    (int(count), inert_name(win), inert_name(lose), diff, int(r["n_seeds"]))
-                )
-            if 2 * int(count) > int(r["n_seeds"]):
-                majority.append((win, lose))
+                found.append((int(count), inert_name(win), inert_name(lose), diff,
+                              int(r["n_seeds"])))  # fmt: skip
     found.sort(key=lambda f: (-f[0], f[1], f[2]))
-    test = f"paired t-tests over users on {tested}, Holm's correction per seed at α = {alpha:g}"
-    out = []
-    if found:
-        listed = [
-            f"{w} above {lo} in {c} of {seeds_text(s)} ({signed(d)} on average)"
-            for c, w, lo, d, s in found
-        ]
-        out.append(
-            f"On {where}, the pairs that differ at {label} ({test}): {'; '.join(listed)}; "
-            "no other pair differs in any seed."
-        )
-    else:
-        out.append(
-            f"On {where}, no pair of recommenders differs at {label} in any of {seeds_text(n)} "
-            f"({test})."
-        )
-    most = max((f[0] for f in found), default=0)
-    ranked_split = [(w, lo) for w, lo in majority if w not in skip and lo not in skip]
-    if not majority:
-        out.append(
-            f"On {where}, {judge} ({tested}) cannot tell the {n_recs} recommenders "
-            f"apart at {label}: no pair differs after Holm's correction in more than {most} of "
-            f"{seeds_text(n)}."
-        )
-    elif not ranked_split:
-        apart = sorted({inert_name(x) for pair in majority for x in pair if x in skip})
-        out.append(
-            f"On {where}, {judge} ({tested}) separates only the baseline "
-            f"{and_list(apart)} at {label}: no two of the other recommenders differ in more than "
-            f"half of {seeds_text(n)}."
-        )
-    else:
-        shown = [f"{inert_name(w)} > {inert_name(lo)}" for w, lo in ranked_split]
-        out.append(
-            f"On {where}, {tested} separates, in more than half of {seeds_text(n)}: "
-            f"{'; '.join(shown)}."
-        )
-    return out
+    test = f"paired t-tests over users, Holm's correction per seed at α = {alpha:g}"
+    if not found:
+        n = int(pairs["n_seeds"].max()) if len(pairs) else 0
+        return f"No pair differs at {label} in any of {seeds_text(n)} ({test})."
+    listed = [f"{w} above {lo} in {c} of {seeds_text(s)} ({signed(d)} on average)"
+              for c, w, lo, d, s in found]  # fmt: skip
+    return (f"The pairs that differ at {label} ({test}): {'; '.join(listed)}; no other pair "
+            "differs in any seed.")  # fmt: skip
 
 
-def truth_separation_notes(
-    agreement: pd.DataFrame, excluded: Sequence[str], *, truth: str = "gt"
-) -> dict[tuple[str, int], str]:
-    """Per (metric, k) of E1's comparisons on ``truth``, how many pairs of the ranked
-    recommenders (all but ``excluded``) it tells apart after Holm's correction in more than
-    half the seeds: Kendall's τ against ``truth`` is worth only that much ([SAC20] §5 reads τ;
-    a truth that separates no pair makes any τ noise)."""
-    skip = set(excluded)
-    rows = agreement[
-        (agreement["testset"] == truth)
-        & ~agreement["recommender_a"].isin(skip)
-        & ~agreement["recommender_b"].isin(skip)
-    ]
+def truth_separation_notes(separation: pd.DataFrame) -> dict[tuple[str, int], str]:
+    """Per (metric, k) of the truth's ``separation``
+    (:func:`~debiaseval.estimation.separation.truth_separation`), how many pairs of the ranked
+    recommenders it tells apart: Kendall's τ against the truth is worth only that much
+    ([SAC20] §5 reads τ; a truth that separates no pair makes any τ noise)."""
     notes = {}
-    for (metric, k), part in rows.groupby(["metric", "k"], sort=True):
-        seeds = part["n_seeds"].to_numpy()
-        apart = int(((2 * np.maximum(part["n_a_better"], part["n_b_better"])) > seeds).sum())
-        text = (
-            f"{inert_name(truth)} itself tells apart {apart} of the {len(part)} pairs of ranked "
-            f"recommenders (after Holm's correction, in more than half of "
-            f"{seeds_text(int(seeds.max()))}; comparisons.md)"
-        )
+    for (metric, k), part in separation.groupby(["metric", "k"], sort=True):
+        apart = int(part["separated"].sum())
+        truth = inert_name(part["truth"].iloc[0])
+        text = (f"{truth} itself tells apart {apart} of the {len(part)} pairs of ranked "
+                "recommenders (paired tests over users, Holm-corrected; "
+                "comparisons.md)")  # fmt: skip
         notes[(str(metric), int(k))] = text + (
             ": a τ here measures noise, whatever its value." if apart == 0 else "."
         )
     return notes
 
 
+def _separation_table(separation: pd.DataFrame, level: float) -> str:
+    """``comparisons.md``'s section on whether the truth separates the ranked recommenders."""
+    if separation.empty:
+        return ""
+    method = separation["method"].iloc[0]
+    how = (
+        "each seed's paired t-test over users on the truth, pooled over the seeds (independent "
+        "draws of the data) by Stouffer's z"
+        if method == "stouffer"
+        else "the seed-averaged difference on the truth under a two-level bootstrap (seeds, and "
+        "users once for all seeds: every seed re-splits the same data, so its seeds are not "
+        "independent tests)"
+    )
+    parts = [
+        "\n## Does the truth separate the models?\n\n"
+        f"Per ranked pair: {how}; `Holm p` over the pairs of each metric@k, separated below "
+        f"{1 - level:g}; `seeds finding it`: the seeds whose own test finds a difference "
+        "(either way) after Holm's correction (evidence, not the decision).\n"
+    ]
+    for (metric, k), block in separation.groupby(["metric", "k"], sort=True):
+        table = pd.DataFrame({
+            "ahead": [inert_name(x) for x in block["leader"]],
+            "behind": [inert_name(x) for x in block["other"]],
+            "mean diff": [signed(v) for v in block["mean_diff"]],
+            "p": [p_text(v) for v in block["p_value"]],
+            "Holm p": [p_text(v) for v in block["p_holm"]],
+            "separated": ["yes" if v else "no" for v in block["separated"]],
+            "seeds finding it": [f"{a} of {b}" for a, b in zip(block["n_seeds_significant"],
+                                                                block["n_seeds"], strict=True)],
+        })  # fmt: skip
+        parts.append(f"\n### {inert_name(block['truth'].iloc[0])}: "
+                     f"{metric_label(metric, int(k))}\n\n" + markdown_table(table))  # fmt: skip
+    return "".join(parts)
+
+
 def comparisons_markdown(
-    comparisons: pd.DataFrame, dataset: str, *, level: float, verdict_md: str = ""
+    comparisons: pd.DataFrame,
+    dataset: str,
+    *,
+    level: float,
+    verdict_md: str = "",
+    separation: pd.DataFrame | None = None,
 ) -> str:
-    """``comparisons.md``: ``comparisons.parquet`` for people, per test set and metric@k: the
-    pairs, how many seeds find each better (Holm-adjusted paired t-tests at 1 − ``level``),
-    the mean difference over seeds, the least significant seed's Holm p, and Γ* of a SNIPS row;
-    with ``verdict_md`` (E1's verdict) as its first section."""
+    """``comparisons.md``: with ``verdict_md`` (E1's verdict) as its first section, whether the
+    truth separates the ranked recommenders (``separation``), then ``comparisons.parquet`` for
+    people, per test set and metric@k: the pairs that differ in some seed, then the table of
+    every pair with how many seeds find each better (Holm-adjusted paired t-tests at
+    1 − ``level``), the mean difference over seeds, the least significant seed's Holm p, and
+    Γ* of a SNIPS row."""
     text = (
         f"# E1 on {inert_name(dataset)}: paired comparisons of the recommenders\n\n"
         "Per seed, every two recommenders are compared with a paired t-test over the users both "
@@ -328,7 +317,8 @@ def comparisons_markdown(
         text = with_verdict(text, verdict_md)
     if comparisons.empty:
         return text + "\nNo comparison: the run has fewer than two recommenders.\n"
-    parts = [text]
+    parts = [text, _separation_table(separation if separation is not None
+                                     else pd.DataFrame(), level)]  # fmt: skip
     order = list(dict.fromkeys(comparisons["testset"]))
     frame = comparisons.assign(_t=comparisons["testset"].map({t: i for i, t in enumerate(order)}))
     for (_, metric, k), block in frame.groupby(["_t", "metric", "k"], sort=True):
@@ -349,6 +339,8 @@ def comparisons_markdown(
             }
         )
         parts.append(
-            f"\n## {inert_name(testset)}: {metric_label(metric, k)}\n\n" + markdown_table(table)
+            f"\n## {inert_name(testset)}: {metric_label(metric, k)}\n\n"
+            f"{pair_sentences(block, metric_label(metric, k), 1 - level)}\n\n"
+            + markdown_table(table)
         )
     return "".join(parts)
