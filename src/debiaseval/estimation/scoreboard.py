@@ -37,6 +37,7 @@ from debiaseval.estimation.heldout import GAINS
 from debiaseval.estimation.resampling import (
     MIN_SCOREBOARD_SEEDS,
     ResamplingPlan,
+    noise_shift,
     percentile_interval,
 )
 from debiaseval.estimation.seed_scores import kendall_tau_b
@@ -70,6 +71,10 @@ GT_HALVES = "GT_HALVES"
 BASELINES = (CONSTANT, GT_HALVES)
 
 _STATS = ("bias", "rmse", "crmse", "tau", "tau_full", "coverage")
+
+_BOUNDS = {"rmse": (0.0, np.inf), "crmse": (0.0, np.inf), "tau": (-1.0, 1.0),
+           "tau_full": (-1.0, 1.0), "coverage": (0.0, 1.0)}  # fmt: skip
+"""The range of each statistic that is not a mean: re-centred intervals are cut to it."""
 
 SCOREBOARD_COLUMNS = [
     "testset", "family", "metric", "k", "truth", "draws", "n_recommenders", "n_seeds",
@@ -225,15 +230,16 @@ def scoreboard(
         for name in names:
             mine, drawn = part[part["testset"] == name], reps[reps["testset"] == name]
             cube = [_cube(mine, drawn, seeds, recs, n_reps, c) for c in ("value", "truth")]
-            rows[name] = _draws(*cube, plan, ranked, _hits(mine, seeds, exact))
+            rows[name] = _row(*cube, plan, ranked, _hits(mine, seeds, exact))
             users[name] = float(mine["n_users"].mean())
         own, drawn = part[part["testset"] == truth], reps[reps["testset"] == truth]
         if len(own):
             t = _cube(own, drawn, seeds, recs, n_reps, "truth")
             with np.errstate(invalid="ignore"):
                 constant = np.broadcast_to(np.nanmean(t, axis=-1, keepdims=True), t.shape)
-            rows[CONSTANT] = _draws(constant, t, plan, ranked, None)
-            rows[CONSTANT]["tau"] = np.full(plan.counts.shape[0], np.nan)
+            rows[CONSTANT] = _row(constant, t, plan, ranked, None)
+            for draws in (rows[CONSTANT], rows[CONSTANT]["_seeds_only"]):
+                draws["tau"] = np.full(plan.counts.shape[0], np.nan)
             users[CONSTANT] = float(own["n_users"].mean())
         if reliability is not None and not exact:
             rel = reliability[(reliability["metric"] == metric) & (reliability["k"] == k)]
@@ -251,8 +257,8 @@ def scoreboard(
                 "level": float(level), "n_intervals": int(draws.get("_n_intervals", [0])[0]),
             }  # fmt: skip
             for stat in _STATS:
-                point, low, high = percentile_interval(draws[stat], level,
-                                                       intervals=plan.gives_intervals)  # fmt: skip
+                point, low, high = _interval(draws[stat], draws["_seeds_only"][stat], level,
+                                             plan, stat)  # fmt: skip
                 record.update({stat: point, f"{stat}_low": low, f"{stat}_high": high})
             board.append(record)
         pairs += _pairs(rows, metric, k, level, plan)
@@ -263,14 +269,36 @@ def scoreboard(
     return out.reset_index(drop=True), paired
 
 
+def _row(value: np.ndarray, truth: np.ndarray, plan: ResamplingPlan, ranked: np.ndarray,
+         hits: tuple[np.ndarray, np.ndarray] | None) -> dict[str, object]:  # fmt: skip
+    """A row's statistics under ``plan`` (:func:`_draws`), with (``_seeds_only``) the same
+    under its seed resamples alone, from which the users' second dose of noise is measured."""
+    draws: dict[str, object] = dict(_draws(value, truth, plan, ranked, hits))
+    alone = plan.seeds_only() if plan.draws == "fixed" else None
+    draws["_seeds_only"] = draws if alone is None else _draws(value, truth, alone, ranked, hits)
+    return draws
+
+
+def _interval(draws: np.ndarray, seeds_only: np.ndarray, level: float, plan: ResamplingPlan,
+              stat: str, difference: bool = False) -> tuple[float, float, float]:  # fmt: skip
+    """A statistic's (point, low, high) under ``plan``: none below its seeds; on fixed data the
+    interval less the users' second dose of noise (:func:`~debiaseval.estimation.resampling.
+    noise_shift`, measured against ``seeds_only``, its draws under the seed resamples alone;
+    0 for the bias, a mean), cut to the statistic's range (a ``difference`` has none)."""
+    shift = noise_shift(draws, seeds_only) if plan.draws == "fixed" and stat != "bias" else 0.0
+    bounds = (-np.inf, np.inf) if difference else _BOUNDS.get(stat, (-np.inf, np.inf))
+    return percentile_interval(draws, level, intervals=plan.gives_intervals, shift=shift,
+                               bounds=bounds)  # fmt: skip
+
+
 def _reliability_draws(rel: pd.DataFrame, seeds: np.ndarray, plan: ResamplingPlan
-                       ) -> dict[str, np.ndarray]:  # fmt: skip
+                       ) -> dict[str, object]:  # fmt: skip
     """GT_HALVES under ``plan``'s seed resamples: the mean split-half τ and its Spearman–Brown
     step-up, over the seeds where they are defined."""
     slot = pd.Index(seeds).get_indexer(rel["seed"])
     width = plan.replicate.max() + 1
     nan = np.full(plan.counts.shape[0], np.nan)
-    out = {"bias": nan, "rmse": nan, "crmse": nan, "coverage": nan}
+    out: dict[str, object] = {"bias": nan, "rmse": nan, "crmse": nan, "coverage": nan}
     for stat, column in (("tau", "tau"), ("tau_full", "tau_full")):
         per_seed = np.full(seeds.size, np.nan)
         keep = slot >= 0
@@ -283,26 +311,29 @@ def _reliability_draws(rel: pd.DataFrame, seeds: np.ndarray, plan: ResamplingPla
     out.update(_n_tau_seeds=np.array([has.sum()]), _n_pairs=np.array([0]),
                _n_recs=np.array([int(rel["n_recommenders"].max())]),
                _n_seeds=np.array([has.sum()]))  # fmt: skip
+    out["_seeds_only"] = out  # no user resample: one level
     return out
 
 
-def _pairs(rows: Mapping[str, Mapping[str, np.ndarray]], metric: str, k: int, level: float,
+def _pairs(rows: Mapping[str, Mapping[str, object]], metric: str, k: int, level: float,
            plan: ResamplingPlan) -> list[dict[str, object]]:  # fmt: skip
     """Every two rows' differences (a − b) of |bias|, RMSE, centred RMSE and τ, under the
     same resamples; ``CONSTANT``'s centred RMSE is its RMSE."""
     names = [n for n in rows if n != GT_HALVES]
+
+    def stats(row: Mapping[str, object], name: str) -> dict[str, np.ndarray]:
+        return {"abs_bias": np.abs(row["bias"]), "rmse": row["rmse"], "tau": row["tau"],
+                "crmse": row["rmse"] if name == CONSTANT else row["crmse"]}  # fmt: skip
+
     out = []
     for i, a in enumerate(names):
         for b in names[i + 1 :]:
-            da, db = rows[a], rows[b]
-            crmse_b = db["rmse"] if b == CONSTANT else db["crmse"]
+            both = [(stats(rows[n], n), stats(rows[n]["_seeds_only"], n)) for n in (a, b)]
             record: dict[str, object] = {"metric": metric, "k": k, "testset_a": a, "testset_b": b}
-            for stat, x, y in (("abs_bias", np.abs(da["bias"]), np.abs(db["bias"])),
-                               ("rmse", da["rmse"], db["rmse"]),
-                               ("crmse", da["crmse"], crmse_b),
-                               ("tau", da["tau"], db["tau"])):  # fmt: skip
-                point, low, high = percentile_interval(x - y, level,
-                                                       intervals=plan.gives_intervals)  # fmt: skip
+            for stat in _PAIR_STATS:
+                (xa, xa0), (xb, xb0) = ((s[stat], s0[stat]) for s, s0 in both)
+                point, low, high = _interval(xa - xb, xa0 - xb0, level, plan, stat,
+                                             difference=True)  # fmt: skip
                 record.update({f"d_{stat}": point, f"d_{stat}_low": low,
                                f"d_{stat}_high": high})  # fmt: skip
             out.append(record)
