@@ -281,14 +281,15 @@ def _row(value: np.ndarray, truth: np.ndarray, plan: ResamplingPlan, ranked: np.
 
 def _interval(draws: np.ndarray, seeds_only: np.ndarray, level: float, plan: ResamplingPlan,
               stat: str, difference: bool = False) -> tuple[float, float, float]:  # fmt: skip
-    """A statistic's (point, low, high) under ``plan``: none below its seeds; on fixed data the
-    interval less the users' second dose of noise (:func:`~debiaseval.estimation.resampling.
+    """A statistic's (point, low, high) under ``plan``: none below its seeds; the expanded
+    percentile interval (:meth:`~debiaseval.estimation.resampling.ResamplingPlan.tail`); on
+    fixed data, less the users' second dose of noise (:func:`~debiaseval.estimation.resampling.
     noise_shift`, measured against ``seeds_only``, its draws under the seed resamples alone;
     0 for the bias, a mean), cut to the statistic's range (a ``difference`` has none)."""
     shift = noise_shift(draws, seeds_only) if plan.draws == "fixed" and stat != "bias" else 0.0
     bounds = (-np.inf, np.inf) if difference else _BOUNDS.get(stat, (-np.inf, np.inf))
-    return percentile_interval(draws, level, intervals=plan.gives_intervals, shift=shift,
-                               bounds=bounds)  # fmt: skip
+    return percentile_interval(draws, level, intervals=plan.gives_intervals,
+                               tail=plan.tail(level), shift=shift, bounds=bounds)  # fmt: skip
 
 
 def _reliability_draws(rel: pd.DataFrame, seeds: np.ndarray, plan: ResamplingPlan
