@@ -8,6 +8,7 @@ import pytest
 
 from debiaseval.estimation.heldout import prepare
 from debiaseval.estimation.sensitivity import (
+    Levels,
     bounds,
     gamma_star,
     gamma_star_over_seeds,
@@ -146,3 +147,12 @@ def test_the_seed_tables_group_only_the_listed_pairs_and_agree_with_the_general_
     expected = [gamma_star(users, gain(a) - gain(b), w) for a, b in (("A", "B"), ("A", "C"),
                                                                       ("B", "C"))]  # fmt: skip
     np.testing.assert_allclose(stars, expected, rtol=1e-4)
+
+
+def test_a_recommender_that_lists_no_positive_pair_has_float_sums():
+    """With no listed pair (an MCAR draw where a model hits nothing held out), the users' sums
+    are a table of floats all at δ = 0, not bincount's integers (a casting error before)."""
+    empty = np.array([], dtype=np.int64)
+    totals = np.array([2.0, 0.0, 3.5])
+    up, down = Levels.both(empty, np.array([]), np.array([]), totals)
+    assert up.base.tolist() == [0.0, 0.0] and down.users.tolist() == [0, 2]

@@ -127,6 +127,7 @@ class Levels:
                     cls.of(pairs_u, pairs_w, delta=-pairs_d))  # fmt: skip
         keys = np.asarray(users, dtype=np.int64) * n_levels + inverse
         sums = np.bincount(keys, weights=w, minlength=n_users * n_levels).reshape(-1, n_levels)
+        sums = sums.astype(np.float64, copy=False)  # no listed pair: bincount gives integers
         # the other pairs of each user, at δ = 0 (rounding kept from going below 0)
         sums[:, zero] += np.maximum(totals - sums.sum(axis=1), 0.0)
         out = []
