@@ -209,7 +209,7 @@ def test_centred_rmse_and_constant_said_plainly():
     y = board.iloc[0]
     assert y["crmse"] == pytest.approx(0.0, abs=1e-12) and y["rmse"] == pytest.approx(0.3)
     line = verdict(board, pairs, _separation(True))
-    assert "Y's RMSE is worse than CONSTANT's" in line
+    assert "The lowest RMSE, Y's, is worse than CONSTANT's" in line
     assert "tells the models apart better than a constant" in line
     backwards = [(r, s, "Y", 0.4 - TRUTHS[r], TRUTHS[r]) for s in range(6) for r in TRUTHS]
     board, pairs = scoreboard(_scored(backwards), NO_REPLICATES, truth="gt", families=FAMILIES,

@@ -437,9 +437,8 @@ def verdict(
         else:
             second = _cell(runner["rmse"], runner["rmse_low"], runner["rmse_high"])
             parts.append(
-                f"No row is named best: the two lowest RMSEs, {label}'s {rmse} and "
-                f"{runner_label}'s {second}, are not told apart (difference {_cell(*d)} "
-                "holds 0)."
+                f"No row is named best: the two lowest RMSEs, {rmse} for {label} and {second} "
+                f"for {runner_label}, are not told apart (difference {_cell(*d)} holds 0)."
             )
     else:
         parts.append(f"The only row, {label}, has RMSE {rmse}.")
@@ -447,20 +446,20 @@ def verdict(
     if len(constant):
         c = float(constant["rmse"].iloc[0])
         if best["rmse"] > c:
-            parts.append(f"{label}'s RMSE is worse than CONSTANT's ({_num(c)}): a constant "
-                         "guess is closer to the truth than every row.")  # fmt: skip
+            parts.append(f"The lowest RMSE, {label}'s, is worse than CONSTANT's ({_num(c)}): a "
+                         "constant guess is closer to the truth than every row.")  # fmt: skip
         d = _difference(pairs, name, CONSTANT, "crmse")
-        centred = _cell(best["crmse"], best["crmse_low"], best["crmse_high"])
+        crmse = _cell(best["crmse"], best["crmse_low"], best["crmse_high"])
+        centred = f"The centred RMSE of {label}, {crmse},"
         if not best["crmse"] < c:
-            parts.append(f"{label}'s centred RMSE ({centred}) is not below CONSTANT's RMSE "
-                         f"({_num(c)}): it carries no information about differences between "
-                         "the models.")  # fmt: skip
+            parts.append(f"{centred} is not below CONSTANT's RMSE ({_num(c)}): it carries no "
+                         "information about differences between the models.")  # fmt: skip
         elif np.isfinite(d[2]) and d[2] < 0:
-            parts.append(f"Its centred RMSE ({centred}) is below CONSTANT's RMSE ({_num(c)}): "
-                         "it tells the models apart better than a constant.")  # fmt: skip
+            parts.append(f"{centred} is below CONSTANT's RMSE ({_num(c)}): it tells the models "
+                         "apart better than a constant.")  # fmt: skip
         else:
-            parts.append(f"Its centred RMSE ({centred}) is not surely below CONSTANT's RMSE "
-                         f"({_num(c)}; difference {_cell(*d)}).")  # fmt: skip
+            parts.append(f"{centred} is not surely below CONSTANT's RMSE ({_num(c)}; "
+                         f"difference {_cell(*d)}).")  # fmt: skip
     return " ".join(parts)
 
 
