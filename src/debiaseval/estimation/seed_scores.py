@@ -168,16 +168,30 @@ def common_means(
     held = np.zeros(n_users, dtype=bool)
     held[np.asarray(heldout_users, dtype=np.int64)] = True
     cells = _cells(per_user, truth, held, truth_name)
-    matrix = np.full((n_users, 2 * len(cells)), np.nan, dtype=np.float32)
-    for c, (_, _, _, users, v, t) in enumerate(cells):
-        matrix[users, 2 * c] = v
-        matrix[users, 2 * c + 1] = t
+    # one column per distinct series: a truth over the same users serves every row that has
+    # them (FULL and the estimators share the held-out users), and the truth's own cells'
+    # value is their truth
+    columns: dict[tuple[object, ...], int] = {}
+    where = np.empty((len(cells), 2), dtype=np.int64)
+    series = []
+    for c, (rec, name, block, users, v, t) in enumerate(cells):
+        keys = (("row", rec, name, block), ("truth", rec, block, users.tobytes()))
+        if name == truth_name:
+            keys = (keys[1], keys[1])
+        for side, (key, data) in enumerate(zip(keys, (v, t), strict=True)):
+            if key not in columns:
+                columns[key] = len(series)
+                series.append((users, data))
+            where[c, side] = columns[key]
+    matrix = np.full((n_users, len(series)), np.nan, dtype=np.float32)
+    for j, (users, data) in enumerate(series):
+        matrix[users, j] = data
     counts = np.array([cell[3].size for cell in cells], dtype=np.int64)
     with np.errstate(invalid="ignore", divide="ignore"):
         sums = np.array([(cell[4].sum(), cell[5].sum()) for cell in cells]).reshape(-1, 2)
         means = sums / counts[:, None]
     draws = bootstrap_means(matrix, resamples=resamples, rng=rng or user_rng())
-    value_draws, truth_draws = draws[:, 0::2], draws[:, 1::2]
+    value_draws, truth_draws = draws[:, where[:, 0]], draws[:, where[:, 1]]
     q = [0.5 - level / 2, 0.5 + level / 2]
     low = high = diff_low = diff_high = np.full(len(cells), np.nan)
     if resamples and len(cells):
@@ -205,6 +219,15 @@ def common_means(
     return arena[SCORED_COLUMNS], replicates[REPLICATE_COLUMNS]
 
 
+def _halves(rng: np.random.Generator, n_splits: int, n: int) -> np.ndarray:
+    """``n_splits`` × ``n`` random halvings as float32 0/1 (each user in the left half with
+    probability 1/2): one random bit a cell, unpacked from the generator's raw 64-bit words."""
+    words = -(-n // 64)
+    raw = rng.bit_generator.random_raw(n_splits * words).astype("<u8")
+    bits = np.unpackbits(raw.view(np.uint8).reshape(n_splits, 8 * words), axis=1)
+    return bits[:, :n].astype(np.float32)
+
+
 def split_half_reliability(
     truth: Mapping[str, BlockValues],
     excluded: Sequence[str],
@@ -212,6 +235,7 @@ def split_half_reliability(
     seed: int,
     rng: np.random.Generator,
     n_splits: int = SPLIT_HALVES,
+    chunk: int = 100,
 ) -> pd.DataFrame:
     """gt's split-half reliability: per block of :data:`GAINS`, Kendall's τ-b between the
     recommender rankings on two random halves of gt's users (each user in either with
@@ -219,25 +243,36 @@ def split_half_reliability(
     recommenders left out; every recommender's values over the same users, as gt's are).
     Each half has half the users, so ``tau`` is a lower bound on how well gt agrees with
     another gt of its full size; ``tau_full`` is its Spearman–Brown step-up
-    (:func:`spearman_brown_tau`). Returns :data:`RELIABILITY_COLUMNS`."""
+    (:func:`spearman_brown_tau`). One product per ``chunk`` splits (the right half's sums are
+    the totals less the left's), in float32. Returns :data:`RELIABILITY_COLUMNS`."""
     names = [r for r in truth if r not in set(excluded)]
     rows = []
     if len(names) >= 2:
         first = truth[names[0]]
         n = first.users.size
-        left = (rng.random((n_splits, n)) < 0.5).astype(np.float64)  # splits × users
-        for j, block in enumerate(first.blocks):
-            if block[0] not in GAINS or n < 2:
-                continue
-            values = np.stack([truth[r].values[j] for r in names])  # recommenders × users
-            with np.errstate(invalid="ignore", divide="ignore"):
-                a = (left @ values.T) / left.sum(axis=1, keepdims=True)
-                b = ((1 - left) @ values.T) / (1 - left).sum(axis=1, keepdims=True)
-            tau = kendall_tau_b(a, b)
-            finite = np.isfinite(tau)
-            mean = float(tau[finite].mean()) if finite.any() else np.nan
-            rows.append((seed, block[0], block[1], mean, float(spearman_brown_tau(mean)),
-                         int(finite.sum()), len(names)))  # fmt: skip
+        blocks = [j for j, block in enumerate(first.blocks) if block[0] in GAINS]
+        if n >= 2 and blocks:
+            values = np.stack([np.stack([truth[r].values[j] for r in names], axis=1)
+                               for j in blocks], axis=1).reshape(n, -1)  # fmt: skip
+            values = values.astype(np.float32)  # users × (blocks · recommenders)
+            totals = values.sum(axis=0, dtype=np.float64)
+            taus = np.empty((n_splits, len(blocks)))
+            for start in range(0, n_splits, chunk):
+                left = _halves(rng, min(chunk, n_splits - start), n)
+                sums = (left @ values).astype(np.float64)
+                size = left.sum(axis=1, dtype=np.float64)[:, None]
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    a = (sums / size).reshape(len(left), len(blocks), len(names))
+                    b = ((totals - sums) / (n - size)).reshape(len(left), len(blocks),
+                                                               len(names))  # fmt: skip
+                taus[start : start + len(left)] = kendall_tau_b(a, b)
+            for column, j in enumerate(blocks):
+                tau = taus[:, column]
+                finite = np.isfinite(tau)
+                mean = float(tau[finite].mean()) if finite.any() else np.nan
+                block = first.blocks[j]
+                rows.append((seed, block[0], block[1], mean, float(spearman_brown_tau(mean)),
+                             int(finite.sum()), len(names)))  # fmt: skip
     out = pd.DataFrame(rows, columns=RELIABILITY_COLUMNS)
     return out.astype({"k": np.int16, "seed": np.int64, "n_splits": np.int64,
                        "n_recommenders": np.int64})  # fmt: skip
