@@ -503,7 +503,10 @@ def aggregate_step(
         flags=flags.to_dict(),
     )  # fmt: skip
     arena_lines = board.pop("verdicts")
-    about = [*summary_about(interactions, block, external_recommenders(block)), *arena_lines]
+    about = summary_about(interactions, block, external_recommenders(block))
+    if draws == "independent":  # the data line describes the first seed's draw
+        about[0] += " Each seed draws its own data (docs/datasets.md): the first seed's sizes."
+    about += arena_lines
     bounds = sensitivity_over_seeds(_concat(sensitivity, ["seed", *SENSITIVITY_COLUMNS]), summary)
     separation = board["truth_separation"]
     found = verdict_entries(e1_verdict(summary, agreement, block, dataset=dataset,
