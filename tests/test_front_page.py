@@ -1,6 +1,6 @@
-"""The report's front page (docs/report.md#the-front-page): provenance first, then one verdict
-block per experiment and dataset (its ``verdict.md``, or "No verdict
-recorded"), then links that open each figure inside the report; its style keeps it at its top.
+"""The report's front page (docs/report.md#the-front-page): one verdict block per experiment and
+dataset first (its ``verdict.md``, or "No verdict recorded"), then the provenance, then links
+that open each figure inside the report; its style keeps it at its top.
 The browser checks are in tests/test_workflow.py (test_report_in_a_browser_...)."""
 
 from __future__ import annotations
@@ -79,13 +79,13 @@ def _study(root: Path, runs: list[tuple[str, str]], verdicts: bool = True) -> li
     return entries
 
 
-def test_provenance_then_one_verdict_per_experiment_and_dataset_then_figures(tmp_path):
+def test_one_verdict_per_experiment_and_dataset_then_provenance_then_figures(tmp_path):
     entries = _study(tmp_path, PAPER)
     page = front_page(entries)
     outline = Outline(page)
-    kinds = [kind if kind == "section" else text for kind, text in outline.items]
-    assert kinds[0] == "Provenance" and kinds[-1] == "Figures"
-    assert kinds.index("Verdicts") == 1
+    kinds = [kind if kind == "section" else text for kind, text in outline.items if kind != "h3"]
+    blocks = len(PAPER)
+    assert kinds == ["Verdicts", *["section"] * blocks, "Provenance", "Figures"], kinds
     assert [t for k, t in outline.items if k == "section"] == [f"{e}/{d}" for e, d in PAPER]
     headings = [t for k, t in outline.items if k == "h3"]
     assert headings == [f"{e.upper()} on {d}" for e, d in PAPER]  # one per block, in order

@@ -296,29 +296,35 @@ _IN_VIEW = """el => {
 
 def _check_front_page(page, blocks: int) -> None:
     """The front page opens at its top, on windows 900 and 800 px high: its first heading,
-    Provenance, is in view; no two of its blocks and the rule graph overlap; it has ``blocks``
-    verdict blocks, and scrolled to, the last is in view; a figure link opens the figure in the
-    report."""
+    Verdicts, is in view, and so are the first verdict block's heading and first finding; no
+    two of its blocks and the rule graph overlap; it has ``blocks`` verdict blocks, and
+    scrolled to, the last is in view, with Provenance below it and Figures last; a figure
+    link opens the figure in the report."""
     front = page.locator("#debiaseval-front")
     front.wait_for(timeout=30_000)
     page.locator("#rulegraph canvas, #rulegraph svg").first.wait_for(timeout=30_000)
-    first = front.locator("h2").first
+    assert front.locator("h2").all_inner_texts() == ["Verdicts", "Provenance", "Figures"]
+    verdicts = front.locator("section.debiaseval-verdict")
+    first = verdicts.first
+    opening = (front.locator("h2").first, first.locator("h3"), first.locator("li").first)
     for height in (900, 800):
         page.set_viewport_size({"width": 1400, "height": height})
-        assert first.inner_text() == "Provenance"
-        assert first.evaluate(_IN_VIEW), (height, first.bounding_box())
+        for element in opening:
+            assert element.evaluate(_IN_VIEW), (height, element.bounding_box())
     page.set_viewport_size({"width": 1400, "height": 900})
     page.screenshot(path=SCREENSHOTS / "front.png")
     geometry = page.evaluate(_FRONT_BLOCKS)
     assert len(geometry["blocks"]) >= 6 and geometry["overlaps"] == [], geometry
     assert any(name.startswith("div#rulegraph") for name in geometry["blocks"]), geometry
-    verdicts = front.locator("section.debiaseval-verdict")
     assert verdicts.count() == blocks, verdicts.all_inner_texts()
     last = verdicts.last
     assert not last.evaluate(_IN_VIEW)  # below the window at first: the pane must scroll
     last.evaluate("el => el.scrollIntoView({block: 'end'})")
     assert last.evaluate(_IN_VIEW), last.bounding_box()
     assert last.locator("li").count() >= 1, last.inner_text()
+    below = last.evaluate("el => el.getBoundingClientRect().bottom")
+    provenance = front.locator("h2", has_text="Provenance")
+    assert provenance.evaluate("el => el.getBoundingClientRect().top") >= below - 1
     page.screenshot(path=SCREENSHOTS / "front_last-verdict.png")
     link = front.locator('a[data-result$="/figures/recall.html"]').first
     link.scroll_into_view_if_needed()

@@ -16,8 +16,8 @@ them too). Every page is a standalone HTML file that Snakemake's report embeds:
 
 ``snakemake --report`` first compares the config it is given with the one recorded with the
 results (:func:`config_mismatch`) and refuses, in one line, to pair results with another
-run's config; its front page then carries each result's provenance, each experiment's verdict
-on each dataset and links to every figure (:func:`front_page`).
+run's config; its front page then carries each experiment's verdict on each dataset, each
+result's provenance and links to every figure (:func:`front_page`).
 
 See docs/report.md.
 """
@@ -471,7 +471,7 @@ def _figure_links(experiment: str, dataset: str, folder: Path, category: str) ->
 
 def front_page(results: Sequence[tuple[str, str, str | os.PathLike[str]]]) -> str:
     """The report's front page (an HTML fragment, with its own style, :data:`FRONT_STYLE`):
-    the provenance of every result first, then one verdict block per experiment and dataset,
+    one verdict block per experiment and dataset first, then the provenance of every result,
     then links to every figure.
 
     ``results``: ``(experiment, dataset, folder)`` in the report's order, ``folder`` being
@@ -514,16 +514,16 @@ def front_page(results: Sequence[tuple[str, str, str | os.PathLike[str]]]) -> st
     listed = "\n".join(item for item in figures if item)
     return (
         f'<div id="{FRONT_ID}">\n{style}'
-        "<h2>Provenance</h2>\n"
-        f"<p>{html.escape(made_by, quote=False)}. "
-        "Every summary carries its record as Parquet metadata <code>debiaseval.provenance"
-        "</code> and in <code>provenance.json</code> beside it.</p>\n"
-        f"<table><tr>{head}</tr>{_provenance_rows(records)}</table>\n"
         "<h2>Verdicts</h2>\n"
         "<p>What each experiment found on each dataset, computed from its results by the job "
         "that aggregates them (<code>verdict.md</code> beside its summary).</p>\n"
         + "\n".join(verdicts)
-        + "\n<h2>Figures</h2>\n<p>Each opens here, with its caption; the menu lists them "
+        + "\n<h2>Provenance</h2>\n"
+        f"<p>{html.escape(made_by, quote=False)}. "
+        "Every summary carries its record as Parquet metadata <code>debiaseval.provenance"
+        "</code> and in <code>provenance.json</code> beside it.</p>\n"
+        f"<table><tr>{head}</tr>{_provenance_rows(records)}</table>\n"
+        "<h2>Figures</h2>\n<p>Each opens here, with its caption; the menu lists them "
         "too, under the experiment and the dataset. SVG and PNG copies sit beside each page."
         f"</p>\n<ul>\n{listed}\n</ul>\n</div>\n"
     )
