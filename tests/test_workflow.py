@@ -298,8 +298,8 @@ def _check_front_page(page, blocks: int) -> None:
     """The front page opens at its top, on windows 900 and 800 px high: its first heading,
     Verdicts, is in view, and so are the first verdict block's heading and first finding; no
     two of its blocks and the rule graph overlap; it has ``blocks`` verdict blocks, and
-    scrolled to, the last is in view, with Provenance below it and Figures last; a figure
-    link opens the figure in the report."""
+    scrolled to, the last is in view, with Provenance below it and Figures last; E1's link to
+    its pairs opens comparisons.md's table and a figure link the figure, in the report."""
     front = page.locator("#debiaseval-front")
     front.wait_for(timeout=30_000)
     page.locator("#rulegraph canvas, #rulegraph svg").first.wait_for(timeout=30_000)
@@ -326,13 +326,21 @@ def _check_front_page(page, blocks: int) -> None:
     provenance = front.locator("h2", has_text="Provenance")
     assert provenance.evaluate("el => el.getBoundingClientRect().top") >= below - 1
     page.screenshot(path=SCREENSHOTS / "front_last-verdict.png")
+    menu = page.locator("nav").first
+    pairs = verdicts.first.locator('a[data-result$="/tables/comparisons.html"]')
+    pairs.scroll_into_view_if_needed()
+    pairs.click()  # E1's pairs: their table
+    frame = page.frame_locator("iframe")
+    frame.locator("h1", has_text="paired comparisons").wait_for(timeout=30_000)
+    assert frame.locator("table tbody tr").count() >= 1
+    menu.locator("ol li a").first.click()  # the breadcrumbs' home: the menu again
+    menu.get_by_text("Workflow", exact=True).click()  # and the front page
     link = front.locator('a[data-result$="/figures/recall.html"]').first
     link.scroll_into_view_if_needed()
     link.click()
-    figure = page.frame_locator("iframe").locator("figure svg")
+    figure = frame.locator("figure svg")
     figure.wait_for(timeout=30_000)
-    assert "recall" in page.frame_locator("iframe").locator("figcaption").inner_text()
-    menu = page.locator("nav").first
+    assert "recall" in frame.locator("figcaption").inner_text()
     menu.locator("ol li a").first.click()  # the breadcrumbs' home: the menu again
     menu.get_by_text("Results", exact=True).wait_for(timeout=30_000)
 

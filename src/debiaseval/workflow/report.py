@@ -417,35 +417,50 @@ SUMMARIES = ("summary.md", "estimates.md", "scores.md")
 """The names of an experiment's main Markdown summary (E1, E2 and E4
 ``summary.md``, E3 and E5 ``estimates.md``, E6 ``scores.md``), the one the verdict heads."""
 
+COMPARISONS = "comparisons.md"
+"""The Markdown table of an experiment's paired comparisons, every pair with its tests (E1's),
+which its verdict blocks link beside the summary."""
+
+
+def _markdown_outputs(experiment: str) -> list[str]:
+    """The Markdown files among the experiment's ``OUTPUTS``, in their order."""
+    return [o for o in _module("experiments", experiment).OUTPUTS if o.endswith(".md")]
+
 
 def _summary_file(experiment: str) -> str:
     """The experiment's main Markdown summary: the first of its ``OUTPUTS`` named in
     :data:`SUMMARIES`, else its first Markdown file but ``verdict.md``."""
-    markdown = [o for o in _module("experiments", experiment).OUTPUTS if o.endswith(".md")]
+    markdown = _markdown_outputs(experiment)
     return next(
         (o for o in markdown if o in SUMMARIES), next(o for o in markdown if o != "verdict.md")
     )
 
 
+def _table_line(lead: str, name: str, folder: Path, category: str, dataset: str) -> str:
+    """A paragraph ``lead``: a link to the report's page of the Markdown table ``name`` of
+    ``folder`` (``tables/<stem>.html``), then the Markdown file's path."""
+    page = (folder / "tables" / f"{Path(name).stem}.html").as_posix()
+    link = _link(f"{name} (table)", page, category, dataset)
+    path = html.escape((folder / name).as_posix(), quote=False)
+    return f"<p>{lead}: {link}, <code>{path}</code>.</p>\n"
+
+
 def _verdict_block(experiment: str, dataset: str, folder: Path, category: str) -> str:
     """One experiment's verdict on one dataset, as a ``<section>``: its ``verdict.md``
     rendered (raw HTML as text, :func:`markdown_html`), or :data:`NO_VERDICT`; then a link
-    to its summary's page in the report and the summary's path."""
-    summary = _summary_file(experiment)
-    summary_path = (folder / summary).as_posix()
+    to its summary's page in the report and the summary's path, and the same for its
+    :data:`COMPARISONS` table where the experiment writes one."""
     record = folder / "verdict.md"
     items = verdict_items(record.read_text(encoding="utf-8")) if record.is_file() else ""
     body = markdown_html(items) if items else f"<p>{NO_VERDICT}.</p>"
-    stem = Path(summary).stem
-    table = (folder / "tables" / f"{stem}.html").as_posix()
-    link = _link(f"{summary} (table)", table, category, dataset)
+    links = _table_line("All of its results", _summary_file(experiment), folder, category, dataset)
+    if COMPARISONS in _markdown_outputs(experiment):
+        links += _table_line("Every pair compared", COMPARISONS, folder, category, dataset)
     name = f"{experiment.upper()} on {dataset}"
     return (
         f'<section class="debiaseval-verdict" data-experiment="{html.escape(experiment)}" '
         f'data-dataset="{html.escape(dataset)}">\n'
-        f"<h3>{html.escape(name, quote=False)}</h3>\n{body}\n"
-        f"<p>All of its results: {link}, <code>{html.escape(summary_path, quote=False)}</code>."
-        "</p>\n"
+        f"<h3>{html.escape(name, quote=False)}</h3>\n{body}\n{links}"
         "</section>"
     )
 
@@ -478,8 +493,9 @@ def front_page(results: Sequence[tuple[str, str, str | os.PathLike[str]]]) -> st
     ``results/<study>/<experiment>/<dataset>`` as the report names its results (relative to
     the working directory). A folder without ``provenance.json`` (not run yet) is left out.
     A verdict is the folder's ``verdict.md`` (:func:`verdict_items`); without one, the block
-    says :data:`NO_VERDICT` and names the summary. Each link opens its result inside the
-    report (:data:`OPEN_RESULT`). See docs/report.md#the-front-page.
+    says :data:`NO_VERDICT`. Either way it links the summary and, where the experiment writes
+    one (E1), its :data:`COMPARISONS` table. Each link opens its result inside the report
+    (:data:`OPEN_RESULT`). See docs/report.md#the-front-page.
     """
     records, verdicts, figures = [], [], []
     for experiment, dataset, folder in results:
