@@ -54,6 +54,7 @@ __all__ = [
     "record_mismatch",
     "report_requested",
     "run_datasets",
+    "table_labels",
     "verdict_items",
 ]
 
@@ -162,6 +163,21 @@ def publish_report(experiment: str, dataset: str, folder: str | os.PathLike[str]
             text = (folder / output).read_text(encoding="utf-8")
             title = f"{label} on {dataset}: {output}"
             write_text(markdown_page(text, title), folder / "tables" / f"{Path(output).stem}.html")
+
+
+VERDICT_RESULT = "★ verdict"
+"""The report's label of an experiment's verdict on a dataset (its page ``tables/verdict.html``).
+Snakemake's report lists a dataset's results sorted by their labels (the browser's
+``localeCompare``), in which a symbol comes before every digit and letter: the verdict heads
+the list that clicking an experiment (or one of its datasets) in the menu shows."""
+
+
+def table_labels(wildcards: Any) -> dict[str, str]:
+    """The report labels of the page ``tables/<table>.html`` of an experiment on a dataset,
+    given the ``table`` wildcard (Snakemake fills in ``{dataset}``): ``<table> (table)``, or
+    :data:`VERDICT_RESULT` for the verdict, and the dataset."""
+    result = VERDICT_RESULT if wildcards.table == "verdict" else "{table} (table)"
+    return {"result": result, "dataset": "{dataset}"}
 
 
 _RESULT = re.compile(r"results/[^/]+/(?P<experiment>[^/]+)/(?P<dataset>[^/]+)/[^/]+\.md")
