@@ -1,6 +1,6 @@
-"""The report's front page (docs/report.md#the-front-page): provenance first, then one verdict
-block per experiment and dataset (its ``verdict.md``, or "No verdict
-recorded"), then links that open each figure inside the report; its style keeps it at its top.
+"""The report's front page (docs/report.md#the-front-page): one verdict block per experiment and
+dataset first (its ``verdict.md``, or "No verdict recorded"), then the provenance, then links
+that open each figure inside the report; its style keeps it at its top.
 The browser checks are in tests/test_workflow.py (test_report_in_a_browser_...)."""
 
 from __future__ import annotations
@@ -79,13 +79,13 @@ def _study(root: Path, runs: list[tuple[str, str]], verdicts: bool = True) -> li
     return entries
 
 
-def test_provenance_then_one_verdict_per_experiment_and_dataset_then_figures(tmp_path):
+def test_one_verdict_per_experiment_and_dataset_then_provenance_then_figures(tmp_path):
     entries = _study(tmp_path, PAPER)
     page = front_page(entries)
     outline = Outline(page)
-    kinds = [kind if kind == "section" else text for kind, text in outline.items]
-    assert kinds[0] == "Provenance" and kinds[-1] == "Figures"
-    assert kinds.index("Verdicts") == 1
+    kinds = [kind if kind == "section" else text for kind, text in outline.items if kind != "h3"]
+    blocks = len(PAPER)
+    assert kinds == ["Verdicts", *["section"] * blocks, "Provenance", "Figures"], kinds
     assert [t for k, t in outline.items if k == "section"] == [f"{e}/{d}" for e, d in PAPER]
     headings = [t for k, t in outline.items if k == "h3"]
     assert headings == [f"{e.upper()} on {d}" for e, d in PAPER]  # one per block, in order
@@ -116,6 +116,7 @@ def test_every_link_opens_its_result_in_the_report(tmp_path):
     by_result = {link["data-result"]: link for link in links}
     assert set(by_result) == {
         f"{folder}/tables/summary.html",
+        f"{folder}/tables/comparisons.html",
         f"{folder}/figures/recall.html",
         f"{entries[1][2].as_posix()}/tables/estimates.html",
         f"{entries[1][2].as_posix()}/figures/correlation.html",
@@ -137,8 +138,24 @@ def test_each_block_links_the_main_summary_whatever_the_order_of_outputs(
     monkeypatch.setattr(e1, "OUTPUTS", ("verdict.md", "comparisons.md", "summary.md", "x.md"))
     entries = _study(tmp_path, [("e1", "coat")])
     page = front_page(entries)
+    paragraphs = re.findall(r"<p>(All of its results|Every pair compared): .*?</p>", page)
+    assert paragraphs == ["All of its results", "Every pair compared"]  # the summary first
     assert f"<code>{entries[0][2].as_posix()}/summary.md</code>" in page
-    assert "comparisons.md" not in page
+    assert "x.md" not in page
+
+
+def test_a_block_links_the_pairs_compared_where_the_experiment_writes_them(tmp_path) -> None:
+    """E1's block links comparisons.md (every pair with its tests) beside its summary, with
+    its path; an experiment without one (E5 writes comparisons.parquet only) links none."""
+    entries = _study(tmp_path, [("e1", "coat"), ("e5", "yahoo-r3")])
+    e1, e5 = re.findall(r"<section .*?</section>", front_page(entries), flags=re.DOTALL)
+    folder = entries[0][2].as_posix()
+    link = next(a for a in Outline(e1).links if a["data-result"].endswith("comparisons.html"))
+    assert link["data-result"] == f"{folder}/tables/comparisons.html" == link["href"]
+    assert link["data-category"] == "E1 · Intervened test sets (SAC 2020)"
+    assert link["data-subcategory"] == "coat" and link["onclick"] == OPEN_RESULT
+    assert "Every pair compared: <a " in e1 and f"<code>{folder}/comparisons.md</code>" in e1
+    assert "E5 on yahoo-r3" in e5 and "comparisons" not in e5
 
 
 def test_verdict_items_are_the_bullets_under_the_heading() -> None:

@@ -188,7 +188,7 @@ def test_the_front_page_shows_hostile_names_as_text(tmp_path: Path) -> None:
     (folder / "figures" / "recall.html").write_text("<p>figure</p>")
     page = front_page([("e1", dataset, folder)])
     found = Elements(page)
-    assert found.handlers == [("a", "onclick")] * 2  # the summary's link and the figure's
+    assert found.handlers == [("a", "onclick")] * 3  # the summary's, comparisons', the figure's
     assert "onclick" not in page.replace(f'onclick="{html.escape(OPEN_RESULT)}"', "")
     assert "img" not in found.tags and "script" not in found.tags
     assert f"{IMG} beats {SCRIPT}." in _text(page) and f"E1 on {dataset}" in _text(page)

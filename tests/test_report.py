@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import unicodedata
+from types import SimpleNamespace
+
 import matplotlib
 import numpy as np
 import pandas as pd
@@ -14,6 +17,7 @@ from debiaseval.figures import e1 as e1_figures
 from debiaseval.figures import figure_module, grouped_bars, legend_outside
 from debiaseval.io.schema import experiment_names
 from debiaseval.workflow.report import (
+    VERDICT_RESULT,
     config_page,
     exported_splits,
     figure_page,
@@ -22,6 +26,7 @@ from debiaseval.workflow.report import (
     markdown_page,
     publish_report,
     run_datasets,
+    table_labels,
 )
 
 matplotlib.use("Agg", force=True)
@@ -46,6 +51,20 @@ def test_every_experiment_declares_its_report_category():
     for name in experiment_names():
         title = figure_module(name).TITLE
         assert title.startswith(f"{name.upper()} · ") and title.endswith(")"), title
+
+
+def test_the_verdict_is_labelled_to_head_its_datasets_list_in_the_report():
+    """Snakemake's report sorts a dataset's results by label (localeCompare, in which the
+    Unicode collation puts a symbol before every digit and letter); the browser test checks
+    the order itself. The other tables keep their name, for Snakemake to fill in."""
+    assert table_labels(SimpleNamespace(table="verdict", dataset="coat")) == {
+        "result": VERDICT_RESULT,
+        "dataset": "{dataset}",
+    }
+    assert table_labels(SimpleNamespace(table="summary", dataset="coat"))["result"] == (
+        "{table} (table)"
+    )
+    assert unicodedata.category(VERDICT_RESULT[0]) == "So" and "verdict" in VERDICT_RESULT
 
 
 def test_the_legend_sits_outside_the_axes_even_over_the_tallest_bar():

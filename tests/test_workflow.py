@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
@@ -10,7 +11,9 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -19,6 +22,7 @@ import yaml
 
 from debiaseval.data import SOURCES
 from debiaseval.workflow.provenance import read_provenance, with_header, write_table
+from debiaseval.workflow.report import VERDICT_RESULT
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "configs" / "tiny.yaml"
@@ -210,8 +214,21 @@ def report_results(config: dict) -> dict[str, dict[str, set[str]]]:
         outputs = importlib.import_module(f"debiaseval.experiments.{name}").OUTPUTS
         results = {f"{figure} (figure)" for figure in figures.FIGURES}
         results |= {f"{Path(o).stem} (table)" for o in outputs if o.endswith(".md")}
+        results = {VERDICT_RESULT if r == "verdict (table)" else r for r in results}
         listing[figures.TITLE] = {dataset: results for dataset in resolved[name]["datasets"]}
     return listing
+
+
+def result_page(result: str) -> tuple[str, str]:
+    """The page (its file's stem) and kind (figure, table, config) of a result the report
+    lists, by its label: ``<name> (figure)``, ``<name> (table)``, the verdict's
+    ``VERDICT_RESULT`` (its table page ``verdict.html``) or the configuration."""
+    if result == VERDICT_RESULT:
+        return "verdict", "table"
+    if result.endswith(")"):
+        name, kind = result.removesuffix(")").split(" (")
+        return name, kind
+    return "config", "config"
 
 
 def test_report_holds_every_figure_table_and_the_configuration(two_runs):
@@ -223,8 +240,7 @@ def test_report_holds_every_figure_table_and_the_configuration(two_runs):
         assert json.dumps(category)[1:-1] in html, category
         for results in datasets.values():
             for result in results:
-                page = "config" if category == "Configuration" else result.split()[0]
-                assert f"filename={page}.html" in html, result
+                assert f"filename={result_page(result)[0]}.html" in html, result
 
 
 def chromium() -> str:
@@ -296,37 +312,51 @@ _IN_VIEW = """el => {
 
 def _check_front_page(page, blocks: int) -> None:
     """The front page opens at its top, on windows 900 and 800 px high: its first heading,
-    Provenance, is in view; no two of its blocks and the rule graph overlap; it has ``blocks``
-    verdict blocks, and scrolled to, the last is in view; a figure link opens the figure in the
-    report."""
+    Verdicts, is in view, and so are the first verdict block's heading and first finding; no
+    two of its blocks and the rule graph overlap; it has ``blocks`` verdict blocks, and
+    scrolled to, the last is in view, with Provenance below it and Figures last; E1's link to
+    its pairs opens comparisons.md's table and a figure link the figure, in the report."""
     front = page.locator("#debiaseval-front")
     front.wait_for(timeout=30_000)
     page.locator("#rulegraph canvas, #rulegraph svg").first.wait_for(timeout=30_000)
-    first = front.locator("h2").first
+    assert front.locator("h2").all_inner_texts() == ["Verdicts", "Provenance", "Figures"]
+    verdicts = front.locator("section.debiaseval-verdict")
+    first = verdicts.first
+    opening = (front.locator("h2").first, first.locator("h3"), first.locator("li").first)
     for height in (900, 800):
         page.set_viewport_size({"width": 1400, "height": height})
-        assert first.inner_text() == "Provenance"
-        assert first.evaluate(_IN_VIEW), (height, first.bounding_box())
+        for element in opening:
+            assert element.evaluate(_IN_VIEW), (height, element.bounding_box())
     page.set_viewport_size({"width": 1400, "height": 900})
     page.screenshot(path=SCREENSHOTS / "front.png")
     geometry = page.evaluate(_FRONT_BLOCKS)
     assert len(geometry["blocks"]) >= 6 and geometry["overlaps"] == [], geometry
     assert any(name.startswith("div#rulegraph") for name in geometry["blocks"]), geometry
-    verdicts = front.locator("section.debiaseval-verdict")
     assert verdicts.count() == blocks, verdicts.all_inner_texts()
     last = verdicts.last
     assert not last.evaluate(_IN_VIEW)  # below the window at first: the pane must scroll
     last.evaluate("el => el.scrollIntoView({block: 'end'})")
     assert last.evaluate(_IN_VIEW), last.bounding_box()
     assert last.locator("li").count() >= 1, last.inner_text()
+    below = last.evaluate("el => el.getBoundingClientRect().bottom")
+    provenance = front.locator("h2", has_text="Provenance")
+    assert provenance.evaluate("el => el.getBoundingClientRect().top") >= below - 1
     page.screenshot(path=SCREENSHOTS / "front_last-verdict.png")
+    menu = page.locator("nav").first
+    pairs = verdicts.first.locator('a[data-result$="/tables/comparisons.html"]')
+    pairs.scroll_into_view_if_needed()
+    pairs.click()  # E1's pairs: their table
+    frame = page.frame_locator("iframe")
+    frame.locator("h1", has_text="paired comparisons").wait_for(timeout=30_000)
+    assert frame.locator("table tbody tr").count() >= 1
+    menu.locator("ol li a").first.click()  # the breadcrumbs' home: the menu again
+    menu.get_by_text("Workflow", exact=True).click()  # and the front page
     link = front.locator('a[data-result$="/figures/recall.html"]').first
     link.scroll_into_view_if_needed()
     link.click()
-    figure = page.frame_locator("iframe").locator("figure svg")
+    figure = frame.locator("figure svg")
     figure.wait_for(timeout=30_000)
-    assert "recall" in page.frame_locator("iframe").locator("figcaption").inner_text()
-    menu = page.locator("nav").first
+    assert "recall" in frame.locator("figcaption").inner_text()
     menu.locator("ol li a").first.click()  # the breadcrumbs' home: the menu again
     menu.get_by_text("Results", exact=True).wait_for(timeout=30_000)
 
@@ -336,7 +366,7 @@ def _check_page(page, frame, category: str, dataset: str, result: str) -> None:
     verdict with its findings, a table with rows, or the configuration."""
     from debiaseval.figures import figure_module
 
-    name, kind = result.removesuffix(")").split(" (") if "(" in result else (result, "config")
+    name, kind = result_page(result)
     if kind == "figure":
         experiment = category.split(" ")[0].lower()
         svg = frame.locator("figure svg")
@@ -364,9 +394,39 @@ def _check_page(page, frame, category: str, dataset: str, result: str) -> None:
         if kind == "config":
             rows = frame.locator("tr", has_text="e1.rho")
             assert rows.count() == 1 and rows.first.locator("td").nth(1).inner_text() == "0.5"
-    parts = (category.split(" ")[0], dataset, name.replace(" ", "-"), kind)
+    parts = (category.split(" ")[0], dataset, name, kind if kind != name else "")
     stem = "_".join(part for part in parts if part)
     page.screenshot(path=SCREENSHOTS / f"{stem}.png")
+
+
+@contextlib.contextmanager
+def report_in_browser(report: Path) -> Iterator[tuple[Any, list[str]]]:
+    """``report`` open in headless Chromium at 1400 x 900, its menu shown: the page, and the
+    messages of the dialogs it opens (a script run by the report's data would open one)."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="needs the test extra")
+    executable = chromium()
+    with sync_api.sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            dialogs: list[str] = []
+            page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+            page.goto(report.as_uri())
+            page.locator("nav").first.get_by_text("Results", exact=True).wait_for(timeout=30_000)
+            yield page, dialogs
+        finally:
+            browser.close()
+
+
+def listed_results(menu, category: str, dataset: str, several: bool) -> list[tuple[str, ...]]:
+    """The rows the report's menu lists, in its order, once the category is clicked from the
+    menu's home (then the dataset, when the category has ``several``): each row's cells."""
+    menu.locator("ol li a").first.click()  # the breadcrumbs' home
+    menu.get_by_text(category, exact=True).click()
+    if several:
+        menu.get_by_text(dataset, exact=True).click()
+    rows = menu.locator("tbody tr").all_inner_texts()
+    return [tuple(cell.strip() for cell in row.split("\t") if cell.strip()) for row in rows]
 
 
 def test_report_in_a_browser_shows_every_result_with_its_caption(two_runs):
@@ -376,50 +436,60 @@ def test_report_in_a_browser_shows_every_result_with_its_caption(two_runs):
     dataset; each opens whole (figures with their caption under them and no legend over the
     data, tables with rows and pivoted as in the Markdown), and none opens a dialog. Screenshots of
     every page go to results/report-screenshots/ for a person to look at."""
-    sync_api = pytest.importorskip("playwright.sync_api", reason="needs the test extra")
-    report = two_runs[0] / "report.html"
     records = sorted((two_runs[0] / "results").glob("*/*/*/provenance.json"))
     assert records and all((r.parent / "verdict.md").is_file() for r in records)  # the blocks
     snakemake(two_runs[0], "--report", "report.html")
     expected = report_results(yaml.safe_load(TINY.read_text()))
-    executable = chromium()
     shutil.rmtree(SCREENSHOTS, ignore_errors=True)
     SCREENSHOTS.mkdir(parents=True)
-    with sync_api.sync_playwright() as driver:
-        browser = driver.chromium.launch(executable_path=executable, args=["--no-sandbox"])
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 900})
-            dialogs: list[str] = []  # a script run by the report's data opens one
-            page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
-            page.goto(report.as_uri())
-            menu = page.locator("nav").first
-            menu.get_by_text("Results", exact=True).wait_for(timeout=30_000)
-            pairs = sum(len(d) for c, d in expected.items() if c != "Configuration")
-            _check_front_page(page, pairs)
-            listed = [" ".join(t.split()) for t in menu.locator("li").all_inner_texts()]
-            assert set(expected) <= set(listed), listed
-            for category, datasets in expected.items():
-                home = menu.locator("ol li a").first  # the breadcrumbs' home
-                for dataset, results in datasets.items():
-                    home.click()
-                    menu.get_by_text(category, exact=True).click()
-                    if len(datasets) > 1:
-                        menu.get_by_text(dataset, exact=True).click()
-                    rows = {
-                        tuple(cell.strip() for cell in row.split("\t") if cell.strip()): i
-                        for i, row in enumerate(menu.locator("tbody tr").all_inner_texts())
-                    }
-                    wanted = {(r, dataset) if dataset else (r,) for r in results}
-                    assert set(rows) == wanted, (category, sorted(rows))
-                    for cells, i in sorted(rows.items()):
-                        menu.locator("tbody tr").nth(i).locator("a").first.click()
-                        frame = page.frame_locator("iframe")
-                        _check_page(page, frame, category, dataset, cells[0])
-            assert dialogs == [], dialogs
-        finally:
-            browser.close()
+    with report_in_browser(two_runs[0] / "report.html") as (page, dialogs):
+        menu = page.locator("nav").first
+        pairs = sum(len(d) for c, d in expected.items() if c != "Configuration")
+        _check_front_page(page, pairs)
+        listed = [" ".join(t.split()) for t in menu.locator("li").all_inner_texts()]
+        assert set(expected) <= set(listed), listed
+        for category, datasets in expected.items():
+            for dataset, results in datasets.items():
+                shown = listed_results(menu, category, dataset, len(datasets) > 1)
+                rows = {cells: i for i, cells in enumerate(shown)}
+                wanted = {(r, dataset) if dataset else (r,) for r in results}
+                assert set(rows) == wanted, (category, sorted(rows))
+                for cells, i in sorted(rows.items()):
+                    menu.locator("tbody tr").nth(i).locator("a").first.click()
+                    frame = page.frame_locator("iframe")
+                    _check_page(page, frame, category, dataset, cells[0])
+        assert dialogs == [], dialogs
     shots = sorted(p.name for p in SCREENSHOTS.glob("*.png"))
     assert len(shots) == 2 + sum(len(r) for d in expected.values() for r in d.values()), shots
+
+
+def test_clicking_an_experiment_shows_its_verdict_first(two_runs):
+    """Clicking an experiment in the report's menu (then a dataset, when it has several) lists
+    that dataset's results with the verdict first (``VERDICT_RESULT``, which sorts before
+    every other label), and the verdict opens with its findings."""
+    from debiaseval.figures import figure_module
+    from debiaseval.io.schema import experiment_names
+
+    expect = pytest.importorskip("playwright.sync_api", reason="needs the test extra").expect
+    snakemake(two_runs[0], "--report", "report.html")
+    expected = report_results(yaml.safe_load(TINY.read_text()))
+    titles = {figure_module(name).TITLE: name for name in experiment_names()}
+    with report_in_browser(two_runs[0] / "report.html") as (page, dialogs):
+        menu = page.locator("nav").first
+        frame = page.frame_locator("iframe")
+        for category, datasets in expected.items():
+            if category not in titles:
+                continue  # the Configuration
+            for dataset in datasets:
+                shown = listed_results(menu, category, dataset, len(datasets) > 1)
+                assert shown[0] == (VERDICT_RESULT, dataset), (category, shown)
+                assert len(shown) > 1 and VERDICT_RESULT not in {cells[0] for cells in shown[1:]}
+                menu.locator("tbody tr").first.locator("a").first.click()
+                title = f"{titles[category].upper()} on {dataset}: verdict.md"
+                expect(frame.locator("title")).to_have_js_property("text", title, timeout=30_000)
+                assert frame.locator("h2", has_text="Verdict").is_visible()
+                assert frame.locator("li").count() >= 1, (category, dataset)
+        assert dialogs == [], dialogs
 
 
 def test_success_says_where_the_results_are(two_runs):

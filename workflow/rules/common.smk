@@ -24,7 +24,7 @@ from debiaseval.workflow.data_check import missing_data_message, unobtainable
 from debiaseval.io.files import read_only_message, rebuild_damaged, runs_jobs
 from debiaseval.workflow.params import job_params
 from debiaseval.workflow.provenance import gather as gather_provenance
-from debiaseval.workflow.report import finished_message
+from debiaseval.workflow.report import finished_message, table_labels
 from debiaseval.workflow.studies import config_notice, origin_conflict, record_origin
 
 try:
@@ -323,7 +323,8 @@ def report_outputs(experiment):
 
     ``provenance``: the run's provenance record (``provenance.json``, with its date and
     commit); ``figures/``: per figure an SVG, a PNG and an HTML page (the figure with its
-    caption, in the report); ``tables/``: the experiment's Markdown tables as HTML pages. The
+    caption, in the report); ``tables/``: the experiment's Markdown tables as HTML pages, the
+    verdict labelled to head its dataset's list in the report (``table_labels``). The
     rule's params must hold ``captions`` (figure name -> caption) for the report's
     descriptions and ``provenance`` (:func:`provenance`), and be given as ``params:
     **job_params(...)``, as every rule's (debiaseval.workflow.params): Snakemake tracks each
@@ -348,7 +349,7 @@ def report_outputs(experiment):
             caption="../report/table.rst",
             category=category,
             subcategory="{dataset}",
-            labels={"result": "{table} (table)", "dataset": "{dataset}"},
+            labels=table_labels,  # the verdict first in its dataset's list
         ),
     }
 

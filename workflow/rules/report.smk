@@ -4,8 +4,8 @@
 # report_outputs() (common.smk) declares, one report category per experiment and a subcategory
 # per dataset. The run's resolved configuration is the report's "Configuration" category.
 # Asked for a report, the workflow first checks that the results were made by the config it is
-# given (one line and no report otherwise), then writes the front page: provenance, a verdict
-# per experiment and dataset, links to the figures (FRONT_PAGE, which
+# given (one line and no report otherwise), then writes the front page: a verdict per experiment
+# and dataset, the provenance, links to the figures (FRONT_PAGE, which
 # workflow/report/workflow.rst includes; docs/report.md#the-front-page).
 from debiaseval.workflow.report import config_mismatch, front_page, report_requested
 from debiaseval.workflow.studies import set_aside_foreign
@@ -70,4 +70,4 @@ if workflow.is_main_process and report_requested(sys.argv):
 elif workflow.is_main_process and not os.path.exists(FRONT_PAGE):
     os.makedirs(os.path.dirname(FRONT_PAGE), exist_ok=True)
     with open(FRONT_PAGE, "w", encoding="utf-8") as _front:
-        _front.write("<p>Provenance, verdicts and figures: snakemake --report report.html</p>\n")
+        _front.write("<p>Verdicts, provenance and figures: snakemake --report report.html</p>\n")

@@ -16,8 +16,8 @@ them too). Every page is a standalone HTML file that Snakemake's report embeds:
 
 ``snakemake --report`` first compares the config it is given with the one recorded with the
 results (:func:`config_mismatch`) and refuses, in one line, to pair results with another
-run's config; its front page then carries each result's provenance, each experiment's verdict
-on each dataset and links to every figure (:func:`front_page`).
+run's config; its front page then carries each experiment's verdict on each dataset, each
+result's provenance and links to every figure (:func:`front_page`).
 
 See docs/report.md.
 """
@@ -54,6 +54,7 @@ __all__ = [
     "record_mismatch",
     "report_requested",
     "run_datasets",
+    "table_labels",
     "verdict_items",
 ]
 
@@ -162,6 +163,21 @@ def publish_report(experiment: str, dataset: str, folder: str | os.PathLike[str]
             text = (folder / output).read_text(encoding="utf-8")
             title = f"{label} on {dataset}: {output}"
             write_text(markdown_page(text, title), folder / "tables" / f"{Path(output).stem}.html")
+
+
+VERDICT_RESULT = "★ verdict"
+"""The report's label of an experiment's verdict on a dataset (its page ``tables/verdict.html``).
+Snakemake's report lists a dataset's results sorted by their labels (the browser's
+``localeCompare``), in which a symbol comes before every digit and letter: the verdict heads
+the list that clicking an experiment (or one of its datasets) in the menu shows."""
+
+
+def table_labels(wildcards: Any) -> dict[str, str]:
+    """The report labels of the page ``tables/<table>.html`` of an experiment on a dataset,
+    given the ``table`` wildcard (Snakemake fills in ``{dataset}``): ``<table> (table)``, or
+    :data:`VERDICT_RESULT` for the verdict, and the dataset."""
+    result = VERDICT_RESULT if wildcards.table == "verdict" else "{table} (table)"
+    return {"result": result, "dataset": "{dataset}"}
 
 
 _RESULT = re.compile(r"results/[^/]+/(?P<experiment>[^/]+)/(?P<dataset>[^/]+)/[^/]+\.md")
@@ -417,35 +433,50 @@ SUMMARIES = ("summary.md", "estimates.md", "scores.md")
 """The names of an experiment's main Markdown summary (E1, E2 and E4
 ``summary.md``, E3 and E5 ``estimates.md``, E6 ``scores.md``), the one the verdict heads."""
 
+COMPARISONS = "comparisons.md"
+"""The Markdown table of an experiment's paired comparisons, every pair with its tests (E1's),
+which its verdict blocks link beside the summary."""
+
+
+def _markdown_outputs(experiment: str) -> list[str]:
+    """The Markdown files among the experiment's ``OUTPUTS``, in their order."""
+    return [o for o in _module("experiments", experiment).OUTPUTS if o.endswith(".md")]
+
 
 def _summary_file(experiment: str) -> str:
     """The experiment's main Markdown summary: the first of its ``OUTPUTS`` named in
     :data:`SUMMARIES`, else its first Markdown file but ``verdict.md``."""
-    markdown = [o for o in _module("experiments", experiment).OUTPUTS if o.endswith(".md")]
+    markdown = _markdown_outputs(experiment)
     return next(
         (o for o in markdown if o in SUMMARIES), next(o for o in markdown if o != "verdict.md")
     )
 
 
+def _table_line(lead: str, name: str, folder: Path, category: str, dataset: str) -> str:
+    """A paragraph ``lead``: a link to the report's page of the Markdown table ``name`` of
+    ``folder`` (``tables/<stem>.html``), then the Markdown file's path."""
+    page = (folder / "tables" / f"{Path(name).stem}.html").as_posix()
+    link = _link(f"{name} (table)", page, category, dataset)
+    path = html.escape((folder / name).as_posix(), quote=False)
+    return f"<p>{lead}: {link}, <code>{path}</code>.</p>\n"
+
+
 def _verdict_block(experiment: str, dataset: str, folder: Path, category: str) -> str:
     """One experiment's verdict on one dataset, as a ``<section>``: its ``verdict.md``
     rendered (raw HTML as text, :func:`markdown_html`), or :data:`NO_VERDICT`; then a link
-    to its summary's page in the report and the summary's path."""
-    summary = _summary_file(experiment)
-    summary_path = (folder / summary).as_posix()
+    to its summary's page in the report and the summary's path, and the same for its
+    :data:`COMPARISONS` table where the experiment writes one."""
     record = folder / "verdict.md"
     items = verdict_items(record.read_text(encoding="utf-8")) if record.is_file() else ""
     body = markdown_html(items) if items else f"<p>{NO_VERDICT}.</p>"
-    stem = Path(summary).stem
-    table = (folder / "tables" / f"{stem}.html").as_posix()
-    link = _link(f"{summary} (table)", table, category, dataset)
+    links = _table_line("All of its results", _summary_file(experiment), folder, category, dataset)
+    if COMPARISONS in _markdown_outputs(experiment):
+        links += _table_line("Every pair compared", COMPARISONS, folder, category, dataset)
     name = f"{experiment.upper()} on {dataset}"
     return (
         f'<section class="debiaseval-verdict" data-experiment="{html.escape(experiment)}" '
         f'data-dataset="{html.escape(dataset)}">\n'
-        f"<h3>{html.escape(name, quote=False)}</h3>\n{body}\n"
-        f"<p>All of its results: {link}, <code>{html.escape(summary_path, quote=False)}</code>."
-        "</p>\n"
+        f"<h3>{html.escape(name, quote=False)}</h3>\n{body}\n{links}"
         "</section>"
     )
 
@@ -471,15 +502,16 @@ def _figure_links(experiment: str, dataset: str, folder: Path, category: str) ->
 
 def front_page(results: Sequence[tuple[str, str, str | os.PathLike[str]]]) -> str:
     """The report's front page (an HTML fragment, with its own style, :data:`FRONT_STYLE`):
-    the provenance of every result first, then one verdict block per experiment and dataset,
+    one verdict block per experiment and dataset first, then the provenance of every result,
     then links to every figure.
 
     ``results``: ``(experiment, dataset, folder)`` in the report's order, ``folder`` being
     ``results/<study>/<experiment>/<dataset>`` as the report names its results (relative to
     the working directory). A folder without ``provenance.json`` (not run yet) is left out.
     A verdict is the folder's ``verdict.md`` (:func:`verdict_items`); without one, the block
-    says :data:`NO_VERDICT` and names the summary. Each link opens its result inside the
-    report (:data:`OPEN_RESULT`). See docs/report.md#the-front-page.
+    says :data:`NO_VERDICT`. Either way it links the summary and, where the experiment writes
+    one (E1), its :data:`COMPARISONS` table. Each link opens its result inside the report
+    (:data:`OPEN_RESULT`). See docs/report.md#the-front-page.
     """
     records, verdicts, figures = [], [], []
     for experiment, dataset, folder in results:
@@ -514,16 +546,16 @@ def front_page(results: Sequence[tuple[str, str, str | os.PathLike[str]]]) -> st
     listed = "\n".join(item for item in figures if item)
     return (
         f'<div id="{FRONT_ID}">\n{style}'
-        "<h2>Provenance</h2>\n"
-        f"<p>{html.escape(made_by, quote=False)}. "
-        "Every summary carries its record as Parquet metadata <code>debiaseval.provenance"
-        "</code> and in <code>provenance.json</code> beside it.</p>\n"
-        f"<table><tr>{head}</tr>{_provenance_rows(records)}</table>\n"
         "<h2>Verdicts</h2>\n"
         "<p>What each experiment found on each dataset, computed from its results by the job "
         "that aggregates them (<code>verdict.md</code> beside its summary).</p>\n"
         + "\n".join(verdicts)
-        + "\n<h2>Figures</h2>\n<p>Each opens here, with its caption; the menu lists them "
+        + "\n<h2>Provenance</h2>\n"
+        f"<p>{html.escape(made_by, quote=False)}. "
+        "Every summary carries its record as Parquet metadata <code>debiaseval.provenance"
+        "</code> and in <code>provenance.json</code> beside it.</p>\n"
+        f"<table><tr>{head}</tr>{_provenance_rows(records)}</table>\n"
+        "<h2>Figures</h2>\n<p>Each opens here, with its caption; the menu lists them "
         "too, under the experiment and the dataset. SVG and PNG copies sit beside each page."
         f"</p>\n<ul>\n{listed}\n</ul>\n</div>\n"
     )
