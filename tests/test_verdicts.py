@@ -143,21 +143,87 @@ def test_verdict_markdown_and_the_section_first_in_a_summary():
     assert v.verdict_entries(["A."]) == {"verdict": ["A."], "verdict_md": "## Verdict\n\n- A.\n"}
 
 
-def test_e2_verdict_names_the_strategies_that_differ():
-    wilcoxon = pd.DataFrame(
-        {
-            "method": "CLASSIC", "scope": ["user", "user", "system"], "metric": "recall",
-            "k": 10, "strategy_a": ["RND", "RND", "RND"], "strategy_b": ["POP", "HP", "POP"],
-            "n_seeds": 5, "n_significant": [4, 0, 0], "share_significant": [0.8, 0, 0],
-            "median_p": [0.01, 0.5, 0.4], "combined_p": [0.02, 1.0, 0.8],
-            "mean_users": 30.0, "mean_difference": [-0.05, 0.0, 0.01],
-        }
-    )  # fmt: skip
-    out = v.e2_verdict(wilcoxon, {"alpha": 0.05, "metrics": ["recall"], "ks": [10]}, dataset="d")
-    assert out[0].startswith("On d, CLASSIC, active users, Recall@10 over 5 seeds: 1 of 2")
-    assert "POP gains more than RND (significant in 4 of 5 seeds, combined p = 0.02" in out[0]
-    assert "by 0.0500 on average" in out[0]
-    assert "no two of the strategies differ" in out[1] and "0.8" in out[1]
+def _seed_tests(pairs: dict[tuple[str, str], list[tuple[float, float]]],
+                scope: str = "user") -> pd.DataFrame:  # fmt: skip
+    """Per-seed Wilcoxon rows (as ``wilcoxon_seeds.parquet``) of CLASSIC at Recall@10: per pair
+    of strategies, one (two-sided p, mean difference a − b) per seed; the one-sided p-values
+    follow the sign of the difference, as a symmetric test's do."""
+    rows = [
+        {"method": "CLASSIC", "scope": scope, "metric": "recall", "k": 10, "strategy_a": a,
+         "strategy_b": b, "seed": seed, "statistic": 1.0, "p_value": p,
+         "p_greater": p / 2 if d > 0 else 1 - p / 2, "p_less": p / 2 if d < 0 else 1 - p / 2,
+         "n_users": 40, "mean_difference": d, "significant": p < 0.05}
+        for (a, b), seeds in pairs.items() for seed, (p, d) in enumerate(seeds)
+    ]  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+E2_BLOCK = {"alpha": 0.05, "metrics": ["recall"], "ks": [10]}
+
+
+def _e2(pairs: dict[tuple[str, str], list[tuple[float, float]]]) -> list[str]:
+    from debiaseval.active_learning.evaluation import combine_seeds
+
+    return v.e2_verdict(combine_seeds(_seed_tests(pairs)), E2_BLOCK, dataset="d")
+
+
+def test_e2_claims_a_direction_where_the_seeds_agree_in_sign():
+    out = _e2({("RND", "POP"): [(0.001, -0.04), (0.004, -0.06)], ("RND", "HP"): [(0.5, 0.01)] * 2,
+               ("POP", "HP"): [(0.7, 0.0), (0.9, 0.01)]})  # fmt: skip
+    assert out[0].startswith("On d, CLASSIC, active users, Recall@10 over 2 seeds: 1 of 3 ")
+    # combined p = 2 · 0.001 = 0.002; Holm over the block's 3 pairs: 0.006
+    assert (
+        "POP gains more than RND by 0.0500 on average (Holm-adjusted combined p = 0.006; every "
+        "one of the 2 seeds agrees)" in out[0]
+    )
+    assert out[-1] == (
+        "On d, the verdict rests on 3 Wilcoxon tests (1 method × scope blocks at Recall@10, "
+        "Holm-corrected within each block); 1 of them have a combined p below 0.05 before "
+        "correction, where chance alone gives 0.15 on average."
+    )
+
+
+def test_e2_claims_no_direction_where_the_seeds_disagree():
+    # the review's case: seed 0 has RND ahead (p 0.46), seed 1 POP (p 0.018); combined 0.036,
+    # below 0.05 alone but not after Holm over the block's 15 pairs
+    names = ["RND", "POP", "HP", "POPENT", "VAR", "BIN"]
+    pairs = {pair: [(0.6, 0.01), (0.7, -0.01)] for pair in itertools.combinations(names, 2)}
+    pairs[("RND", "POP")] = [(0.46, 0.02), (0.018, -0.05)]
+    out = _e2(pairs)
+    assert "gains more" not in " ".join(out)
+    assert out[0].endswith(
+        "no two strategies differ after Holm's correction over the 15 pairs (smallest adjusted "
+        "combined p 0.54, unadjusted 0.036)."
+    )
+    assert "rests on 15 Wilcoxon tests" in out[-1] and "1 of them have a combined p" in out[-1]
+    # significant in both seeds, in opposite directions: they differ, no direction is claimed
+    out = _e2({("RND", "POP"): [(0.002, 0.03), (0.001, -0.05)]})
+    assert "RND and POP differ (Holm-adjusted combined p = 0.002) but the seeds do not settle " \
+        "which gains more (RND ahead in 1 of 2 seeds" in out[0]  # fmt: skip
+    assert "gains more than" not in out[0]
+
+
+def test_e2_a_one_sided_combined_p_can_settle_a_direction_the_seeds_split_on():
+    # three seeds, two strongly POP, one weakly RND: the seeds disagree in sign, but the
+    # one-sided combined p towards POP (1.5 · 0.0005, doubled) is small and the other large
+    from debiaseval.active_learning.evaluation import combine_seeds
+
+    seeds = _seed_tests({("RND", "POP"): [(0.001, -0.05), (0.001, -0.04), (0.8, 0.001)]})
+    tests = v.e2_directions(combine_seeds(seeds), 0.05).iloc[0]
+    assert not tests["agree"] and tests["differs"] and tests["directed"]
+    assert tests["direction_p"] == pytest.approx(2 * 1.5 * 0.0005)
+    (out, _) = v.e2_verdict(combine_seeds(seeds), E2_BLOCK, dataset="d")
+    assert "POP gains more than RND by 0.0297 on average" in out
+    assert "one-sided p, doubled and adjusted, 0.0015)" in out
+
+
+def test_e2_names_are_inert_and_an_empty_table_says_so():
+    out = _e2({("<b>A</b>", "B|C"): [(0.001, 0.04), (0.001, 0.06)]})
+    assert "<b>" not in out[0] and "&lt;b&gt;A&lt;/b&gt; gains more than B&#124;C" in out[0]
+    empty = _seed_tests({}).iloc[:0]
+    assert v.e2_verdict(empty, E2_BLOCK, dataset="d") == [
+        "On d, no Wilcoxon test between strategies was run (fewer than two)."
+    ]
 
 
 def test_e3_verdict_gives_each_estimator_s_rmse_and_the_closest():
