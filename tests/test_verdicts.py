@@ -284,20 +284,57 @@ def test_e5_verdict_gives_tau_of_ure_and_of_recall():
     assert "by URE against the true recall: 1.00 at K = 5" in out[1]
 
 
-def test_e6_verdict_gives_the_constant_recommenders_drift():
-    rows = []
-    for seed, (t, weighting, p, score) in itertools.product(
-        (0, 1),
-        [(0, "none", 0, 0.10), (2, "none", 0, 0.30), (0, "kl", 10, 0.10), (2, "kl", 10, 0.12)],
-    ):
-        rows.append((seed, t, "g1", weighting, p, score, score - 0.01, score + 0.01))
+def _e6_tables(variants: list[tuple[int, str, int, float]], seeds=(0, 1), n_items: int = 80):
+    """E6's scores (g1, each seed the same ``(t, weighting, p, score)`` rows) and snapshots
+    (``n_items`` present at every t)."""
+    rows = [
+        (seed, t, "g1", weighting, p, score, score - 0.01, score + 0.01)
+        for seed, (t, weighting, p, score) in itertools.product(seeds, variants)
+    ]
     scores = pd.DataFrame(
         rows, columns=["seed", "t", "recommender", "weighting", "p", "score", "ci_low", "ci_high"]
     )
-    (out,) = v.e6_verdict(scores, dataset="d")
+    snapshots = pd.DataFrame(
+        [(seed, t, n_items) for seed in seeds for t in (0, 2)], columns=["seed", "t", "n_items"]
+    )
+    return scores, snapshots
+
+
+def test_e6_verdict_gives_the_drift_per_p_and_leaves_out_every_item_free():
+    scores, snapshots = _e6_tables(
+        [(0, "none", 0, 0.10), (2, "none", 0, 0.30), (0, "kl", 10, 0.10), (2, "kl", 10, 0.12),
+         (0, "kl", 80, 0.10), (2, "kl", 80, 0.10)]
+    )  # fmt: skip
+    (out,) = v.e6_verdict(scores, snapshots, dataset="d")
     assert "over 2 seeds, the constant recommender g1" in out and "from t0 to t2" in out
     assert out.index("unweighted: +0.2000") < out.index("KL weights with p = 10: +0.0200")
-    assert "the weights shrink the drift" in out
+    assert "the weights shrink |drift| in 2 of 2 seeds at p = 10" in out
+    # p = 80 = every item: its drift of 0 holds by construction, named and not counted
+    assert "p = 80:" not in out and "+0.0000" not in out
+    assert "p = 80 (every item) is left out" in out and "by construction" in out
+    drifts = v.e6_drifts(scores, snapshots)
+    assert drifts.loc[drifts["p"] == 80, "degenerate"].all()
+    assert not drifts.loc[drifts["p"] < 80, "degenerate"].any()
+
+
+def test_e6_verdict_says_when_only_the_degenerate_weighting_ran():
+    scores, snapshots = _e6_tables(
+        [(0, "none", 0, 0.10), (2, "none", 0, 0.30), (0, "kl", 60, 0.10), (2, "kl", 60, 0.10)],
+        seeds=(0,), n_items=60,  # 60 items present at the last snapshot: p = 60 frees all
+    )  # fmt: skip
+    (out,) = v.e6_verdict(scores, snapshots, dataset="d")
+    assert "shrink" not in out and "nothing here tests them" in out
+    assert "p = 60 (every item) is left out" in out
+    # one seed: the scores and intervals at both ends
+    assert "unweighted: +0.2000 (0.1000 [0.0900, 0.1100] → 0.3000 [0.2900, 0.3100])" in out
+    # a weighting that does not shrink the drift in some seed says so
+    scores, snapshots = _e6_tables(
+        [(0, "none", 0, 0.10), (2, "none", 0, 0.30), (0, "kl", 10, 0.10), (2, "kl", 10, 0.35)]
+    )  # fmt: skip
+    scores.loc[(scores["seed"] == 1) & (scores["p"] == 10) & (scores["t"] == 2), "score"] = 0.2
+    (out,) = v.e6_verdict(scores, snapshots, dataset="d")
+    assert "the weights shrink |drift| in 1 of 2 seeds at p = 10" in out
+    assert "(seeds: +0.1000 to +0.2500)" in out
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,9 @@ the experiment's other results, and as the first section of its main Markdown su
   ([ICML16] §6.5);
 - :func:`e5_verdict`: Kendall's τ of URE and of traditional recall against the true recall
   ([URE24]);
-- :func:`e6_verdict`: the constant recommenders' drift, unweighted and with KL weights ([MYT14]).
+- :func:`e6_verdict`: the constant recommenders' drift, unweighted and with KL weights, leaving
+  out the weightings that free every item and so hold the first period by construction
+  ([MYT14]).
 
 Every name that comes from a user (dataset, recommender, test set, estimator, strategy) is made
 inert (:func:`~debiaseval.io.markup.inert_markdown`). The functions are pure: tables in,
@@ -43,6 +45,7 @@ __all__ = [
     "e3_verdict",
     "e4_verdict",
     "e5_verdict",
+    "e6_drifts",
     "e6_verdict",
     "inert_name",
     "metric_label",
@@ -422,60 +425,101 @@ def e5_verdict(agreement: pd.DataFrame, estimates: pd.DataFrame, *, dataset: str
 _CONSTANT = ("g1", "g2")
 
 
-def e6_verdict(scores: pd.DataFrame, *, dataset: str) -> list[str]:
-    """E6's verdict ([MYT14]) from ``scores.parquet``: per constant recommender (g1, g2), its
-    leave-one-out hit rate's drift from t0 to the last snapshot, unweighted and with each KL
-    weighting (p items free to move), as the mean over seeds with the range of the seeds'
-    drifts; the scores at t0 and at the end carry their intervals where there is one seed."""
+def e6_drifts(scores: pd.DataFrame, snapshots: pd.DataFrame) -> pd.DataFrame:
+    """Per seed, constant recommender and weighting (``p``: 0 = unweighted), the score's drift
+    from the first snapshot to the last, ``drift`` = score(last) − score(first), with
+    ``degenerate`` where ``p`` reaches every item present at the last snapshot (``snapshots``'
+    ``n_items``): every weight is then free, the weights reproduce the first period's item
+    marginal, and a constant list keeps its first score by construction."""
+    rows = scores[scores["recommender"].isin(_CONSTANT)]
+    rows = rows.assign(p=np.where(rows["weighting"] == "none", 0, rows["p"]))
+    first, last = rows["t"].min(), rows["t"].max()
+    keys = ["seed", "recommender", "p"]
+    ends = rows[rows["t"].isin([first, last])].pivot_table(
+        index=keys, columns="t", values="score", aggfunc="first"
+    )
+    out = ends.reset_index()[keys]
+    out["drift"] = (ends[last] - ends[first]).to_numpy() if last != first else 0.0
+    present = snapshots[snapshots["t"] == last].set_index("seed")["n_items"]
+    items = present.reindex(out["seed"]).to_numpy(np.float64)
+    out["degenerate"] = (out["p"] > 0) & (out["p"].to_numpy() >= items)
+    return out.dropna(subset=["drift"]).reset_index(drop=True)
+
+
+def _e6_weighted(drifts: pd.DataFrame) -> str:
+    """What the non-degenerate weightings of one recommender show: in how many seeds each
+    shrinks |drift| below the unweighted one's."""
+    plain = drifts[drifts["p"] == 0].set_index("seed")["drift"].abs()
+    weighted = drifts[(drifts["p"] > 0) & ~drifts["degenerate"]]
+    if plain.empty or weighted.empty:
+        return "no KL weighting with fewer than every item free ran, so nothing here tests them"
+    shrinks = weighted["drift"].abs().to_numpy() < plain.reindex(weighted["seed"]).to_numpy()
+    counts = weighted.assign(_shrinks=shrinks).groupby("p")["_shrinks"].agg(["sum", "size"])
+    return "the weights shrink |drift| " + and_list(
+        [f"in {int(k)} of {seeds_text(n)} at p = {int(p)}" for p, (k, n) in counts.iterrows()]
+    )
+
+
+def _e6_degenerate(drifts: pd.DataFrame) -> str:
+    """The clause that names the degenerate weightings, left out of the evidence."""
+    ps = sorted({int(p) for p in drifts.loc[drifts["degenerate"], "p"]})
+    if not ps:
+        return ""
+    return (
+        f"; p = {and_list([str(p) for p in ps])} (every item) is left out: with every weight "
+        "free, the weights hold the first period's item marginal and the constant list its "
+        "first score by construction"
+    )
+
+
+def _e6_ends(scores: pd.DataFrame, rec: str, p: int) -> str:
+    """`` (score [interval] → score [interval])`` of one seed's ``rec`` unweighted (``p`` 0)
+    or with KL weights on ``p`` items, at the first and the last snapshot."""
+    variant = np.where(scores["weighting"] == "none", 0, scores["p"])
+    rows = scores[(scores["recommender"] == rec) & (variant == p)]
+    ends = rows[rows["t"].isin([scores["t"].min(), scores["t"].max()])].sort_values("t")
+    path = " → ".join(
+        f"{number(x)} [{number(lo)}, {number(hi)}]"
+        for x, lo, hi in ends[["score", "ci_low", "ci_high"]].itertuples(index=False)
+    )
+    return f" ({path})"
+
+
+def _e6_drift(p: int, drifts: pd.Series, ends: str) -> str:
+    """``unweighted: +0.2000 (seeds: … to …)``: one weighting's drift, mean over seeds, with
+    the seeds' range (or, with one seed, ``ends``)."""
+    label = "unweighted" if p == 0 else f"KL weights with p = {int(p)}"
+    spread = (
+        ends if len(drifts) < 2 else f" (seeds: {signed(drifts.min())} to {signed(drifts.max())})"
+    )
+    return f"{label}: {signed(drifts.mean())}{spread}"
+
+
+def e6_verdict(scores: pd.DataFrame, snapshots: pd.DataFrame, *, dataset: str) -> list[str]:
+    """E6's verdict ([MYT14]) from ``scores.parquet`` and ``snapshots.parquet``: per constant
+    recommender (g1, g2), its leave-one-out hit rate's drift from the first snapshot to the
+    last (:func:`e6_drifts`), unweighted and with each KL weighting (p items free to move) but
+    the degenerate ones (every item free), as the mean over seeds with the seeds' range (with
+    one seed, the scores and intervals at both ends), and in how many seeds each weighting
+    shrinks the drift; the degenerate weightings are named as such, never counted as
+    evidence."""
     where = inert_name(dataset)
+    drifts = e6_drifts(scores, snapshots)
     out = []
     for rec in _CONSTANT:
-        part = scores[scores["recommender"] == rec]
+        part = drifts[drifts["recommender"] == rec]
         if part.empty:
             continue
-        first, last = int(part["t"].min()), int(part["t"].max())
         n = part["seed"].nunique()
-        drifts = []
-        variants = part.assign(_plain=~((part["p"] == 0) | (part["weighting"] == "none")))
-        for (_, weighting, p), rows in variants.groupby(["_plain", "weighting", "p"], sort=True):
-            start = rows[rows["t"] == first].set_index("seed")["score"]
-            end = rows[rows["t"] == last].set_index("seed")["score"]
-            d = (end - start).dropna()
-            if d.empty:
-                continue
-            label = (
-                "unweighted"
-                if int(p) == 0 or weighting == "none"
-                else (f"KL weights with p = {int(p)}")
-            )
-            spread = "" if len(d) < 2 else f" (seeds: {signed(d.min())} to {signed(d.max())})"
-            one = rows[rows["seed"] == rows["seed"].min()]
-            ends = one[one["t"].isin([first, last])].sort_values("t")
-            path = " → ".join(
-                f"{number(s)} [{number(lo)}, {number(hi)}]"
-                for s, lo, hi in ends[["score", "ci_low", "ci_high"]].itertuples(index=False)
-            )
-            drifts.append((label, float(d.mean()), spread, path))
-        if not drifts:
-            continue
+        one = scores[scores["seed"] == scores["seed"].min()]
         listed = "; ".join(
-            f"{label}: {signed(mean)}{spread}" + ("" if n > 1 else f", {path}")
-            for label, mean, spread, path in drifts
+            _e6_drift(p, d, _e6_ends(one, rec, p) if n == 1 else "")
+            for p, d in part[~part["degenerate"]].groupby("p")["drift"]
         )
-        plain = next((m for lab, m, _, _ in drifts if lab == "unweighted"), None)
-        weighted = [m for lab, m, _, _ in drifts if lab != "unweighted"]
-        tail = ""
-        if plain is not None and weighted:
-            best = min(weighted, key=abs)
-            smaller = abs(best) < abs(plain)
-            tail = (
-                f"; the weights {'shrink' if smaller else 'do not shrink'} the drift "
-                f"(smallest |drift| {number(abs(best))} against {number(abs(plain))} "
-                "unweighted)"
-            )
         out.append(
             f"On {where}, over {seeds_text(n)}, the constant recommender {rec}'s leave-one-out hit "
-            f"rate drifts from t{first} to t{last} by (mean over seeds) {listed}{tail}."
+            f"rate drifts from t{scores['t'].min()} to t{scores['t'].max()} by (mean over seeds) "
+            f"{listed}; {_e6_weighted(part)}{_e6_degenerate(part)}."
         )
     if not out:
         out.append(f"On {where}, no constant recommender was scored.")
