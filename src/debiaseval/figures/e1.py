@@ -10,7 +10,13 @@ from matplotlib.figure import Figure
 
 from debiaseval.evaluation.aggregate import kendall_variants
 from debiaseval.evaluation.uncertainty import shown_interval
-from debiaseval.figures import grouped_bars, legend_outside, recall_k, row_colours
+from debiaseval.figures import (
+    grouped_bars,
+    interval_whiskers,
+    legend_outside,
+    recall_k,
+    row_colours,
+)
 
 __all__ = ["FIGURES", "TABLES", "TITLE", "draw"]
 
@@ -227,9 +233,7 @@ def _accuracy(accuracy: pd.DataFrame, summary: pd.DataFrame, dataset: str,
     for ax, (stat, title) in zip(axes, panels, strict=True):
         values = rows[stat].to_numpy(dtype=float)
         low, high = rows[f"{stat}_low"].to_numpy(float), rows[f"{stat}_high"].to_numpy(float)
-        whiskers = np.vstack([np.nan_to_num(values - low).clip(0), np.nan_to_num(high - values)
-                              .clip(0)])  # fmt: skip
-        ax.bar(x, np.nan_to_num(values), 0.7, yerr=whiskers, capsize=2,
+        ax.bar(x, np.nan_to_num(values), 0.7, yerr=interval_whiskers(values, low, high), capsize=2,
                color=[colours.get(name, "grey") for name in labels])  # fmt: skip
         for position, value in zip(x, values, strict=True):
             if not np.isfinite(value):
