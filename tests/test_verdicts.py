@@ -239,30 +239,60 @@ def test_e3_verdict_gives_each_estimator_s_rmse_and_the_closest():
     assert "Naive 0.5000" in out and "SNIPS 0.1000" in out and out.endswith("SNIPS comes closest.")
 
 
-def test_e4_verdict_compares_mf_ips_with_mf_naive_per_seed():
-    summary = pd.DataFrame(
+def _e4_summary(n_seeds: int, p_value: float = 0.03, flags=("", "")) -> pd.DataFrame:
+    return pd.DataFrame(
         {
             "model": ["MF-Naive", "MF-IPS"], "propensity": ["none", "known"], "metric": "mse",
             "alpha": 0.25, "mar_size": np.nan, "mean": [2.8, 2.1], "sd": [0.1, 0.2],
-            "n_seeds": 2, "p_value": [np.nan, 0.03], "flags": "",
+            "ci_low": [2.6, 1.8], "ci_high": [3.0, 2.5], "n_seeds": n_seeds,
+            "p_value": [np.nan, p_value], "flags": list(flags),
         }
     )  # fmt: skip
-    tests = pd.DataFrame(
-        {
-            "model": "MF-IPS", "propensity": "known", "metric": "mse", "alpha": 0.25,
-            "seed": [0, 1], "n_pairs": 100, "mean_diff": [-0.7, -0.6], "t": -5.0,
-            "p_value": [1e-4, 0.2],
-        }
-    )  # fmt: skip
-    (out,) = v.e4_verdict(summary, tests, dataset="d", alpha=0.25)
+
+
+E4_TESTS = pd.DataFrame(
+    {
+        "model": "MF-IPS", "propensity": "known", "metric": "mse", "alpha": 0.25,
+        "seed": [0, 1], "n_pairs": 100, "mean_diff": [-0.7, -0.6], "t": -5.0,
+        "p_value": [1e-4, 0.2],
+    }
+)  # fmt: skip
+
+
+def test_e4_verdict_compares_mf_ips_with_mf_naive_per_seed():
+    # 2 seeds: no t interval, so no t-test across seeds either, even if a table holds its p
+    (out,) = v.e4_verdict(_e4_summary(2), E4_TESTS, dataset="d", alpha=0.25)
     assert "MF-IPS (known propensities) has a test MSE of 2.100 against" in out
-    assert "MF-Naive's 2.800 (means over seeds; fewer than 3 seeds give no interval)" in out
-    assert "lower by 0.700" in out and "p = 0.03" in out and "±" not in out
+    assert (
+        "MF-Naive's 2.800 (means over seeds; fewer than 3 seeds give no interval and no test "
+        "across seeds)" in out
+    )
+    assert "lower by 0.700" in out and "±" not in out
+    assert "across seeds: p" not in out and "0.03" not in out and "[1.800" not in out
     assert "better in 1 and worse in 0 of 2 seeds" in out
-    three = summary.assign(n_seeds=3, ci_low=[2.6, 1.8], ci_high=[3.0, 2.5])
-    (out,) = v.e4_verdict(three, tests, dataset="d", alpha=0.25)
+    assert "grid" not in out
+    # 3 seeds: the interval and the test across seeds, as the summary prints them
+    (out,) = v.e4_verdict(_e4_summary(3), E4_TESTS, dataset="d", alpha=0.25)
     assert "MSE of 2.100 [1.800, 2.500] against MF-Naive's 2.800 [2.600, 3.000]" in out
     assert "(mean [95% t interval over seeds, within [0, ∞)])" in out
+    assert "lower by 0.700; paired t-test across seeds: p = 0.03; over the MAR test" in out
+    # a NaN interval is no interval, a NaN p no test
+    nan = _e4_summary(3, p_value=np.nan).assign(ci_low=np.nan)
+    (out,) = v.e4_verdict(nan, E4_TESTS.iloc[:0], dataset="d", alpha=0.25)
+    assert "[" not in out and "across seeds: p" not in out and "MAR test pairs" not in out
+
+
+def test_e4_verdict_carries_the_grid_edge_flag():
+    summary = _e4_summary(3, flags=("", "grid_edge,not_converged"))
+    (out,) = v.e4_verdict(summary, E4_TESTS, dataset="d", alpha=0.25)
+    assert out.endswith(
+        "; for MF-IPS the tuning picked factors or λ at an end of the grid in some seed (flag "
+        "grid_edge): the best setting may lie beyond the grid, and a wider one may change the "
+        "comparison."
+    )
+    summary = _e4_summary(2, flags=("grid_edge", "grid_edge"))
+    (out,) = v.e4_verdict(summary, E4_TESTS, dataset="d", alpha=0.25)
+    assert "for MF-IPS and MF-Naive the tuning picked" in out
 
 
 def test_e5_verdict_gives_tau_of_ure_and_of_recall():

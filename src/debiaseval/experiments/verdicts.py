@@ -13,8 +13,9 @@ the experiment's other results, and as the first section of its main Markdown su
   correction, which gains more only where the seeds or a one-sided test settle it, and how
   many tests were made ([FLAIRS20]);
 - :func:`e3_verdict`: the estimators' RMSE against the true value ([ICML16] Figure 2);
-- :func:`e4_verdict`: MF-IPS against MF-Naive, with the paired t-test across seeds and per seed
-  ([ICML16] §6.5);
+- :func:`e4_verdict`: MF-IPS against MF-Naive, with the t interval and the paired t-test across
+  seeds from as many seeds as the tables give them, the paired t-test per seed ([ICML16] §6.5)
+  and the ``grid_edge`` flag;
 - :func:`e5_verdict`: Kendall's τ of URE and of traditional recall against the true recall
   ([URE24]);
 - :func:`e6_verdict`: the constant recommenders' drift, unweighted and with KL weights, leaving
@@ -309,6 +310,51 @@ def e3_verdict(
 # -- E4 ----------------------------------------------------------------------------------------
 
 
+def _e4_interval(row: pd.Series) -> str:
+    """`` [low, high]``: the row's t interval over seeds where the summary prints one (from
+    :data:`MIN_T_SEEDS` seeds on, both bounds finite), else nothing."""
+    low, high = row.get("ci_low", np.nan), row.get("ci_high", np.nan)
+    shown = int(row["n_seeds"]) >= MIN_T_SEEDS and np.isfinite(low) and np.isfinite(high)
+    return f" [{number(low, 3)}, {number(high, 3)}]" if shown else ""
+
+
+def _e4_across_seeds(row: pd.Series) -> str:
+    """``; paired t-test across seeds: p = …`` where the summary gives that test (from
+    :data:`MIN_T_SEEDS` seeds on, as the interval), else nothing."""
+    p = row.get("p_value", np.nan)
+    if int(row["n_seeds"]) < MIN_T_SEEDS or not np.isfinite(p):
+        return ""
+    return f"; paired t-test across seeds: p = {p_text(p)}"
+
+
+def _e4_per_seed(tests: pd.DataFrame, significance: float) -> str:
+    """``; over the MAR test pairs it is better in … and worse in … of n seeds (…)``: the
+    per-seed paired t-tests over the test pairs ([ICML16] §6.5), or nothing without them."""
+    if tests.empty:
+        return ""
+    sig = tests["p_value"] < significance
+    better = int((sig & (tests["mean_diff"] < 0)).sum())
+    worse = int((sig & (tests["mean_diff"] > 0)).sum())
+    ps = ", ".join(f"seed {int(t['seed'])} p = {p_text(t['p_value'])}" for _, t in tests.iterrows())
+    return (
+        f"; over the MAR test pairs it is better in {better} and worse in {worse} of "
+        f"{seeds_text(len(tests))} (paired t-test per seed at {significance:g}: {ps})"
+    )
+
+
+def _e4_grid_edge(rows: Sequence[tuple[str, pd.Series]]) -> str:
+    """``; the tuning picked … at an end of the grid …`` for the models flagged ``grid_edge``
+    (:func:`~debiaseval.evaluation.learning_errors.grid_edge`), else nothing."""
+    flagged = [name for name, row in rows if "grid_edge" in str(row.get("flags", "") or "")]
+    if not flagged:
+        return ""
+    return (
+        f"; for {and_list(flagged)} the tuning picked factors or λ at an end of the grid in "
+        "some seed (flag grid_edge): the best setting may lie beyond the grid, and a wider one "
+        "may change the comparison"
+    )
+
+
 def e4_verdict(
     summary: pd.DataFrame,
     pair_tests: pd.DataFrame,
@@ -319,10 +365,11 @@ def e4_verdict(
 ) -> list[str]:
     """E4's verdict ([ICML16] Table 2, §6.5) from ``summary.parquet`` and ``pair_tests.parquet``:
     per MF-IPS model (and MCAR sample size) and metric, at ``alpha`` (the summary's α; all rows
-    without a sweep), its test error against MF-Naive's (mean and in-range interval over seeds),
-    the paired
-    t-test across seeds, and in how many seeds the paired t-test over the MAR test pairs finds
-    it better or worse at ``significance``."""
+    without a sweep), its test error against MF-Naive's (mean over seeds), and with the table's
+    statistics policy: the t interval over seeds and the paired t-test across seeds only from
+    :data:`MIN_T_SEEDS` seeds on (as the summary and the figure); in how many seeds the paired
+    t-test over the MAR test pairs finds it better or worse at ``significance``; and the models
+    whose selected hyperparameter lies at an end of the tuning grid (flag ``grid_edge``)."""
     where = inert_name(dataset)
     rows = summary
     if alpha is not None and summary["alpha"].notna().any():
@@ -341,41 +388,25 @@ def e4_verdict(
             f", MCAR sample {int(size):,})" if np.isfinite(size) else ")"
         )
         diff = r["mean"] - base["mean"]
-        word = "lower" if diff < 0 else "higher"
-
-        def spread(row: pd.Series) -> str:
-            low, high = row.get("ci_low", np.nan), row.get("ci_high", np.nan)
-            shown = int(row["n_seeds"]) >= MIN_T_SEEDS and np.isfinite(low) and np.isfinite(high)
-            return f" [{number(low, 3)}, {number(high, 3)}]" if shown else ""
-
         intervals = (
             "mean [95% t interval over seeds, within [0, ∞)]"
-            if spread(r) and spread(base)
-            else f"means over seeds; fewer than {MIN_T_SEEDS} seeds give no interval"
-        )
-        text = (
-            f"On {where}{at}, over {seeds_text(int(r['n_seeds']))}, {model} has a test "
-            f"{metric_label(metric)} of {number(r['mean'], 3)}{spread(r)} against MF-Naive's "
-            f"{number(base['mean'], 3)}{spread(base)} ({intervals}), {word} by "
-            f"{number(abs(diff), 3)}; paired t-test across seeds: p = {p_text(r['p_value'])}"
+            if _e4_interval(r) and _e4_interval(base)
+            else f"means over seeds; fewer than {MIN_T_SEEDS} seeds give no interval and no test "
+            "across seeds"
         )
         tests = pair_tests[
             (pair_tests["propensity"] == r["propensity"]) & (pair_tests["metric"] == metric)
         ]
         if alpha is not None and tests["alpha"].notna().any():
             tests = tests[np.isclose(tests["alpha"].astype(float), alpha)]
-        if len(tests):
-            sig = tests["p_value"] < significance
-            better = int((sig & (tests["mean_diff"] < 0)).sum())
-            worse = int((sig & (tests["mean_diff"] > 0)).sum())
-            ps = ", ".join(
-                f"seed {int(t['seed'])} p = {p_text(t['p_value'])}" for _, t in tests.iterrows()
-            )
-            text += (
-                f"; over the MAR test pairs it is better in {better} and worse in {worse} of "
-                f"{seeds_text(len(tests))} (paired t-test per seed at {significance:g}: {ps})"
-            )
-        out.append(text + ".")
+        out.append(
+            f"On {where}{at}, over {seeds_text(int(r['n_seeds']))}, {model} has a test "
+            f"{metric_label(metric)} of {number(r['mean'], 3)}{_e4_interval(r)} against "
+            f"MF-Naive's {number(base['mean'], 3)}{_e4_interval(base)} ({intervals}), "
+            f"{'lower' if diff < 0 else 'higher'} by {number(abs(diff), 3)}"
+            f"{_e4_across_seeds(r)}{_e4_per_seed(tests, significance)}"
+            f"{_e4_grid_edge([(inert_name(r['model']), r), ('MF-Naive', base)])}."
+        )
     if not out:
         out.append(f"On {where}{at}, no MF-IPS model was compared with MF-Naive.")
     return out
