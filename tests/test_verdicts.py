@@ -226,17 +226,57 @@ def test_e2_names_are_inert_and_an_empty_table_says_so():
     ]
 
 
-def test_e3_verdict_gives_each_estimator_s_rmse_and_the_closest():
-    rmse = pd.DataFrame(
-        {
-            "metric": "mae", "estimator": ["naive", "ips", "snips", "naive"],
-            "alpha": [0.25, 0.25, 0.25, 1.0], "mar_size": 0, "rmse": [0.5, 0.2, 0.1, 0.0],
-            "abs_bias": [0.5, 0.02, 0.03, 0.0], "sd": [0.01, 0.2, 0.1, 0.0], "n_matrices": 5,
-        }
-    )  # fmt: skip
-    (out,) = v.e3_verdict(rmse, {"alpha": 0.25, "n_draws": 50}, dataset="d", n_seeds=3)
-    assert "over 3 seeds × 50 draws of O and 5 prediction matrices" in out
-    assert "Naive 0.5000" in out and "SNIPS 0.1000" in out and out.endswith("SNIPS comes closest.")
+def _e3_draws(errors: dict[str, list[float]], seeds: int = 2) -> pd.DataFrame:
+    """E3's draws at α = 0.25 with the known propensities on MAE (true value 1): per
+    estimator, the error of each draw, the same in every seed and both matrices."""
+    rows = [
+        {"seed": seed, "draw": draw, "propensity": "known", "alpha": 0.25, "mar_size": 0,
+         "matrix": matrix, "metric": "mae", "estimator": est, "value": 1.0 + error,
+         "true_value": 1.0, "n_observed": 50}
+        for seed in range(seeds) for matrix in ("ONES", "ROTATE")
+        for est, per_draw in errors.items() for draw, error in enumerate(per_draw)
+    ]  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def _e3(draws: pd.DataFrame) -> str:
+    from debiaseval.experiments.e3 import mean_over_matrices, rmse_table
+
+    rmse = mean_over_matrices(rmse_table(draws, propensity="known", by="alpha"))
+    (out,) = v.e3_verdict(rmse, draws, {"alpha": 0.25}, dataset="d")
+    return out
+
+
+def test_e3_says_the_draws_and_names_the_closest_only_with_an_interval():
+    draws = _e3_draws({"naive": [0.5] * 5, "ips": [0.2, -0.3, 0.25, -0.2, 0.3],
+                       "snips": [0.05, -0.04, 0.06, -0.05, 0.04]})  # fmt: skip
+    out = _e3(draws)
+    assert "over 2 seeds × 5 draws of O and 2 prediction matrices" in out
+    assert out.index("SNIPS 0.0") < out.index("IPS 0.2") < out.index("Naive 0.5000")
+    # IPS's squared error minus SNIPS's, per draw: 0.0375, 0.0884, 0.0589, 0.0375, 0.0884
+    gap = np.array([0.2**2 - 0.05**2, 0.3**2 - 0.04**2, 0.25**2 - 0.06**2, 0.2**2 - 0.05**2,
+                    0.3**2 - 0.04**2] * 2)  # fmt: skip
+    mean, low, high, n = v.e3_gap(draws, metric="mae", alpha=0.25, best="snips", runner="ips")
+    assert n == 10 and mean == pytest.approx(gap.mean()) and 0 < low < mean < high
+    assert out.endswith(
+        f"; SNIPS comes closest: IPS's squared error, averaged over the matrices, exceeds "
+        f"SNIPS's by {mean:.3g} [{low:.3g}, {high:.3g}] (95% paired t interval over the 10 "
+        "draws)."
+    )
+
+
+def test_e3_says_two_estimators_are_not_told_apart():
+    # SNIPS ahead in RMSE by a hair, IPS closer in half the draws: the interval holds 0
+    draws = _e3_draws({"naive": [0.5] * 4, "ips": [0.1, -0.3, 0.1, -0.3],
+                       "snips": [0.3, -0.09, 0.3, -0.09]})  # fmt: skip
+    out = _e3(draws)
+    assert "comes closest" not in out
+    assert "; SNIPS and IPS are not told apart: IPS's squared error, averaged over the matrices, " \
+        "minus SNIPS's is" in out and "an interval not above 0." in out  # fmt: skip
+    # one seed of one draw: no interval, so no closest either
+    out = _e3(_e3_draws({"ips": [0.3], "snips": [0.1]}, seeds=1))
+    assert "over 1 seed × 1 draw of O" in out
+    assert out.endswith("; SNIPS and IPS are not told apart (1 draw gives no interval).")
 
 
 def _e4_summary(n_seeds: int, p_value: float = 0.03, flags=("", "")) -> pd.DataFrame:
