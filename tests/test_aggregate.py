@@ -118,3 +118,31 @@ def test_summary_markdown_shows_the_intervals_when_the_summary_has_them():
     summary = summary_table(per_seed).merge(seed_intervals(per_seed, keys, level=0.95), on=keys)
     md = summary_markdown(summary, "toy")
     assert "| 0.5000 [0.2702, 0.7298] ⟨0.4000, 0.6000⟩ (+200.0%) |" in md
+
+
+def test_summary_markdown_compares_true_with_gt_only_per_relevant_item():
+    """TRUE (the full matrix) against gt: a % difference at Recall and avgDCG, means over the
+    relevant items; none at HitRate, Precision, MAP or NDCG, which depend on how many relevant
+    items a sampled test set holds, with the line that says why under those tables only."""
+    from debiaseval.evaluation.aggregate import TRUE_NOTE, compared_with_gt
+
+    frames = []
+    for metric in ("recall", "avgdcg", "hitrate", "precision", "map", "ndcg"):
+        true = _per_seed().query("testset == 'REG'").assign(testset="TRUE")
+        frames.append(pd.concat([_per_seed(), true]).assign(metric=metric))
+    md = summary_markdown(summary_table(pd.concat(frames, ignore_index=True)), "toy")
+    sections = dict(part.split("\n", 1) for part in md.split("\n## ")[1:])
+    for metric in ("recall", "avgdcg"):
+        row = next(x for x in sections[f"{metric}@10"].splitlines() if x.startswith("| A |"))
+        assert (
+            row == "| A | 0.2000 ± 0.1414 | 0.5000 ± 0.1414 (+150.0%) | 0.5000 ± 0.1414 (+150.0%) |"
+        )
+        assert TRUE_NOTE not in sections[f"{metric}@10"]
+    for metric in ("hitrate", "precision", "map", "ndcg"):
+        row = next(x for x in sections[f"{metric}@10"].splitlines() if x.startswith("| A |"))
+        assert row == "| A | 0.2000 ± 0.1414 | 0.5000 ± 0.1414 (+150.0%) | 0.5000 ± 0.1414 |"
+        assert sections[f"{metric}@10"].count(TRUE_NOTE) == 1
+    assert "another estimand" in TRUE_NOTE
+    assert compared_with_gt("REG", "ndcg") and not compared_with_gt("gt", "recall")
+    # without a TRUE row, no line about it
+    assert TRUE_NOTE not in summary_markdown(summary_table(_per_seed().assign(metric="ndcg")), "t")

@@ -195,6 +195,10 @@ def test_wilcoxon_matches_scipy_by_hand():
     assert out.loc[("A", "B"), "mean_difference"] == pytest.approx(
         np.mean(rows[0]["after"] - rows[1]["after"])
     )
+    for column, side in (("p_greater", "greater"), ("p_less", "less")):
+        one_sided = wilcoxon(rows[0]["after"], rows[1]["after"], alternative=side).pvalue
+        assert out.loc[("A", "B"), column] == pytest.approx(one_sided)
+        assert out.loc[("A", "C"), column] == 1.0
 
 
 def _changes(seeds: int, users: np.ndarray, difference: np.ndarray, strategies=("A", "B")):
@@ -229,6 +233,10 @@ def test_wilcoxon_never_pairs_a_user_with_itself_across_seeds():
     combined = combine_seeds(tests).iloc[0]
     assert combined["n_seeds"] == 10 and combined["share_significant"] == 0.0
     assert combined["combined_p"] == pytest.approx(0.125) and not combined["significant"]
+    # b ahead in every seed, and the one-sided combined p towards b is half the two-sided one
+    assert combined["n_a_ahead"] == 0 and combined["n_b_ahead"] == 10
+    assert combined["combined_p_less"] == pytest.approx(0.0625)
+    assert combined["combined_p_greater"] == 1.0
     # a user rated in seed 0 by A only and in seed 1 by B only is never a pair
     lone = pd.concat(
         [
@@ -340,6 +348,10 @@ def test_tiny_run_tables(tiny_run):
         "mean_users",
         "mean_difference",
         "significant",
+        "n_a_ahead",
+        "n_b_ahead",
+        "combined_p_greater",
+        "combined_p_less",
     ]
     assert len(tests) == 3 * 2 * 3 * 15 and tests["combined_p"].between(0, 1).all()
     assert (tests["n_seeds"] == 2).all() and tests["share_significant"].between(0, 1).all()

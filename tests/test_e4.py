@@ -414,9 +414,20 @@ def test_the_summary_prints_and_the_figure_draws_an_interval_that_stays_above_ze
     assert ("without an interval" in md) == (n_seeds < 3)
     fig = figures.draw("test_error", {"summary": summary}, "synthetic")
     bars = [c for c in fig.axes[0].containers if hasattr(c, "patches")]
-    drawn = [s[:, 1] for b in bars for s in b.errorbar.lines[2][0].get_segments()]
-    expected = [
-        (r["ci_low"], r["ci_high"]) if n_seeds >= 3 else (r["mean"], r["mean"])
-        for _, r in summary.iterrows()
+    drawn = [s[:, 1] for b in bars for s in b.errorbar.lines[2][0].get_segments() if len(s)]
+    caps = [
+        np.isfinite(np.asarray(cap.get_ydata(), dtype=float)).sum()
+        for b in bars
+        for cap in b.errorbar.lines[1]
     ]
-    assert np.allclose(drawn, expected)
+    if n_seeds >= 3:
+        assert np.allclose(drawn, [(r["ci_low"], r["ci_high"]) for _, r in summary.iterrows()])
+    else:  # no interval printed, no whisker drawn: neither a line nor its caps
+        assert drawn == [] and sum(caps) == 0
+    # the test across seeds follows the interval: a p from 3 seeds on, none (nor a label) below
+    assert np.isfinite(ips["p_value"]) == (n_seeds >= 3)
+    labels = [t.get_text() for t in fig.axes[0].texts if t.get_text().startswith("p=")]
+    assert len(labels) == (n_seeds >= 3)
+    row = next(line for line in md.splitlines() if line.startswith("| MF-IPS"))
+    p_cell = f"{ips['p_value']:.3g}" if n_seeds >= 3 else ""
+    assert row.endswith(f" | {p_cell} |") and "from 3 seeds on as the interval" in md

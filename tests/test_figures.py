@@ -73,11 +73,14 @@ def test_the_recall_figure_draws_the_interval_the_table_prints(n_seeds, low, hig
 
 
 def _whiskers(ax) -> list[tuple[float, float]]:
-    """(low, high) of every bar's whisker on ``ax``, in the order the bars were drawn."""
+    """(low, high) of every whisker drawn on ``ax``, in the order the bars were drawn. A bar
+    without an interval has none: an empty segment, and no cap at a finite height."""
     drawn = []
     for bars in [c for c in ax.containers if hasattr(c, "patches")]:
-        segments = bars.errorbar.lines[2][0].get_segments()
+        segments = [s for s in bars.errorbar.lines[2][0].get_segments() if len(s)]
         drawn += [(s[0][1], s[1][1]) for s in segments]
+        for cap in bars.errorbar.lines[1]:
+            assert np.isfinite(np.asarray(cap.get_ydata(), dtype=float)).sum() == len(segments)
     return drawn
 
 
@@ -102,13 +105,24 @@ def test_e2_figures_draw_the_summarys_interval_and_share_colours(n_seeds):
     by_method = [row for m in ("CLASSIC", "INT_T", "INT_HT") for row in rows if row["method"] == m]
     if n_seeds >= 3:
         expected = [(r["ci_low"], r["ci_high"]) for r in by_method]
-    else:  # no interval printed, none drawn
-        expected = [(r["pct_change"], r["pct_change"]) for r in by_method]
-    assert np.allclose(drawn, expected)
-    assert min(low for low, _ in drawn) >= -100
+        assert np.allclose(drawn, expected)
+        assert min(low for low, _ in drawn) >= -100
+    else:  # no interval printed, none drawn: not even a zero-length one with its caps
+        assert drawn == []
     other = _bar_colours(e2_figures.draw("elicited", tables, "toy"))
     assert (
         _bar_colours(fig)
         == other
         == {name: to_hex(colour) for name, colour in row_colours(summary["method"]).items()}
     )
+
+
+def test_a_bar_whose_interval_is_missing_gets_no_whisker():
+    """From 3 seeds on the E1 recall figure draws the t interval; a row whose ci_low/ci_high
+    are NaN (a mean outside the range) draws none, the others theirs."""
+    summary = _summary(["gt", "FULL"], 3)
+    summary.loc[0, ["ci_low", "ci_high"]] = np.nan  # MF on gt
+    fig = e1_figures.draw("recall", {"summary": summary}, "toy")
+    drawn = _whiskers(fig.axes[0])
+    kept = summary.iloc[1:]
+    assert np.allclose(drawn, list(zip(kept["ci_low"], kept["ci_high"], strict=True)))

@@ -737,7 +737,7 @@ def test_e4_outputs_and_api_parity(two_runs, tmp_path):
     assert (summary["n_seeds"] == 2).all()
     at = summary[summary["alpha"] == 0.25].set_index("model")
     assert at.at["MF-IPS", "mean"] < at.at["MF-Naive", "mean"]
-    assert at.at["MF-IPS", "p_value"] < 1
+    assert np.isnan(at.at["MF-IPS", "p_value"])  # 2 seeds: no t interval, so no test across
     errors = pd.read_parquet(folder / "errors.parquet")
     assert list(errors.columns) == list(e4.ERROR_COLUMNS) and len(errors) == 2 * 2 * 2
     assert (folder / "summary.md").read_text().startswith("# E4 on synthetic")

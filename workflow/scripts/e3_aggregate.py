@@ -20,8 +20,7 @@ with job(snakemake.log[0]) as log:
         write_table(table, snakemake.output[name], prov)
     alpha = p.block["alpha"]
     title = f"E3 on {p.dataset}: estimates at alpha = {alpha:g} (ICML16 Table 1)"
-    found = e3_verdict(tables["rmse_vs_alpha_mean"], p.block, dataset=p.dataset,
-                       n_seeds=draws["seed"].nunique())  # fmt: skip
+    found = e3_verdict(tables["rmse_vs_alpha_mean"], draws, p.block, dataset=p.dataset)
     verdict = verdict_markdown(found)
     write_markdown(verdict, snakemake.output.verdict_md, prov)
     table1 = e3.table1_markdown(tables["estimates"], title=title)

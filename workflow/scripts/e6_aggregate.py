@@ -19,7 +19,7 @@ with job(snakemake.log[0]) as log:
     tables = aggregate(runs, min_users=p.min_users)
     for name, frame in tables.items():
         write_table(frame, snakemake.output[name], prov)
-    verdict = verdict_markdown(e6_verdict(tables["scores"], dataset=p.dataset))
+    verdict = verdict_markdown(e6_verdict(tables["scores"], tables["snapshots"], dataset=p.dataset))
     write_markdown(verdict, snakemake.output.verdict_md, prov)
     md = with_verdict(markdown(tables["scores"], p.dataset), verdict)
     write_markdown(md, snakemake.output.markdown, prov)

@@ -110,6 +110,8 @@ def pairwise_wilcoxon(
     test and is never paired with itself across seeds ([FLAIRS20] §4 tests each run),
     and compared with :func:`scipy.stats.wilcoxon` (zero differences dropped, its
     default). When every difference is 0 the statistic is 0 and p = 1.
+    ``p_greater`` and ``p_less``: the one-sided tests' p-values that a's changes are greater,
+    or less, than b's (the direction a verdict may claim, :func:`combine_seeds`).
     ``mean_difference`` is the mean of change_a − change_b over the paired users;
     ``significant`` = p < ``alpha``. Seeds are combined by :func:`combine_seeds`.
     """
@@ -122,13 +124,7 @@ def pairwise_wilcoxon(
             for b in present[i + 1 :]:
                 pair = wide[[a, b]].dropna()
                 x, y = pair[a].to_numpy(), pair[b].to_numpy()
-                if np.all(x == y):
-                    statistic, p_value = 0.0, 1.0
-                else:
-                    from scipy.stats import wilcoxon  # lazy: scipy.stats costs 0.5 s
-
-                    result = wilcoxon(x, y, alternative="two-sided")
-                    statistic, p_value = float(result.statistic), float(result.pvalue)
+                statistic, p_value, p_greater, p_less = _signed_rank(x, y)
                 rows.append(
                     {
                         **dict(zip([*keys, "seed"], group, strict=True)),
@@ -136,16 +132,32 @@ def pairwise_wilcoxon(
                         "strategy_b": b,
                         "statistic": statistic,
                         "p_value": p_value,
+                        "p_greater": p_greater,
+                        "p_less": p_less,
                         "n_users": np.int64(len(pair)),
                         "mean_difference": float(np.mean(x - y)) if len(pair) else np.nan,
                         "significant": bool(p_value < alpha),
                     }
                 )
-    columns = [*keys, "strategy_a", "strategy_b", "seed", "statistic", "p_value", "n_users"]
-    columns += ["mean_difference", "significant"]
+    columns = [*keys, "strategy_a", "strategy_b", "seed", "statistic", "p_value", "p_greater"]
+    columns += ["p_less", "n_users", "mean_difference", "significant"]
     out = pd.DataFrame(rows, columns=columns)
     out["seed"] = out["seed"].astype(np.int64)
     return out
+
+
+def _signed_rank(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float, float]:
+    """The Wilcoxon signed-rank test of paired ``x`` and ``y``: the two-sided statistic and p,
+    and the one-sided p-values that x's values are greater (``p_greater``) and less
+    (``p_less``) than y's. Every difference 0: statistic 0 and every p 1."""
+    if np.all(x == y):
+        return 0.0, 1.0, 1.0, 1.0
+    from scipy.stats import wilcoxon  # lazy: scipy.stats costs 0.5 s
+
+    result = wilcoxon(x, y, alternative="two-sided")
+    greater = wilcoxon(x, y, alternative="greater").pvalue
+    less = wilcoxon(x, y, alternative="less").pvalue
+    return float(result.statistic), float(result.pvalue), float(greater), float(less)
 
 
 def median_combined_p(p_values: Sequence[float] | np.ndarray) -> float:
@@ -175,11 +187,17 @@ def combine_seeds(
     ``share_significant`` (seeds with p < ``alpha``), ``median_p``, ``combined_p``
     (:func:`median_combined_p`, valid although the seeds re-split the same users),
     ``mean_users`` (users per test, mean over seeds), ``mean_difference`` (its mean
-    over seeds) and ``significant`` = combined_p < ``alpha``.
+    over seeds), ``significant`` = combined_p < ``alpha``, and for the direction of a
+    difference: ``n_a_ahead``/``n_b_ahead`` (seeds whose mean difference is above/below 0)
+    and ``combined_p_greater``/``combined_p_less`` (the one-sided p-values ``p_greater`` and
+    ``p_less`` combined alike).
     """
     group = [*keys, "strategy_a", "strategy_b"]
+    frame = tests.assign(
+        _a_ahead=tests["mean_difference"] > 0, _b_ahead=tests["mean_difference"] < 0
+    )
     out = (
-        tests.groupby(group, sort=False)
+        frame.groupby(group, sort=False)
         .agg(
             n_seeds=("seed", "size"),
             n_significant=("significant", "sum"),
@@ -187,15 +205,20 @@ def combine_seeds(
             combined_p=("p_value", median_combined_p),
             mean_users=("n_users", "mean"),
             mean_difference=("mean_difference", "mean"),
+            n_a_ahead=("_a_ahead", "sum"),
+            n_b_ahead=("_b_ahead", "sum"),
+            combined_p_greater=("p_greater", median_combined_p),
+            combined_p_less=("p_less", median_combined_p),
         )
         .reset_index()
     )
-    out["n_seeds"] = out["n_seeds"].astype(np.int64)
-    out["n_significant"] = out["n_significant"].astype(np.int64)
+    for column in ("n_seeds", "n_significant", "n_a_ahead", "n_b_ahead"):
+        out[column] = out[column].astype(np.int64)
     out.insert(
         out.columns.get_loc("n_significant") + 1,
         "share_significant",
         out["n_significant"] / out["n_seeds"],
     )
     out["significant"] = out["combined_p"] < alpha
-    return out
+    directions = ["n_a_ahead", "n_b_ahead", "combined_p_greater", "combined_p_less"]
+    return out[[c for c in out.columns if c not in directions] + directions]

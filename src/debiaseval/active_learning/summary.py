@@ -222,7 +222,9 @@ def summary_markdown(
         f"the seeds with p < {alpha:g}; `combined_p`: min(1, K/k · p_(k)) with k = ⌈K/2⌉ of "
         "the K seeds' p-values (about twice their median), valid although the seeds re-split "
         "the same users; `mean_difference`: change of a − change of b, mean over users and "
-        "seeds. Every test in `wilcoxon.parquet`, every seed's in `wilcoxon_seeds.parquet`."
+        "seeds. These p-values are not corrected for the many tests (the verdict corrects them "
+        "by Holm's method within each method and scope). Every test in `wilcoxon.parquet`, "
+        "every seed's in `wilcoxon_seeds.parquet`."
         "\n\n" + (markdown_table(shown) if len(shown) else "None.\n")
     )
     return "".join(parts)

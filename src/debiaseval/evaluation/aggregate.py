@@ -8,13 +8,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from debiaseval.estimation.heldout import GAINS
 from debiaseval.evaluation.flags import MIN_USERS, join_flags, legend, marked
 from debiaseval.evaluation.uncertainty import INTERVAL_NOTE, interval_cell
 from debiaseval.io.markup import inert_markdown
 
 __all__ = [
     "KENDALL_COLUMNS",
+    "TRUE_NOTE",
     "check_kendall",
+    "compared_with_gt",
     "kendall_excluded",
     "kendall_groups",
     "kendall_markdown",
@@ -305,14 +308,36 @@ def kendall_markdown(
     return "".join(parts)
 
 
-def _summary_cell(mean: float, sd: float, pct: float, testset: str) -> str:
-    """``mean ± sd (+pct%)``; no sd for a single seed, no pct on gt or where undefined."""
+TRUE = "TRUE"
+"""The exact truth from the full rating matrix (synthetic data), a row of E1's summary."""
+
+TRUE_NOTE = (
+    "TRUE shows no % difference from gt here: HitRate, Precision, MAP and NDCG of a sampled "
+    "test set depend on how many relevant items the sample holds, and TRUE's come from the "
+    "full matrix, another estimand. Only Recall and avgDCG, means over the relevant items, "
+    "compare TRUE with gt."
+)
+"""The line under a table of :func:`summary_markdown` whose TRUE row shows no % difference."""
+
+
+def compared_with_gt(testset: str, metric: str) -> bool:
+    """Whether ``summary.md`` gives ``testset``'s % difference from gt at ``metric``: every
+    test set but gt itself, and TRUE only at a mean over the relevant items of a rank gain
+    (:data:`~debiaseval.estimation.heldout.GAINS`: Recall, avgDCG), the metrics whose value
+    on a sample estimates the full matrix's (:data:`TRUE_NOTE` says why the others do not)."""
+    return testset != GROUND_TRUTH and (testset != TRUE or str(metric) in GAINS)
+
+
+def _summary_cell(mean: float, sd: float, pct: float, testset: str, metric: str) -> str:
+    """``mean ± sd (+pct%)``; no sd for a single seed, no pct where :func:`compared_with_gt`
+    says none or where undefined."""
     text = f"{mean:.4f}" if np.isnan(sd) else f"{mean:.4f} ± {sd:.4f}"
-    return _with_pct(text, pct, testset)
+    return _with_pct(text, pct, testset, metric)
 
 
-def _with_pct(text: str, pct: float, testset: str) -> str:
-    return text if testset == GROUND_TRUTH or np.isnan(pct) else f"{text} ({pct:+.1f}%)"
+def _with_pct(text: str, pct: float, testset: str, metric: str) -> str:
+    shown = compared_with_gt(testset, metric) and not np.isnan(pct)
+    return f"{text} ({pct:+.1f}%)" if shown else text
 
 
 def _summary_cells(block: pd.DataFrame) -> list[str]:
@@ -320,10 +345,11 @@ def _summary_cells(block: pd.DataFrame) -> list[str]:
     over seeds] ⟨bootstrap interval over users⟩ (+pct%)`` (:func:`interval_cell`: the t
     interval from 3 seeds on), else ``mean ± sd (+pct%)``."""
     bounds = ["ci_low", "ci_high", "boot_low", "boot_high", "n_seeds"]
+    where = ["pct_diff_vs_gt", "testset", "metric"]
     if set(bounds) <= set(block.columns):
-        rows = block[["mean", *bounds, "pct_diff_vs_gt", "testset"]].itertuples(index=False)
-        return [_with_pct(interval_cell(*row[:6]), row[6], row[7]) for row in rows]
-    rows = block[["mean", "sd", "pct_diff_vs_gt", "testset"]].itertuples(index=False)
+        rows = block[["mean", *bounds, *where]].itertuples(index=False)
+        return [_with_pct(interval_cell(*row[:6]), *row[6:]) for row in rows]
+    rows = block[["mean", "sd", *where]].itertuples(index=False)
     return [_summary_cell(*row) for row in rows]
 
 
@@ -383,7 +409,8 @@ def summary_markdown(
 ) -> str:
     """The E1 summary for people: how to read it, the run's metadata (``about`` lines), one
     table per (metric, k) of recommenders × test sets (``mean ± sd (pct vs gt)``, followed by
-    the symbols of its ``flags`` if the summary has them, explained under the table), and the
+    the symbols of its ``flags`` if the summary has them, explained under the table; TRUE's
+    pct only where :func:`compared_with_gt`, else :data:`TRUE_NOTE` under the table), and the
     test-set diagnostics. A test set of ``testsets`` with no value (empty) gets a column of
     ``empty`` rather than none."""
     parts = [
@@ -407,7 +434,8 @@ def summary_markdown(
         table = cells.pivot(index="recommender", columns="testset", values="cell")
         columns = _testset_order([*block["testset"], *testsets])
         table = table.reindex(columns=columns).astype(object).fillna(EMPTY).reset_index()
-        parts.append(f"\n## {metric}@{k}\n\n" + markdown_table(table) + legend(flags))
+        note = "" if compared_with_gt(TRUE, metric) or TRUE not in columns else f"\n{TRUE_NOTE}\n"
+        parts.append(f"\n## {metric}@{k}\n\n" + markdown_table(table) + note + legend(flags))
     if diagnostics is not None:
         parts.append(_diagnostics_markdown(diagnostics))
     return "".join(parts)

@@ -16,7 +16,12 @@ import numpy as np
 import pandas as pd
 
 from debiaseval.evaluation.flags import MIN_USERS, join_flags, legend, marked
-from debiaseval.evaluation.uncertainty import interval_cell, seed_interval_note, seed_intervals
+from debiaseval.evaluation.uncertainty import (
+    MIN_T_SEEDS,
+    interval_cell,
+    seed_interval_note,
+    seed_intervals,
+)
 
 __all__ = [
     "BIAS_ONLY_RMS",
@@ -136,7 +141,9 @@ def summarise(
     :func:`~debiaseval.evaluation.uncertainty.seed_intervals`), ``n_seeds`` and ``p_value``,
     the two-sided paired
     t-test (``scipy.stats.ttest_rel``) of the model's per-seed errors against MF-Naive's
-    on the same seeds (NaN for MF-Naive itself and with fewer than two common seeds).
+    on the same seeds (NaN for MF-Naive itself and, as the t interval, with fewer than
+    :data:`~debiaseval.evaluation.uncertainty.MIN_T_SEEDS` common seeds: one policy for the
+    interval and the test across seeds).
     ``flags`` (:mod:`debiaseval.evaluation.flags`), each when it holds in at least one seed:
     ``grid_edge``, the chosen ``factors`` or ``l2`` is an end of ``grid`` (the tuning grid,
     :func:`tuning_grid`; not checked without it) of a model that is not bias-only;
@@ -179,7 +186,7 @@ def summarise(
             for s, v in sel[["seed", "value"]].itertuples(index=False)
             if (metric, _alpha_key(alpha), int(s)) in naive_values
         ]
-        if len(pairs) < 2:
+        if len(pairs) < MIN_T_SEEDS:  # as the t interval: no test of one degree of freedom
             p_values.append(np.nan)
             continue
         a, b = np.array(pairs).T
@@ -232,8 +239,8 @@ def summary_markdown(
     Cells are ``mean [t interval over seeds]`` (the interval from 3 seeds on, within
     [0, ∞): :func:`~debiaseval.evaluation.uncertainty.interval_cell`), followed by the
     symbols of the row's ``flags`` (explained in a legend under the table); the p-values
-    are of the paired t-test against MF-Naive across
-    seeds. With ``tests`` (:func:`pair_tests`) a second table gives every seed's p of
+    are of the paired t-test against MF-Naive across seeds (from 3 seeds on, as the
+    interval). With ``tests`` (:func:`pair_tests`) a second table gives every seed's p of
     [ICML16]'s test, paired over the MAR test pairs.
     """
     rows = summary
@@ -269,7 +276,8 @@ def summary_markdown(
     lines += [
         "",
         f"Test error{where}, mean over {n} seed(s); p: paired t-test against MF-Naive "
-        "across seeds (scipy.stats.ttest_rel, two-sided). "
+        f"across seeds (scipy.stats.ttest_rel, two-sided), from {MIN_T_SEEDS} seeds on as the "
+        "interval (with fewer it has at most one degree of freedom, and no p is given). "
         + seed_interval_note(
             n,
             level=LEVEL,

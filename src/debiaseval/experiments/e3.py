@@ -581,6 +581,5 @@ def run(
     draws = pd.concat([d for d, _ in runs], ignore_index=True)
     naive_bayes = pd.concat([nb for _, nb in runs], ignore_index=True)
     tables = aggregate(draws, block)
-    found = e3_verdict(tables["rmse_vs_alpha_mean"], block, dataset=truth.name,
-                       n_seeds=draws["seed"].nunique())  # fmt: skip
+    found = e3_verdict(tables["rmse_vs_alpha_mean"], draws, block, dataset=truth.name)
     return {"draws": draws, "naive_bayes": naive_bayes, **tables, **verdict_entries(found)}

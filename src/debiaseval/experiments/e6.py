@@ -502,4 +502,5 @@ def run(
         ]  # fmt: skip
         name = frames.dataset
     tables = aggregate(runs, min_users=full["min_users"])
-    return {**tables, **verdict_entries(e6_verdict(tables["scores"], dataset=name))}
+    found = e6_verdict(tables["scores"], tables["snapshots"], dataset=name)
+    return {**tables, **verdict_entries(found)}

@@ -33,6 +33,7 @@ __all__ = [
     "REFERENCE_COLOURS",
     "figure_module",
     "grouped_bars",
+    "interval_whiskers",
     "legend_outside",
     "recall_k",
     "render",
@@ -61,7 +62,8 @@ def grouped_bars(
     """Bars of ``table`` (rows = groups on the x axis, columns = bars within a group).
 
     ``errors``: the whiskers, one frame of half-widths or a pair (lower bounds, upper
-    bounds) of an interval around each value, laid out as ``table``. ``colours``: column ->
+    bounds) of an interval around each value, laid out as ``table``; none is drawn where
+    the interval is missing (NaN). ``colours``: column ->
     its colour (every figure of a run gives a test set the same one, :func:`row_colours`).
     A bar of height 0 would be invisible, so it is drawn as a thick line on the
     baseline, labelled ``0``; a missing value (NaN) is labelled ``n/a``. With
@@ -97,15 +99,27 @@ def grouped_bars(
 
 def _whiskers(errors, column, values: np.ndarray) -> np.ndarray | None:
     """matplotlib's ``yerr`` of one column: symmetric half-widths, or the distances to the
-    (lower, upper) bounds of an interval (0 where a bound is missing)."""
+    (lower, upper) bounds of an interval. NaN where the table gives no interval (a bound is
+    missing): matplotlib then draws no whisker there, where a 0 would draw a cap on the bar."""
     if errors is None:
         return None
     if isinstance(errors, tuple):
         low = errors[0][column].to_numpy(dtype=float)
         high = errors[1][column].to_numpy(dtype=float)
-        below, above = np.nan_to_num(values - low), np.nan_to_num(high - values)
-        return np.vstack([np.maximum(below, 0.0), np.maximum(above, 0.0)])
-    return errors[column].fillna(0.0).to_numpy()
+        return interval_whiskers(values, low, high)
+    return errors[column].to_numpy(dtype=float)
+
+
+def interval_whiskers(mean: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """matplotlib's ``yerr`` (2 × n distances below and above ``mean``) of the interval
+    [``low``, ``high``], NaN in both rows where either bound is missing, so that no whisker
+    is drawn where the table prints no interval (a zero-length one would draw its caps)."""
+    m = np.asarray(mean, dtype=np.float64)
+    lo, hi = np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
+    missing = np.isnan(lo) | np.isnan(hi)
+    below = np.where(missing, np.nan, np.maximum(m - lo, 0.0))
+    above = np.where(missing, np.nan, np.maximum(hi - m, 0.0))
+    return np.vstack([below, above])
 
 
 REFERENCE_COLOURS: dict[str, str] = {

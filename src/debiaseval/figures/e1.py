@@ -10,7 +10,13 @@ from matplotlib.figure import Figure
 
 from debiaseval.evaluation.aggregate import kendall_variants
 from debiaseval.evaluation.uncertainty import shown_interval
-from debiaseval.figures import grouped_bars, legend_outside, recall_k, row_colours
+from debiaseval.figures import (
+    grouped_bars,
+    interval_whiskers,
+    legend_outside,
+    recall_k,
+    row_colours,
+)
 
 __all__ = ["FIGURES", "TABLES", "TITLE", "draw"]
 
@@ -233,12 +239,8 @@ def _accuracy(accuracy: pd.DataFrame, summary: pd.DataFrame, dataset: str,
     for ax, (stat, title) in zip(axes, panels, strict=False):
         values = rows[stat].to_numpy(dtype=float)
         low, high = rows[f"{stat}_low"].to_numpy(float), rows[f"{stat}_high"].to_numpy(float)
-        ax.bar(x, np.nan_to_num(values), 0.7, color=[colours.get(name, "grey") for name in labels])
-        shown = np.isfinite(values) & np.isfinite(low) & np.isfinite(high)
-        if shown.any():  # a whisker only where the table gives an interval
-            whiskers = np.vstack([(values - low)[shown].clip(0), (high - values)[shown].clip(0)])
-            ax.errorbar(x[shown], values[shown], yerr=whiskers, fmt="none", ecolor="black",
-                        elinewidth=0.9, capsize=2)  # fmt: skip
+        ax.bar(x, np.nan_to_num(values), 0.7, yerr=interval_whiskers(values, low, high), capsize=2,
+               color=[colours.get(name, "grey") for name in labels])  # fmt: skip
         for position, value in zip(x, values, strict=True):
             if not np.isfinite(value):
                 ax.annotate("n/a", (position, 0.0), xytext=(0, 3), textcoords="offset points",

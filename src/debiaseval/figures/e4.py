@@ -9,7 +9,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from debiaseval.evaluation.uncertainty import shown_interval
-from debiaseval.figures import legend_outside, row_colours
+from debiaseval.figures import interval_whiskers, legend_outside, row_colours
 
 __all__ = ["FIGURES", "TABLES", "TITLE", "draw"]
 
@@ -23,8 +23,9 @@ FIGURES = {
         "whiskers: the 95% t interval over seeds the summary prints (from 3 seeds on, computed "
         "on the log scale, so never below 0; none with fewer seeds), "
         "on the MAR test (coat, yahoo-r3) or the full matrix (synthetic, ml-100k-semi, at the "
-        "smallest alpha of the sweep); p = paired t-test against MF-Naive across seeds (every "
-        "seed's test over the MAR test pairs, ICML16's, is in pair_tests). With an alpha sweep, "
+        "smallest alpha of the sweep); p = paired t-test against MF-Naive across seeds, from 3 "
+        "seeds on as the interval (every seed's test over the MAR test pairs, ICML16's, is in "
+        "pair_tests). With an alpha sweep, "
         "a second panel shows the test MSE vs the selection-bias strength alpha (1 = MCAR) "
         "(ICML16 Figure 3, left) and, with MF-IPS-NB, a third its test MSE vs the size of the "
         "MCAR sample that estimates P(Y = r), beside MF-Naive and MF-IPS with the known "
@@ -41,11 +42,10 @@ def _label(model: str, propensity: str) -> str:
 def _whiskers(rows: pd.DataFrame) -> np.ndarray:
     """matplotlib's ``yerr`` (2 × n distances below and above the mean) of the interval the
     summary prints (:func:`shown_interval`: the t interval over seeds from 3 seeds on, else
-    none, as E4 keeps no interval over test pairs); 0 where there is none."""
+    none, as E4 keeps no interval over test pairs); NaN, so no whisker, where there is none."""
     nan = np.full(len(rows), np.nan)
     low, high = shown_interval(rows["ci_low"], rows["ci_high"], nan, nan, rows["n_seeds"])
-    mean = rows["mean"].to_numpy(np.float64)
-    return np.vstack([np.nan_to_num(mean - low), np.nan_to_num(high - mean)])
+    return interval_whiskers(rows["mean"], low, high)
 
 
 def _colours(summary: pd.DataFrame) -> dict[str, object]:
