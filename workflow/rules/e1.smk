@@ -111,6 +111,8 @@ rule e1_dropped:
         dataset=_alternatives(DRAWN),
     params:
         **job_params(dataset="{dataset}", seeds=list(experiment_seeds("e1")), code=CODE),
+    benchmark:
+        bench("e1/{dataset}/dropped.tsv")
     log:
         logs("e1/{dataset}/dropped.log"),
     script:
