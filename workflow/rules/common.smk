@@ -156,6 +156,17 @@ def draw_block(wildcards):
     return seed_block(config, wildcards.dataset, int(wildcards.seed))
 
 
+def data_file(name):
+    """Input function: the preprocessed file ``name`` (interactions, users, items) of the job's
+    dataset and seed: the seed's own draw (data/<dataset>/seed<s>/, rule preprocess_draw) where
+    the dataset is drawn per seed, else the dataset's one (data/<dataset>/)."""
+    return lambda w: results(
+        f"data/{w.dataset}/seed{w.seed}/{name}"
+        if w.dataset in DRAWN
+        else f"data/{w.dataset}/{name}"
+    )
+
+
 def experiment_datasets(name):
     """The datasets experiment ``name`` runs on (its block's list, resolved from the top level)."""
     return config[name]["datasets"]
