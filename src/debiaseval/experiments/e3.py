@@ -448,7 +448,8 @@ def table1_markdown(estimates: pd.DataFrame, *, title: str = "") -> str:
     lines += [
         "",
         f"Mean over {n} draws of O, and in round brackets the sd of the estimates over the "
-        f"draws; True = the exact value on the full matrix. {note}",
+        "draws; True = the exact value on the full matrix, averaged over the seeds where "
+        f"each draws its own matrix (docs/datasets.md). {note}",
     ]
     notes = legend(estimates["flags"]) if "flags" in estimates else ""
     return "\n".join(lines) + "\n" + notes
