@@ -156,15 +156,25 @@ def draw_block(wildcards):
     return seed_block(config, wildcards.dataset, int(wildcards.seed))
 
 
+def seed_file(drawn, shared):
+    """Input function: the file of the job's dataset and seed, ``drawn`` (a path with {dataset}
+    and {seed}) where the dataset is drawn per seed, else ``shared`` (with {dataset})."""
+    return lambda w: results(
+        (drawn if w.dataset in DRAWN else shared).format(dataset=w.dataset, seed=w.seed)
+    )
+
+
 def data_file(name):
     """Input function: the preprocessed file ``name`` (interactions, users, items) of the job's
     dataset and seed: the seed's own draw (data/<dataset>/seed<s>/, rule preprocess_draw) where
     the dataset is drawn per seed, else the dataset's one (data/<dataset>/)."""
-    return lambda w: results(
-        f"data/{w.dataset}/seed{w.seed}/{name}"
-        if w.dataset in DRAWN
-        else f"data/{w.dataset}/{name}"
-    )
+    return seed_file(f"data/{{dataset}}/seed{{seed}}/{name}", f"data/{{dataset}}/{name}")
+
+
+def e1_data(name):
+    """Input function: E1's data file ``name`` (interactions, users, items) of the job's dataset
+    and seed: the seed's own draw where the dataset is drawn per seed, else the shared one."""
+    return seed_file(f"e1/{{dataset}}/seed{{seed}}/data/{name}", f"e1/{{dataset}}/data/{name}")
 
 
 def experiment_datasets(name):
