@@ -12,6 +12,7 @@ import yaml
 
 from debiaseval import api
 from debiaseval.data import DATA_ENV
+from debiaseval.data.draws import seed_config
 from debiaseval.experiments.e3 import synthetic_truth
 from debiaseval.experiments.e5 import full_data
 from debiaseval.workflow.config import validate_config
@@ -58,21 +59,26 @@ def test_run_and_its_alias_agree_on_synthetic(experiment):
 
 
 def test_a_dataset_name_and_its_frames_give_the_same_tables():
-    """A name is loaded as load_dataset loads it; the frames named the same give the same."""
+    """A name is loaded as load_dataset loads it; the frames named the same give the same.
+    On synthetic, seed 0 of a run by name works on its own draw (synthetic.per_seed)."""
     config = {**TINY, "experiments": ["e1", "e5"]}
-    frames = api.load_dataset("synthetic", config=config)
+    drawn = seed_config(validate_config(config), "synthetic", 0)  # seed 0's own draw
+    frames = api.load_dataset("synthetic", config=drawn)
     # frames carry no generator: the exact TRUE row is the name's alone (e1.truth)
     e1_block = {**TINY.get("e1", {}), "truth": False}
-    _equal(
-        api.run("e1", "synthetic", {**config, "e1": e1_block}, seeds=1),
-        api.run("e1", frames, config, seeds=1, dataset="synthetic"),
-    )
+    by_name = api.run("e1", "synthetic", {**config, "e1": e1_block}, seeds=1)
+    given = api.run("e1", frames, config, seeds=1, dataset="synthetic")
+    # the name's filter report is per seed (a seed column; dropped.md titles it so)
+    dropped = by_name.pop("dropped")
+    assert set(dropped.pop("seed")) == {0}
+    pd.testing.assert_frame_equal(dropped, given.pop("dropped"))
+    assert "each seed its own draw" in by_name.pop("dropped_md") and given.pop("dropped_md")
+    _equal(by_name, given)
     _equal(
         api.run("e5", "synthetic", config, seeds=1),
-        api.run("e5", full_data(validate_config(config)["synthetic"]), config, seeds=1,
-                dataset="synthetic"),
-    )  # fmt: skip
-    truth = synthetic_truth(validate_config(config)["synthetic"])
+        api.run("e5", full_data(drawn["synthetic"]), config, seeds=1, dataset="synthetic"),
+    )
+    truth = synthetic_truth(drawn["synthetic"])
     _equal(api.run("e3", "synthetic", config, seeds=1), api.run("e3", truth, config, seeds=1))
 
 
