@@ -17,6 +17,7 @@ from debiaseval.active_learning.evaluation import (
     metric_changes,
     pairwise_wilcoxon,
 )
+from debiaseval.data.draws import seed_config
 from debiaseval.data.preprocess import build_interactions
 from debiaseval.data.splits import filter_users, run_rng, split_e2
 from debiaseval.data.synthetic import generate_synthetic
@@ -267,6 +268,21 @@ def test_median_combined_p_is_valid_and_by_hand():
     assert rejected <= 0.05
 
 
+def test_each_seed_draws_its_own_synthetic_unless_per_seed_is_false():
+    """E2's seeds read their own draw of synthetic (the workflow's data/synthetic/seed<s>/);
+    with ``per_seed: false`` every seed reads the one draw at ``synthetic.seed``."""
+    from debiaseval.api import load_dataset
+    from debiaseval.experiments import seed_frames
+
+    for per_seed in (True, False):
+        config = {**TINY, "synthetic": {**TINY["synthetic"], "per_seed": per_seed}}
+        frames_of = seed_frames("synthetic", validate_config(config, "e2"), None, experiment="e2")
+        first, second = frames_of(0).interactions, frames_of(1).interactions
+        assert first.equals(frames_of(0).interactions)
+        assert first.equals(second) is not per_seed
+    assert second.equals(load_dataset("synthetic", config=TINY)[0])  # the draw at seed 1
+
+
 @pytest.fixture(scope="module")
 def tiny_run():
     return api.run_e2("synthetic", TINY)
@@ -275,10 +291,11 @@ def tiny_run():
 def test_elicited_pairs_are_in_h_unknown_and_at_most_n(tiny_run):
     from debiaseval.api import load_dataset
 
-    interactions, users, items = load_dataset("synthetic", config=TINY)
     block = validate_config(TINY, "e2")["e2"]
     pairs = tiny_run["elicited_pairs"]
-    for seed in (0, 1):
+    for seed in (0, 1):  # each seed its own draw of synthetic
+        drawn = seed_config(TINY, "synthetic", seed)
+        interactions, users, items = load_dataset("synthetic", config=drawn)
         split, active = e2.split_step(
             interactions,
             fractions=block["split"],

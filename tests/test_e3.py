@@ -256,12 +256,16 @@ def test_run_api_and_config_checks():
         "rmse_vs_alpha_mean", "rmse_vs_mar_mean", "verdict", "verdict_md",
     }  # fmt: skip
     assert set(out["estimates"]["n_draws"]) == {6}
-    # the same as the workflow's steps: simulate_seed per seed, then aggregate
+    # the same as the workflow's steps: simulate_seed per seed on the seed's own draw of
+    # synthetic (e3_simulate's params: draw_block), then aggregate
+    from debiaseval.data.draws import seed_block
     from debiaseval.workflow.config import validate_config
 
-    block = validate_config(config)["e3"]
-    truth = e3.synthetic_truth(validate_config(config)["synthetic"])
-    runs = [e3.simulate_seed(truth, block, s) for s in (0, 1)]
+    full = validate_config(config)
+    block = full["e3"]
+    truths = [e3.synthetic_truth(seed_block(full, "synthetic", s)) for s in (0, 1)]
+    assert not np.array_equal(truths[0].ratings, truths[1].ratings)
+    runs = [e3.simulate_seed(truth, block, s) for s, truth in enumerate(truths)]
     draws = pd.concat([d for d, _ in runs], ignore_index=True)
     pd.testing.assert_frame_equal(out["draws"], draws)
     pd.testing.assert_frame_equal(
@@ -279,6 +283,24 @@ def test_run_api_and_config_checks():
         validate_config({"e3": {"metrics": ["ndcg@10"]}})
     with pytest.raises(ConfigError, match=r"'e3.curve_metrics.1': 'mse' is not one of the metrics"):
         validate_config({"e3": {"metrics": ["mae", "dcg@50"], "curve_metrics": ["mae", "mse"]}})
+
+
+def test_each_seed_draws_its_own_truth_unless_per_seed_is_false():
+    """On synthetic every seed of E3 has its own full matrix Y and propensities P (so its own
+    mean P over the pairs rated r, ``true_propensity``); with ``synthetic.per_seed: false``
+    every seed has the one draw at ``synthetic.seed``."""
+    block = {"seeds": 2, "n_draws": 2, "alphas": [0.25], "mar_sizes": [50], "metrics": ["mae"]}
+    for per_seed in (True, False):
+        config = {"synthetic": {**SMALL, "per_seed": per_seed}, "e3": block}
+        nb = api.run_e3("synthetic", config)["naive_bayes"]
+        true = nb.drop_duplicates(["seed", "rating"]).pivot(
+            index="rating", columns="seed", values="true_propensity"
+        )
+        assert bool((true[0] != true[1]).any()) is per_seed
+    y = e3.synthetic_truth(SMALL).ratings  # the one draw at synthetic.seed
+    p = e3.synthetic_truth(SMALL).propensities(0.25)
+    expected = [p[y == r].mean() for r in range(1, 6)]
+    np.testing.assert_allclose(true[1].to_numpy(), expected, rtol=1e-6)  # P in float32
 
 
 def test_full_truth_from_a_full_part():

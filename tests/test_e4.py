@@ -8,6 +8,7 @@ import pytest
 
 from debiaseval import api
 from debiaseval.data import build_interactions
+from debiaseval.data.draws import seed_block
 from debiaseval.data.synthetic import generate_synthetic
 from debiaseval.evaluation import learning_errors as le
 from debiaseval.experiments import e4
@@ -269,11 +270,12 @@ def test_run_alpha_sweep_summary_and_workflow_steps() -> None:
     assert out["summary_md"].startswith("# E4 on synthetic")
     assert "alpha = 0.25" in out["summary_md"]
     assert out["cv"]["selected"].any()
-    # the same as the workflow's steps: prepare per seed, fit per model, aggregate
+    # the same as the workflow's steps: prepare per seed on the seed's own draw of synthetic
+    # (the rules' params: draw_block), fit per model, aggregate
     cfg = validate_config(config, "e4")
-    data = e4.learning_data("synthetic", synthetic=cfg["synthetic"])
     parts = []
     for seed in (0, 1):
+        data = e4.learning_data("synthetic", synthetic=seed_block(cfg, "synthetic", seed))
         pairs = e4.prepare(data, cfg["e4"], seed)
         parts += [e4.fit(data, pairs, cfg["e4"], seed, m)[0] for m in ("none", "known")]
     grid, min_users = e4.tuning_grid(cfg["e4"], "synthetic"), cfg["min_users"]
@@ -283,6 +285,22 @@ def test_run_alpha_sweep_summary_and_workflow_steps() -> None:
     # unless the chosen model is bias-only (then no larger l2 could differ)
     flagged = summary["flags"].str.split(",")
     assert flagged.map(lambda f: "grid_edge" in f or "bias_only" in f).all()
+
+
+@pytest.mark.parametrize("per_seed", [True, False])
+def test_each_seed_learns_from_its_own_draw_unless_per_seed_is_false(per_seed) -> None:
+    """On synthetic each seed of E4 draws O from its own truth: a pair observed in both seeds
+    has another rating or true propensity; with ``per_seed: false`` the same truth."""
+    sweep = {"alphas": [0.25], "grid": {"factors": [4], "l2": [3.0]}}
+    config = {"synthetic": {**SMALL, "per_seed": per_seed}, "e4": {**FAST, "alpha_sweep": sweep}}
+    pairs = api.run_e4("synthetic", config, seeds=2)["propensities"]
+    seeds = [pairs[pairs["seed"] == s].drop(columns="seed") for s in (0, 1)]
+    both = seeds[0].merge(seeds[1], on=["alpha", "part", "user", "item"])
+    assert len(both) > 50
+    same = (both["rating_x"] == both["rating_y"]) & (
+        both["propensity_known_x"] == both["propensity_known_y"]
+    )
+    assert bool(same.all()) is not per_seed and bool(same.mean() < 0.5) is per_seed
 
 
 def test_mf_ips_nb_on_the_sweep_per_mcar_sample_size() -> None:

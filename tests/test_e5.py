@@ -80,6 +80,25 @@ def test_run_tables_and_determinism(full):
     assert "kendall_tau" in agreement_markdown(agr, "synthetic")
 
 
+@pytest.mark.parametrize("per_seed", [True, False])
+def test_each_seed_exposes_its_own_draw_unless_per_seed_is_false(per_seed):
+    """On synthetic each seed of E5 exposes its own draw of the full matrix (the workflow's
+    e5/synthetic/seed<s>/full.parquet); with ``per_seed: false`` every seed the one draw."""
+    from debiaseval.data.draws import seed_block
+
+    models = {"pospop": {"algorithm": "pospop"}}
+    config = {"synthetic": {"n_users": 40, "n_items": 50, "seed": 3, "per_seed": per_seed},
+              "e5": {**CONFIG, "ks": [3], "models": models}}  # fmt: skip
+    full = validate_config(config, "e5")
+    got = run("synthetic", config, seeds=[0, 1])["per_seed"]
+    matrices = [full_data(seed_block(full, "synthetic", s)) for s in (0, 1)]
+    assert matrices[0].equals(matrices[1]) is not per_seed
+    assert matrices[1].equals(full_data(full["synthetic"])) is not per_seed  # the draw at seed 3
+    for s, matrix in enumerate(matrices):  # each seed's estimates are those of its own matrix
+        alone = run(matrix, config, seeds=[s], dataset="synthetic")["per_seed"]
+        pd.testing.assert_frame_equal(got[got["seed"] == s].reset_index(drop=True), alone)
+
+
 def test_without_truth_compares_traditional_with_ure(full):
     rng = np.random.default_rng(0)
     mnar = full.sample(frac=0.1, random_state=1).assign(part="mnar")

@@ -204,6 +204,7 @@ def test_min_profile_defaults_to_every_user_with_a_profile() -> None:
 
 
 def test_run_api_matches_run_seed_and_the_figure_draws() -> None:
+    from debiaseval.data.draws import generator_block, seed_block
     from debiaseval.figures import figure_module
     from debiaseval.workflow.config import validate_config
 
@@ -213,10 +214,19 @@ def test_run_api_matches_run_seed_and_the_figure_draws() -> None:
     }
     tables = api.run_e6("synthetic", config, seeds=[3])
     full = validate_config(config, "e6")
-    direct = e6.run_seed("synthetic", 3, full["e6"], synthetic=full["synthetic"])
+    # seed 3's own draw of synthetic (e6_evaluate's params: draw_block), not the one at seed 0
+    own = seed_block(full, "synthetic", 3)
+    assert own != generator_block(full["synthetic"])
+    direct = e6.run_seed("synthetic", 3, full["e6"], synthetic=own)
     for name in e6.TABLES:
         pd.testing.assert_frame_equal(tables[name].drop(columns="flags", errors="ignore"),
                                       direct[name])  # fmt: skip
+    # with synthetic.per_seed false, every seed simulates its campaigns on the one draw
+    fixed = {**config, "synthetic": {**config["synthetic"], "per_seed": False}}
+    one = api.run_e6("synthetic", fixed, seeds=[3])
+    direct = e6.run_seed("synthetic", 3, full["e6"], synthetic=full["synthetic"])
+    pd.testing.assert_frame_equal(one["lists"], direct["lists"])
+    assert not one["lists"].equals(tables["lists"])
     assert "flags" in tables["scores"]
     assert set(tables["scores"]["p"]) == {0, 5, 50}
     module = figure_module("e6")

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from debiaseval import api
+from debiaseval.data.draws import seed_block
 from debiaseval.data.ids import raw_ids, to_raw
 from debiaseval.data.interactions import rating_matrix
 from debiaseval.data.splits import run_rng
@@ -120,7 +121,7 @@ def test_e5_lists_of_every_candidate_give_the_models_estimates():
     }  # fmt: skip
     reference = api.run("e5", "synthetic", config, seeds=[0])
     full = validate_config(config, "e5")
-    pairs = full_data(full["synthetic"])
+    pairs = full_data(seed_block(full, "synthetic", 0))  # seed 0's own draw (per_seed)
     n_users, n_items = int(pairs["user"].max()) + 1, int(pairs["item"].max()) + 1
     labelled = expose(
         pairs,

@@ -156,6 +156,27 @@ def draw_block(wildcards):
     return seed_block(config, wildcards.dataset, int(wildcards.seed))
 
 
+def seed_file(drawn, shared):
+    """Input function: the file of the job's dataset and seed, ``drawn`` (a path with {dataset}
+    and {seed}) where the dataset is drawn per seed, else ``shared`` (with {dataset})."""
+    return lambda w: results(
+        (drawn if w.dataset in DRAWN else shared).format(dataset=w.dataset, seed=w.seed)
+    )
+
+
+def data_file(name):
+    """Input function: the preprocessed file ``name`` (interactions, users, items) of the job's
+    dataset and seed: the seed's own draw (data/<dataset>/seed<s>/, rule preprocess_draw) where
+    the dataset is drawn per seed, else the dataset's one (data/<dataset>/)."""
+    return seed_file(f"data/{{dataset}}/seed{{seed}}/{name}", f"data/{{dataset}}/{name}")
+
+
+def e1_data(name):
+    """Input function: E1's data file ``name`` (interactions, users, items) of the job's dataset
+    and seed: the seed's own draw where the dataset is drawn per seed, else the shared one."""
+    return seed_file(f"e1/{{dataset}}/seed{{seed}}/data/{name}", f"e1/{{dataset}}/data/{name}")
+
+
 def experiment_datasets(name):
     """The datasets experiment ``name`` runs on (its block's list, resolved from the top level)."""
     return config[name]["datasets"]
@@ -382,13 +403,24 @@ def run_message():
     return finished_message(written, EXPERIMENTS, STUDY)
 
 
+def e5_folder(wildcards):
+    """The folder of E5's fully exposed data of the job's dataset and seed: e5_full's, or
+    e5_full_draw's seed folder where the dataset is drawn per seed."""
+    folder = results(f"e5/{wildcards.dataset}")
+    return f"{folder}/seed{wildcards.seed}" if wildcards.dataset in DRAWN else folder
+
+
 def e5_id_tables(wildcards):
-    """The users and items tables of E5's ids: e5_full's on fully exposed data, else the
-    shared preprocessing's."""
-    folder = "e5" if wildcards.dataset in FULLY_EXPOSED else "data"
+    """The users and items tables of E5's ids: e5_full's on fully exposed data (the seed's own
+    draw's where the dataset is drawn per seed), else the shared preprocessing's."""
+    if wildcards.dataset not in FULLY_EXPOSED:
+        return {
+            "user_index": data_file("users.parquet")(wildcards),
+            "item_index": data_file("items.parquet")(wildcards),
+        }
     return {
-        "user_index": results(f"{folder}/{wildcards.dataset}/users.parquet"),
-        "item_index": results(f"{folder}/{wildcards.dataset}/items.parquet"),
+        "user_index": f"{e5_folder(wildcards)}/users.parquet",
+        "item_index": f"{e5_folder(wildcards)}/items.parquet",
     }
 
 

@@ -29,16 +29,6 @@ E1_IMPUTED = model_imputations(E1["estimators"])
 E1_FIXED = [name for name in dataset_names(config["sources"]) if name not in DRAWN]
 
 
-def e1_data(name):
-    """Input function: E1's data file ``name`` (interactions, users, items) of the job's dataset
-    and seed: the seed's own draw where the dataset is drawn per seed, else the shared one."""
-    return lambda w: results(
-        f"e1/{w.dataset}/seed{w.seed}/data/{name}"
-        if w.dataset in DRAWN
-        else f"e1/{w.dataset}/data/{name}"
-    )
-
-
 localrules:
     e1_data,
     e1_select,
@@ -111,6 +101,8 @@ rule e1_dropped:
         dataset=_alternatives(DRAWN),
     params:
         **job_params(dataset="{dataset}", seeds=list(experiment_seeds("e1")), code=CODE),
+    conda:
+        "../envs/debiaseval.yaml"
     benchmark:
         bench("e1/{dataset}/dropped.tsv")
     log:

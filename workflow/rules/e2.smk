@@ -5,6 +5,8 @@
 # retrain on K_before + elicited per method; before/after on T) -> aggregate. One job per dataset
 # and seed for sample, elicit and evaluate: the next stage reads every method's and strategy's
 # files of the seed anyway, and separate jobs would each pay the start-up (docs/performance.md).
+# On a dataset drawn per seed (synthetic.per_seed) each seed reads its own draw,
+# data/<dataset>/seed<s>/ (data_file; docs/datasets.md#one-draw-per-seed).
 
 E2 = config["e2"]
 E2_RUNS = [
@@ -24,7 +26,7 @@ localrules:
 rule e2_split:
     """Filtered MNAR -> known 60% / hidden_pool 20% / test_pool 20%; the active users."""
     input:
-        interactions=results("data/{dataset}/interactions.parquet"),
+        interactions=data_file("interactions.parquet"),
     output:
         split=results("e2/{dataset}/seed{seed}/split.parquet"),
         active=results("e2/{dataset}/seed{seed}/active.parquet"),
@@ -52,8 +54,8 @@ rule e2_sample:
     (docs/experiments/e2.md)."""
     input:
         split=results("e2/{dataset}/seed{seed}/split.parquet"),
-        user_index=results("data/{dataset}/users.parquet"),
-        item_index=results("data/{dataset}/items.parquet"),
+        user_index=data_file("users.parquet"),
+        item_index=data_file("items.parquet"),
     output:
         hidden=expand(
             results("e2/{{dataset}}/seed{{seed}}/{method}/hidden.parquet"), method=E2["methods"]
@@ -83,8 +85,8 @@ rule e2_train:
     """Tune MF on validation held out of K_before (E1's tuning); its top-k lists on K_before."""
     input:
         split=results("e2/{dataset}/seed{seed}/split.parquet"),
-        user_index=results("data/{dataset}/users.parquet"),
-        item_index=results("data/{dataset}/items.parquet"),
+        user_index=data_file("users.parquet"),
+        item_index=data_file("items.parquet"),
     output:
         tuning=results("e2/{dataset}/seed{seed}/tuning.parquet"),
         recs=results("e2/{dataset}/seed{seed}/recs_before.parquet"),
@@ -124,8 +126,8 @@ rule e2_elicit:
             results("e2/{{dataset}}/seed{{seed}}/{method}/hidden.parquet"), method=E2["methods"]
         ),
         tuning=results("e2/{dataset}/seed{seed}/tuning.parquet"),
-        user_index=results("data/{dataset}/users.parquet"),
-        item_index=results("data/{dataset}/items.parquet"),
+        user_index=data_file("users.parquet"),
+        item_index=data_file("items.parquet"),
     output:
         # strategy by strategy, every method's file (the script writes them in this order)
         [results(f"e2/{{dataset}}/seed{{seed}}/{m}/elicited/{x}.parquet") for x, m in E2_PAIRS],
@@ -171,8 +173,8 @@ rule e2_evaluate:
         ],
         tuning=results("e2/{dataset}/seed{seed}/tuning.parquet"),
         recs=results("e2/{dataset}/seed{seed}/recs_before.parquet"),
-        user_index=results("data/{dataset}/users.parquet"),
-        item_index=results("data/{dataset}/items.parquet"),
+        user_index=data_file("users.parquet"),
+        item_index=data_file("items.parquet"),
     output:
         expand(
             results("e2/{{dataset}}/seed{{seed}}/changes/{strategy}.parquet"),

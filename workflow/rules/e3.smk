@@ -26,7 +26,7 @@ rule e3_simulate:
         **job_params(
             dataset="{dataset}",
             seed=lambda w: int(w.seed),
-            synthetic=lambda w: config["synthetic"] if w.dataset == "synthetic" else None,
+            synthetic=draw_block,
             block={k: v for k, v in E3.items() if k not in ("datasets", "seeds", "resources")},
             code=CODE,
         ),

@@ -17,8 +17,9 @@ localrules:
     e4_aggregate,
 
 
-# The canonical frames E4 reads (none for synthetic, which is regenerated); `items` is reserved
-# in rule inputs, so the index frames are user_index / item_index.
+# The canonical frames E4 reads (none for synthetic, which is regenerated: each seed its own draw
+# where synthetic.per_seed, from draw_block); `items` is reserved in rule inputs, so the index
+# frames are user_index / item_index.
 E4_DATA = lambda w: (
     {}
     if w.dataset == "synthetic"
@@ -40,7 +41,7 @@ rule e4_propensities:
         **job_params(
             dataset="{dataset}",
             seed=lambda w: int(w.seed),
-            synthetic=lambda w: config["synthetic"] if w.dataset == "synthetic" else None,
+            synthetic=draw_block,
             block=E4_BLOCK,
             code=CODE,
         ),
@@ -74,7 +75,7 @@ rule e4_fit:
             dataset="{dataset}",
             seed=lambda w: int(w.seed),
             propensity="{propensity}",
-            synthetic=lambda w: config["synthetic"] if w.dataset == "synthetic" else None,
+            synthetic=draw_block,
             block=E4_BLOCK,
             code=CODE,
         ),

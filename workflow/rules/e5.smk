@@ -23,11 +23,11 @@ rule e5_full:
         user_index=results("e5/{dataset}/users.parquet"),
         item_index=results("e5/{dataset}/items.parquet"),
     wildcard_constraints:
-        dataset=_alternatives(FULLY_EXPOSED),
+        dataset=_alternatives([name for name in FULLY_EXPOSED if name not in DRAWN]),
     params:
         **job_params(
             dataset="{dataset}",
-            synthetic=config["synthetic"],
+            synthetic=lambda w: generator_of(w.dataset),
             code=CODE,
         ),
     conda:
@@ -40,14 +40,36 @@ rule e5_full:
         "../scripts/e5_full.py"
 
 
+# The same on one seed's own draw of a dataset drawn per seed (synthetic.per_seed): its full
+# matrix from a seed derived from (synthetic.seed, the seed) (docs/datasets.md#one-draw-per-seed).
+use rule e5_full as e5_full_draw with:
+    output:
+        full=results("e5/{dataset}/seed{seed}/full.parquet"),
+        user_index=results("e5/{dataset}/seed{seed}/users.parquet"),
+        item_index=results("e5/{dataset}/seed{seed}/items.parquet"),
+    wildcard_constraints:
+        dataset=_alternatives([name for name in FULLY_EXPOSED if name in DRAWN]),
+    params:
+        **job_params(
+            dataset="{dataset}",
+            synthetic=draw_block,
+            code=CODE,
+        ),
+    benchmark:
+        bench("e5/{dataset}/seed{seed}/full.tsv")
+    log:
+        logs("e5/{dataset}/seed{seed}/full.log"),
+
+
 rule e5_expose:
     """Biased training set by simulated exposure and a random set R per user (one seed)."""
     input:
-        # fully exposed datasets come from e5_full, the others from the shared preprocessing
+        # fully exposed datasets come from e5_full (e5_full_draw: the seed's own draw), the
+        # others from the shared preprocessing
         data=lambda w: (
-            results(f"e5/{w.dataset}/full.parquet")
+            f"{e5_folder(w)}/full.parquet"
             if w.dataset in FULLY_EXPOSED
-            else results(f"data/{w.dataset}/interactions.parquet")
+            else data_file("interactions.parquet")(w)
         ),
         item_index=lambda w: e5_id_tables(w)["item_index"],
     output:

@@ -13,7 +13,8 @@ localrules:
 rule e6_evaluate:
     """Leave-one-out scores over the snapshots, unweighted and with KL weights for every p."""
     input:
-        # synthetic: none, the campaign simulation starts from the synthetic truth (params)
+        # synthetic: none, the campaign simulation starts from the synthetic truth (params: the
+        # seed's own draw where synthetic.per_seed, draw_block)
         unpack(
             lambda w: {}
             if w.dataset == "synthetic"
@@ -33,7 +34,7 @@ rule e6_evaluate:
             dataset="{dataset}",
             seed=lambda w: int(w.seed),
             e6=E6_PARAMS,
-            synthetic=lambda w: config["synthetic"] if w.dataset == "synthetic" else None,
+            synthetic=draw_block,
             code=CODE,
         ),
     threads: E6["resources"]["threads"]

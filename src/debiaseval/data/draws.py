@@ -21,7 +21,7 @@ import numpy as np
 
 __all__ = [
     "DRAW_BLOCKS", "DRAW_KEYS", "draw_seed", "drawn_datasets", "generator_block", "per_seed_draws",
-    "seed_block",
+    "seed_block", "seed_config",
 ]  # fmt: skip
 
 DRAW_BLOCKS: dict[str, str] = {"synthetic": "synthetic"}
@@ -66,3 +66,12 @@ def seed_block(config: Mapping[str, Any], dataset: str, seed: int) -> dict[str, 
     if per_seed_draws(config, dataset):
         block["seed"] = draw_seed(block.get("seed", 0), seed)
     return block
+
+
+def seed_config(config: Mapping[str, Any], dataset: str, seed: int) -> Mapping[str, Any]:
+    """``config`` as seed ``seed`` of an experiment on ``dataset`` loads it: the dataset's
+    generator block replaced by the seed's own draw (:func:`seed_block`) where it is drawn per
+    seed, else ``config`` itself."""
+    if not per_seed_draws(config, dataset):
+        return config
+    return {**config, DRAW_BLOCKS[dataset]: seed_block(config, dataset, seed)}

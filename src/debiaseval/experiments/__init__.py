@@ -14,21 +14,16 @@ the workflow; :func:`validated` only refuses a config that was not validated.
 
 from __future__ import annotations
 
+import functools
 import importlib
-from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple, TypeVar
 
 import pandas as pd
 
+from debiaseval.data.draws import per_seed_draws, seed_block, seed_config
 
-class RunData(NamedTuple):
-    """What an in-process ``run`` works on: the named data, its sizes and the seeds."""
-
-    dataset: str
-    interactions: pd.DataFrame
-    n_users: int
-    n_items: int
-    seed_ids: list[int]
+T = TypeVar("T")
 
 
 _RESOLVED_KEYS = ("experiments", "sources", "synthetic", "min_users")
@@ -158,22 +153,44 @@ def seed_ids(seeds: int | Sequence[int] | None, configured: int) -> list[int]:
     return list(range(seeds)) if isinstance(seeds, int) else [int(s) for s in seeds]
 
 
-def run_data(
-    data: Data,
-    config: Mapping[str, Any] | None,
-    dataset: str | None,
-    seeds: int | Sequence[int] | None,
-    configured_seeds: int,
-    *,
-    experiment: str,
-) -> RunData:
-    """Resolve a ``run``'s arguments (:func:`input_frames`, :func:`seed_ids`): the data's
-    name, interactions and sizes, and the seeds."""
-    frames = input_frames(data, config, dataset, experiment=experiment)
-    return RunData(
-        frames.dataset,
-        frames.interactions,
-        frames.n_users,
-        frames.n_items,
-        seed_ids(seeds, configured_seeds),
+def seed_data(build: Callable[[int], T], *, drawn: bool) -> Callable[[int], T]:
+    """``build`` as a function of the seed: each seed's own value where the data is ``drawn``
+    per seed (the last seed's kept, so asking twice builds once), else the one value built at
+    the first call, for every seed."""
+    if drawn:
+        return functools.lru_cache(maxsize=1)(build)
+    shared = functools.cache(lambda: build(0))
+    return lambda seed: shared()
+
+
+def seed_frames(
+    data: Data, config: Mapping[str, Any], dataset: str | None, *, experiment: str
+) -> Callable[[int], Frames]:
+    """The data of each seed of a ``run``: a function of the seed that gives its :class:`Frames`.
+
+    A generated dataset drawn per seed (:func:`debiaseval.data.draws.per_seed_draws`) gives
+    each seed its own draw (:func:`~debiaseval.data.draws.seed_config`), as the workflow's
+    ``data/<dataset>/seed<s>/``; any other data is loaded once (:func:`input_frames`) and
+    serves every seed (:func:`seed_data`).
+    """
+    drawn = isinstance(data, str) and per_seed_draws(config, data)
+    return seed_data(
+        lambda seed: input_frames(
+            data, seed_config(config, data, seed) if drawn else config, dataset,
+            experiment=experiment,
+        ),
+        drawn=drawn,
+    )  # fmt: skip
+
+
+def seed_generated(
+    config: Mapping[str, Any], dataset: str, make: Callable[[dict[str, Any]], T]
+) -> Callable[[int], T]:
+    """What an experiment makes of a generated ``dataset`` (``make`` of its generator block),
+    as a function of the seed: of the seed's own draw where the dataset is drawn per seed
+    (:func:`~debiaseval.data.draws.seed_block`), else of the one draw, made once
+    (:func:`seed_data`)."""
+    return seed_data(
+        lambda seed: make(seed_block(config, dataset, seed) or {}),
+        drawn=per_seed_draws(config, dataset),
     )

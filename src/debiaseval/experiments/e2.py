@@ -41,7 +41,7 @@ from debiaseval.data.interactions import rating_matrix
 from debiaseval.data.splits import assign_parts, check_fractions, run_rng, split_e2
 from debiaseval.debiasing.interventions import TestSetSpec, intervene, sampling_weights
 from debiaseval.evaluation.flags import MIN_USERS
-from debiaseval.experiments import run_data, validated
+from debiaseval.experiments import seed_frames, seed_ids, validated
 from debiaseval.experiments.verdicts import e2_verdict, verdict_entries, with_verdict
 from debiaseval.io.errors import ConfigError
 from debiaseval.recommenders.base import trains_by_epochs
@@ -435,7 +435,8 @@ def run(
     """Run E2 in-process: the workflow's tables for the same config and seeds.
 
     ``data``: a dataset name (loaded like the workflow, see
-    :func:`debiaseval.api.load_dataset`) or a canonical interactions frame with an
+    :func:`debiaseval.api.load_dataset`; ``synthetic`` drawn afresh for every seed unless
+    ``synthetic.per_seed`` is false, docs/datasets.md) or a canonical interactions frame with an
     ``mnar`` part, named ``dataset`` (default "data"; the name seeds the random
     streams). Returns ``elicited``, ``summary``, ``wilcoxon``, ``wilcoxon_seeds`` (as
     written to ``results/<study>/e2/<dataset>/``), ``summary_md``, the verdict (``verdict``,
@@ -444,20 +445,23 @@ def run(
     """
     full = validated(config, "e2")
     block = full["e2"]
-    dataset, interactions, n_users, n_items, seed_ids = run_data(
-        data, config, dataset, seeds, block["seeds"], experiment="e2"
-    )
+    run_seeds = seed_ids(seeds, block["seeds"])
+    # each seed's data: its own draw of a generated dataset (docs/datasets.md, One draw per seed)
+    frames_of = seed_frames(data, full, dataset, experiment="e2")
+    dataset = frames_of(run_seeds[0]).dataset
     threshold = positive_threshold_of(dataset, block["positive_threshold"], full["sources"])
     block = {**block, "positive_threshold": threshold}
-    sizes = {"n_users": n_users, "n_items": n_items}
-    common = {"dataset": dataset, **sizes}
     settings = {
         "tuning": block["tuning"],
         "positive_threshold": block["positive_threshold"],
         "batch_size": block["batch_size"],
     }
     changes, counts, tunings, pairs = [], [], [], []
-    for seed in seed_ids:
+    for seed in run_seeds:
+        frames = frames_of(seed)
+        interactions = frames.interactions
+        sizes = {"n_users": frames.n_users, "n_items": frames.n_items}
+        common = {"dataset": dataset, **sizes}
         split, active = split_step(
             interactions,
             fractions=block["split"],
@@ -509,7 +513,7 @@ def run(
                     **common,
                 )
             )
-    block = {**block, "seeds": len(seed_ids)}
+    block = {**block, "seeds": len(run_seeds)}
     out = aggregate_step(
         changes, counts_frame(counts), block, dataset=dataset, min_users=full["min_users"]
     )

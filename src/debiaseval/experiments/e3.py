@@ -40,7 +40,14 @@ from debiaseval.evaluation.flags import join_flags, legend, marked
 from debiaseval.evaluation.losses import loss_matrix, parse_metric
 from debiaseval.evaluation.prediction_matrices import PREDICTION_MATRICES, prediction_matrix
 from debiaseval.evaluation.uncertainty import interval_cell, seed_interval_note, seed_intervals
-from debiaseval.experiments import Data, input_frames, seed_ids, validated
+from debiaseval.experiments import (
+    Data,
+    input_frames,
+    seed_data,
+    seed_generated,
+    seed_ids,
+    validated,
+)
 from debiaseval.experiments.verdicts import e3_verdict, verdict_entries
 from debiaseval.io.errors import ConfigError
 
@@ -441,7 +448,8 @@ def table1_markdown(estimates: pd.DataFrame, *, title: str = "") -> str:
     lines += [
         "",
         f"Mean over {n} draws of O, and in round brackets the sd of the estimates over the "
-        f"draws; True = the exact value on the full matrix. {note}",
+        "draws; True = the exact value on the full matrix, averaged over the seeds where "
+        f"each draws its own matrix (docs/datasets.md). {note}",
     ]
     notes = legend(estimates["flags"]) if "flags" in estimates else ""
     return "\n".join(lines) + "\n" + notes
@@ -548,6 +556,17 @@ def check_config(config: Mapping[str, Any]) -> None:
             )
 
 
+def _given_truth(
+    data: Truth | Data, config: Mapping[str, Any] | None, dataset: str | None
+) -> Truth:
+    """The :class:`Truth` of a ``run``'s ``data`` other than ``synthetic``: a :class:`Truth` as
+    given, else the ``full`` part of the dataset's frames (:func:`full_truth`)."""
+    if isinstance(data, Truth):
+        return data
+    frames = input_frames(data, config, dataset, experiment="e3")
+    return full_truth(frames.interactions, frames.dataset)
+
+
 def run(
     data: Truth | Data,
     config: Mapping[str, Any] | None = None,
@@ -558,7 +577,8 @@ def run(
     """Run E3 in-process: the tables the workflow writes, for the same config and seeds.
 
     ``data``: a dataset name (``synthetic`` generated from the config's ``synthetic``
-    block, ``ml-100k-semi`` loaded like the workflow does), the canonical frames of a
+    block, each seed its own draw unless ``synthetic.per_seed`` is false (docs/datasets.md),
+    ``ml-100k-semi`` loaded like the workflow does), the canonical frames of a
     dataset with a ``full`` part (:func:`full_truth`, named ``dataset``) or a
     :class:`Truth`. ``config`` is a validated workflow config (:func:`debiaseval.api.run`
     validates a partial one);
@@ -570,16 +590,15 @@ def run(
     """
     cfg = validated(config, "e3")
     block = cfg["e3"]
-    if isinstance(data, Truth):
-        truth = data
-    elif isinstance(data, str) and data == "synthetic":
-        truth = synthetic_truth(cfg["synthetic"])
+    if isinstance(data, str) and data == "synthetic":  # each seed's own draw (per_seed)
+        truth_of = seed_generated(cfg, data, synthetic_truth)
     else:
-        frames = input_frames(data, config, dataset, experiment="e3")
-        truth = full_truth(frames.interactions, frames.dataset)
-    runs = [simulate_seed(truth, block, s) for s in seed_ids(seeds, block["seeds"])]
+        truth_of = seed_data(lambda seed: _given_truth(data, config, dataset), drawn=False)
+    ids = seed_ids(seeds, block["seeds"])
+    name = truth_of(ids[0]).name
+    runs = [simulate_seed(truth_of(s), block, s) for s in ids]
     draws = pd.concat([d for d, _ in runs], ignore_index=True)
     naive_bayes = pd.concat([nb for _, nb in runs], ignore_index=True)
     tables = aggregate(draws, block)
-    found = e3_verdict(tables["rmse_vs_alpha_mean"], draws, block, dataset=truth.name)
+    found = e3_verdict(tables["rmse_vs_alpha_mean"], draws, block, dataset=name)
     return {"draws": draws, "naive_bayes": naive_bayes, **tables, **verdict_entries(found)}

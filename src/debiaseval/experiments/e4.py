@@ -54,7 +54,15 @@ from debiaseval.evaluation.learning_errors import (
     model_name,
     summary_markdown,
 )
-from debiaseval.experiments import Data, input_frames, seed_ids, unsupported, validated
+from debiaseval.experiments import (
+    Data,
+    input_frames,
+    seed_data,
+    seed_generated,
+    seed_ids,
+    unsupported,
+    validated,
+)
 from debiaseval.experiments.e3 import Truth, full_truth, synthetic_truth
 from debiaseval.experiments.verdicts import e4_verdict, verdict_entries, with_verdict
 from debiaseval.io.errors import ConfigError
@@ -558,7 +566,8 @@ def run(
     """Run E4 in-process: the tables the workflow writes, for the same config and seeds.
 
     ``data``: a dataset name (``synthetic`` generated from the config's ``synthetic``
-    block, the others loaded like the workflow does), a dataset's canonical frames
+    block, each seed its own draw unless ``synthetic.per_seed`` is false (docs/datasets.md),
+    the others loaded like the workflow does), a dataset's canonical frames
     named ``dataset`` (an E4 dataset's name: :func:`learning_data` reads them as it
     reads that dataset's), or a :class:`LearningData`. ``config`` is a validated workflow config
     (:func:`debiaseval.api.run` validates a partial one);
@@ -569,28 +578,33 @@ def run(
     """
     cfg = validated(config, "e4")
     block = cfg["e4"]
-    if isinstance(data, str) and data == "synthetic":
-        data = learning_data("synthetic", synthetic=cfg["synthetic"])
-    elif not isinstance(data, LearningData):
-        frames = input_frames(data, config, dataset, experiment="e4")
-        data = learning_data(frames.dataset, frames.interactions, frames.users, frames.items)
-    ids = seed_ids(seeds, dataset_seeds(block, data.name))
+    if isinstance(data, str) and data == "synthetic":  # each seed's own draw (per_seed)
+        name = data
+        data_of = seed_generated(cfg, name, lambda gen: learning_data(name, synthetic=gen))
+    else:
+        if not isinstance(data, LearningData):
+            frames = input_frames(data, config, dataset, experiment="e4")
+            data = learning_data(frames.dataset, frames.interactions, frames.users, frames.items)
+        name, given = data.name, data
+        data_of = seed_data(lambda seed: given, drawn=False)
+    ids = seed_ids(seeds, dataset_seeds(block, name))
     errors, cvs, pairs, losses = [], [], [], []
     for s in ids:
+        data = data_of(int(s))
         prepared = prepare(data, block, int(s))
         pairs.append(prepared.assign(seed=np.int32(s)))
-        for model in fit_models(block, data.name):
+        for model in fit_models(block, name):
             e, c, loss = fit(data, prepared, block, int(s), model)
             errors.append(e)
             cvs.append(c)
             losses.append(loss)
-    tables = aggregate(errors, losses, grid=tuning_grid(block, data.name),
+    tables = aggregate(errors, losses, grid=tuning_grid(block, name),
                        min_users=cfg["min_users"])  # fmt: skip
-    title = summary_title(data.name)
+    title = summary_title(name)
     alpha = block["alpha_sweep"]["alpha"]
     md = summary_markdown(tables["summary"], title=title, alpha=alpha, tests=tables["pair_tests"])
     found = verdict_entries(e4_verdict(tables["summary"], tables["pair_tests"],
-                                       dataset=data.name, alpha=alpha))  # fmt: skip
+                                       dataset=name, alpha=alpha))  # fmt: skip
     return {
         **tables,
         "summary_md": with_verdict(md, found["verdict_md"]),

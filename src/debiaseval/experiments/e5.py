@@ -57,7 +57,14 @@ from debiaseval.evaluation.recall_tables import (
     users_k_ge_exposed,
 )
 from debiaseval.evaluation.ure import mean_recall, recall_estimates
-from debiaseval.experiments import Data, Frames, input_frames, seed_ids, validated
+from debiaseval.experiments import (
+    Data,
+    Frames,
+    seed_frames,
+    seed_generated,
+    seed_ids,
+    validated,
+)
 from debiaseval.experiments.verdicts import e5_verdict, verdict_entries
 from debiaseval.io.errors import ConfigError
 from debiaseval.io.schema import expand_grid
@@ -447,6 +454,14 @@ def evaluate_lists(
 # --------------------------------------------------------------------------- API
 
 
+def _full_frames(name: str, synthetic: Mapping[str, Any]) -> Frames:
+    """The fully exposed frames of one draw of ``synthetic`` (:func:`full_data`), as
+    ``e5_full`` writes them: the pairs and the items table."""
+    pairs = full_data(synthetic)
+    items = pd.DataFrame({"item": np.arange(int(pairs["item"].max()) + 1, dtype=np.int32)})
+    return Frames(name, pairs, None, items)
+
+
 def run(
     data: Data,
     config: Mapping[str, Any] | None = None,
@@ -459,7 +474,8 @@ def run(
     verdict (:func:`~debiaseval.experiments.verdicts.e5_verdict`: ``verdict``, ``verdict_md``).
 
     ``data``: a dataset name (``synthetic``: its full matrix from the config's
-    ``synthetic`` block, as the workflow's ``e5_full``; an MNAR/MAR dataset loaded like the
+    ``synthetic`` block, as the workflow's ``e5_full``, each seed its own draw unless
+    ``synthetic.per_seed`` is false, docs/datasets.md; an MNAR/MAR dataset loaded like the
     workflow does), or in-memory frames named ``dataset`` (default "data"): fully exposed
     pairs (user, item, rating; ``part`` absent or ``full``), e.g. :func:`full_data` or
     :func:`debiaseval.data.kuairec.fully_exposed_frame`, or an MNAR/MAR interactions
@@ -477,11 +493,12 @@ def run(
     if isinstance(data, str) and data in FULLY_EXPOSED:
         if data != "synthetic":
             raise ValueError(f"pass the fully exposed frames of {data!r} (fully_exposed_frame)")
-        pairs = full_data(full["synthetic"])
-        items = pd.DataFrame({"item": np.arange(int(pairs["item"].max()) + 1, dtype=np.int32)})
-        frames = Frames(dataset or data, pairs, None, items)
+        name = dataset or data  # each seed's own draw of the full matrix (synthetic.per_seed)
+        frames_of = seed_generated(full, data, lambda block: _full_frames(name, block))
     else:
-        frames = input_frames(data, config, dataset, experiment="e5")
+        frames_of = seed_frames(data, full, dataset, experiment="e5")
+    run_seeds = seed_ids(seeds, cfg["seeds"])
+    frames = frames_of(run_seeds[0])
     dataset, data, items = frames.dataset, frames.interactions, frames.items
     threshold = positive_threshold_of(dataset, cfg["positive_threshold"], full["sources"])
     # sized from the pairs, as the workflow's e5_evaluate sizes them
@@ -489,7 +506,8 @@ def run(
     n_items = int(data["item"].max()) + 1
     fully_exposed = "part" not in data.columns or set(data["part"].unique()) <= {"full"}
     labelled_of = {}
-    for seed in seed_ids(seeds, cfg["seeds"]):
+    for seed in run_seeds:
+        data = frames_of(seed).interactions
         if fully_exposed:
             labelled_of[seed] = expose(
                 data,

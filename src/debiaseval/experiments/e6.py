@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from debiaseval.data.campaigns import simulate_campaigns
-from debiaseval.data.draws import generator_block
+from debiaseval.data.draws import generator_block, seed_block
 from debiaseval.data.snapshots import count_cuts, date_cuts, snapshot_masks
 from debiaseval.data.splits import run_rng
 from debiaseval.data.synthetic import generate_synthetic
@@ -398,9 +398,9 @@ def run_seed(
 ) -> dict[str, pd.DataFrame]:
     """One run of E6 on ``dataset`` with the validated ``e6`` config ``block``: its tables.
 
-    ``synthetic`` is the config's synthetic block (used for ``dataset ==
-    "synthetic"``); real datasets need ``interactions`` and their ``n_users`` and
-    ``n_items``.
+    ``synthetic`` is the generator block of the seed's draw of synthetic
+    (:func:`~debiaseval.data.draws.seed_block`, used for ``dataset == "synthetic"``); real
+    datasets need ``interactions`` and their ``n_users`` and ``n_items``.
     """
     if dataset == "synthetic":
         n_users, n_items = int(synthetic["n_users"]), int(synthetic["n_items"])
@@ -477,7 +477,8 @@ def run(
     ``results/<study>/e6/<dataset>/*.parquet``.
 
     ``data``: a dataset name ("synthetic": the campaign simulation from the config's
-    ``synthetic`` block; a time-stamped dataset loaded like the workflow does) or a
+    ``synthetic`` block, each seed its own draw unless ``synthetic.per_seed`` is false,
+    docs/datasets.md; a time-stamped dataset loaded like the workflow does) or a
     time-stamped interactions frame (``user``, ``item``, ``timestamp``, optional
     ``part``; contiguous 0-based ids), or ``(interactions, users, items)``, named
     ``dataset`` (default "data"; the name seeds the random streams, so use the
@@ -490,8 +491,11 @@ def run(
     block = full["e6"]
     seed_list = seed_ids(seeds, block["seeds"])
     name = "synthetic"
-    if isinstance(data, str) and data == "synthetic":
-        runs = [run_seed("synthetic", s, block, synthetic=full["synthetic"]) for s in seed_list]
+    if isinstance(data, str) and data == "synthetic":  # each seed's own draw (per_seed)
+        runs = [
+            run_seed("synthetic", s, block, synthetic=seed_block(full, "synthetic", s))
+            for s in seed_list
+        ]
     else:
         frames = input_frames(data, config, dataset, experiment="e6")
         runs = [
