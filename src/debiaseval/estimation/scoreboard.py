@@ -208,9 +208,12 @@ def scoreboard(
     ``plan``'s resamples, the same for every row. Rows in the order of ``families``, then the
     baselines.
     """
+    seeds = np.sort(scored["seed"].unique())  # the plan's seeds: every seed scored
+    if seeds.size != plan.counts.shape[1] and seeds.size:
+        raise ValueError(f"the plan resamples {plan.counts.shape[1]} seeds, the table has "
+                         f"{seeds.size}")  # fmt: skip
     scored = scored[scored["metric"].isin(GAINS)]
     scored = scored[np.isfinite(scored["value"]) & np.isfinite(scored["truth"])]
-    seeds = np.sort(scored["seed"].unique())
     n_reps = int(plan.replicate.max())
     if plan.draws != "fixed":
         replicates = replicates.iloc[0:0]
