@@ -168,7 +168,13 @@ def test_outputs(two_runs):
     rows = accuracy[accuracy["family"] != "baseline"]
     assert rows["coverage"].between(0, 1).all() and (accuracy["rmse"] >= 0).all()
     assert set(accuracy.loc[accuracy["family"] == "baseline", "testset"]) == {"CONSTANT"}
-    assert (accuracy["rmse_low"] <= accuracy["rmse"] + 1e-12).all()
+    # two seeds, each its own draw: no interval below 5 seeds, and the verdict says so
+    assert set(accuracy["draws"]) == {"independent"}
+    assert accuracy[[c for c in accuracy if c.endswith(("_low", "_high"))]].isna().all().all()
+    verdict = (workdir / "results/tiny/e1/synthetic/verdict.md").read_text()
+    assert "With 2 seeds the scoreboard gives no interval and names no best row" in verdict
+    separation = pd.read_parquet(workdir / "results/tiny/e1/synthetic/truth_separation.parquet")
+    assert set(separation["method"]) == {"stouffer"} and set(separation["truth"]) == {"TRUE"}
     # the SNIPS row's sensitivity and each pair's Γ*; the scoreboard's per-seed inputs
     sensitivity = pd.read_parquet(workdir / "results/tiny/e1/synthetic/sensitivity.parquet")
     assert set(sensitivity["estimator"]) == {"SNIPS_WTD"} and set(sensitivity["gamma"]) == {
@@ -178,7 +184,14 @@ def test_outputs(two_runs):
     assert (snips["gamma_star"] >= 1).all()
     assert comparisons.loc[comparisons["testset"] == "gt", "gamma_star"].isna().all()
     arena = pd.read_parquet(workdir / "results/tiny/e1/synthetic/seed0/arena.parquet")
-    assert "TRUE" not in set(arena["testset"]) and "gt" in set(arena["testset"])
+    own = arena[arena["testset"] == "TRUE"]  # the truth's own means, over all its users
+    assert len(own) and (own["value"] == own["truth"]).all() and "gt" in set(arena["testset"])
+    replicates = pd.read_parquet(
+        workdir / "results/tiny/e1/synthetic/seed0/arena_replicates.parquet"
+    )
+    assert set(replicates["replicate"]) == set(range(replicates["replicate"].max() + 1))
+    tests = pd.read_parquet(workdir / "results/tiny/e1/synthetic/seed0/truth_tests.parquet")
+    assert set(tests["seed"]) == {0} and tests["p_value"].between(0, 1).all()
     for figure in ("recall", "pct_diff", "kendall", "significance", "accuracy"):
         svg = workdir / f"results/tiny/e1/synthetic/figures/{figure}.svg"
         assert svg.read_text().lstrip().startswith("<?xml")
