@@ -130,6 +130,19 @@ def test_resamples_do_not_depend_on_the_block_size(monkeypatch):
     assert gamma_star(users, delta, w, draws=blocks) == gamma_star(users, delta, w, draws=whole)
 
 
+def test_resamples_keep_the_counts_of_some_users_and_the_sum_of_the_others():
+    """The users whose values are 0 enter each resample's denominator through the sum of
+    their Poisson(1) counts: one Poisson(others) variate, mean and variance ``others``."""
+    draws = Resamples.draw(np.random.default_rng(4), 4000, np.array([2, 5, 9]), others=50)
+    assert draws.counts.shape == (4000, 3) and draws.counts.dtype == np.uint8
+    rest = draws.totals - draws.counts.sum(axis=1)
+    assert rest.mean() == pytest.approx(50, abs=0.5) and rest.var() == pytest.approx(50, rel=0.1)
+    assert draws.counts.mean() == pytest.approx(1, abs=0.05)
+    values = np.array([0.5, -1.0, 0.25])
+    rows = np.array([3, 0, 7])
+    np.testing.assert_allclose(draws.sums(rows, values), draws.counts[rows] @ values)
+
+
 def test_over_seeds_inf_is_kept_and_the_leader_named():
     """Pairs A–B (B ahead, robust in two seeds), A–C (C ahead over seeds, A in seed 0), B–C
     (a mean difference of 0: no leader) and a test-set row without Γ*."""
