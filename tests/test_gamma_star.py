@@ -46,15 +46,31 @@ def _lower_confidence_bound(users, delta, w, draws, gamma, level=0.95):
     return float(np.quantile(means, round(1 - level, 12), method="inverted_cdf"))
 
 
-@pytest.mark.parametrize("seed", [7, 8])
-def test_gamma_star_is_where_the_bootstrap_lower_bound_reaches_0_on_a_grid(seed):
-    users, delta, w = _case(seed)
+def _strong_case(seed: int, p_behind: float):
+    """80 users with 5 pairs each: A ahead on half the pairs, behind on a share ``p_behind``."""
+    rng = np.random.default_rng(seed)
+    users = np.repeat(np.arange(80), 5)
+    delta = (rng.random(users.size) < 0.5) - (rng.random(users.size) < p_behind).astype(float)
+    return users, delta, rng.exponential(size=users.size)
+
+
+@pytest.mark.parametrize(
+    "case", [_case(7), _case(8), _strong_case(0, 0.02), _strong_case(5, 0.01)], ids=range(4)
+)
+def test_gamma_star_is_where_the_bootstrap_lower_bound_reaches_0_on_a_grid(case):
+    """Against the first Γ of a grid (steps of 0.2% up to 1000) at which the brute-force lower
+    confidence bound over the same resamples is ≤ 0: Γ* from 1.5 to 8, between different rungs
+    of the search's first ladder."""
+    users, delta, w = case
     draws = _draws(users, delta)
     star = gamma_star(users, delta, w, draws=draws)
     assert star.leader == 1
     assert _lower_confidence_bound(users, delta, w, draws, 1.0) > 0  # significant at Γ = 1
-    grid = np.exp(np.arange(0.0, np.log(10.0), 2e-3))
-    first = next(g for g in grid if _lower_confidence_bound(users, delta, w, draws, g) <= 0)
+    grid = np.exp(np.arange(0.0, np.log(1000.0), 2e-3))
+    reached = [_lower_confidence_bound(users, delta, w, draws, g) <= 0 for g in grid[::25]]
+    coarse = reached.index(True)  # the bound falls with Γ: the first coarse step, then fine
+    fine = grid[max(0, 25 * (coarse - 1)) : 25 * coarse + 1]
+    first = next(g for g in fine if _lower_confidence_bound(users, delta, w, draws, g) <= 0)
     assert 1 < star.gamma < 10
     assert star.gamma == pytest.approx(first, rel=2.5e-3)
     # just below Γ* the bound is still above 0, at Γ* it is not
@@ -110,7 +126,7 @@ def test_gamma_star_protects_the_leader_whichever_side_it_is_on():
 
 @pytest.mark.parametrize("seed", range(6))
 def test_the_sampling_aware_gamma_star_is_at_most_the_point_estimates(seed):
-    users, delta, w = _case(seed, lead=0.6)
+    users, delta, w = _case(seed, lead=0.6) if seed < 3 else _strong_case(seed, 0.01 * seed)
     point = gamma_star(users, delta, w)
     sampled = gamma_star(users, delta, w, draws=_draws(users, delta, seed=seed))
     assert sampled.leader == point.leader != 0
