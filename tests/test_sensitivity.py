@@ -9,6 +9,7 @@ import pytest
 from debiaseval.estimation.heldout import prepare
 from debiaseval.estimation.sensitivity import (
     Levels,
+    Resamples,
     bounds,
     gamma_star,
     gamma_star_over_seeds,
@@ -64,28 +65,31 @@ def test_binary_gains_have_a_closed_form():
     assert low1[0] == high1[0] == pytest.approx(h / (h + miss))  # Γ = 1: the estimate itself
 
 
-def test_gamma_star_by_bisection_matches_a_grid_scan():
+def test_point_gamma_star_by_bisection_matches_a_grid_scan():
+    """Without resamples, Γ* is the point estimate's: where the bound of the mean itself
+    reaches 0."""
     rng = np.random.default_rng(3)
     users = np.repeat(np.arange(40), 6)
     delta = rng.integers(-1, 2, users.size) + 0.4 * (rng.random(users.size) < 0.4)
     w = rng.exponential(size=users.size)
     star = gamma_star(users, delta, w)
     estimate = bounds(users, delta, w, 1.0)[1].mean()
-    assert estimate > 0
+    assert estimate > 0 and star.leader == 1
     grid = np.arange(1.0, 6.0, 1e-4)
     first = next(g for g in grid if bounds(users, delta, w, g)[1].mean() <= 0)
-    assert star == pytest.approx(first, abs=2e-4)
+    assert star.gamma == pytest.approx(first, abs=2e-4)
     # the other side: a negative mean crosses 0 through its upper bound at the same Γ
-    assert gamma_star(users, -delta, w) == pytest.approx(star)
+    other = gamma_star(users, -delta, w)
+    assert other.gamma == pytest.approx(star.gamma) and other.leader == -1
 
 
 def test_gamma_star_edges():
     users = np.repeat(np.arange(3), 2)
     w = np.ones(6)
-    assert gamma_star(users, np.zeros(6), w) == 1.0  # the estimate does not separate them
+    assert gamma_star(users, np.zeros(6), w) == (1.0, 0)  # the estimate does not separate them
     # A hits every relevant item B misses and no user has a pair where B is ahead: A > B
     # whatever the weights
-    assert gamma_star(users, np.array([1.0, 0.0, 1.0, 0.0, 1.0, 1.0]), w) == np.inf
+    assert gamma_star(users, np.array([1.0, 0.0, 1.0, 0.0, 1.0, 1.0]), w) == (np.inf, 1)
 
 
 def test_tables_of_a_seed_and_over_seeds():
@@ -102,17 +106,22 @@ def test_tables_of_a_seed_and_over_seeds():
     assert one["low"] == pytest.approx((1 / 3 + 2 / 7 + 1) / 3) == one["high"]
     two = table[(table["recommender"] == "A") & (table["gamma"] == 2.0)].iloc[0]
     assert two["low"] < one["low"] < two["high"]
-    stars = gamma_stars(held, ranks, blocks=[("recall", 2)])
-    assert stars.shape == (1,) and stars[0] > 1
+    stars = gamma_stars(held, ranks, blocks=[("recall", 2)], resamples=50,
+                        rng=np.random.default_rng(0))  # fmt: skip
+    assert len(stars) == 1 and stars["gamma_star"].iloc[0] >= 1 and stars["leader"].iloc[0] == 1
+    # no resamples, no sampling-aware Γ*
+    assert gamma_stars(held, ranks, blocks=[("recall", 2)])["gamma_star"].isna().all()
     seeds = pd.DataFrame({
         "testset": "S", "metric": "recall", "k": 2, "recommender_a": "A", "recommender_b": "B",
         "seed": [0, 1, 2], "mean_diff": [0.2, 0.1, -0.05], "gamma_star": [3.0, 2.0, 1.5],
+        "gamma_leader": ["A", "A", "B"],
     })  # fmt: skip
     agreement = pd.DataFrame({"testset": ["S"], "metric": ["recall"], "k": [2],
                               "recommender_a": ["A"], "recommender_b": ["B"],
                               "mean_diff": [0.25 / 3]})  # fmt: skip
-    # the seed whose estimate takes the other side counts as Γ* = 1: median of 3, 2, 1
-    assert gamma_star_over_seeds(seeds, agreement).tolist() == [2.0]
+    # the seed whose leader is the other one counts as Γ* = 1: median of 3, 2, 1
+    over = gamma_star_over_seeds(seeds, agreement)
+    assert over["gamma_star"].tolist() == [2.0] and over["gamma_leader"].tolist() == ["A"]
 
 
 @pytest.mark.parametrize("metric", ["recall", "avgdcg"])
@@ -130,8 +139,9 @@ def test_the_seed_tables_group_only_the_listed_pairs_and_agree_with_the_general_
                             "rating": rng.choice([1.0, 5.0], n_pairs, p=[0.3, 0.7])})  # fmt: skip
     held = prepare("snips", heldout, rng.uniform(0.01, 0.5, n_pairs), n_users=n_users,
                    positive_threshold=3.0)  # fmt: skip
-    ranks = {name: np.where(rng.random(n_pairs) < 0.3, rng.integers(1, 9, n_pairs), 0)
-             for name in ("A", "B", "C")}  # fmt: skip
+    # A lists more pairs: A ahead of B and C beyond Γ = 1, B and C not separated
+    ranks = {name: np.where(rng.random(n_pairs) < share, rng.integers(1, 9, n_pairs), 0)
+             for name, share in (("A", 0.6), ("B", 0.3), ("C", 0.25))}  # fmt: skip
     table = sensitivity_table(held, ranks, estimator="S", blocks=[(metric, k)], gammas=[2.0])
     keep = member(held.users, held.evaluated, n_users) & (held.labels > 0)
     users, w = held.users[keep], held.weights[keep]
@@ -139,14 +149,24 @@ def test_the_seed_tables_group_only_the_listed_pairs_and_agree_with_the_general_
         _, low, high = bounds(users, gain_of(metric, rank[keep], k), w, 2.0)
         row = table[table["recommender"] == rec].iloc[0]
         assert row["low"] == pytest.approx(low.mean()) and row["high"] == pytest.approx(high.mean())
-    stars = gamma_stars(held, ranks, blocks=[(metric, k)])
+    stars = gamma_stars(held, ranks, blocks=[(metric, k)], resamples=200,
+                        rng=np.random.default_rng(9))  # fmt: skip
 
     def gain(rec):
         return gain_of(metric, ranks[rec][keep], k)
 
-    expected = [gamma_star(users, gain(a) - gain(b), w) for a, b in (("A", "B"), ("A", "C"),
-                                                                      ("B", "C"))]  # fmt: skip
-    np.testing.assert_allclose(stars, expected, rtol=1e-4)
+    # the same resamples: counts kept for the users some list ranks a pair of within k, the
+    # other averaged users' counts summed
+    listed = np.zeros(keep.sum(), dtype=bool)
+    for rank in ranks.values():
+        listed |= (rank[keep] >= 1) & (rank[keep] <= k)
+    kept = np.unique(users[listed])
+    draws = Resamples.draw(np.random.default_rng(9), 200, kept, np.unique(users).size - kept.size)
+    expected = [gamma_star(users, gain(a) - gain(b), w, draws=draws)
+                for a, b in (("A", "B"), ("A", "C"), ("B", "C"))]  # fmt: skip
+    np.testing.assert_allclose(stars["gamma_star"], [e.gamma for e in expected], rtol=1e-4)
+    assert (stars["gamma_star"] > 1).sum() == 2 and stars["gamma_star"].iloc[2] == 1.0
+    assert stars["leader"].tolist() == [e.leader for e in expected]
 
 
 def test_a_recommender_that_lists_no_positive_pair_has_float_sums():

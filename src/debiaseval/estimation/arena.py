@@ -398,8 +398,9 @@ class SeedEstimates:
     sensitivity: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(
         columns=SENSITIVITY_COLUMNS))  # fmt: skip
     """SNIPS bounds at each Γ (:func:`~debiaseval.estimation.sensitivity.sensitivity`)."""
-    gamma_stars: dict[str, np.ndarray] = field(default_factory=dict)
-    """SNIPS estimator -> Γ* of every pair of recommenders, in the comparisons' order."""
+    gamma_stars: dict[str, pd.DataFrame] = field(default_factory=dict)
+    """SNIPS estimator -> Γ* of every pair of recommenders and the side it protects, in the
+    comparisons' order (:data:`~debiaseval.estimation.sensitivity.STAR_COLUMNS`)."""
 
 
 def evaluate_estimators(
@@ -418,12 +419,18 @@ def evaluate_estimators(
     parts: SplitParts | None = None,
     imputations: Mapping[str, Imputation] | None = None,
     gammas: Sequence[float] = (),
+    resamples: int = 0,
+    level: float = 0.95,
 ) -> SeedEstimates:
     """Every recommender's lists under every weighting estimator (docs/estimators.md).
 
     ``imputations``: estimator -> its fitted model imputation (``e1_impute``'s), else fitted
-    here; ``gammas``: the Γ at which every SNIPS estimate is bounded (with Γ* of every pair
-    of recommenders). ``parts``: the split's parts when the caller has selected some already.
+    here; ``gammas``: the Γ at which every SNIPS estimate is bounded, with Γ* of every pair
+    of recommenders from the lower confidence bound at ``level`` over ``resamples`` bootstrap
+    resamples of the users, drawn for each SNIPS estimator from the seed's own stream
+    ``run_rng(seed, "sensitivity")`` (the same counts for estimators that average the same
+    users; :func:`~debiaseval.estimation.sensitivity.sensitivity`). ``parts``: the split's
+    parts when the caller has selected some already.
     """
     parts = SplitParts(split) if parts is None else parts
     held_pairs = parts.heldout
@@ -435,7 +442,7 @@ def evaluate_estimators(
     ranks = {rec: index.ranks(lists, depth=depth).astype(small) for rec, lists in recs.items()}
     blocks = [(m, int(k)) for m in metrics for k in dict.fromkeys(ks)]
     tables, per_user, diagnostics, bounds = [], {}, [], []
-    stars: dict[str, np.ndarray] = {}
+    stars: dict[str, pd.DataFrame] = {}
     models: dict[tuple[Any, ...], PropensityModel] = {}  # one fit per model, shared
     for name, spec in estimators.items():
         key = tuple(spec.get(k) for k in ("propensity", "gamma", "smoothing", "mar_posterior"))
@@ -476,8 +483,10 @@ def evaluate_estimators(
             diagnostics.append(diag)
         if spec["estimator"] == "snips" and gammas:
             gain_blocks = [b for b in blocks if b[0] in GAINS]
-            table, stars[name] = sensitivity(held, ranks, estimator=name, blocks=gain_blocks,
-                                             gammas=gammas)  # fmt: skip
+            table, stars[name] = sensitivity(
+                held, ranks, estimator=name, blocks=gain_blocks, gammas=gammas,
+                resamples=resamples, rng=run_rng(seed, "sensitivity"), level=level,
+            )  # fmt: skip
             bounds.append(table)
     table = pd.concat(tables, ignore_index=True)
     table.insert(1, "seed", seed)
@@ -620,15 +629,24 @@ def seed_estimates(
     return evaluate_estimators(split, recs, estimators, metrics=gains, seed=seed, **options)
 
 
-def with_gamma_stars(comparisons: pd.DataFrame, stars: Mapping[str, np.ndarray]) -> pd.DataFrame:
-    """``comparisons`` (a seed's paired tests) with ``gamma_star``: each SNIPS estimator's Γ*
-    of its pairs (:attr:`SeedEstimates.gamma_stars`, in the comparisons' order), NaN for
-    every other row (a test set has no propensities to get wrong)."""
+def with_gamma_stars(comparisons: pd.DataFrame, stars: Mapping[str, pd.DataFrame]
+                     ) -> pd.DataFrame:  # fmt: skip
+    """``comparisons`` (a seed's paired tests) with ``gamma_star`` and ``gamma_leader``: each
+    SNIPS estimator's Γ* of its pairs (:attr:`SeedEstimates.gamma_stars`, in the comparisons'
+    order) and the recommender ahead, whose lead it protects (``recommender_a`` or
+    ``recommender_b`` by the sign of the estimate; missing where it is 0 or Γ* is NaN); NaN
+    and missing for every other row (a test set has no propensities to get wrong)."""
     star = np.full(len(comparisons), np.nan)
+    leader = np.full(len(comparisons), None, dtype=object)
     testset = comparisons["testset"].to_numpy() if len(comparisons) else np.empty(0)
     for name, values in stars.items():
-        star[np.flatnonzero(testset == name)] = values
-    return comparisons.assign(gamma_star=star)
+        at = np.flatnonzero(testset == name)
+        star[at] = values["gamma_star"].to_numpy()
+        sign = np.where(np.isnan(star[at]), 0, values["leader"].to_numpy())
+        a = comparisons["recommender_a"].to_numpy()[at]
+        b = comparisons["recommender_b"].to_numpy()[at]
+        leader[at] = np.where(sign > 0, a, np.where(sign < 0, b, None))
+    return comparisons.assign(gamma_star=star, gamma_leader=leader)
 
 
 def scoreboard_tables(

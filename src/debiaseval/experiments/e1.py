@@ -50,6 +50,7 @@ from debiaseval.estimation.seed_scores import (
 )
 from debiaseval.estimation.sensitivity import (
     COMPARISONS_COLUMNS,
+    GAMMA_COLUMNS,
     SENSITIVITY_COLUMNS,
     gamma_star_over_seeds,
     sensitivity_markdown,
@@ -389,7 +390,7 @@ def evaluate_step(
     est = seed_estimates(
         split, recs, estimators or {}, seed=seed, n_users=n_users, n_items=n_items, ks=ks,
         metrics=metrics, positive_threshold=positive_threshold, features=features, truth=truth,
-        parts=parts, imputations=imputations, gammas=gammas,
+        parts=parts, imputations=imputations, gammas=gammas, resamples=resamples, level=level,
     )  # fmt: skip
     # one bootstrap and one family of paired tests per seed, test sets and estimators alike
     rows = {rec: {**per_user[rec], **est.per_user.get(rec, {})} for rec in per_user}
@@ -487,7 +488,7 @@ def aggregate_step(
     if tests:
         seeds = pd.concat(tests, ignore_index=True)
         agreement = agreement_over_seeds(seeds, ["testset", "metric", "k"], alpha=1 - level)
-        agreement["gamma_star"] = gamma_star_over_seeds(seeds, agreement)
+        agreement[GAMMA_COLUMNS] = gamma_star_over_seeds(seeds, agreement)
     kendall = kendall_table(summary, kendall_groups(block), kendall_excluded(block))
     checks = testsets_table(pd.concat(diagnostics))
     names = [GROUND_TRUTH, *block["testsets"]]
@@ -531,7 +532,7 @@ def aggregate_step(
         **found,
         **board,
         "sensitivity": bounds,
-        "sensitivity_md": sensitivity_markdown(bounds, agreement, dataset),
+        "sensitivity_md": sensitivity_markdown(bounds, agreement, dataset, level=level),
     }
 
 

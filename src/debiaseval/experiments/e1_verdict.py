@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from debiaseval.estimation.sensitivity import gamma_cell
 from debiaseval.evaluation.aggregate import markdown_table
 from debiaseval.evaluation.uncertainty import MIN_T_SEEDS
 from debiaseval.experiments.verdicts import (
@@ -311,7 +312,9 @@ def comparisons_markdown(
         f"have, Holm-adjusted within the seed's family; a seed counts for a side when its "
         f"adjusted p is below {1 - level:g}. `mean diff`: a − b, mean over seeds; `max Holm p`: "
         "the least significant seed; `Γ*`: for a SNIPS row, the median over seeds of the factor "
-        "by which the propensities must be wrong before the sign can flip.\n"
+        "by which the propensities must be wrong before the lower confidence bound of the "
+        "difference reaches 0, with the recommender ahead (∞: not even at a factor 1000; 1: "
+        "not significant).\n"
     )
     if verdict_md:
         text = with_verdict(text, verdict_md)
@@ -333,8 +336,12 @@ def comparisons_markdown(
                 "mean diff": [signed(v) if np.isfinite(v) else "" for v in block["mean_diff"]],
                 "max Holm p": [p_text(v) for v in block["max_p_holm"]],
                 "Γ*": [
-                    number(v, 2) if np.isfinite(v) else ""
-                    for v in block["gamma_star"].astype(float)
+                    gamma_cell(v, leader)
+                    for v, leader in zip(
+                        block["gamma_star"].astype(float),
+                        block.get("gamma_leader", pd.Series(None, index=block.index)),
+                        strict=True,
+                    )
                 ],
             }
         )
