@@ -35,7 +35,7 @@ def _comparisons(wins: dict[tuple[str, str], tuple[int, int]], n: int = 10) -> p
     rows = [
         {"testset": "gt", "metric": "recall", "k": 10, "recommender_a": a, "recommender_b": b,
          "n_seeds": n, "mean_diff": 0.01 * (wa - wb), "n_a_better": wa, "n_b_better": wb,
-         "max_p_holm": 1.0, "gamma_star": np.nan}
+         "max_p_holm": 1.0, "gamma_star": np.nan, "gamma_leader": None}
         for (a, b), (wa, wb) in wins.items()
     ]  # fmt: skip
     return pd.DataFrame(rows)
@@ -105,8 +105,10 @@ def test_names_are_inert_and_gamma_star_names_the_leader():
     summary = _summary({evil: 0.3, "B": 0.1})
     comps = pd.concat([
         _comparisons({(evil, "B"): (10, 0)}),
-        _comparisons({(evil, "B"): (3, 0)}).assign(testset="SNIPS", gamma_star=1.75),
-        _comparisons({(evil, "B"): (3, 0)}).assign(testset="SNIPS2", gamma_star=np.inf),
+        _comparisons({(evil, "B"): (3, 0)}).assign(testset="SNIPS", gamma_star=1.75,
+                                                   gamma_leader=evil),
+        _comparisons({(evil, "B"): (3, 0)}).assign(testset="SNIPS2", gamma_star=np.inf,
+                                                   gamma_leader=evil),
     ])  # fmt: skip
     arena = ["The estimator arena at recall@10 (estimator_accuracy.md): Best row: SNIPS."]
     out = v1.e1_verdict(summary, comps, BLOCK, dataset="my_*data*", arena=arena,
@@ -115,8 +117,11 @@ def test_names_are_inert_and_gamma_star_names_the_leader():
     assert "<b>" not in text and "|" not in text and "*y*" not in text
     assert "&lt;b&gt;x&lt;/b&gt;&#124;&#42;y&#42;" in text
     assert "my&#95;&#42;data&#42;" in text
-    assert "1.75" in text and "Γ*" in text and "∞" in text  # an infinite Γ* is kept
-    assert "&lt;b&gt;x&lt;/b&gt;&#124;&#42;y&#42; above B" in text  # the leader is named
+    assert "1.75" in text and "Γ*" in text and "1 other SNIPS row in sensitivity.md" in text
+    assert "&lt;b&gt;x&lt;/b&gt;&#124;&#42;y&#42; above B unless the propensities are wrong by " \
+        "more than a factor 1.75" in text  # the leader is named
+    md = v1.comparisons_markdown(comps, "d", level=0.95)
+    assert "∞ (&lt;b&gt;x&lt;/b&gt;&#124;&#42;y&#42; ahead)" in md  # an infinite Γ* is kept
     assert out[-1] == "On my&#95;&#42;data&#42;, the estimator arena at recall@10 " \
         "(estimator_accuracy.md): Best row: SNIPS."  # not escaped twice
 

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from debiaseval.estimation.sensitivity import gamma_cell
+from debiaseval.estimation.sensitivity import gamma_cell, gamma_sentence
 from debiaseval.evaluation.aggregate import markdown_table
 from debiaseval.evaluation.uncertainty import MIN_T_SEEDS
 from debiaseval.experiments.verdicts import (
@@ -29,8 +29,7 @@ from debiaseval.experiments.verdicts import (
     with_verdict,
 )
 
-__all__ = ["comparisons_markdown", "e1_verdict", "gamma_text", "pair_sentences",
-           "truth_separation_notes"]
+__all__ = ["comparisons_markdown", "e1_verdict", "pair_sentences", "truth_separation_notes"]
 
 
 def _interval_of(row: pd.Series) -> tuple[float, float, str] | None:
@@ -67,7 +66,7 @@ def _tuned_block(summary: pd.DataFrame, block: Mapping[str, Any], truth: str) ->
 
 _COMPARISON_KEYS = [
     "testset", "metric", "k", "recommender_a", "recommender_b", "n_seeds", "mean_diff",
-    "n_a_better", "n_b_better", "max_p_holm", "gamma_star",
+    "n_a_better", "n_b_better", "max_p_holm", "gamma_star", "gamma_leader",
 ]  # fmt: skip
 
 
@@ -179,9 +178,11 @@ def _gamma_sentence(
     comparisons: pd.DataFrame, metric: str, k: int, label: str, where: str,
     excluded: Sequence[str],
 ) -> str | None:  # fmt: skip
-    """The SNIPS rows' Γ* of the ranked pairs at the tuned metric in one sentence: per row, the
-    smallest Γ* (the most fragile order) with its leader, and how many pairs keep their order
-    beyond Γ = 2; ∞ counts (the most robust pairs), the full list is in sensitivity.md."""
+    """Γ* of the first SNIPS row at the tuned metric in one sentence, over the ranked pairs:
+    how many keep their order beyond a factor 2 and at any factor (∞), how many are not
+    established even with the propensities as they are (Γ* = 1), and the weakest established
+    lead with its leader (``gamma_leader``); the other SNIPS rows are counted, and every pair
+    is in sensitivity.md."""
     skip = set(excluded)
     rows = comparisons[
         (comparisons["metric"] == metric) & (comparisons["k"] == k)
@@ -190,28 +191,28 @@ def _gamma_sentence(
     ]  # fmt: skip
     if rows.empty:
         return None
-    texts = []
-    for testset, part in rows.groupby("testset", sort=False):
-        stars = part["gamma_star"].astype(float)
-        weakest = part.loc[stars.idxmin()]
-        ahead = weakest["mean_diff"] >= 0
-        lead, other = ((weakest["recommender_a"], weakest["recommender_b"]) if ahead
-                       else (weakest["recommender_b"], weakest["recommender_a"]))  # fmt: skip
-        robust = int((stars >= 2).sum())
-        texts.append(
-            f"on {inert_name(testset)}, {robust} of {len(part)} pairs keep their order unless "
-            f"the propensities are wrong by a factor 2 or more, the most fragile being "
-            f"{inert_name(lead)} above {inert_name(other)} (Γ* {gamma_text(weakest['gamma_star'])})"
-        )
-    return (f"On {where}, Γ* of the SNIPS rows at {label} (how far the propensities must be "
-            f"wrong before a pair's order can flip; sensitivity.md): "
-            f"{'; '.join(texts)}.")  # fmt: skip
-
-
-def gamma_text(value: float) -> str:
-    """Γ* as printed: two decimals, ∞ when no Γ in range flips the order."""
-    value = float(value)
-    return "∞" if value == np.inf else number(value, 2)
+    names = list(dict.fromkeys(rows["testset"]))
+    part = rows[rows["testset"] == names[0]]
+    stars = part["gamma_star"].astype(float)
+    established = part[stars > 1]
+    text = (
+        f"On {where}, Γ* at {label} (how far SNIPS's propensities may be wrong, sampling error "
+        f"included, before a pair's order can flip; sensitivity.md): under "
+        f"{inert_name(names[0])}, {int((stars >= 2).sum())} of the {len(part)} ranked pairs "
+        f"keep their order beyond a factor 2 ({int(np.isinf(stars).sum())} at any factor, "
+        f"Γ* = ∞), {int((stars == 1).sum())} are not established even with the propensities as "
+        "they are (Γ* = 1)"
+    )
+    if len(established):
+        weakest = established.loc[established["gamma_star"].astype(float).idxmin()]
+        text += "; the weakest established lead: " + gamma_sentence(
+            float(weakest["gamma_star"]), weakest["recommender_a"], weakest["recommender_b"],
+            weakest["gamma_leader"], name=inert_name,
+        )  # fmt: skip
+    if len(names) > 1:
+        others = len(names) - 1
+        text += f"; {others} other SNIPS row{'s' if others > 1 else ''} in sensitivity.md"
+    return text + "."
 
 
 def pair_sentences(pairs: pd.DataFrame, label: str, alpha: float) -> str:
