@@ -26,7 +26,9 @@ CONFIG = {
     "experiments": ["e1", "e5"],
     "datasets": ["synthetic"],
     "seeds": 2,
-    "synthetic": {"n_users": 60, "n_items": 80, "density": 0.1, "n_mar": 10, "rank": 4, "seed": 0},
+    # one draw for every seed, as a log of one's own is: give_raw_ids rewrites its id tables
+    "synthetic": {"n_users": 60, "n_items": 80, "density": 0.1, "n_mar": 10, "rank": 4, "seed": 0,
+                  "per_seed": False},
     "e1": {
         "ks": [5, 10],
         # the data get raw ids unlike the generator's (give_raw_ids): no exact TRUE row
