@@ -619,7 +619,7 @@ def seed_estimates(
     **options: Any,
 ) -> SeedEstimates:
     """E1's estimator rows of one seed (``e1_evaluate``): :func:`evaluate_estimators` on the
-    metrics of :data:`~debiaseval.estimation.heldout.GAINS` (``options``: its keywords); an
+    metrics of :data:`~debiaseval.evaluation.metrics.GAINS` (``options``: its keywords); an
     empty :class:`SeedEstimates` without estimators or such metrics."""
     gains = [metric for metric in metrics if metric in GAINS]
     if not estimators or not gains:

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from debiaseval.estimation.imputation import Imputation
+from debiaseval.evaluation.metrics import GAINS
 
 __all__ = [
     "ESTIMATORS",
@@ -49,9 +50,6 @@ ESTIMATORS: tuple[str, ...] = ("naive", "snips", "dr")
 FORMS: tuple[str, ...] = ("one_step", "ratio")
 """DR's forms: the one-step (linearised) form, the default, and the ratio form N_u / D_u."""
 
-GAINS: tuple[str, ...] = ("recall", "avgdcg")
-"""The metrics (names of :data:`debiaseval.evaluation.metrics.TOPK_METRICS`) that are a mean
-over the relevant items of a rank gain, the only ones these estimators are defined for."""
 
 _EPS = 1e-12
 

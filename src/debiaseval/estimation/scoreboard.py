@@ -33,7 +33,6 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from debiaseval.estimation.heldout import GAINS
 from debiaseval.estimation.resampling import (
     MIN_SCOREBOARD_SEEDS,
     ResamplingPlan,
@@ -44,6 +43,7 @@ from debiaseval.estimation.seed_scores import kendall_tau_b
 from debiaseval.estimation.separation import separated_counts
 from debiaseval.evaluation.aggregate import markdown_table
 from debiaseval.evaluation.flags import FLAGS
+from debiaseval.evaluation.metrics import GAINS
 from debiaseval.io.markup import inert_markdown
 
 __all__ = [
@@ -412,11 +412,13 @@ def verdict(
             how = ("user-level tests pooled over independent draws" if
                    separation["method"].iloc[0] == "stouffer" else
                    "two-level bootstrap over seeds and users")  # fmt: skip
-            if state_separation or k_sep == 0:
+            if state_separation:
                 parts.append(f"{truth} separates {k_sep} of {n_pairs} ranked pairs ({how}, "
                              f"Holm at α = {1 - level:g}).")  # fmt: skip
             if k_sep == 0:
-                parts.append(f"τ against {truth} measures noise here, and no row is named best.")
+                parts.append(f"τ against {truth} measures noise here, and no row is named best"
+                             + ("." if state_separation else
+                                f": {truth} separates none of the ranked pairs."))  # fmt: skip
                 return " ".join(parts)
     if n_seeds < MIN_SCOREBOARD_SEEDS:
         parts.append(

@@ -6,7 +6,7 @@ Every row of E1's test-set column (gt on synthetic, FULL, SKEW, WTD, WTD_H, the 
 estimators) estimates, per recommender and seed, the metric's value under full exposure. The
 truth is the MAR ground truth ``gt`` on real data and the exact value from the full rating
 matrix (``TRUE``) on ``synthetic``. Only like is scored against like: Recall and the
-per-relevant-item DCG (:data:`~debiaseval.estimation.heldout.GAINS`). Each row and its truth are
+per-relevant-item DCG (:data:`~debiaseval.evaluation.metrics.GAINS`). Each row and its truth are
 averaged over the same users (:func:`common_means`): those with a positive held-out pair and a
 relevant truth item and, for a sampled test set, a relevant test pair.
 
@@ -25,8 +25,7 @@ import numpy as np
 import pandas as pd
 
 from debiaseval.data.splits import run_rng
-from debiaseval.estimation.heldout import GAINS
-from debiaseval.evaluation.metrics import BlockValues
+from debiaseval.evaluation.metrics import GAINS, BlockValues
 from debiaseval.evaluation.uncertainty import bootstrap_means, paired_t_tests
 
 __all__ = [

@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from debiaseval.estimation.heldout import GAINS
 from debiaseval.evaluation.flags import MIN_USERS, join_flags, legend, marked
+from debiaseval.evaluation.metrics import GAINS
 from debiaseval.evaluation.uncertainty import INTERVAL_NOTE, interval_cell
 from debiaseval.io.markup import inert_markdown
 
@@ -323,7 +323,7 @@ TRUE_NOTE = (
 def compared_with_gt(testset: str, metric: str) -> bool:
     """Whether ``summary.md`` gives ``testset``'s % difference from gt at ``metric``: every
     test set but gt itself, and TRUE only at a mean over the relevant items of a rank gain
-    (:data:`~debiaseval.estimation.heldout.GAINS`: Recall, avgDCG), the metrics whose value
+    (:data:`~debiaseval.evaluation.metrics.GAINS`: Recall, avgDCG), the metrics whose value
     on a sample estimates the full matrix's (:data:`TRUE_NOTE` says why the others do not)."""
     return testset != GROUND_TRUTH and (testset != TRUE or str(metric) in GAINS)
 

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
+    "GAINS",
     "TOPK_METRICS",
     "BlockValues",
     "accuracy",
@@ -209,6 +210,11 @@ TOPK_METRICS: dict[str, TopKMetric] = {
     "avgdcg": avg_dcg_at_k,
 }
 """The single registry of top-k metric names: name → f(hits, n_relevant) per user."""
+
+GAINS: tuple[str, ...] = ("recall", "avgdcg")
+"""The metrics of :data:`TOPK_METRICS` that are a mean over the relevant items of a rank gain:
+a test set's value of them estimates the full-matrix value user by user (the weighting
+estimators are defined for these alone, and the arena scores only these)."""
 
 
 def evaluate_topk(

@@ -39,7 +39,6 @@ from debiaseval.estimation.arena import (
     with_gamma_stars,
 )
 from debiaseval.estimation.diagnostics import heavy_tailed
-from debiaseval.estimation.heldout import GAINS
 from debiaseval.estimation.imputation import Imputation
 from debiaseval.estimation.scoreboard import TRUE
 from debiaseval.estimation.seed_scores import (
@@ -72,7 +71,7 @@ from debiaseval.evaluation.aggregate import (
 from debiaseval.evaluation.external_lists import lists_of_seed, seed_lists
 from debiaseval.evaluation.flags import MIN_USERS
 from debiaseval.evaluation.full_truth import true_rows
-from debiaseval.evaluation.metrics import BlockValues
+from debiaseval.evaluation.metrics import GAINS, BlockValues
 from debiaseval.evaluation.per_user import per_user_table, seed_uncertainty
 from debiaseval.evaluation.testsets import (
     check_testset,
