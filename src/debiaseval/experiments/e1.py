@@ -468,11 +468,14 @@ def aggregate_step(
     short lists, fewer than ``min_users`` users, out of range, heavy-tailed weights from
     ``estimator_diagnostics``). ``truth``: synthetic's exact ``TRUE`` rows (:func:`truth_step`).
     ``comparisons``: in how many seeds each pair differs after Holm's correction
-    (:func:`agreement_over_seeds`) with the SNIPS rows' median Γ*. The scoreboard scores every
-    row against the truth from ``arena`` and ``reliability``
-    (:func:`~debiaseval.estimation.arena.scoreboard_tables`); ``sensitivity``: the seeds' SNIPS
-    bounds, averaged. The verdict (:func:`~debiaseval.experiments.e1_verdict.e1_verdict`) is
-    ``verdict``/``verdict_md`` and the first section of ``summary_md`` and ``comparisons_md``.
+    (:func:`agreement_over_seeds`) with the SNIPS rows' median Γ* and its leader. The
+    scoreboard scores every row against the truth from ``arena``, ``arena_replicates``,
+    ``reliability`` and ``truth_tests`` (:func:`~debiaseval.estimation.arena.scoreboard_tables`),
+    resampling seeds alone where each seed drew its own data (``draws="independent"``), seeds
+    and users where the seeds re-split one dataset (``"fixed"``); ``truth_separation``: whether
+    the truth separates each ranked pair; ``sensitivity``: the seeds' SNIPS bounds, averaged.
+    The verdict (:func:`~debiaseval.experiments.e1_verdict.e1_verdict`) is ``verdict`` /
+    ``verdict_md`` and the first section of ``summary_md`` and ``comparisons_md``.
     """
     per_seed = pd.concat([*metrics, *truth]).reset_index(drop=True)
     keys = ["recommender", "testset", "metric", "k"]
