@@ -195,13 +195,15 @@ def _gamma_sentence(
     part = rows[rows["testset"] == names[0]]
     stars = part["gamma_star"].astype(float)
     established = part[stars > 1]
+    robust, unsure = int((stars >= 2).sum()), int((stars == 1).sum())
     text = (
         f"On {where}, Γ* at {label} (how far SNIPS's propensities may be wrong, sampling error "
         f"included, before a pair's order can flip; sensitivity.md): under "
-        f"{inert_name(names[0])}, {int((stars >= 2).sum())} of the {len(part)} ranked pairs "
-        f"keep their order beyond a factor 2 ({int(np.isinf(stars).sum())} at any factor, "
-        f"Γ* = ∞), {int((stars == 1).sum())} are not established even with the propensities as "
-        "they are (Γ* = 1)"
+        f"{inert_name(names[0])}, {robust} of the {len(part)} ranked pairs "
+        f"{'keeps its' if robust == 1 else 'keep their'} order beyond a factor 2 "
+        f"({int(np.isinf(stars).sum())} at any factor, Γ* = ∞), {unsure} "
+        f"{'is' if unsure == 1 else 'are'} not established even with the propensities as they "
+        "are (Γ* = 1)"
     )
     if len(established):
         weakest = established.loc[established["gamma_star"].astype(float).idxmin()]
