@@ -30,7 +30,7 @@ SNAKEMAKE=${1:-${SNAKEMAKE:-$ROOT/.venv/bin/snakemake}}
 CLUSTER_CONFIG=${CLUSTER_CONFIG:-$ROOT/tests/configs/cluster.yaml}
 PROFILE=$ROOT/profiles/slurm
 RUN_TIMEOUT=${SLURM_E2E_RUN_TIMEOUT:-300}
-LOCAL_RULES="all e1_data e1_select e1_aggregate download run_config" # rules that never go to SLURM
+LOCAL_RULES="all e1_data e1_dropped e1_select e1_aggregate download run_config" # rules that never go to SLURM
 
 say() { echo "[slurm-e2e +$((SECONDS - START))s] $*"; }
 skip() {
