@@ -441,7 +441,7 @@ def test_built_in_datasets_keep_their_experiments():
     """The parts the built-ins declare select exactly the datasets each experiment ran on."""
     before = {
         "e1": ["synthetic", "coat", "yahoo-r3"],
-        "e2": ["synthetic", "coat", "yahoo-r3", "ml-100k", "ml-1m", "librarything"],
+        "e2": ["synthetic", "coat", "yahoo-r3", "ml-100k", "ml-1m", "librarything", "jester5k"],
         "e3": ["synthetic", "ml-100k-semi"],
         "e4": ["synthetic", "ml-100k-semi", "coat", "yahoo-r3"],
         "e5": ["synthetic", "yahoo-r3", "coat"],

@@ -18,6 +18,7 @@ __all__ = [
     "DATASET_NAMES",
     "DEFAULT_POSITIVE_THRESHOLD",
     "GENERATED",
+    "JESTER_THRESHOLD",
     "PART_TEXT",
     "RESERVED_NAMES",
     "dataset_names",
@@ -64,6 +65,9 @@ BUILTIN_PARTS: dict[str, frozenset[str]] = {
     "librarything": frozenset({"mnar"}),
     # E5's fully exposed matrix, read by debiaseval.data.kuairec (not a preprocess dataset).
     "kuairec": frozenset({"full"}),
+    # Every rating of the 5,000 users: a log (users rated what they were shown after a gauge set
+    # every user rated). Its fully observed block (users.full_block) is no experiment's part.
+    "jester5k": frozenset({"mnar"}),
 }
 """The parts of every built-in dataset, as the experiments may use them."""
 
@@ -73,7 +77,11 @@ RESERVED_NAMES: frozenset[str] = frozenset(BUILTIN_PARTS) | frozenset(DATASET_NA
 DEFAULT_POSITIVE_THRESHOLD = 3.0
 """A rating is positive when strictly greater than 3 (ratings 1..5), unless said otherwise."""
 
-_BUILTIN_THRESHOLD = {"kuairec": 2.0}  # watch_ratio > 2 [URE24]
+JESTER_THRESHOLD = 5.0
+"""Jester's jokes are rated on [-10, 10]: a rating above 5.0 is positive (27.3% of the fully
+observed block)."""
+
+_BUILTIN_THRESHOLD = {"kuairec": 2.0, "jester5k": JESTER_THRESHOLD}  # kuairec: watch_ratio > 2
 
 _HINTS = {
     "mar": "set sources.{name}.mar to a randomly sampled log",
@@ -154,7 +162,8 @@ def positive_threshold_of(
     """The experiment's threshold if set, else the dataset's convention.
 
     A user dataset's convention is its ``positive_threshold`` (3 when null); kuairec's is a
-    watch_ratio > 2 [URE24]; every other dataset's a rating > 3.
+    watch_ratio > 2 [URE24]; Jester's (``jester5k``) a rating > 5.0 on [-10, 10]
+    (:data:`JESTER_THRESHOLD`); every other dataset's a rating > 3.
     """
     if configured is not None:
         return float(configured)
