@@ -15,6 +15,7 @@ from debiaseval.data.registry import SOURCES
 
 __all__ = [
     "BUILTIN_PARTS",
+    "CONTINUOUS_RATINGS",
     "DATASET_NAMES",
     "DEFAULT_POSITIVE_THRESHOLD",
     "GENERATED",
@@ -32,8 +33,9 @@ __all__ = [
     "user_sources",
 ]
 
-GENERATED: tuple[str, ...] = ("synthetic", "ml-100k-semi")
-"""Datasets the workflow generates itself (``ml-100k-semi`` from ML-100K's files)."""
+GENERATED: tuple[str, ...] = ("synthetic", "ml-100k-semi", "jester5k-semi")
+"""Datasets the workflow generates itself (``ml-100k-semi`` from ML-100K's files,
+``jester5k-semi`` from Jester5k's)."""
 
 DATASET_NAMES: tuple[str, ...] = (*GENERATED, *SOURCES)
 """The built-in dataset names a config may use; its own datasets come on top."""
@@ -57,6 +59,9 @@ BUILTIN_PARTS: dict[str, frozenset[str]] = {
     # Its observed pairs are a draw from the completed matrix: E3 and E4 use them through the
     # truth, and no experiment takes them as a log.
     "ml-100k-semi": frozenset({"truth"}),
+    # Jester's real fully observed block with a simulated exposure: an MNAR log and a MAR sample
+    # drawn per seed, with their true propensities; E1 adds the exact TRUE row from the block.
+    "jester5k-semi": frozenset({"mnar", "mar", "propensities"}),
     "coat": frozenset({"mnar", "mar", "propensities", "features"}),
     "yahoo-r3": frozenset({"mnar", "mar"}),
     "ml-100k": frozenset({"mnar", "timestamps"}),
@@ -81,7 +86,15 @@ JESTER_THRESHOLD = 5.0
 """Jester's jokes are rated on [-10, 10]: a rating above 5.0 is positive (27.3% of the fully
 observed block)."""
 
-_BUILTIN_THRESHOLD = {"kuairec": 2.0, "jester5k": JESTER_THRESHOLD}  # kuairec: watch_ratio > 2
+CONTINUOUS_RATINGS: frozenset[str] = frozenset({"jester5k", "jester5k-semi"})
+"""Built-in datasets whose ratings are continuous (Jester's [-10, 10] in steps of 0.01), not a
+few levels: a model of P(O | rating level), Naive Bayes, does not apply to them."""
+
+_BUILTIN_THRESHOLD = {  # kuairec: watch_ratio > 2 [URE24]
+    "kuairec": 2.0,
+    "jester5k": JESTER_THRESHOLD,
+    "jester5k-semi": JESTER_THRESHOLD,
+}
 
 _HINTS = {
     "mar": "set sources.{name}.mar to a randomly sampled log",
@@ -162,8 +175,8 @@ def positive_threshold_of(
     """The experiment's threshold if set, else the dataset's convention.
 
     A user dataset's convention is its ``positive_threshold`` (3 when null); kuairec's is a
-    watch_ratio > 2 [URE24]; Jester's (``jester5k``) a rating > 5.0 on [-10, 10]
-    (:data:`JESTER_THRESHOLD`); every other dataset's a rating > 3.
+    watch_ratio > 2 [URE24]; Jester's (``jester5k``, ``jester5k-semi``) a rating > 5.0 on
+    [-10, 10] (:data:`JESTER_THRESHOLD`); every other dataset's a rating > 3.
     """
     if configured is not None:
         return float(configured)

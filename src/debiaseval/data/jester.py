@@ -27,6 +27,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from debiaseval.data.loaders import RawDataset
+from debiaseval.data.semireal import FullBlock, full_block
 from debiaseval.io.errors import DatasetError
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "ZERO_BELOW",
     "SparseRatings",
     "dgcmatrix_constructor",
+    "jester5k_block",
     "load_jester5k",
     "read_jester5k",
 ]
@@ -197,3 +199,9 @@ def load_jester5k(folder: str | Path) -> RawDataset:
         items=item_frame,
         name="jester5k",
     )
+
+
+def jester5k_block(folder: str | Path) -> FullBlock:
+    """Jester5k's fully observed block: the users who rated every joke (1,473 × 100 in the
+    canonical file; :func:`~debiaseval.data.semireal.full_block`)."""
+    return full_block(load_jester5k(folder), scale=JESTER_SCALE)
