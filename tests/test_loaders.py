@@ -171,7 +171,7 @@ def test_load_ml1m(tmp_path: Path) -> None:
 
 
 def test_load_raw_dispatches(tmp_path: Path) -> None:
-    assert set(LOADERS) == {"coat", "yahoo-r3", "ml-100k", "ml-1m", "librarything"}
+    assert set(LOADERS) == {"coat", "yahoo-r3", "ml-100k", "ml-1m", "librarything", "jester5k"}
     raw = load_raw("yahoo-r3", _write_yahoo(tmp_path / "y"))
     assert raw.name == "yahoo-r3" and len(raw.mnar) == 4
     assert "no loader" in _error(load_raw, "nope", tmp_path)

@@ -440,11 +440,12 @@ def test_null_datasets_pick_the_experiments_that_can_run():
 def test_built_in_datasets_keep_their_experiments():
     """The parts the built-ins declare select exactly the datasets each experiment ran on."""
     before = {
-        "e1": ["synthetic", "coat", "yahoo-r3"],
-        "e2": ["synthetic", "coat", "yahoo-r3", "ml-100k", "ml-1m", "librarything"],
+        "e1": ["synthetic", "coat", "yahoo-r3", "jester5k-semi"],
+        "e2": ["synthetic", "coat", "yahoo-r3", "ml-100k", "ml-1m", "librarything", "jester5k",
+               "jester5k-semi"],
         "e3": ["synthetic", "ml-100k-semi"],
-        "e4": ["synthetic", "ml-100k-semi", "coat", "yahoo-r3"],
-        "e5": ["synthetic", "yahoo-r3", "coat"],
+        "e4": ["synthetic", "ml-100k-semi", "coat", "yahoo-r3", "jester5k-semi"],
+        "e5": ["synthetic", "yahoo-r3", "coat", "jester5k-semi"],
         "e6": ["synthetic", "ml-100k", "ml-1m"],
     }
     config = validate_config({"datasets": list(DATASET_NAMES)})

@@ -29,7 +29,7 @@ pytestmark = pytest.mark.realdata
 def mirror() -> Path:
     value = os.environ.get(MIRROR_ENV, "").strip()
     if not value:
-        pytest.skip(f"{MIRROR_ENV} not set")
+        pytest.skip(f"{MIRROR_ENV} not set: the real-data tests read the local dataset mirror")
     return Path(value)
 
 
@@ -141,3 +141,25 @@ def test_ml_100k(mirror: Path, tmp_path: Path) -> None:
     assert len(inter) == 100_000 and len(users) == 943 and len(items) == 1_682
     assert inter["timestamp"].dtype == np.int64
     assert (inter.groupby("user").size() >= 20).all()
+
+
+def test_jester5k(mirror: Path, tmp_path: Path) -> None:
+    """SOURCES.md's figures: 5,000 users x 100 jokes, 363,209 ratings in [-9.95, 9.90], 1,025
+    zeros (stored as R's double.xmin), 1,473 users who rated every joke, 423 zeros among them."""
+    raw = load_raw("jester5k", _fetch(mirror, "jester5k", tmp_path))
+    ratings = raw.mnar["rating"].to_numpy()
+    assert len(raw.mnar) == 363_209
+    assert raw.mnar["user"].nunique() == 5_000 and raw.mnar["item"].nunique() == 100
+    assert ratings.min() == -9.95 and ratings.max() == 9.90
+    assert (ratings == 0.0).sum() == 1_025 and np.abs(ratings[ratings != 0]).min() >= 0.01
+    assert raw.mnar.groupby("user").size().min() == 36
+    block = raw.users.loc[raw.users["full_block"], "user"]
+    assert len(block) == 1_473
+    in_block = raw.mnar[raw.mnar["user"].isin(block)]
+    assert len(in_block) == 147_300 and (in_block["rating"] == 0.0).sum() == 423
+    assert (in_block["rating"] > 5.0).mean() == pytest.approx(0.2725, abs=1e-4)  # positives
+    assert raw.items["item"].tolist() == list(range(1, 101)) and raw.items["text"].str.len().min()
+
+    inter, users, items = api.load_dataset("jester5k", raw=tmp_path / "jester5k")
+    assert len(inter) == 363_209 and set(inter["part"]) == {"mnar"}
+    assert len(users) == 5_000 and users["full_block"].sum() == 1_473 and len(items) == 100

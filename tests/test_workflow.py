@@ -1207,3 +1207,18 @@ def test_no_interval_of_the_tiny_runs_e2_e3_e4_tables_leaves_the_range(two_runs)
         bounds = table[["ci_low", "ci_high"]].dropna()
         assert len(bounds) and (bounds["ci_low"] >= lower).all(), name
         assert (bounds["ci_low"] <= bounds["ci_high"]).all(), name
+
+
+def test_e1_on_semi_real_jester_dry_run(tmp_path):
+    """datasets: [jester5k-semi] plans E1 on per-seed draws of the exposure (preprocess_draw,
+    e1_data_draw) with the exact truth from Jester5k's file (e1_truth, after its download),
+    without running a job."""
+    workdir = make_workdir(tmp_path)
+    stats = snakemake(
+        workdir, "-n", "--cores", "1",
+        "--config", "datasets=[jester5k-semi]", "experiments=[e1]", "seeds=2",
+    ).stdout.split("Job stats:")[1]  # fmt: skip
+    counts = dict(line.split() for line in stats.splitlines()[3:] if len(line.split()) == 2)
+    assert counts["download"] == "1" and counts["preprocess_draw"] == "2"
+    assert counts["e1_data_draw"] == "2" and counts["e1_truth"] == "2"
+    assert "e1_data" not in counts  # every seed draws its own exposure

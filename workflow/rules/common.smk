@@ -13,7 +13,7 @@ from debiaseval.io.errors import ConfigError
 from debiaseval.data import MIRROR_ENV, SOURCES
 from debiaseval.datasets.build import SOURCE_OF
 from debiaseval.data.catalog import dataset_names, positive_threshold_of, user_sources
-from debiaseval.data.draws import drawn_datasets, generator_block, seed_block
+from debiaseval.data.draws import DRAW_BLOCKS, drawn_datasets, generator_block, seed_block
 from debiaseval.data.user_logs import LOAD_KEYS, log_files, missing_file
 from debiaseval.evaluation.external_lists import lists_path, missing_lists
 from debiaseval.experiments.e5 import FULLY_EXPOSED
@@ -140,14 +140,17 @@ wildcard_constraints:
     strategy=_alternatives(config["e2"]["strategies"]),
 
 
-# Generated datasets drawn afresh for every seed (synthetic.per_seed): each seed's data is
-# data/<dataset>/seed<s>/ (rule preprocess_draw), from a seed derived from (synthetic.seed, s).
+# Generated datasets drawn afresh for every seed (synthetic.per_seed, semireal.per_seed): each
+# seed's data is data/<dataset>/seed<s>/ (rule preprocess_draw), from a seed derived from (the
+# block's seed, s).
 DRAWN = drawn_datasets(config, dataset_names(config["sources"]))
 
 
 def generator_of(dataset):
-    """The generator block the shared preprocessing of ``dataset`` takes (None if not generated)."""
-    return generator_block(config["synthetic"]) if dataset == "synthetic" else None
+    """The generator block the shared preprocessing of ``dataset`` takes (None if not generated):
+    its DRAW_BLOCKS block (synthetic's, or semireal's for jester5k-semi)."""
+    block = DRAW_BLOCKS.get(dataset)
+    return None if block is None else generator_block(config[block])
 
 
 def draw_block(wildcards):

@@ -1,7 +1,8 @@
 # Experiment E1, intervened test sets ([SAC20]): every rule of E1, in stage order.
 # data (E1's filter: common users and items, with its report) -> split -> intervene (every test set of a seed) -> train (tune one chunk of a recommender's grid on
 # MAR val) -> select (best usable grid point) -> evaluate (gt and every test set) -> aggregate.
-# On synthetic, truth adds the exact TRUE row from the full rating matrix, the arena's truth.
+# On synthetic and jester5k-semi, truth adds the exact TRUE row from the full rating matrix, the
+# arena's truth.
 # impute fits the model imputation of a dr estimator (logistic_mf), once per seed.
 # A grid of one chunk is trained and selected by one job (tune, the same files).
 # Precomputed lists (algorithm external) replace train/select by external (check, rank); export
@@ -24,8 +25,9 @@ E1_ONE_CHUNK = [name for name in E1_TRAINED if E1_CHUNKS[name] == 1]
 E1_CHUNKED = [name for name in E1_TRAINED if E1_CHUNKS[name] > 1]
 # The dr estimators whose imputation is a model, fitted once per seed by e1_impute.
 E1_IMPUTED = model_imputations(E1["estimators"])
-# Datasets drawn per seed (synthetic.per_seed): E1's data of seed s is e1/<dataset>/seed<s>/data/,
-# its seed's own draw; every other dataset's is e1/<dataset>/data/, shared by its seeds.
+# Datasets drawn per seed (synthetic.per_seed, semireal.per_seed): E1's data of seed s is
+# e1/<dataset>/seed<s>/data/, its seed's own draw; every other dataset's is e1/<dataset>/data/,
+# shared by its seeds.
 E1_FIXED = [name for name in dataset_names(config["sources"]) if name not in DRAWN]
 
 
@@ -371,7 +373,8 @@ rule e1_evaluate:
             results("e1/{{dataset}}/seed{{seed}}/imputations/{estimator}.parquet"),
             estimator=E1_IMPUTED,
         ),
-        # the exact truth's per-user values where the full rating matrix is known (synthetic)
+        # the exact truth's per-user values where the full rating matrix is known (synthetic,
+        # jester5k-semi)
         truth=lambda w: (
             [results(f"e1/{w.dataset}/seed{w.seed}/truth_per_user.parquet")]
             if E1["truth"] and w.dataset in E1_TRUTH_DATASETS
@@ -421,9 +424,11 @@ rule e1_evaluate:
 
 
 rule e1_truth:
-    """The exact metrics of every recommender of one seed over all its candidate items, from
-    synthetic's full rating matrix: the TRUE row, the arena's truth (docs/estimators.md)."""
+    """The exact metrics of every recommender of one seed over all its candidate items, from the
+    dataset's full rating matrix (synthetic's generator, or jester5k-semi's real block read from
+    Jester5k's file): the TRUE row, the arena's truth (docs/estimators.md)."""
     input:
+        unpack(preprocess_input),  # jester5k-semi: Jester5k's raw folder; synthetic: none
         recs=expand(
             results("e1/{{dataset}}/seed{{seed}}/recs/{recommender}.parquet"),
             recommender=E1["recommenders"],
@@ -438,9 +443,10 @@ rule e1_truth:
         dataset=_alternatives(E1_TRUTH_DATASETS),
     params:
         **job_params(
+            dataset="{dataset}",
             seed=lambda w: int(w.seed),
             recommenders=list(E1["recommenders"]),
-            synthetic=draw_block,
+            generator=draw_block,
             ks=E1["ks"],
             metrics=E1["metrics"],
             positive_threshold=positive_threshold(E1),
@@ -485,7 +491,8 @@ rule e1_aggregate:
             else f"e1/{w.dataset}/data/interactions.parquet"
         ),
         dropped_md=results("e1/{dataset}/dropped.md"),
-        # the seeds' exact TRUE rows where the full rating matrix is known (synthetic)
+        # the seeds' exact TRUE rows where the full rating matrix is known (synthetic,
+        # jester5k-semi)
         truth=lambda w: (
             expand(
                 results("e1/{dataset}/seed{seed}/truth.parquet"),

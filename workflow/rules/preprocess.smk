@@ -12,7 +12,7 @@ rule preprocess:
     params:
         **job_params(
             dataset="{dataset}",
-            synthetic=lambda w: generator_of(w.dataset),
+            generator=lambda w: generator_of(w.dataset),
             semisynthetic=lambda w: (
                 config["semisynthetic"] if w.dataset == "ml-100k-semi" else None
             ),
@@ -33,8 +33,8 @@ rule preprocess:
         "../scripts/preprocess.py"
 
 
-# One seed's own draw of a dataset drawn per seed (synthetic.per_seed), from a seed derived from
-# (synthetic.seed, the seed): the experiments' seeds are then independent draws of the whole
+# One seed's own draw of a dataset drawn per seed (synthetic.per_seed, semireal.per_seed), from a
+# seed derived from (the block's seed, the seed): the experiments' seeds are then independent draws of the whole
 # process (docs/datasets.md#one-draw-per-seed).
 use rule preprocess as preprocess_draw with:
     output:
@@ -46,7 +46,7 @@ use rule preprocess as preprocess_draw with:
     params:
         **job_params(
             dataset="{dataset}",
-            synthetic=draw_block,
+            generator=draw_block,
             semisynthetic=None,
             own=None,
             code=CODE,

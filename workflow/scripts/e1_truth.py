@@ -1,7 +1,8 @@
-"""Adapter: the exact TRUE rows of one seed from synthetic's full rating matrix, and their
-per-user values for the scoreboard."""
+"""Adapter: the exact TRUE rows of one seed from the dataset's full rating matrix (synthetic's
+generator, jester5k-semi's real block), and their per-user values for the scoreboard."""
 
 from debiaseval.data.ids import raw_ids
+from debiaseval.datasets.truth import full_rating_rows_of
 from debiaseval.experiments.e1 import truth_step
 from debiaseval.io.files import read_parquet, write_parquet
 from debiaseval.workflow.runtime import job
@@ -13,7 +14,7 @@ with job(snakemake.log[0], snakemake.threads) as log:
     table, per_user = truth_step(
         read_parquet(snakemake.input.split),
         dict(zip(p.recommenders, map(read_parquet, snakemake.input.recs), strict=True)),
-        synthetic=p.synthetic,
+        rating_rows=full_rating_rows_of(p.dataset, p.generator, snakemake.input.get("raw")),
         raw_users=raw_ids(users, "user", len(users)),
         raw_items=raw_ids(items, "item", len(items)),
         seed=p.seed,

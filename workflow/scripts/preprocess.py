@@ -11,7 +11,7 @@ with job(snakemake.log[0], snakemake.threads) as log:
     interactions, users, items, tuning = build_dataset(
         p.dataset,
         snakemake.input.get("raw"),
-        synthetic=p.synthetic,
+        generator=p.generator,
         semisynthetic=p.semisynthetic,
         own=p.own,
     )

@@ -15,9 +15,11 @@ from debiaseval.data.registry import SOURCES
 
 __all__ = [
     "BUILTIN_PARTS",
+    "CONTINUOUS_RATINGS",
     "DATASET_NAMES",
     "DEFAULT_POSITIVE_THRESHOLD",
     "GENERATED",
+    "JESTER_THRESHOLD",
     "PART_TEXT",
     "RESERVED_NAMES",
     "dataset_names",
@@ -31,8 +33,9 @@ __all__ = [
     "user_sources",
 ]
 
-GENERATED: tuple[str, ...] = ("synthetic", "ml-100k-semi")
-"""Datasets the workflow generates itself (``ml-100k-semi`` from ML-100K's files)."""
+GENERATED: tuple[str, ...] = ("synthetic", "ml-100k-semi", "jester5k-semi")
+"""Datasets the workflow generates itself (``ml-100k-semi`` from ML-100K's files,
+``jester5k-semi`` from Jester5k's)."""
 
 DATASET_NAMES: tuple[str, ...] = (*GENERATED, *SOURCES)
 """The built-in dataset names a config may use; its own datasets come on top."""
@@ -56,6 +59,9 @@ BUILTIN_PARTS: dict[str, frozenset[str]] = {
     # Its observed pairs are a draw from the completed matrix: E3 and E4 use them through the
     # truth, and no experiment takes them as a log.
     "ml-100k-semi": frozenset({"truth"}),
+    # Jester's real fully observed block with a simulated exposure: an MNAR log and a MAR sample
+    # drawn per seed, with their true propensities; E1 adds the exact TRUE row from the block.
+    "jester5k-semi": frozenset({"mnar", "mar", "propensities"}),
     "coat": frozenset({"mnar", "mar", "propensities", "features"}),
     "yahoo-r3": frozenset({"mnar", "mar"}),
     "ml-100k": frozenset({"mnar", "timestamps"}),
@@ -64,6 +70,9 @@ BUILTIN_PARTS: dict[str, frozenset[str]] = {
     "librarything": frozenset({"mnar"}),
     # E5's fully exposed matrix, read by debiaseval.data.kuairec (not a preprocess dataset).
     "kuairec": frozenset({"full"}),
+    # Every rating of the 5,000 users: a log (users rated what they were shown after a gauge set
+    # every user rated). Its fully observed block (users.full_block) is no experiment's part.
+    "jester5k": frozenset({"mnar"}),
 }
 """The parts of every built-in dataset, as the experiments may use them."""
 
@@ -73,7 +82,19 @@ RESERVED_NAMES: frozenset[str] = frozenset(BUILTIN_PARTS) | frozenset(DATASET_NA
 DEFAULT_POSITIVE_THRESHOLD = 3.0
 """A rating is positive when strictly greater than 3 (ratings 1..5), unless said otherwise."""
 
-_BUILTIN_THRESHOLD = {"kuairec": 2.0}  # watch_ratio > 2 [URE24]
+JESTER_THRESHOLD = 5.0
+"""Jester's jokes are rated on [-10, 10]: a rating above 5.0 is positive (27.3% of the fully
+observed block)."""
+
+CONTINUOUS_RATINGS: frozenset[str] = frozenset({"jester5k", "jester5k-semi"})
+"""Built-in datasets whose ratings are continuous (Jester's [-10, 10] in steps of 0.01), not a
+few levels: a model of P(O | rating level), Naive Bayes, does not apply to them."""
+
+_BUILTIN_THRESHOLD = {  # kuairec: watch_ratio > 2 [URE24]
+    "kuairec": 2.0,
+    "jester5k": JESTER_THRESHOLD,
+    "jester5k-semi": JESTER_THRESHOLD,
+}
 
 _HINTS = {
     "mar": "set sources.{name}.mar to a randomly sampled log",
@@ -154,7 +175,8 @@ def positive_threshold_of(
     """The experiment's threshold if set, else the dataset's convention.
 
     A user dataset's convention is its ``positive_threshold`` (3 when null); kuairec's is a
-    watch_ratio > 2 [URE24]; every other dataset's a rating > 3.
+    watch_ratio > 2 [URE24]; Jester's (``jester5k``, ``jester5k-semi``) a rating > 5.0 on
+    [-10, 10] (:data:`JESTER_THRESHOLD`); every other dataset's a rating > 3.
     """
     if configured is not None:
         return float(configured)

@@ -500,6 +500,16 @@ def what_to_do(name: str) -> str:
     )
 
 
+def _as_folder(file: Path, source: DatasetSource, work: Path) -> Path:
+    """A folder in ``work`` showing ``file`` under the name of ``source``'s one file
+    (``archive: false``), as a link: the verified copy into place reads through it."""
+    folder = work / "file"
+    target = folder / next(iter(source.files))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.symlink_to(Path(file).resolve())
+    return folder
+
+
 def _user_folder(
     path: Path, source: DatasetSource, work: Path, limits: DownloadLimits = _DEFAULT_LIMITS
 ) -> Path:
@@ -510,6 +520,8 @@ def _user_folder(
             return nested
         return path
     if path.is_file():
+        if not source.archive:  # the dataset's one file itself
+            return _as_folder(path, source, work)
         extracted = work / "extracted"
         safe_extract(path, extracted, limits=limits)
         return _locate_root(extracted, source)
@@ -554,6 +566,8 @@ def _download(
         archive = download_file(
             url, work / _archive_name(url), sha256=source.archive_sha256, limits=limits
         )
+        if not source.archive:  # the download is the dataset's one file
+            return _as_folder(archive, source, work)
         extracted = work / "extracted"
         safe_extract(archive, extracted, limits=limits)
     except DatasetError as error:

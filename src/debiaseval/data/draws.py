@@ -24,8 +24,9 @@ __all__ = [
     "seed_block", "seed_config",
 ]  # fmt: skip
 
-DRAW_BLOCKS: dict[str, str] = {"synthetic": "synthetic"}
-"""Dataset -> the config block that generates it (and holds its ``seed`` and ``per_seed``)."""
+DRAW_BLOCKS: dict[str, str] = {"synthetic": "synthetic", "jester5k-semi": "semireal"}
+"""Dataset -> the config block that generates it (and holds its ``seed`` and ``per_seed``):
+``synthetic`` its whole data, ``jester5k-semi`` the exposure on Jester's real block."""
 
 DRAW_KEYS = ("per_seed",)
 """Keys of a generator block that say how the workflow draws, not what the generator makes."""

@@ -1,7 +1,8 @@
 """Parse the real datasets' canonical files into :class:`RawDataset` frames (docs/datasets.md).
 
 Raw ids are kept as the files give them: Coat uses the 0-based row/column index of its
-dense matrices [ICML16]; Yahoo! R3 and MovieLens use their 1-based ids. Parsing is
+dense matrices [ICML16]; Yahoo! R3 and MovieLens use their 1-based ids; Jester5k the numbers of
+its R names ``u<n>``/``j<n>`` (:mod:`debiaseval.data.jester`). Parsing is
 vectorised; any malformed line raises a one-line :class:`DatasetError` naming the file,
 the 1-based line number and what was expected. The rating files are required; side files
 (features, propensities, metadata) are read when present.
@@ -559,6 +560,17 @@ def load_librarything(folder: Path) -> RawDataset:
     )
 
 
+# --------------------------------------------------------------------------- Jester5k
+
+
+def _jester5k(folder: Path) -> RawDataset:
+    """Jester5k's R data file (:func:`debiaseval.data.jester.load_jester5k`, which needs the
+    optional extra ``jester``; imported when used)."""
+    from debiaseval.data.jester import load_jester5k
+
+    return load_jester5k(folder)
+
+
 # --------------------------------------------------------------------------- dispatch
 
 LOADERS: dict[str, Callable[[Path], RawDataset]] = {
@@ -567,6 +579,7 @@ LOADERS: dict[str, Callable[[Path], RawDataset]] = {
     "ml-100k": load_ml_100k,
     "ml-1m": load_ml_1m,
     "librarything": load_librarything,
+    "jester5k": _jester5k,
 }
 
 

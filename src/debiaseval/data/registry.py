@@ -28,7 +28,9 @@ class DatasetSource:
     ``files`` maps a path relative to the dataset folder to the accepted SHA-256
     values; ``()`` means the file is required but its content is not verified.
     ``url`` is ``None`` for datasets that can only be obtained by hand, in which
-    case ``manual_instructions`` says what to obtain and where to put it.
+    case ``manual_instructions`` says what to obtain and where to put it. ``archive`` is
+    false when ``url`` is the dataset's one file itself (no archive to extract): the download
+    is saved under that file's name.
     """
 
     name: str
@@ -39,11 +41,15 @@ class DatasetSource:
     manual_instructions: str | None = None
     licence: str = ""
     citation: str = ""
+    archive: bool = True
 
 
 _KEYS = frozenset(
-    {"url", "archive_sha256", "archive_root", "files", "manual_instructions", "licence", "citation"}
-)
+    {
+        "url", "archive_sha256", "archive_root", "archive", "files", "manual_instructions",
+        "licence", "citation",
+    }
+)  # fmt: skip
 
 
 def _source(name: str, entry: Mapping[str, Any]) -> DatasetSource:
@@ -51,6 +57,9 @@ def _source(name: str, entry: Mapping[str, Any]) -> DatasetSource:
     if unknown:
         raise ValueError(f"{REGISTRY_FILE}: {name}: unknown keys {', '.join(sorted(unknown))}")
     files = {path: tuple(values or ()) for path, values in entry["files"].items()}
+    archive = bool(entry.get("archive", True))
+    if not archive and len(files) != 1:
+        raise ValueError(f"{REGISTRY_FILE}: {name}: archive: false needs exactly one file")
     return DatasetSource(
         name=name,
         url=entry["url"],
@@ -60,6 +69,7 @@ def _source(name: str, entry: Mapping[str, Any]) -> DatasetSource:
         manual_instructions=entry.get("manual_instructions"),
         licence=entry.get("licence", ""),
         citation=entry.get("citation", ""),
+        archive=archive,
     )
 
 
@@ -71,4 +81,4 @@ def load_sources(text: str | None = None) -> dict[str, DatasetSource]:
 
 
 SOURCES: dict[str, DatasetSource] = load_sources()
-"""Every real dataset by name: coat, yahoo-r3, ml-100k, ml-1m, librarything."""
+"""Every real dataset by name: coat, yahoo-r3, ml-100k, ml-1m, librarything, jester5k."""

@@ -518,7 +518,7 @@ def check_estimators(config: Mapping[str, Any]) -> None:
     """Cross-field checks of ``e1.estimators`` (after schema validation): no name of a test
     set, dr's keys on dr rows only, and the dataset parts each propensity model needs; raise
     ``ConfigError`` naming the key."""
-    from debiaseval.data.catalog import dataset_parts, missing_text
+    from debiaseval.data.catalog import CONTINUOUS_RATINGS, dataset_parts, missing_text
 
     block, sources = config["e1"], config["sources"]
     clash = [name for name in block["estimators"] if name in block["testsets"]]
@@ -544,6 +544,13 @@ def check_estimators(config: Mapping[str, Any]) -> None:
                     "with clip)"
                 )
         part = ESTIMATOR_NEEDS.get(spec.get("propensity", "naive_bayes"))
+        continuous = [d for d in datasets or [] if d in CONTINUOUS_RATINGS]
+        if spec.get("propensity", "naive_bayes") == "naive_bayes" and continuous:
+            raise ConfigError(
+                f"{where}.propensity': naive_bayes propensities model P(O | rating level) and "
+                f"need ratings on a few levels; {continuous[0]}'s are continuous on [-10, 10]: "
+                "use popularity or wtd propensities there"
+            )
         for dataset in datasets or []:
             if part is not None and part not in dataset_parts(dataset, sources):
                 raise ConfigError(

@@ -11,19 +11,21 @@ from __future__ import annotations
 import os
 import shutil
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from debiaseval.data.catalog import positive_threshold_of
-from debiaseval.data.draws import per_seed_draws, seed_block
+from debiaseval.data.draws import per_seed_draws, seed_block, seed_config
 from debiaseval.data.filters import Filtered, apply_filter, dropped_markdown, dropped_warnings
 from debiaseval.data.filters import common_users_items as _common_users_items
 from debiaseval.data.ids import raw_ids
 from debiaseval.data.interactions import rating_matrix
 from debiaseval.data.splits import check_fractions, run_rng, split_e1
+from debiaseval.datasets.load import raw_folder
+from debiaseval.datasets.truth import TRUTH_SOURCES, full_rating_rows_of
 from debiaseval.debiasing.interventions import TestSetSpec, intervene, sampling_weights
 from debiaseval.estimation.arena import (
     SplitParts,
@@ -120,9 +122,10 @@ OUTPUTS = (
 )  # fmt: skip
 """E1's aggregated files in ``results/<study>/e1/<dataset>/``."""
 
-TRUTH_DATASETS = ("synthetic",)
-"""The datasets whose full rating matrix is known: E1 adds their exact ``TRUE`` row
-(:func:`truth_step`), which the scoreboard then scores every other row against."""
+TRUTH_DATASETS = TRUTH_SOURCES
+"""The datasets whose full rating matrix is known (``synthetic``, ``jester5k-semi``;
+:mod:`debiaseval.datasets.truth`): E1 adds their exact ``TRUE`` row (:func:`truth_step`), which
+the scoreboard then scores every other row against."""
 
 EXPORT = {"train": "train", "val": "val"}
 """The parts of a seed's split exported in raw ids
@@ -419,7 +422,7 @@ def truth_step(
     split: pd.DataFrame,
     recs: Mapping[str, pd.DataFrame],
     *,
-    synthetic: Mapping[str, Any],
+    rating_rows: Callable[[np.ndarray], np.ndarray],
     raw_users: np.ndarray,
     raw_items: np.ndarray,
     seed: int,
@@ -427,16 +430,15 @@ def truth_step(
     metrics: Sequence[str],
     positive_threshold: float,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Rule ``e1_truth``: the seed's exact ``TRUE`` rows on ``synthetic`` (docs/estimators.md):
-    every recommender's metrics over all its candidates (every item but the seed's ``train``
-    items) from the full rating matrix of the ``synthetic`` block
-    (:func:`~debiaseval.evaluation.full_truth.true_rows`; ``raw_users``/``raw_items`` map E1's
-    ids to the generator's), in ``metrics.parquet``'s layout, and the per-user values of the
-    metrics the arena scores (``truth_per_user``)."""
-    from debiaseval.data.synthetic_dataset import full_rating_rows
-
+    """Rule ``e1_truth``: the seed's exact ``TRUE`` rows (docs/estimators.md): every
+    recommender's metrics over all its candidates (every item but the seed's ``train`` items)
+    from the dataset's full rating matrix, ``rating_rows`` of the users' raw ids
+    (:func:`~debiaseval.datasets.truth.full_rating_rows_of`: ``synthetic``'s generator, or
+    Jester's real block on ``jester5k-semi``; :func:`~debiaseval.evaluation.full_truth.true_rows`;
+    ``raw_users``/``raw_items`` map E1's ids to the matrix's), in ``metrics.parquet``'s layout,
+    and the per-user values of the metrics the arena scores (``truth_per_user``)."""
     return true_rows(
-        recs, split[split["part"] == "train"], full_rating_rows(**synthetic), testset=TRUE,
+        recs, split[split["part"] == "train"], rating_rows, testset=TRUE,
         seed=seed, raw_users=raw_users, raw_items=raw_items, ks=ks, metrics=metrics,
         positive_threshold=positive_threshold, per_user_metrics=GAINS,
     )  # fmt: skip
@@ -600,12 +602,13 @@ def run(
     common = {"ks": block["ks"], "positive_threshold": threshold}
     evaluated, diagnostics, tunings, truth, dropped = [], [], [], [], []
     exact = isinstance(data, str) and dataset in TRUTH_DATASETS and block["truth"]
+    truth_raw = raw_folder(dataset, full) if exact else None
     run_seeds = seed_ids(seeds, block["seeds"])
     described: pd.DataFrame | None = None  # the data the summary describes: the first seed's
     for seed in run_seeds:
         generator = seed_block(full, dataset, seed) if isinstance(data, str) else None
         if drawn:  # the seed's own draw of the dataset (docs/datasets.md, One draw per seed)
-            frames, kept = _e1_frames(data, {**full, "synthetic": generator}, dataset, block)
+            frames, kept = _e1_frames(data, seed_config(full, dataset, seed), dataset, block)
             dropped.append(kept.dropped.assign(seed=seed))
         interactions, n_users, n_items = frames.interactions, frames.n_users, frames.n_items
         described = interactions if described is None else described
@@ -646,7 +649,7 @@ def run(
         true_values = None
         if exact:
             table, true_values = truth_step(
-                split, recs, synthetic=generator,
+                split, recs, rating_rows=full_rating_rows_of(dataset, generator, truth_raw),
                 raw_users=raw_ids(frames.users, "user", n_users),
                 raw_items=raw_ids(frames.items, "item", n_items), seed=seed,
                 metrics=block["metrics"],
