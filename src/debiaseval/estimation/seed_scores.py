@@ -19,6 +19,7 @@ varies).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -158,10 +159,9 @@ def common_means(
     every block of :data:`GAINS`, the users the row, the truth and the held-out part all have;
     and the truth's own mean over all its users, in every block. ``resamples`` Poisson
     bootstrap resamples of the users (:func:`~debiaseval.evaluation.uncertainty.bootstrap_means`,
-    from ``rng``,
-    default :func:`user_rng`: the same counts in every seed) give every cell's row and truth
-    means jointly, hence the row's interval at ``level`` and that of its difference from the
-    truth. Returns the means (:data:`SCORED_COLUMNS`) and the resamples
+    from ``rng``, default :func:`user_rng`: the same counts in every seed) give every cell's row
+    and truth means jointly, hence the row's interval at ``level`` and that of its difference
+    from the truth. Returns the means (:data:`SCORED_COLUMNS`) and the resamples
     (:data:`REPLICATE_COLUMNS`; none when ``resamples`` is 0).
     """
     held = np.zeros(n_users, dtype=bool)
@@ -194,8 +194,6 @@ def common_means(
     q = [0.5 - level / 2, 0.5 + level / 2]
     low = high = diff_low = diff_high = np.full(len(cells), np.nan)
     if resamples and len(cells):
-        import warnings
-
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # a cell no resample drew
             low, high = np.nanquantile(value_draws, q, axis=0)
