@@ -238,8 +238,10 @@ def scoreboard(
         own, drawn = part[part["testset"] == truth], reps[reps["testset"] == truth]
         if len(own):
             t = _cube(own, drawn, seeds, recs, n_reps, "truth")
-            with np.errstate(invalid="ignore"):
-                constant = np.broadcast_to(np.nanmean(t, axis=-1, keepdims=True), t.shape)
+            has = np.isfinite(t)
+            with np.errstate(invalid="ignore", divide="ignore"):  # a seed with no truth: NaN
+                mean = np.where(has, t, 0.0).sum(-1, keepdims=True) / has.sum(-1, keepdims=True)
+            constant = np.broadcast_to(mean, t.shape)
             rows[CONSTANT] = _row(constant, t, plan, ranked, None)
             for draws in (rows[CONSTANT], rows[CONSTANT]["_seeds_only"]):
                 draws["tau"] = np.full(plan.counts.shape[0], np.nan)
