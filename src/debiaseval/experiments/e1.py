@@ -82,7 +82,7 @@ from debiaseval.evaluation.testsets import (
     testset_diagnostics,
 )
 from debiaseval.evaluation.uncertainty import agreement_over_seeds, seed_intervals
-from debiaseval.experiments import Data, Frames, input_frames, seed_ids, validated
+from debiaseval.experiments import Data, Frames, input_frames, seed_data, seed_ids, validated
 from debiaseval.experiments.e1_verdict import (
     comparisons_markdown,
     e1_verdict,
@@ -594,24 +594,27 @@ def run(
     full = validated(config, "e1")
     block = full["e1"]
     drawn = isinstance(data, str) and per_seed_draws(full, data)
-    if not drawn:  # one dataset for every seed (else each seed's own draw, below)
-        frames, kept = _e1_frames(data, config, dataset, block)
-    dataset = dataset or data if drawn else frames.dataset
+    frames_of = seed_data(
+        lambda seed: _e1_frames(
+            data, seed_config(full, data, seed) if drawn else config, dataset, block
+        ),
+        drawn=drawn,
+    )  # each seed's own draw (docs/datasets.md, One draw per seed), else one dataset for all
+    run_seeds = seed_ids(seeds, block["seeds"])
+    dataset = frames_of(run_seeds[0])[0].dataset
     threshold = positive_threshold_of(dataset, block["positive_threshold"], full["sources"])
     block = {**block, "positive_threshold": threshold}
     common = {"ks": block["ks"], "positive_threshold": threshold}
     evaluated, diagnostics, tunings, truth, dropped = [], [], [], [], []
     exact = isinstance(data, str) and dataset in TRUTH_DATASETS and block["truth"]
     truth_raw = raw_folder(dataset, full) if exact else None
-    run_seeds = seed_ids(seeds, block["seeds"])
-    described: pd.DataFrame | None = None  # the data the summary describes: the first seed's
+    described = frames_of(run_seeds[0])[0].interactions  # the summary describes the first seed's
     for seed in run_seeds:
         generator = seed_block(full, dataset, seed) if isinstance(data, str) else None
-        if drawn:  # the seed's own draw of the dataset (docs/datasets.md, One draw per seed)
-            frames, kept = _e1_frames(data, seed_config(full, dataset, seed), dataset, block)
+        frames, kept = frames_of(seed)
+        if drawn:
             dropped.append(kept.dropped.assign(seed=seed))
         interactions, n_users, n_items = frames.interactions, frames.n_users, frames.n_items
-        described = interactions if described is None else described
         sizes = {"dataset": dataset, "n_users": n_users, "n_items": n_items}
         split = split_step(interactions, mnar_split=block["mnar_split"],
                            mar_split=block["mar_split"], dataset=dataset, seed=seed)  # fmt: skip
@@ -683,7 +686,7 @@ def run(
                  "reliability", "truth_tests"):  # fmt: skip
         out[stem] = pd.concat(seeds_of(stem), ignore_index=True)
     out["seed_comparisons"] = pd.concat(seeds_of("comparisons"), ignore_index=True)
-    out["dropped"] = dropped_over_draws(dropped) if drawn else kept.dropped
+    out["dropped"] = dropped_over_draws(dropped) if drawn else frames_of(run_seeds[0])[1].dropped
     out["dropped_md"] = dropped_text(out["dropped"], dataset)
     out["metrics"] = pd.concat([*seeds_of("metrics"), *truth], ignore_index=True)
     out["tuning"] = pd.concat(tunings, ignore_index=True) if tunings else pd.DataFrame()
