@@ -159,11 +159,14 @@ def draw_block(wildcards):
     return seed_block(config, wildcards.dataset, int(wildcards.seed))
 
 
-def seed_file(drawn, shared):
-    """Input function: the file of the job's dataset and seed, ``drawn`` (a path with {dataset}
-    and {seed}) where the dataset is drawn per seed, else ``shared`` (with {dataset})."""
+def seed_file(drawn, shared, seed=None):
+    """Input function: the file of the job's dataset and seed (or of the given ``seed``),
+    ``drawn`` (a path with {dataset} and {seed}) where the dataset is drawn per seed, else
+    ``shared`` (with {dataset})."""
     return lambda w: results(
-        (drawn if w.dataset in DRAWN else shared).format(dataset=w.dataset, seed=w.seed)
+        (drawn if w.dataset in DRAWN else shared).format(
+            dataset=w.dataset, seed=w.seed if seed is None else seed
+        )
     )
 
 
@@ -174,10 +177,13 @@ def data_file(name):
     return seed_file(f"data/{{dataset}}/seed{{seed}}/{name}", f"data/{{dataset}}/{name}")
 
 
-def e1_data(name):
+def e1_data(name, seed=None):
     """Input function: E1's data file ``name`` (interactions, users, items) of the job's dataset
-    and seed: the seed's own draw where the dataset is drawn per seed, else the shared one."""
-    return seed_file(f"e1/{{dataset}}/seed{{seed}}/data/{name}", f"e1/{{dataset}}/data/{name}")
+    and seed (or of the given ``seed``): the seed's own draw where the dataset is drawn per
+    seed, else the shared one."""
+    return seed_file(
+        f"e1/{{dataset}}/seed{{seed}}/data/{name}", f"e1/{{dataset}}/data/{name}", seed
+    )
 
 
 def experiment_datasets(name):
@@ -406,11 +412,10 @@ def run_message():
     return finished_message(written, EXPERIMENTS, STUDY)
 
 
-def e5_folder(wildcards):
-    """The folder of E5's fully exposed data of the job's dataset and seed: e5_full's, or
-    e5_full_draw's seed folder where the dataset is drawn per seed."""
-    folder = results(f"e5/{wildcards.dataset}")
-    return f"{folder}/seed{wildcards.seed}" if wildcards.dataset in DRAWN else folder
+def e5_file(name):
+    """Input function: E5's fully exposed data file ``name`` of the job's dataset and seed:
+    e5_full's, or e5_full_draw's seed folder where the dataset is drawn per seed."""
+    return seed_file(f"e5/{{dataset}}/seed{{seed}}/{name}", f"e5/{{dataset}}/{name}")
 
 
 def e5_id_tables(wildcards):
@@ -422,8 +427,8 @@ def e5_id_tables(wildcards):
             "item_index": data_file("items.parquet")(wildcards),
         }
     return {
-        "user_index": f"{e5_folder(wildcards)}/users.parquet",
-        "item_index": f"{e5_folder(wildcards)}/items.parquet",
+        "user_index": e5_file("users.parquet")(wildcards),
+        "item_index": e5_file("items.parquet")(wildcards),
     }
 
 

@@ -485,11 +485,7 @@ rule e1_aggregate:
             testset=E1["testsets"],
         ),
         # the data the summary describes: the first seed's own draw where each seed has one
-        data=lambda w: results(
-            f"e1/{w.dataset}/seed0/data/interactions.parquet"
-            if w.dataset in DRAWN
-            else f"e1/{w.dataset}/data/interactions.parquet"
-        ),
+        data=e1_data("interactions.parquet", seed=0),
         dropped_md=results("e1/{dataset}/dropped.md"),
         # the seeds' exact TRUE rows where the full rating matrix is known (synthetic,
         # jester5k-semi)

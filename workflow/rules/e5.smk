@@ -67,7 +67,7 @@ rule e5_expose:
         # fully exposed datasets come from e5_full (e5_full_draw: the seed's own draw), the
         # others from the shared preprocessing
         data=lambda w: (
-            f"{e5_folder(w)}/full.parquet"
+            e5_file("full.parquet")(w)
             if w.dataset in FULLY_EXPOSED
             else data_file("interactions.parquet")(w)
         ),
