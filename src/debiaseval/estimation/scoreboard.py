@@ -40,7 +40,7 @@ from debiaseval.estimation.resampling import (
     percentile_interval,
 )
 from debiaseval.estimation.seed_scores import kendall_tau_b
-from debiaseval.estimation.separation import separated_counts
+from debiaseval.estimation.separation import separated_counts, separation_method
 from debiaseval.evaluation.aggregate import markdown_table
 from debiaseval.evaluation.flags import FLAGS
 from debiaseval.evaluation.metrics import GAINS
@@ -411,9 +411,7 @@ def verdict(
     if separation is not None and len(separation):
         k_sep, n_pairs = separated_counts(separation, metric, k)
         if n_pairs:
-            how = ("user-level tests pooled over independent draws" if
-                   separation["method"].iloc[0] == "stouffer" else
-                   "two-level bootstrap over seeds and users")  # fmt: skip
+            how = separation_method(separation)
             if state_separation:
                 parts.append(f"{truth} separates {k_sep} of {n_pairs} ranked pairs ({how}, "
                              f"Holm at α = {1 - level:g}).")  # fmt: skip

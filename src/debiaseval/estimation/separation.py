@@ -31,7 +31,7 @@ from scipy.special import ndtr, ndtri
 from debiaseval.estimation.resampling import ResamplingPlan
 from debiaseval.evaluation.uncertainty import holm
 
-__all__ = ["SEPARATION_COLUMNS", "separated_counts", "truth_separation"]
+__all__ = ["SEPARATION_COLUMNS", "separated_counts", "separation_method", "truth_separation"]
 
 SEPARATION_COLUMNS = [
     "metric", "k", "truth", "leader", "other", "mean_diff", "p_value", "p_holm", "separated",
@@ -42,6 +42,18 @@ SEPARATION_COLUMNS = [
 the pooled p-value, Holm-adjusted over the block's ranked pairs, whether it is below α, the
 seeds tested and how many of them find the pair after their own Holm correction, and the
 ``method`` (``stouffer`` over independent draws, ``bootstrap`` on fixed data)."""
+
+
+SEPARATION_METHODS = {
+    "stouffer": "paired user-level tests pooled over independent draws",
+    "bootstrap": "the two-level bootstrap over seeds and users",
+}
+"""How each ``method`` of :func:`truth_separation` tests a pair, in the verdicts' words."""
+
+
+def separation_method(separation: pd.DataFrame) -> str:
+    """How the pairs of ``separation`` (rows of :func:`truth_separation`) were tested."""
+    return SEPARATION_METHODS[str(separation["method"].iloc[0])]
 
 
 def _ranked(tests: pd.DataFrame, excluded: Sequence[str]) -> pd.DataFrame:

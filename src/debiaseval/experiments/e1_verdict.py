@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from debiaseval.estimation.sensitivity import gamma_cell, gamma_sentence
+from debiaseval.estimation.separation import separation_method
 from debiaseval.evaluation.aggregate import markdown_table
 from debiaseval.evaluation.uncertainty import MIN_T_SEEDS
 from debiaseval.experiments.verdicts import (
@@ -162,10 +163,7 @@ def _separation_sentence(
         return (f"On {where}, no paired test of {label} on {truth} was run: whether it "
                 "separates the recommenders is not known.")  # fmt: skip
     apart = int(part["separated"].sum())
-    how = ("paired user-level tests pooled over independent draws" if
-           part["method"].iloc[0] == "stouffer" else
-           "the two-level bootstrap over seeds and users")  # fmt: skip
-    test = f"{how}, Holm at α = {1 - level:g}; the pairs in comparisons.md"
+    test = f"{separation_method(part)}, Holm at α = {1 - level:g}; the pairs in comparisons.md"
     if apart == 0:
         return (f"On {where}, the truth itself ({truth}) cannot tell the {n_ranked} ranked "
                 f"recommenders apart at {label}: it separates none of the {len(part)} pairs "
