@@ -143,14 +143,16 @@ def test_fixed_data_separation_by_the_two_level_bootstrap():
     rng = np.random.default_rng(1)
     for spread, separated in ((0.001, True), (0.05, False)):
         shared = rng.normal(0, spread, reps)  # the users' resample, the same in both seeds
-        rows = []
+        observed, resampled = [], []
         for s in range(2):
-            rows += [(s, 0, "A", "recall", 10, 0.31), (s, 0, "B", "recall", 10, 0.30)]
-            rows += [(s, r + 1, "A", "recall", 10, 0.31 + shared[r]) for r in range(reps)]
-            rows += [(s, r + 1, "B", "recall", 10, 0.30) for r in range(reps)]
-        draws = pd.DataFrame(rows, columns=["seed", "replicate", "recommender", "metric", "k",
-                                            "value"]).astype({"k": np.int16})  # fmt: skip
-        out = truth_separation(tests, truth="gt", plan=plan, truth_draws=draws)
+            observed += [(s, "A", "recall", 10, 0.31), (s, "B", "recall", 10, 0.30)]
+            resampled += [(s, r, "A", "recall", 10, 0.31 + shared[r]) for r in range(reps)]
+            resampled += [(s, r, "B", "recall", 10, 0.30) for r in range(reps)]
+        columns = ["seed", "recommender", "metric", "k", "value"]
+        means = pd.DataFrame(observed, columns=columns).astype({"k": np.int16})
+        replicates = pd.DataFrame(resampled, columns=["seed", "replicate", *columns[1:]])
+        out = truth_separation(tests, truth="gt", plan=plan, truth_means=means,
+                               truth_replicates=replicates.astype({"k": np.int16}))  # fmt: skip
         assert out.loc[0, "method"] == "bootstrap"
         assert bool(out.loc[0, "separated"]) is separated
         assert out.loc[0, "leader"] == "A" and out.loc[0, "mean_diff"] == pytest.approx(0.01)

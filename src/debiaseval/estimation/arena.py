@@ -688,12 +688,11 @@ def scoreboard_tables(
     board, pairs = scoreboard(arena, replicates, truth=truth, families=families, plan=plan,
                               excluded=excluded, reliability=reliability,
                               level=level)  # fmt: skip
-    own = replicates[replicates["testset"] == truth]
-    observed = arena[arena["testset"] == truth].assign(replicate=0)
-    truth_draws = pd.concat([observed, own.assign(replicate=own["replicate"] + 1)],
-                            ignore_index=True)  # fmt: skip
-    separation = truth_separation(truth_tests, truth=truth, excluded=excluded, alpha=1 - level,
-                                  plan=plan, truth_draws=truth_draws)  # fmt: skip
+    separation = truth_separation(
+        truth_tests, truth=truth, excluded=excluded, alpha=1 - level, plan=plan,
+        truth_means=arena[arena["testset"] == truth],
+        truth_replicates=replicates[replicates["testset"] == truth],
+    )  # fmt: skip
     verdicts = []
     for (metric, k), block in board.groupby(["metric", "k"], sort=True):
         same = pairs[(pairs["metric"] == metric) & (pairs["k"] == k)]

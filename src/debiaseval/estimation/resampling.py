@@ -18,12 +18,15 @@ the time): the scoreboard then gives no interval, no "significant" and no best r
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 __all__ = [
     "DRAWS", "MIN_SCOREBOARD_SEEDS", "ResamplingPlan", "noise_shift", "percentile_interval",
+    "seed_cube",
 ]  # fmt: skip
 
 DRAWS = ("independent", "fixed")
@@ -97,6 +100,28 @@ class ResamplingPlan:
         bottom = np.einsum("bs,bs->b", self.counts, den[:, at].T)
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(bottom > 0, top / bottom, np.nan)
+
+
+def seed_cube(
+    observed: pd.DataFrame, replicates: pd.DataFrame, column: str, *, seeds: np.ndarray,
+    recommenders: Sequence[str], n_replicates: int,
+) -> np.ndarray:  # fmt: skip
+    """``column`` as seeds × (1 + ``n_replicates``) × ``recommenders``, the layout
+    :meth:`ResamplingPlan.ratio` resamples: slot 0 the observed means (``observed``: seed,
+    recommender, ``column``), slot r + 1 the users' resample r (``replicates``: seed, replicate,
+    recommender, ``column``); NaN where absent. Rows of other seeds, recommenders or
+    replicates are left out."""
+    out = np.full((len(seeds), 1 + n_replicates, len(recommenders)), np.nan)
+    seed_at, rec_at = pd.Index(seeds), pd.Index(recommenders)
+    slots = (np.zeros(len(observed), dtype=np.int64),
+             1 + replicates["replicate"].to_numpy(dtype=np.int64) if len(replicates) else None)
+    for frame, at in zip((observed, replicates), slots, strict=True):
+        if at is None:
+            continue
+        s, r = seed_at.get_indexer(frame["seed"]), rec_at.get_indexer(frame["recommender"])
+        keep = (s >= 0) & (r >= 0) & (at <= n_replicates)
+        out[s[keep], at[keep], r[keep]] = frame[column].to_numpy(dtype=np.float64)[keep]
+    return out
 
 
 def percentile_interval(

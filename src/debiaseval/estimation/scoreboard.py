@@ -38,6 +38,7 @@ from debiaseval.estimation.resampling import (
     ResamplingPlan,
     noise_shift,
     percentile_interval,
+    seed_cube,
 )
 from debiaseval.estimation.seed_scores import kendall_tau_b
 from debiaseval.estimation.separation import separated_counts, separation_method
@@ -107,25 +108,6 @@ _FLAG_WORDS = {
 def truth_of(testsets: Sequence[str]) -> str:
     """The truth a scoreboard scores against: ``TRUE`` where present, else ``gt``."""
     return TRUE if TRUE in set(testsets) else "gt"
-
-
-def _cube(
-    scored: pd.DataFrame, replicates: pd.DataFrame, seeds: np.ndarray, recs: list[str],
-    n_reps: int, column: str,
-) -> np.ndarray:  # fmt: skip
-    """``column`` as seeds × (1 + replicates) × recommenders: slot 0 the observed means, slot
-    r + 1 user resample r; NaN where absent."""
-    out = np.full((seeds.size, 1 + n_reps, len(recs)), np.nan)
-    seed_at = pd.Index(seeds)
-    rec_at = pd.Index(recs)
-    out[seed_at.get_indexer(scored["seed"]), 0, rec_at.get_indexer(scored["recommender"])] = (
-        scored[column].to_numpy(dtype=np.float64)
-    )
-    if len(replicates):
-        out[seed_at.get_indexer(replicates["seed"]), 1 + replicates["replicate"].to_numpy(),
-            rec_at.get_indexer(replicates["recommender"])] = replicates[column].to_numpy(
-                dtype=np.float64)  # fmt: skip
-    return out
 
 
 def _draws(
@@ -232,12 +214,14 @@ def scoreboard(
                        key=lambda n: (order.get(n, len(order)), n))  # fmt: skip
         for name in names:
             mine, drawn = part[part["testset"] == name], reps[reps["testset"] == name]
-            cube = [_cube(mine, drawn, seeds, recs, n_reps, c) for c in ("value", "truth")]
+            cube = [seed_cube(mine, drawn, c, seeds=seeds, recommenders=recs,
+                              n_replicates=n_reps) for c in ("value", "truth")]  # fmt: skip
             rows[name] = _row(*cube, plan, ranked, _hits(mine, seeds, exact))
             users[name] = float(mine["n_users"].mean())
         own, drawn = part[part["testset"] == truth], reps[reps["testset"] == truth]
         if len(own):
-            t = _cube(own, drawn, seeds, recs, n_reps, "truth")
+            t = seed_cube(own, drawn, "truth", seeds=seeds, recommenders=recs,
+                          n_replicates=n_reps)  # fmt: skip
             has = np.isfinite(t)
             with np.errstate(invalid="ignore", divide="ignore"):  # a seed with no truth: NaN
                 mean = np.where(has, t, 0.0).sum(-1, keepdims=True) / has.sum(-1, keepdims=True)

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtr, ndtri
 
-from debiaseval.estimation.resampling import ResamplingPlan
+from debiaseval.estimation.resampling import ResamplingPlan, seed_cube
 from debiaseval.evaluation.uncertainty import holm
 
 __all__ = ["SEPARATION_COLUMNS", "separated_counts", "separation_method", "truth_separation"]
@@ -94,23 +94,21 @@ def _stouffer(block: pd.DataFrame) -> pd.DataFrame:
     return pooled.reset_index()
 
 
-def _bootstrap(block: pd.DataFrame, truth_draws: pd.DataFrame, plan: ResamplingPlan
-               ) -> pd.DataFrame:  # fmt: skip
+def _bootstrap(block: pd.DataFrame, observed: pd.DataFrame, replicates: pd.DataFrame,
+               plan: ResamplingPlan) -> pd.DataFrame:  # fmt: skip
     """Per pair of ``block``, the seed-averaged truth difference under ``plan``'s two-level
-    resamples (``truth_draws``: seed, replicate (0 the observed), recommender, value), and its
-    two-sided percentile p-value 2 min(P*(d ≤ 0), P*(d ≥ 0)), counting the observed once."""
-    seeds = np.sort(truth_draws["seed"].unique())
-    reps = int(truth_draws["replicate"].max()) + 1 if len(truth_draws) else 1
-    wide = truth_draws.pivot_table(index=["seed", "replicate"], columns="recommender",
-                                   values="value", aggfunc="first")  # fmt: skip
-    full = pd.MultiIndex.from_product([seeds, range(reps)], names=["seed", "replicate"])
-    wide = wide.reindex(full)
+    resamples (the truth's own means per seed, ``observed``, and their user resamples,
+    ``replicates``), and its two-sided percentile p-value 2 min(P*(d ≤ 0), P*(d ≥ 0)), counting
+    the observed once."""
+    names = sorted(set(observed["recommender"]))
+    cube = seed_cube(observed, replicates, "value", seeds=np.sort(observed["seed"].unique()),
+                     recommenders=names, n_replicates=int(plan.replicate.max()))  # fmt: skip
     rows = []
     pairs = block.groupby(["recommender_a", "recommender_b"], sort=False)
     for (a, b), part in pairs:
-        if a not in wide.columns or b not in wide.columns:
+        if a not in names or b not in names:
             continue
-        diff = (wide[a] - wide[b]).to_numpy().reshape(seeds.size, reps)
+        diff = cube[:, :, names.index(a)] - cube[:, :, names.index(b)]
         has = np.isfinite(diff)
         draws = plan.ratio(np.where(has, diff, 0.0), has.astype(np.float64))
         rest = draws[1:][np.isfinite(draws[1:])]
@@ -132,24 +130,27 @@ def truth_separation(
     excluded: Sequence[str] = (),
     alpha: float = 0.05,
     plan: ResamplingPlan | None = None,
-    truth_draws: pd.DataFrame | None = None,
+    truth_means: pd.DataFrame | None = None,
+    truth_replicates: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Whether the truth separates each ranked pair, per metric@k (module docstring).
 
     ``tests``: the seeds' paired tests on the truth
     (:data:`~debiaseval.estimation.seed_scores.TRUTH_TEST_COLUMNS`); with a ``plan`` of fixed
-    data and ``truth_draws`` (the truth's own means per seed, replicate (0 the observed),
-    recommender, metric, k, value), the pair is tested by the two-level bootstrap, else by
-    Stouffer's combination of the seeds' tests. Returns :data:`SEPARATION_COLUMNS`.
+    data, the truth's own means per seed (``truth_means``: seed, recommender, metric, k, value)
+    and their user resamples (``truth_replicates``: the same with replicate), the pair is
+    tested by the two-level bootstrap, else by Stouffer's combination of the seeds' tests.
+    Returns :data:`SEPARATION_COLUMNS`.
     """
     rows = []
-    fixed = plan is not None and plan.draws == "fixed" and truth_draws is not None
+    fixed = plan is not None and plan.draws == "fixed" and truth_means is not None
     ranked = _ranked(tests, excluded)
     for (metric, k), block in ranked.groupby(["metric", "k"], sort=True):
         block = block.assign(_sig=_seed_holm(block) < alpha)
         if fixed:
-            draws = truth_draws[(truth_draws["metric"] == metric) & (truth_draws["k"] == k)]
-            pooled, method = _bootstrap(block, draws, plan), "bootstrap"
+            means, reps = (frame[(frame["metric"] == metric) & (frame["k"] == k)]
+                           for frame in (truth_means, truth_replicates))  # fmt: skip
+            pooled, method = _bootstrap(block, means, reps, plan), "bootstrap"
         else:
             pooled, method = _stouffer(block), "stouffer"
         p_holm = holm(pooled["p_value"].to_numpy(dtype=np.float64))
