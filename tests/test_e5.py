@@ -16,6 +16,7 @@ from debiaseval.evaluation.recall_tables import (
     estimates_markdown,
 )
 from debiaseval.experiments.e5 import (
+    agreement_intervals,
     check_config,
     expose,
     full_data,
@@ -66,8 +67,8 @@ def test_run_tables_and_determinism(full):
     assert {json.loads(p).get("max_sampled") for p in est["params"]} == {None, 1, 10}
     assert est[["true_recall", "ure"]].notna().all().all()
     assert list(agr.columns) == [
-        "k", "estimator", "reference", "kendall_tau", "pearson_r", "mean_bias", "n_models",
-        "flags",
+        "k", "estimator", "reference", "kendall_tau", "tau_low", "tau_high", "pearson_r",
+        "mean_bias", "n_models", "flags",
     ]  # fmt: skip
     assert set(agr["estimator"]) == {"traditional", "ure"} and (agr["n_models"] == 7).all()
     # the traditional estimate on 10 exposed items is far above the truth, URE is not
@@ -194,6 +195,52 @@ def test_agreement_table_perfect_and_reversed():
     assert agr.loc["traditional", "kendall_tau"] == pytest.approx(-1.0)
     assert agr.loc["traditional", "mean_bias"] == pytest.approx(0.6)
     assert agr.loc["ure", "mean_bias"] == pytest.approx(0.0)
+
+
+def _seed_estimates(n_seeds: int, noise: float, seed: int = 0) -> pd.DataFrame:
+    """Five models whose true recall is 0.1, 0.2, ... 0.5 in every seed; URE adds ``noise`` per
+    seed and model, traditional recall reverses the order."""
+    rng = np.random.default_rng(seed)
+    true = np.tile(np.arange(1, 6) / 10, (n_seeds, 1))
+    return pd.DataFrame({
+        "seed": np.repeat(np.arange(n_seeds), 5), "model": np.tile(list("abcde"), n_seeds),
+        "params": "{}", "k": 5, "true_recall": true.ravel(),
+        "ure": (true + rng.normal(0, noise, true.shape)).ravel(),
+        "traditional_recall": (1 - true).ravel(),
+    })  # fmt: skip
+
+
+def _intervals(per_seed: pd.DataFrame, resamples: int = 2000) -> pd.DataFrame:
+    means = per_seed.groupby(["model", "params", "k"], as_index=False)[
+        ["true_recall", "ure", "traditional_recall"]].mean()  # fmt: skip
+    return agreement_intervals(per_seed, agreement_table(means), level=0.95,
+                               resamples=resamples,
+                               rng=np.random.default_rng(1)).set_index("estimator")  # fmt: skip
+
+
+def test_tau_intervals_over_seeds():
+    """τ's interval over seed resamples: a point where the ranking never changes, wide where
+    per-seed noise reorders the models, none below 5 seeds or without the true recall."""
+    exact = _intervals(_seed_estimates(10, 0.0))
+    assert exact.loc["ure", ["tau_low", "tau_high"]].tolist() == [1.0, 1.0]
+    assert exact.loc["traditional", ["tau_low", "tau_high"]].tolist() == [-1.0, -1.0]
+    noisy = _intervals(_seed_estimates(10, 0.3))
+    low, tau, high = noisy.loc["ure", ["tau_low", "kendall_tau", "tau_high"]]
+    assert -1 <= low < tau <= high <= 1 and high - low > 0.3
+    assert _intervals(_seed_estimates(4, 0.15))[["tau_low", "tau_high"]].isna().all().all()
+    # coverage: over fresh 10-seed studies, the interval holds the τ of the models' expected
+    # recall (1: the true order) ... as often as a 95% interval should, within sampling error
+    hits = 0
+    for draw in range(100):
+        row = _intervals(_seed_estimates(10, 0.25, seed=draw), resamples=400).loc["ure"]
+        hits += row["tau_high"] >= 1.0 - 1e-12
+    assert hits >= 85
+    no_truth = _seed_estimates(10, 0.15).assign(true_recall=np.nan)
+    out = agreement_intervals(no_truth, agreement_table(
+        no_truth.groupby(["model", "params", "k"], as_index=False)[
+            ["true_recall", "ure", "traditional_recall"]].mean()),
+        level=0.95, resamples=200, rng=np.random.default_rng(0))  # fmt: skip
+    assert out["tau_low"].isna().all()
 
 
 def test_config_checks_inverse_attribute():

@@ -1,8 +1,8 @@
 # Experiment E5, Unbiased Recall Evaluation ([URE24]): every rule of E5, in stage order.
-# full (fully exposed data: synthetic's full matrix, kuairec's small matrix) -> expose (biased
-# training set + random set R per seed; MNAR/MAR datasets: train = MNAR, R = a share of MAR) ->
-# evaluate (one model entry, every grid point: true Recall@K, traditional Recall@K, URE@K) ->
-# aggregate.
+# full (fully exposed data: synthetic's full matrix, kuairec's small matrix, jester5k's fully
+# observed block) -> expose (biased training set + random set R per seed; MNAR/MAR datasets:
+# train = MNAR, R = a share of MAR) -> evaluate (one model entry, every grid point: true
+# Recall@K, traditional Recall@K, URE@K) -> aggregate.
 from debiaseval.experiments.e5 import EXPORT as E5_EXPORT
 from debiaseval.experiments.e5 import FULLY_EXPOSED, trains_once
 
@@ -15,7 +15,8 @@ localrules:
 
 
 rule e5_full:
-    """Fully exposed pairs: synthetic's full rating matrix, or kuairec's small matrix."""
+    """Fully exposed pairs: synthetic's full rating matrix, kuairec's small matrix or jester5k's
+    fully observed block."""
     input:
         unpack(preprocess_input),
     output:

@@ -4,14 +4,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from debiaseval.evaluation.recall_tables import (
-    agreement_markdown,
-    agreement_table,
-    bootstrap_table,
-    comparisons_table,
-    estimates_markdown,
-    estimates_table,
-)
+from debiaseval.evaluation.recall_tables import agreement_markdown, estimates_markdown
+from debiaseval.experiments.e5 import aggregate_step
 from debiaseval.experiments.verdicts import e5_verdict, verdict_markdown, with_verdict
 from debiaseval.io.files import read_parquet
 from debiaseval.workflow.provenance import record_run, write_markdown, write_table
@@ -27,11 +21,10 @@ with job(snakemake.log[0]) as log:
     per_user = pd.concat(
         [read_parquet(path) for path in snakemake.input.metrics_per_user], ignore_index=True
     )
-    _, comparisons = comparisons_table(per_user, level=p.confidence)
-    write_table(comparisons, snakemake.output.comparisons, prov)
-    bounds = bootstrap_table(per_user, resamples=p.resamples, level=p.confidence, dataset=p.dataset)
-    estimates = estimates_table(per_seed, min_users=p.min_users, bounds=bounds, level=p.confidence)
-    agreement = agreement_table(estimates)
+    out = aggregate_step(per_seed, per_user, dataset=p.dataset, min_users=p.min_users,
+                         level=p.confidence, resamples=p.resamples)  # fmt: skip
+    estimates, agreement = out["estimates"], out["agreement"]
+    write_table(out["comparisons"], snakemake.output.comparisons, prov)
     write_table(estimates, snakemake.output.estimates, prov)
     write_table(agreement, snakemake.output.agreement, prov)
     verdict = verdict_markdown(e5_verdict(agreement, estimates, dataset=p.dataset))

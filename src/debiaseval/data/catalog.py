@@ -71,8 +71,8 @@ BUILTIN_PARTS: dict[str, frozenset[str]] = {
     # E5's fully exposed matrix, read by debiaseval.data.kuairec (not a preprocess dataset).
     "kuairec": frozenset({"full"}),
     # Every rating of the 5,000 users: a log (users rated what they were shown after a gauge set
-    # every user rated). Its fully observed block (users.full_block) is no experiment's part.
-    "jester5k": frozenset({"mnar"}),
+    # every user rated); its fully observed block (users.full_block) is E5's fully exposed data.
+    "jester5k": frozenset({"mnar", "full"}),
 }
 """The parts of every built-in dataset, as the experiments may use them."""
 

@@ -31,6 +31,7 @@ __all__ = [
     "MAR_FROM",
     "FullBlock",
     "SemiRealDraw",
+    "block_frames",
     "draw_semireal",
     "full_block",
     "selection_exponent",
@@ -85,6 +86,29 @@ def full_block(raw: RawDataset, *, scale: tuple[float, float]) -> FullBlock:
         np.searchsorted(items, rows["item"].to_numpy(np.int64)),
     ] = rows["rating"].to_numpy(np.float64)
     return FullBlock(ratings, users, items, (float(scale[0]), float(scale[1])))
+
+
+def block_frames(block: FullBlock) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """``block`` as fully exposed data, the form of
+    :func:`debiaseval.data.kuairec.fully_exposed_frame`: ``(interactions, users, items)`` with
+    ``interactions`` every (user, item, rating) of the block, ``part`` = ``"full"``, ids its
+    row and column indices (int32), and ``users``/``items`` mapping them to the source's raw
+    ids (``raw_user``/``raw_item``)."""
+    n_users, n_items = block.ratings.shape
+    users, items = np.indices(block.ratings.shape, dtype=np.int32).reshape(2, -1)
+    interactions = pd.DataFrame(
+        {
+            "user": users,
+            "item": items,
+            "rating": block.ratings.ravel().astype(np.float32),
+            "part": "full",
+        }
+    )
+    return (
+        interactions,
+        pd.DataFrame({"user": np.arange(n_users, dtype=np.int32), "raw_user": block.users}),
+        pd.DataFrame({"item": np.arange(n_items, dtype=np.int32), "raw_item": block.items}),
+    )
 
 
 def selection_exponent(ratings: np.ndarray, scale: tuple[float, float]) -> np.ndarray:

@@ -34,6 +34,7 @@ from debiaseval.evaluation.uncertainty import (
 )
 
 __all__ = [
+    "ESTIMATE_COLUMN",
     "ESTIMATE_COLUMNS",
     "ESTIMATORS",
     "INTERVAL_SUFFIXES",
@@ -52,7 +53,8 @@ __all__ = [
 
 ESTIMATORS = ("traditional", "ure")
 """The estimates whose ranking of the models is compared with the truth's."""
-_ESTIMATE_COLUMN = {"traditional": "traditional_recall", "ure": "ure"}
+ESTIMATE_COLUMN = {"traditional": "traditional_recall", "ure": "ure"}
+"""The ``estimates`` column of each estimator of :data:`ESTIMATORS`."""
 
 
 PER_USER_COLUMNS = ["model", "params", "user", "k", "metric", "value"]
@@ -249,7 +251,7 @@ def agreement_table(estimates: pd.DataFrame) -> pd.DataFrame:
     for k, block in estimates.groupby("k", sort=True):
         for estimator in ESTIMATORS if has_truth else ("traditional",):
             stats = agreement(
-                block[_ESTIMATE_COLUMN[estimator]].to_numpy(), block[reference].to_numpy()
+                block[ESTIMATE_COLUMN[estimator]].to_numpy(), block[reference].to_numpy()
             )
             degenerate = (
                 estimator == "traditional"

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import warnings
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -38,8 +39,12 @@ from debiaseval.data.exposure import (
     simulate_exposure,
 )
 from debiaseval.data.interactions import rating_matrix
+from debiaseval.data.semireal import block_frames
 from debiaseval.data.splits import run_rng
 from debiaseval.data.synthetic import generate_synthetic
+from debiaseval.datasets.load import raw_folder
+from debiaseval.estimation.resampling import ResamplingPlan, percentile_interval
+from debiaseval.estimation.seed_scores import kendall_tau_b
 from debiaseval.evaluation.external_lists import (
     ListScores,
     check_depth,
@@ -48,6 +53,7 @@ from debiaseval.evaluation.external_lists import (
     traditional_decided,
 )
 from debiaseval.evaluation.recall_tables import (
+    ESTIMATE_COLUMN,
     agreement_table,
     bootstrap_table,
     comparisons_table,
@@ -60,6 +66,7 @@ from debiaseval.evaluation.ure import mean_recall, recall_estimates
 from debiaseval.experiments import (
     Data,
     Frames,
+    seed_data,
     seed_frames,
     seed_generated,
     seed_ids,
@@ -78,6 +85,8 @@ __all__ = [
     "MAR_PARTS",
     "NEEDS",
     "OUTPUTS",
+    "aggregate_step",
+    "agreement_intervals",
     "check_config",
     "evaluate_lists",
     "evaluate_models",
@@ -85,6 +94,7 @@ __all__ = [
     "expose",
     "fit_seed",
     "full_data",
+    "fully_exposed_frames",
     "identity_tables",
     "observed_data",
     "positive_threshold_of",
@@ -98,8 +108,9 @@ MAR_PARTS = ("exposed", "validation")
 and the rest, set aside as [URE24] sets aside 10% of Yahoo! R3's MAR part for validation
 (no model of E5 is selected on it)."""
 
-FULLY_EXPOSED = ("synthetic", "kuairec")
-"""Datasets with full truth: exposure is simulated on them."""
+FULLY_EXPOSED = ("synthetic", "kuairec", "jester5k")
+"""Datasets with full truth: exposure is simulated on them (synthetic's full matrix, KuaiRec's
+small matrix, Jester5k's fully observed block)."""
 NEEDS: tuple[tuple[str, ...], ...] = (("mnar", "mar"), ("full",))
 """The parts E5 needs of a dataset (:mod:`debiaseval.data.catalog`): MNAR and MAR (MAR = the
 random set, no truth), or fully exposed data (exposure simulated, :data:`FULLY_EXPOSED`)."""
@@ -154,6 +165,24 @@ def full_data(synthetic: Mapping[str, Any]) -> pd.DataFrame:
             "part": "full",
         }
     )
+
+
+def fully_exposed_frames(
+    dataset: str, raw: str | Path
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The fully exposed ``(interactions, users, items)`` of a real dataset of
+    :data:`FULLY_EXPOSED` from its raw folder: KuaiRec's small matrix
+    (:func:`~debiaseval.data.kuairec.fully_exposed_frame`) or Jester5k's fully observed block
+    (:func:`~debiaseval.data.semireal.block_frames`)."""
+    if dataset == "kuairec":
+        from debiaseval.data.kuairec import fully_exposed_frame, load_kuairec
+
+        return fully_exposed_frame(load_kuairec(raw))
+    if dataset == "jester5k":
+        from debiaseval.data.jester import jester5k_block
+
+        return block_frames(jester5k_block(raw))
+    raise ValueError(f"{dataset!r} has no fully exposed raw data (one of {FULLY_EXPOSED[1:]})")
 
 
 def identity_tables(full: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -491,10 +520,12 @@ def run(
     full = validated(config, "e5")
     cfg = full["e5"]
     if isinstance(data, str) and data in FULLY_EXPOSED:
-        if data != "synthetic":
-            raise ValueError(f"pass the fully exposed frames of {data!r} (fully_exposed_frame)")
-        name = dataset or data  # each seed's own draw of the full matrix (synthetic.per_seed)
-        frames_of = seed_generated(full, data, lambda block: _full_frames(name, block))
+        name = dataset or data
+        if data == "synthetic":  # each seed's own draw of the full matrix (synthetic.per_seed)
+            frames_of = seed_generated(full, data, lambda block: _full_frames(name, block))
+        else:  # the real fully exposed matrix, the same for every seed
+            real = Frames(name, *fully_exposed_frames(data, raw_folder(data, full)))
+            frames_of = seed_data(lambda seed: real, drawn=False)
     else:
         frames_of = seed_frames(data, full, dataset, experiment="e5")
     run_seeds = seed_ids(seeds, cfg["seeds"])
@@ -595,23 +626,78 @@ def run(
             users.extend(points)
     per_seed = pd.concat(rows, ignore_index=True)
     per_user = pd.concat(users, ignore_index=True)
-    bounds = bootstrap_table(
-        per_user,
-        resamples=cfg["bootstrap"]["resamples"],
-        level=cfg["confidence"],
-        dataset=dataset,
-    )
-    estimates = estimates_table(
-        per_seed, min_users=full["min_users"], bounds=bounds, level=cfg["confidence"]
-    )
-    tests, agreed = comparisons_table(per_user, level=cfg["confidence"])
-    agreement = agreement_table(estimates)
+    out = aggregate_step(per_seed, per_user, dataset=dataset, min_users=full["min_users"],
+                         level=cfg["confidence"], resamples=cfg["bootstrap"]["resamples"])
     return {
         "per_seed": per_seed,
-        "estimates": estimates,
-        "agreement": agreement,
-        **verdict_entries(e5_verdict(agreement, estimates, dataset=dataset)),
+        **out,
+        **verdict_entries(e5_verdict(out["agreement"], out["estimates"], dataset=dataset)),
         "metrics_per_user": per_user,
-        "seed_comparisons": tests,
-        "comparisons": agreed,
     }
+
+
+# --------------------------------------------------------------------------- aggregation
+
+
+def agreement_intervals(
+    per_seed: pd.DataFrame, agreement: pd.DataFrame, *, level: float, resamples: int,
+    rng: np.random.Generator,
+) -> pd.DataFrame:  # fmt: skip
+    """``agreement`` with ``tau_low``/``tau_high``: the interval of Kendall's τ at ``level``
+    over ``resamples`` resamples of the seeds, τ recomputed from the models' means over each
+    resample's seeds (:class:`~debiaseval.estimation.resampling.ResamplingPlan`, expanded
+    percentile interval), for a new draw of the exposure.
+
+    Given only where the reference is the true recall: every seed then simulates its own
+    exposure of the fully exposed data, so the seeds are independent draws of what E5 varies.
+    On an MNAR/MAR dataset the seeds re-split one MAR sample and a bootstrap over seeds would
+    describe the split alone: no interval. None either below
+    :data:`~debiaseval.estimation.resampling.MIN_SCOREBOARD_SEEDS` seeds."""
+    out = agreement.copy()
+    at = out.columns.get_loc("kendall_tau") + 1 if "kendall_tau" in out else len(out.columns)
+    out.insert(at, "tau_high", np.nan)
+    out.insert(at, "tau_low", np.nan)
+    seeds = np.sort(per_seed["seed"].unique())
+    if out.empty or (out["reference"] != "true_recall").all() or seeds.size < 2:
+        return out
+    plan = ResamplingPlan.of(seeds.size, draws="independent", resamples=resamples,
+                             user_resamples=0, rng=rng)  # fmt: skip
+    models = per_seed.assign(model=per_seed["model"] + "\x1f" + per_seed["params"].astype(str))
+    names = np.sort(models["model"].unique())
+    for j, row in out.iterrows():
+        at_k = models[models["k"] == row["k"]]
+        draws = []
+        for column in (ESTIMATE_COLUMN[row["estimator"]], row["reference"]):
+            wide = at_k.pivot_table(index="seed", columns="model", values=column,
+                                    aggfunc="first", dropna=False)  # fmt: skip
+            wide = wide.reindex(index=seeds, columns=names)
+            value = wide.to_numpy(dtype=np.float64)
+            has = np.isfinite(value)
+            with np.errstate(invalid="ignore", divide="ignore"):  # a model no seed scores: NaN
+                draws.append(plan.counts @ np.where(has, value, 0.0) / (plan.counts @ has))
+        estimate, reference = draws
+        keep = np.isfinite(estimate).all(0) & np.isfinite(reference).all(0)
+        tau = kendall_tau_b(estimate[:, keep], reference[:, keep])
+        _, low, high = percentile_interval(tau, level, intervals=plan.gives_intervals,
+                                           tail=plan.tail(level), bounds=(-1.0, 1.0))  # fmt: skip
+        out.loc[j, ["tau_low", "tau_high"]] = low, high
+    return out
+
+
+def aggregate_step(
+    per_seed: pd.DataFrame, per_user: pd.DataFrame, *, dataset: str, min_users: int,
+    level: float, resamples: int,
+) -> dict[str, pd.DataFrame]:  # fmt: skip
+    """E5's aggregated tables from the seeds' estimates (``per_seed``) and per-user values
+    (``per_user``): ``estimates`` (seed means with their intervals), ``agreement`` (τ of each
+    estimator against the reference, with its interval over seeds: :func:`agreement_intervals`),
+    ``comparisons`` (the models' paired comparisons, agreed over seeds) and
+    ``seed_comparisons``."""
+    bounds = bootstrap_table(per_user, resamples=resamples, level=level, dataset=dataset)
+    estimates = estimates_table(per_seed, min_users=min_users, bounds=bounds, level=level)
+    tests, agreed = comparisons_table(per_user, level=level)
+    agreement = agreement_intervals(per_seed, agreement_table(estimates), level=level,
+                                    resamples=resamples,
+                                    rng=run_rng(0, dataset, "e5_agreement"))  # fmt: skip
+    return {"estimates": estimates, "agreement": agreement, "comparisons": agreed,
+            "seed_comparisons": tests}  # fmt: skip

@@ -463,7 +463,9 @@ def _tau_text(row: pd.Series) -> str:
     """τ to 2 decimals, or why it is undefined: every model gets the same value (flag
     ``constant``, e.g. traditional recall once K reaches the sampled candidates)."""
     if np.isfinite(row["kendall_tau"]):
-        return number(row["kendall_tau"], 2)
+        low, high = row.get("tau_low", np.nan), row.get("tau_high", np.nan)
+        interval = f" [{number(low, 2)}, {number(high, 2)}]" if np.isfinite(low) else ""
+        return number(row["kendall_tau"], 2) + interval
     flags = str(row.get("flags", "") or "").split(",")
     return "undefined (every model scores the same)" if "constant" in flags else "undefined"
 
@@ -486,10 +488,14 @@ def e5_verdict(agreement: pd.DataFrame, estimates: pd.DataFrame, *, dataset: str
             f"{_tau_text(r)} at K = {int(r['k'])} (mean bias {signed(r['mean_bias'])})"
             for _, r in part.iterrows()
         )
+        bracket = ""
+        if "tau_low" in part and np.isfinite(part["tau_low"]).any():
+            bracket = (" (in brackets its interval over the seeds, each its own draw of the "
+                       "exposure)")  # fmt: skip
         out.append(
             f"On {where}, over {seeds_text(n_seeds)} and {int(part['n_models'].max())} models, "
             f"Kendall's τ of the model ranking by {names.get(estimator, inert_name(estimator))} "
-            f"against {refs.get(reference, inert_name(reference))}: "
+            f"against {refs.get(reference, inert_name(reference))}{bracket}: "
             f"{taus}."
         )
     return out
