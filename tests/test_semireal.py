@@ -17,13 +17,16 @@ from debiaseval.data.draws import per_seed_draws, seed_block
 from debiaseval.data.jester import JESTER5K_FILE, JESTER_SCALE
 from debiaseval.data.semireal import (
     FullBlock,
+    block_frames,
     draw_semireal,
     selection_exponent,
     semireal_propensities,
 )
 from debiaseval.datasets.build import build_dataset
-from debiaseval.datasets.truth import full_rating_rows_of
+from debiaseval.datasets.truth import full_propensities_of, full_rating_rows_of
 from debiaseval.experiments.e1 import truth_step
+from debiaseval.experiments.e5 import fully_exposed_frames
+from debiaseval.io.errors import ConfigError
 from debiaseval.workflow.config import validate_config
 
 NAN = np.nan
@@ -146,6 +149,23 @@ def test_jester5k_semi_is_drawn_per_seed_from_the_block(tiny_block: Path) -> Non
     assert not interactions[["user", "item", "part"]].equals(other[0][["user", "item", "part"]])
 
 
+def test_known_propensities_are_the_draws_own(tiny_block: Path) -> None:
+    """The known propensities of a seed of jester5k-semi (E1's ``known`` rows) are the exposure
+    model of that seed's draw: at every logged and sampled pair, the propensity it was drawn
+    with; a config with them on a dataset without an observation model is refused."""
+    config = validate_config({"datasets": ["jester5k-semi"], "semireal": {"density": 0.5}})
+    generator = seed_block(config, "jester5k-semi", 3)
+    interactions = build_dataset("jester5k-semi", tiny_block, generator=generator)[0]
+    matrix = full_propensities_of("jester5k-semi", generator, tiny_block)
+    assert matrix.shape == (3, 4) and ((matrix > 0) & (matrix <= 1)).all()
+    at = matrix[interactions["user"], interactions["item"]]
+    assert np.allclose(at, interactions["propensity"].to_numpy(), rtol=1e-6)
+    known = {"e1": {"estimators": {"S": {"estimator": "snips", "propensity": "known"}}}}
+    validate_config({"datasets": ["jester5k-semi"], **known})
+    with pytest.raises(ConfigError, match=r"e1\.estimators\.S\.propensity.*observation model"):
+        validate_config({"datasets": ["coat"], **known})
+
+
 def test_true_on_a_hand_built_block(tiny_block: Path) -> None:
     """TRUE on the 3 × 4 block: Rel_u = the jokes rated above 5.0 outside u's training pairs.
 
@@ -210,3 +230,47 @@ def test_e1_runs_on_semi_real_jester_in_process(monkeypatch, tmp_path: Path) -> 
     assert set(board["truth"]) == {"TRUE"} and set(board["draws"]) == {"independent"}
     assert "gt" in set(board["testset"])
     assert out["dropped"]["seed"].tolist().count(0) >= 1  # each seed's own draw
+
+
+# --------------------------------------------------------------------------- E5 on the block
+
+
+def test_the_block_is_e5s_fully_exposed_data(tiny_block: Path) -> None:
+    """jester5k's fully observed block (u10, u12, u13 of tiny_block) as E5's fully exposed
+    pairs: every cell once, contiguous ids mapping back to Jester5k's, the 0.00 kept."""
+    inter, users, items = fully_exposed_frames("jester5k", tiny_block)
+    assert len(inter) == 12 and set(inter["part"]) == {"full"}
+    assert users["raw_user"].tolist() == [10, 12, 13] and items["raw_item"].tolist() == [1, 2, 3, 4]
+    wide = inter.pivot(index="user", columns="item", values="rating").to_numpy()
+    assert np.array_equal(wide, [[7.0, -2.0, 6.5, 0.0], [5.0, 5.5, -8.0, 8.25],
+                                 [-3.0, 9.5, 6.0, 1.0]])  # fmt: skip
+    block = FullBlock(np.arange(6.0).reshape(2, 3), np.array([4, 9]), np.array([2, 5, 7]),
+                      JESTER_SCALE)  # fmt: skip
+    pairs, users, items = block_frames(block)
+    assert pairs[["user", "item"]].to_numpy().tolist() == [[0, 0], [0, 1], [0, 2], [1, 0],
+                                                           [1, 1], [1, 2]]  # fmt: skip
+    assert pairs["rating"].tolist() == [0, 1, 2, 3, 4, 5]
+    assert users["raw_user"].tolist() == [4, 9] and items["raw_item"].tolist() == [2, 5, 7]
+
+
+def test_e5_runs_on_jester5ks_block_with_tau_intervals(monkeypatch, tmp_path: Path) -> None:
+    """E5 on Jester5k's real block (skips without the mirror): 1,473 users × 100 jokes exposed
+    per seed, τ of both estimators against the true recall, with an interval over 5 seeds."""
+    import os
+
+    mirror = os.environ.get("DEBIASEVAL_MIRROR", "").strip()
+    if not mirror or not (Path(mirror) / "jester5k" / JESTER5K_FILE).is_file():
+        pytest.skip("DEBIASEVAL_MIRROR not set or without jester5k: the real block is not here")
+    from debiaseval import api
+
+    monkeypatch.setenv("DEBIASEVAL_DATA", str(tmp_path / "cache"))
+    models = {"random": {"algorithm": "random"}, "pospop": {"algorithm": "pospop"},
+              "userknn": {"algorithm": "userknn", "grid": {"k": [5, 50]}}}  # fmt: skip
+    out = api.run_e5("jester5k", {"seeds": 5, "e5": {"ks": [5, 10], "models": models}})
+    agreement = out["agreement"]
+    assert set(agreement["reference"]) == {"true_recall"} and len(agreement) == 4
+    finite = agreement[np.isfinite(agreement["kendall_tau"])]
+    assert len(finite) and (finite["tau_low"] <= finite["kendall_tau"] + 1e-12).all()
+    assert (finite["tau_high"] >= finite["kendall_tau"] - 1e-12).all()
+    per_seed = out["per_seed"]
+    assert (per_seed["n_users_true"] > 1_000).all()  # nearly every block user has a positive

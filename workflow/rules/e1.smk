@@ -31,6 +31,14 @@ E1_IMPUTED = model_imputations(E1["estimators"])
 E1_FIXED = [name for name in dataset_names(config["sources"]) if name not in DRAWN]
 
 
+def known_propensities_input(wildcards):
+    """Input function: the raw folder the known propensities of e1.estimators are drawn on
+    (jester5k-semi's Jester5k file; nothing for synthetic, nor without known propensities)."""
+    if any(spec.get("propensity") == "known" for spec in E1["estimators"].values()):
+        return preprocess_input(wildcards)
+    return {}
+
+
 localrules:
     e1_data,
     e1_select,
@@ -320,6 +328,7 @@ rule e1_impute:
     """The model imputation of one dr estimator of e1.estimators (logistic_mf: an IPS-weighted
     logistic MF of the training part), fitted once per seed (docs/estimators.md)."""
     input:
+        unpack(known_propensities_input),
         split=results("e1/{dataset}/seed{seed}/split.parquet"),
         user_index=e1_data("users.parquet"),
         item_index=e1_data("items.parquet"),
@@ -358,6 +367,7 @@ rule e1_evaluate:
     sensitivity bounds, and the scoreboard's inputs (every row's and the truth's means over the
     same users; gt's split-half reliability)."""
     input:
+        unpack(known_propensities_input),
         recs=expand(
             results("e1/{{dataset}}/seed{{seed}}/recs/{recommender}.parquet"),
             recommender=E1["recommenders"],

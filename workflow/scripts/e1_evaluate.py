@@ -36,7 +36,9 @@ with job(snakemake.log[0], snakemake.threads) as log:
         estimators=p.estimators,
         n_users=len(users),
         features=estimator_features(block, users, items),
-        truth=estimator_truth(block, p.dataset, p.synthetic, users, items),
+        truth=estimator_truth(
+            block, p.dataset, p.synthetic, users, items, snakemake.input.get("raw")
+        ),
         truth_per_user=read_parquet(truth[0]) if truth else None,
         imputations=imputations,
         gammas=p.gammas,

@@ -17,7 +17,9 @@ with job(snakemake.log[0], snakemake.threads) as log:
         n_items=len(items),
         positive_threshold=p.positive_threshold,
         features=estimator_features(block, users, items),
-        truth=estimator_truth(block, p.dataset, p.synthetic, users, items),
+        truth=estimator_truth(
+            block, p.dataset, p.synthetic, users, items, snakemake.input.get("raw")
+        ),
     )
     log.info(
         "fitted %s on %d users and %d items", snakemake.wildcards.estimator, len(users), len(items)

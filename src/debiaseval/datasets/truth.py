@@ -15,10 +15,11 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["TRUTH_SOURCES", "full_rating_rows_of"]
+__all__ = ["TRUTH_SOURCES", "full_propensities_of", "full_rating_rows_of"]
 
 TRUTH_SOURCES: tuple[str, ...] = ("synthetic", "jester5k-semi")
-"""The datasets whose full rating matrix is known (:func:`full_rating_rows_of`)."""
+"""The datasets whose full rating matrix and observation model are known
+(:func:`full_rating_rows_of`, :func:`full_propensities_of`)."""
 
 
 def full_rating_rows_of(
@@ -45,4 +46,31 @@ def full_rating_rows_of(
         return rows
     raise ValueError(
         f"no full rating matrix is known for dataset {dataset!r}; known: {', '.join(TRUTH_SOURCES)}"
+    )
+
+
+def full_propensities_of(
+    dataset: str, generator: Mapping[str, Any] | None, raw: str | Path | None = None
+) -> np.ndarray:
+    """The observation model's P(u, i) of every user and item of ``dataset`` (one of
+    :data:`TRUTH_SOURCES`; rows and columns its raw ids) for the draw of the generator block
+    ``generator`` (the seed's own): ``synthetic``'s generator propensities, or the exposure
+    model of ``jester5k-semi`` on Jester5k's block read from the folder ``raw``
+    (:func:`~debiaseval.data.semireal.draw_semireal`)."""
+    from debiaseval.data.draws import generator_block
+
+    params = generator_block(generator)
+    if dataset == "synthetic":
+        from debiaseval.data.synthetic import generate_synthetic
+
+        return np.asarray(generate_synthetic(**params).propensities, dtype=np.float64)
+    if dataset == "jester5k-semi":
+        if raw is None:
+            raise ValueError("jester5k-semi's propensities need the folder of Jester5k's file")
+        from debiaseval.data.jester import jester5k_block
+        from debiaseval.data.semireal import draw_semireal
+
+        return draw_semireal(jester5k_block(Path(raw)), **params).propensities
+    raise ValueError(
+        f"no observation model is known for dataset {dataset!r}; known: {', '.join(TRUTH_SOURCES)}"
     )

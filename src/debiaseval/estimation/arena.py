@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -86,8 +87,10 @@ __all__ = [
     "with_gamma_stars",
 ]
 
-ESTIMATOR_NEEDS = {"logistic": "features", "known": "truth"}
-"""The dataset part each propensity model of ``e1.estimators`` needs beyond MNAR and MAR."""
+ESTIMATOR_NEEDS = {"logistic": "features"}
+"""The dataset part each propensity model of ``e1.estimators`` needs beyond MNAR and MAR
+(``known`` needs a dataset whose observation model is known:
+:data:`~debiaseval.datasets.truth.TRUTH_SOURCES`)."""
 
 MODEL_IMPUTATIONS = ("logistic_mf",)
 """Imputations fitted by their own rule (``e1_impute``), once per seed and estimator."""
@@ -239,22 +242,22 @@ def estimator_truth(
     synthetic: Mapping[str, Any] | None,
     users: pd.DataFrame | None,
     items: pd.DataFrame | None,
+    raw: str | Path | None = None,
 ) -> np.ndarray | None:
-    """The true propensities (E1's users × items) of ``synthetic`` when an estimator of
-    ``block`` has known propensities: the matrix of the generator block ``synthetic`` (the
-    seed's own draw, :func:`~debiaseval.data.draws.seed_block`) at the kept users' and items'
-    raw ids (``raw_user``/``raw_item`` of the data step's users and items, when it re-indexed)."""
+    """The true propensities (E1's users × items) when an estimator of ``block`` has known
+    propensities: the observation model of ``dataset`` (one of
+    :data:`~debiaseval.datasets.truth.TRUTH_SOURCES`) for the generator block ``synthetic``
+    (the seed's own draw, :func:`~debiaseval.data.draws.seed_block`; ``raw``: the folder of
+    the real block ``jester5k-semi`` is drawn on), at the kept users' and items' raw ids
+    (``raw_user``/``raw_item`` of the data step's users and items, when it re-indexed)."""
     if not any(s.get("propensity") == "known" for s in block["estimators"].values()):
         return None
-    if dataset != "synthetic":
-        raise ValueError(f"known propensities need the synthetic dataset, not {dataset!r}")
-    from debiaseval.data.draws import generator_block
-    from debiaseval.data.synthetic import generate_synthetic
+    from debiaseval.datasets.truth import full_propensities_of
 
-    matrix = generate_synthetic(**generator_block(synthetic)).propensities
+    matrix = full_propensities_of(dataset, synthetic, raw)
     rows = _raw_ids(users, "user", matrix.shape[0])
     cols = _raw_ids(items, "item", matrix.shape[1])
-    return np.asarray(matrix, dtype=np.float64)[np.ix_(rows, cols)]
+    return matrix[np.ix_(rows, cols)]
 
 
 def _raw_ids(frame: pd.DataFrame | None, what: str, n: int) -> np.ndarray:
@@ -519,6 +522,7 @@ def check_estimators(config: Mapping[str, Any]) -> None:
     set, dr's keys on dr rows only, and the dataset parts each propensity model needs; raise
     ``ConfigError`` naming the key."""
     from debiaseval.data.catalog import CONTINUOUS_RATINGS, dataset_parts, missing_text
+    from debiaseval.datasets.truth import TRUTH_SOURCES
 
     block, sources = config["e1"], config["sources"]
     clash = [name for name in block["estimators"] if name in block["testsets"]]
@@ -550,6 +554,13 @@ def check_estimators(config: Mapping[str, Any]) -> None:
                 f"{where}.propensity': naive_bayes propensities model P(O | rating level) and "
                 f"need ratings on a few levels; {continuous[0]}'s are continuous on [-10, 10]: "
                 "use popularity or wtd propensities there"
+            )
+        unknown = [d for d in datasets or [] if d not in TRUTH_SOURCES]
+        if spec.get("propensity") == "known" and unknown:
+            raise ConfigError(
+                f"{where}.propensity': known propensities need a dataset whose observation "
+                f"model is known ({', '.join(TRUTH_SOURCES)}), which E1's dataset "
+                f"{unknown[0]} is not"
             )
         for dataset in datasets or []:
             if part is not None and part not in dataset_parts(dataset, sources):

@@ -606,8 +606,9 @@ def run(
     block = {**block, "positive_threshold": threshold}
     common = {"ks": block["ks"], "positive_threshold": threshold}
     evaluated, diagnostics, tunings, truth, dropped = [], [], [], [], []
-    exact = isinstance(data, str) and dataset in TRUTH_DATASETS and block["truth"]
-    truth_raw = raw_folder(dataset, full) if exact else None
+    known = isinstance(data, str) and dataset in TRUTH_DATASETS  # its full matrix is known
+    exact = known and block["truth"]
+    truth_raw = raw_folder(dataset, full) if known else None  # jester5k-semi's; synthetic: None
     described = frames_of(run_seeds[0])[0].interactions  # the summary describes the first seed's
     for seed in run_seeds:
         generator = seed_block(full, dataset, seed) if isinstance(data, str) else None
@@ -664,7 +665,8 @@ def run(
             drop_train_overlap=block["drop_train_overlap"], level=block["confidence"],
             resamples=block["bootstrap"]["resamples"], estimators=block["estimators"],
             n_users=n_users, features=estimator_features(block, frames.users, frames.items),
-            truth=estimator_truth(block, dataset, generator, frames.users, frames.items),
+            truth=estimator_truth(block, dataset, generator, frames.users, frames.items,
+                                  truth_raw),
             truth_per_user=true_values, gammas=block["sensitivity"]["gammas"],
             excluded=kendall_excluded(block), **common,
         ))  # fmt: skip
