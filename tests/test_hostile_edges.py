@@ -10,9 +10,13 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 
-from debiaseval.io.errors import ConfigError
+from debiaseval.data.preprocess import build_interactions
+from debiaseval.data.user_logs import MAX_ID_LENGTH, load_user_log
+from debiaseval.io.errors import ConfigError, DatasetError
 from debiaseval.recommenders import registry
 from debiaseval.workflow.config import validate_config
 
@@ -28,6 +32,58 @@ def _files(folder: Path) -> dict[str, bytes]:
     return {
         str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
     }
+
+
+# --------------------------------------------------------------------------- own data (1)
+
+
+def _own(path: Path) -> dict:
+    config = {"sources": {"mylog": {"ratings": str(path), "columns": {
+        "user": "uid", "item": "iid", "rating": "stars"}}}}  # fmt: skip
+    return validate_config(config)["sources"]["mylog"]
+
+
+@pytest.mark.parametrize("suffix", ["csv", "parquet"])
+def test_a_two_megabyte_id_is_one_line_naming_its_place(tmp_path, suffix):
+    """Case 1: a log whose one user id is 2 MB long once peaked at 13.2 GB in preprocessing."""
+    users = ["u1", "u" * 2**21, "u2"]
+    frame = pd.DataFrame({"uid": users, "iid": ["a", "b", "c"], "stars": [4, 3, 5]})
+    path = tmp_path / f"r.{suffix}"
+    frame.to_csv(path, index=False) if suffix == "csv" else frame.to_parquet(path)
+    with pytest.raises(DatasetError) as error:
+        load_user_log("mylog", _own(path))
+    where = "line 3" if suffix == "csv" else "row 2"
+    _one_line(
+        error.value,
+        f"{path}: {where}: a user id of 2,097,152 characters in column 'uid'; expected at most "
+        "1,024 (an id names a user: check columns and sep)",
+    )
+
+
+def test_string_ids_cost_what_they_hold_not_the_longest_times_the_rows(tmp_path):
+    """One id of the longest length allowed among 20,000 short ones: a fixed-width array would
+    hold 20,000 × 1,024 × 4 bytes (78 MiB) in reading and again in preprocessing."""
+    import tracemalloc
+
+    n = 20_000
+    users = [f"u{i % 1000}" for i in range(n)]
+    users[0] = "x" * MAX_ID_LENGTH
+    frame = pd.DataFrame({"uid": users, "iid": [f"i{i // 1000}" for i in range(n)],
+                          "stars": np.arange(n) % 5 + 1})  # fmt: skip
+    path = tmp_path / "r.csv"
+    frame.to_csv(path, index=False)
+    spec = _own(path)
+    tracemalloc.start()
+    try:
+        raw = load_user_log("mylog", spec)
+        interactions, users_table, _ = build_interactions(raw)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 30 * 2**20, f"{peak / 2**20:.0f} MiB"
+    assert users_table["raw_user"].iat[-1] == "x" * MAX_ID_LENGTH  # sorted, kept whole
+    assert users_table["raw_user"].tolist() == sorted(users_table["raw_user"])
+    assert interactions["user"].max() == len(users_table) - 1
 
 
 # --------------------------------------------------------------------------- plugins (2, 3)
