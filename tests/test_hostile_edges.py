@@ -4,9 +4,14 @@ is moved or lost."""
 
 from __future__ import annotations
 
+import base64
+import errno
+import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -17,6 +22,7 @@ import pytest
 from debiaseval.data.preprocess import build_interactions
 from debiaseval.data.user_logs import MAX_ID_LENGTH, load_user_log
 from debiaseval.io.errors import ConfigError, DatasetError
+from debiaseval.io.files import move_across, rebuild_damaged, write_parquet
 from debiaseval.recommenders import registry
 from debiaseval.workflow.config import validate_config
 
@@ -227,3 +233,136 @@ def test_the_probe_is_skipped_only_for_the_code_it_vouched_for(plugin_folder, mo
     registry.probe_import("vouched")
     assert len(children) == 1
     assert os.environ[registry.PROBED_ENV] != entry
+
+
+# --------------------------------------------------------------------------- outputs (4, 5)
+
+
+def _parquet(path: Path) -> Path:
+    write_parquet(pd.DataFrame({"a": range(50)}), path)
+    return path
+
+
+def _record(output: str, inputs: list[str]) -> None:
+    """Snakemake's record of ``output`` (in the working directory's .snakemake/metadata)."""
+    name = base64.urlsafe_b64encode(output.encode()).decode()
+    record = Path(".snakemake/metadata", name)
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(json.dumps({"rule": "r", "input": inputs}))
+
+
+def _study_with_damage(root: Path) -> tuple[str, str]:
+    """``results/s/e1/seed0/split.parquet`` truncated and the metrics made from it, both
+    recorded; returns their paths."""
+    split, metrics = "results/s/e1/seed0/split.parquet", "results/s/e1/seed0/metrics.parquet"
+    _parquet(root / split)
+    _parquet(root / metrics)
+    _record(split, [])
+    _record(metrics, [split])
+    data = (root / split).read_bytes()
+    (root / split).write_bytes(data[: len(data) // 2])
+    return split, metrics
+
+
+def test_damage_under_a_symlinked_folder_is_found_without_loops(tmp_path, monkeypatch):
+    """Case 4: results/<study>/e1 a symlink to another disk, a truncated split under it: once
+    never found, so every run failed with UnreadableFileError until --forcerun. Links back into
+    the study and up out of it are not followed."""
+    monkeypatch.chdir(tmp_path)
+    elsewhere = tmp_path / "disk2" / "e1"
+    elsewhere.mkdir(parents=True)
+    Path("results/s").mkdir(parents=True)
+    Path("results/s/e1").symlink_to(elsewhere, target_is_directory=True)
+    split, _ = _study_with_damage(tmp_path)
+    (elsewhere / "back").symlink_to(tmp_path / "results/s", target_is_directory=True)
+    (elsewhere / "up").symlink_to(tmp_path, target_is_directory=True)
+    (elsewhere / "self").symlink_to(elsewhere, target_is_directory=True)
+    damaged = (tmp_path / split).read_bytes()
+    lines, stop = rebuild_damaged("results/s", stamp="T")
+    assert stop is None, stop
+    assert lines[0].startswith(f"debiaseval: {split} is damaged (Parquet magic bytes not found")
+    assert len(lines) == 2, lines  # found once, not again through a link
+    assert lines[1].startswith("debiaseval: moved 2 output(s), the damaged ones and those made "
+                               "from them, to results/s/.damaged/T/")  # fmt: skip
+    assert Path("results/s/.damaged/T/e1/seed0/split.parquet").read_bytes() == damaged
+    assert not (elsewhere / "seed0/split.parquet").exists()
+    assert Path("results/s/e1").is_symlink() and (elsewhere / "back").is_symlink()
+
+
+def _other_file_system(tmp_path: Path) -> Path:
+    """A fresh folder on another file system than ``tmp_path`` (tmpfs), or skip."""
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or not os.access(shm, os.W_OK):
+        pytest.skip("no writable /dev/shm")
+    if shm.stat().st_dev == tmp_path.stat().st_dev:
+        pytest.skip("/dev/shm is on the same file system as the tests' folder")
+    return Path(tempfile.mkdtemp(dir=shm, prefix="debiaseval-test-"))
+
+
+def test_damage_is_set_aside_on_another_file_system(tmp_path, monkeypatch):
+    """Case 5: .damaged/ a mount of another file system: once an EXDEV traceback, and the
+    "is damaged" line never printed. Now copied, checked, then removed."""
+    monkeypatch.chdir(tmp_path)
+    split, metrics = _study_with_damage(tmp_path)
+    intact = {p: (tmp_path / p).read_bytes() for p in (split, metrics)}
+    mount = _other_file_system(tmp_path)
+    try:
+        Path("results/s/.damaged").symlink_to(mount, target_is_directory=True)
+        lines, stop = rebuild_damaged("results/s", stamp="T")
+        assert stop is None, stop
+        assert lines[0].startswith(f"debiaseval: {split} is damaged (")
+        assert lines[1].startswith("debiaseval: moved 2 output(s)")
+        for path, data in intact.items():
+            assert (mount / "T" / Path(path).relative_to("results/s")).read_bytes() == data
+            assert not (tmp_path / path).exists()
+        left = sorted(p.name for p in (mount / "T/e1/seed0").iterdir())
+        assert left == ["metrics.parquet", "split.parquet"]  # no temporary copy left
+    finally:
+        shutil.rmtree(mount)
+
+
+def _cross_device(monkeypatch) -> None:
+    """Make every rename between two folders fail as across file systems (EXDEV)."""
+    real = os.replace
+
+    def replace(source, destination):
+        if Path(source).parent != Path(destination).parent:
+            raise OSError(errno.EXDEV, "Invalid cross-device link")
+        real(source, destination)
+
+    monkeypatch.setattr(os, "replace", replace)
+
+
+def test_a_move_across_file_systems_keeps_folders_and_links_whole(tmp_path, monkeypatch):
+    figures = tmp_path / "figures"
+    figures.mkdir()
+    (figures / "f.svg").write_text("<svg></svg>\n")
+    (figures / "link.png").symlink_to("f.svg")
+    link = tmp_path / "latest"
+    link.symlink_to("figures")
+    (tmp_path / "aside").mkdir()
+    _cross_device(monkeypatch)
+    move_across(figures, tmp_path / "aside/figures")
+    move_across(link, tmp_path / "aside/latest")
+    assert (tmp_path / "aside/figures/f.svg").read_text() == "<svg></svg>\n"
+    assert os.readlink(tmp_path / "aside/figures/link.png") == "f.svg"
+    assert os.readlink(tmp_path / "aside/latest") == "figures"
+    assert not figures.exists() and not link.is_symlink()
+    assert sorted(p.name for p in (tmp_path / "aside").iterdir()) == ["figures", "latest"]
+
+
+def test_a_copy_that_differs_stops_the_run_and_deletes_nothing(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    split, metrics = _study_with_damage(tmp_path)
+    before = _files(tmp_path / "results")
+    _cross_device(monkeypatch)
+
+    def short_copy(source, destination):
+        Path(destination).write_bytes(Path(source).read_bytes()[:-1])
+
+    monkeypatch.setattr(shutil, "copy2", short_copy)
+    lines, stop = rebuild_damaged("results/s", stamp="T")
+    assert lines[0].startswith(f"debiaseval: {split} is damaged (")
+    _one_line(stop, f"debiaseval: cannot move {metrics} to results/s/.damaged/T/ (the copy of ")
+    assert "differs [EIO]); nothing was run and nothing deleted: fix the cause" in stop
+    assert _files(tmp_path / "results") == before  # the failed copy removed, the files kept
