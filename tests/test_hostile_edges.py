@@ -8,6 +8,7 @@ import base64
 import errno
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -25,6 +26,7 @@ from debiaseval.io.errors import ConfigError, DatasetError
 from debiaseval.io.files import move_across, rebuild_damaged, write_parquet
 from debiaseval.recommenders import registry
 from debiaseval.workflow.config import validate_config
+from debiaseval.workflow.studies import RECORDS, origin_conflict, record_origin, set_aside_foreign
 
 
 def _one_line(error: BaseException | str, expected: str) -> None:
@@ -366,3 +368,101 @@ def test_a_copy_that_differs_stops_the_run_and_deletes_nothing(tmp_path, monkeyp
     _one_line(stop, f"debiaseval: cannot move {metrics} to results/s/.damaged/T/ (the copy of ")
     assert "differs [EIO]); nothing was run and nothing deleted: fix the cause" in stop
     assert _files(tmp_path / "results") == before  # the failed copy removed, the files kept
+
+
+# --------------------------------------------------------------------------- studies (6, 7)
+
+
+def test_deleting_one_record_of_a_study_keeps_its_owner(tmp_path, monkeypatch):
+    """Case 6: once deleting results/<study>/study.json silently removed the same-name check,
+    and the next run recorded the other file as the owner."""
+    monkeypatch.chdir(tmp_path)
+    folder = Path("results/t1")
+    record_origin(folder, "t1", ["cfg/t1.yaml"])
+    (folder / "study.json").unlink()
+    line = origin_conflict(folder, "t1", ["cfg2/t1.yaml"])
+    _one_line(line, "study 't1' (results/t1/) holds the results of cfg/t1.yaml, and cfg2/t1.yaml "
+              "has the same name")  # fmt: skip
+    record_origin(folder, "t1", ["cfg/t1.yaml"])  # the owner's next run restores it
+    assert json.loads((folder / "study.json").read_text())["configfile"] == "cfg/t1.yaml"
+    Path(RECORDS, "t1.json").unlink()  # and the other way round
+    assert origin_conflict(folder, "t1", ["cfg2/t1.yaml"]) is not None
+    record_origin(folder, "t1", ["cfg2/t1.yaml"])  # a refused run records nothing (onstart)
+    assert json.loads(Path(RECORDS, "t1.json").read_text())["configfile"] == "cfg/t1.yaml"
+
+
+@pytest.mark.parametrize(
+    ("damage", "problem"),
+    [("folder", "a folder"), ("{not json", "not JSON"), ('{"study": "t1"}', "no configfile in it")],
+)
+def test_an_unusable_study_record_is_one_line_and_stays(tmp_path, monkeypatch, damage, problem):
+    """Case 6: study.json a folder once gave an IsADirectoryError traceback; corrupt, it was
+    silently recorded again for whichever file ran next."""
+    monkeypatch.chdir(tmp_path)
+    folder = Path("results/t1")
+    record_origin(folder, "t1", ["cfg/t1.yaml"])
+    (folder / "study.json").unlink()
+    if damage == "folder":
+        (folder / "study.json").mkdir()
+    else:
+        (folder / "study.json").write_text(damage)
+    for given in ("cfg/t1.yaml", "cfg2/t1.yaml"):
+        line = origin_conflict(folder, "t1", [given])
+        _one_line(line, f"debiaseval: results/t1/study.json, the record of the config file that "
+                  f"made study 't1', is unusable ({problem}); move it away and run again (the "
+                  "run copies back .snakemake/debiaseval/studies/t1.json, which names "
+                  "cfg/t1.yaml)")  # fmt: skip
+        record_origin(folder, "t1", [given])
+    assert (folder / "study.json").is_dir() if damage == "folder" else (
+        (folder / "study.json").read_text() == damage
+    )
+
+
+def test_a_stored_escape_is_printed_inert(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    folder = Path("results/t1")
+    folder.mkdir(parents=True)
+    hostile = "cfg/\x1b[31mred\u202e\nt1.yaml"
+    (folder / "study.json").write_text(json.dumps({"study": "t1", "configfile": hostile}))
+    line = origin_conflict(folder, "t1", ["cfg2/t1.yaml"])
+    assert line is not None and line.isprintable(), repr(line)
+    assert "holds the results of cfg/\\x1b[31mred\\u202e\\nt1.yaml, and cfg2/t1.yaml" in line
+    Path(RECORDS).mkdir(parents=True)
+    Path(RECORDS, "t1.json").write_text(json.dumps({"configfile": "cfg/t1.yaml"}))
+    disagree = origin_conflict(folder, "t1", ["cfg/t1.yaml"])
+    assert disagree is not None and disagree.isprintable(), repr(disagree)
+    assert "the records of study 't1' disagree" in disagree
+
+
+def test_results_copied_in_leave_a_users_own_files_where_they_are(tmp_path, monkeypatch):
+    """Case 7: results copied in from another config once took mynotes.md and
+    seed0/mydraft.txt with them into .foreign/; only the workflow's outputs move now."""
+    from debiaseval.workflow.provenance import config_hash, experiment_config, write_table
+
+    monkeypatch.chdir(tmp_path)
+    config = validate_config({"experiments": ["e3"]})
+    other = validate_config({"experiments": ["e3"], "e3": {"alpha": 0.5}})
+    record = {"experiment": "e3", "config_sha256": config_hash(experiment_config(other, "e3"))}
+    folder = Path("results/s/e3/synthetic")
+    table = folder / "estimates.parquet"
+    folder.mkdir(parents=True)
+    write_table(pd.DataFrame({"x": [1]}), table, record)
+    (folder / "estimates.md").write_text("# E3\n")
+    (folder / "seed0").mkdir()
+    (folder / "seed0/errors.parquet").write_bytes(b"PAR1")
+    own = {folder / "mynotes.md": b"# mine\n", folder / "seed0/mydraft.txt": b"draft"}
+    for path, data in own.items():
+        path.write_bytes(data)
+    outputs = re.compile(r"results/s/e3/[^/]+/(estimates\.(parquet|md)|seed\d+/errors\.parquet)")
+    lines = set_aside_foreign(
+        "results/s", [table], config, is_output=lambda p: bool(outputs.fullmatch(p)), stamp="T"
+    )
+    assert lines[-1] == (
+        "debiaseval: moved 3 file(s) to results/s/.foreign/T/ so that this config's jobs make "
+        "them again"
+    )
+    assert all(path.read_bytes() == data for path, data in own.items())
+    assert sorted(str(p.relative_to("results/s/.foreign/T")) for p in
+                  Path("results/s/.foreign/T").rglob("*") if p.is_file()) == [
+        "e3/synthetic/estimates.md", "e3/synthetic/estimates.parquet",
+        "e3/synthetic/seed0/errors.parquet"]  # fmt: skip

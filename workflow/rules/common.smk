@@ -45,10 +45,11 @@ RUNS_JOBS = (
     and runs_jobs(sys.argv[1:])
 )
 
-# A study named after its config file records that file (results/<study>/study.json, when the
-# first job starts: record_study_origin, in the Snakefile's onstart); another file of the same
-# name (cfg2/t1.yaml after cfg/t1.yaml) is refused before any job, dry runs included, instead of
-# replacing the study's results (debiaseval.workflow.studies).
+# A study named after its config file records that file (results/<study>/study.json and a copy
+# in .snakemake/debiaseval/studies/<study>.json, when the first job starts: record_study_origin,
+# in the Snakefile's onstart); another file of the same name (cfg2/t1.yaml after cfg/t1.yaml),
+# or an unusable record, is refused before any job, dry runs included, instead of replacing the
+# study's results (debiaseval.workflow.studies).
 if NAMED_BY_FILE and workflow.is_main_process:
     _conflict = origin_conflict(RESULTS, STUDY, workflow.overwrite_configfiles)
     if _conflict and (workflow.output_settings.dryrun or RUNS_JOBS):
