@@ -466,3 +466,84 @@ def test_results_copied_in_leave_a_users_own_files_where_they_are(tmp_path, monk
                   Path("results/s/.foreign/T").rglob("*") if p.is_file()) == [
         "e3/synthetic/estimates.md", "e3/synthetic/estimates.parquet",
         "e3/synthetic/seed0/errors.parquet"]  # fmt: skip
+
+
+# --------------------------------------------------------------------------- runs (14)
+
+LOCKS_SNAKEFILE = """
+import os, shutil
+if os.environ.get("GUARD") == "1":
+    from debiaseval.workflow.locks import guard_locks
+    guard_locks()
+
+
+def another_run_ends(wildcards):
+    # another run in this folder ends while this one builds its DAG: Snakemake removes
+    # .snakemake/locks whole, the locks of the runs still going with it
+    if os.environ.get("OTHER_ENDS") == "1":
+        shutil.rmtree(".snakemake/locks", ignore_errors=True)
+    return []
+
+
+rule all:
+    input: another_run_ends
+    output: "out.txt"
+    shell: "echo ok > {output}"
+"""
+
+
+def _toy_run(workdir: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "snakemake", "--cores", "1", *args], cwd=workdir,
+        env={**os.environ, **env}, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("guard", ["0", "1"])
+def test_a_run_whose_lock_folder_another_run_removed_still_runs(tmp_path, guard):
+    """Case 14: a third concurrent run died with Snakemake's own FileNotFoundError on
+    .snakemake/locks/0.input.lock when a first run ended meanwhile; guarded (as every run of
+    this workflow is, common.smk), it takes its locks and runs."""
+    (tmp_path / "Snakefile").write_text(LOCKS_SNAKEFILE)
+    result = _toy_run(tmp_path, GUARD=guard, OTHER_ENDS="1")
+    if guard == "0":  # Snakemake alone: the audit's failure, kept here to show what is guarded
+        assert result.returncode != 0 and "FileNotFoundError" in result.stderr, result.stderr
+        assert ".snakemake/locks/0." in result.stderr
+        return
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "out.txt").read_text() == "ok\n"
+
+
+def test_a_run_that_ends_keeps_the_locks_of_runs_still_going(tmp_path):
+    """What made the third run fail: the first run's end removed the second's locks too."""
+    (tmp_path / "Snakefile").write_text(LOCKS_SNAKEFILE)
+    locks = tmp_path / ".snakemake/locks"
+    locks.mkdir(parents=True)
+    (locks / "0.input.lock").write_text("elsewhere/in.txt\n")  # another run's, going on
+    (locks / "0.output.lock").write_text("elsewhere/out.txt\n")
+    result = _toy_run(tmp_path, GUARD="1")
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in locks.iterdir()) == ["0.input.lock", "0.output.lock"]
+    assert _toy_run(tmp_path, "--unlock", GUARD="1").returncode == 0  # --unlock: every lock
+    assert not locks.exists() or not list(locks.iterdir())
+
+
+def test_a_lock_folder_that_keeps_vanishing_is_one_line(tmp_path, monkeypatch):
+    from snakemake.exceptions import WorkflowError
+    from snakemake.persistence.file import FilePersistence
+
+    from debiaseval.workflow import locks
+
+    assert locks.guard_locks()
+    persistence = FilePersistence.__new__(FilePersistence)
+    persistence._lockdir, persistence._lockfile = str(tmp_path / "locks"), {}
+
+    def vanished(*args, **kwargs):
+        raise FileNotFoundError(2, "No such file or directory")
+
+    monkeypatch.setattr(locks.os, "makedirs", vanished)
+    with pytest.raises(WorkflowError) as error:
+        persistence._write_locks("input", ["a"])
+    _one_line(error.value, f"debiaseval: {tmp_path}/locks/ was removed 5 times while this run "
+              "took its locks (other Snakemake runs in this folder ending): nothing was run; "
+              "run again")  # fmt: skip

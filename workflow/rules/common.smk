@@ -21,11 +21,17 @@ from debiaseval.figures import figure_module
 from debiaseval.recommenders.registry import EXTERNAL, plugin_source_hash
 from debiaseval.selection.tuning import grid_chunks
 from debiaseval.workflow.data_check import missing_data_message, unobtainable
+from debiaseval.workflow.locks import guard_locks
 from debiaseval.io.files import read_only_message, rebuild_damaged, runs_jobs
 from debiaseval.workflow.params import job_params
 from debiaseval.workflow.provenance import gather as gather_provenance
 from debiaseval.workflow.report import finished_message, table_labels
 from debiaseval.workflow.studies import config_notice, origin_conflict, record_origin
+
+# Snakemake removes the locks of every run in this folder when one run ends, and a run taking
+# its locks at that moment dies with a FileNotFoundError: runs of this workflow remove only their
+# own locks, and take theirs even when another run removed the folder (debiaseval.workflow.locks).
+guard_locks()
 
 try:
     config.update(validate_config(config))
@@ -402,9 +408,10 @@ def check_data():
 
 
 def run_message():
-    """The end-of-run message: the results of the datasets whose outputs this run wrote."""
+    """The end-of-run message: the results of the datasets whose outputs this run wrote (or,
+    with --touch, only marked as up to date)."""
     written = [str(path) for job in run_jobs() for path in job.output]
-    return finished_message(written, EXPERIMENTS, STUDY)
+    return finished_message(written, EXPERIMENTS, STUDY, touched=bool(workflow.touch))
 
 
 def e5_folder(wildcards):
