@@ -344,12 +344,13 @@ def test_a_plugin_module_is_probed_once_per_run(plugin_folder, monkeypatch):
     monkeypatch.setenv(registry.PROBED_ENV, "")
     validate_config({"plugin_paths": [str(plugin_folder)]})
     registry.probe_import("probedonce")
-    assert os.environ[registry.PROBED_ENV].split(os.pathsep) == ["probedonce"]
+    (entry,) = os.environ[registry.PROBED_ENV].split(os.pathsep)
+    assert entry.startswith("probedonce=")  # bound to the code's digest (issue 43, case 3)
 
     def no_child(*args, **kwargs):
         raise AssertionError("probed twice")
 
-    monkeypatch.setattr(registry.subprocess, "run", no_child)
+    monkeypatch.setattr(registry, "run_bounded", no_child)
     registry.probe_import("probedonce")
 
 

@@ -221,6 +221,11 @@ def test_the_closing_message_lists_only_what_the_run_wrote():
     assert message.startswith("debiaseval: the run of study A (results/A/) is complete.")
     assert "synthetic" not in message and "E2" not in message
     assert "snakemake --report report.html" in message
+    touched = finished_message(outputs, ["e1", "e2"], "A", touched=True)  # issue 43, case 14
+    assert touched.startswith("debiaseval: --touch marked the outputs of study A (results/A/) as "
+                              "up to date by their times; no job ran and no result changed.")
+    assert "produced or changed" not in touched and "complete" not in touched
+    assert "  E1 on coat: results/A/e1/coat/verdict.md" in touched
     intermediate = finished_message(["results/A/e1/coat/seed0/split.parquet"], ["e1"], "A")
     assert "changed no experiment's results" in intermediate
     assert "exported" not in intermediate

@@ -201,6 +201,13 @@ def test_the_report_of_a_after_b_shows_a_s_hash_or_refuses(tmp_path: Path) -> No
     # config: once "Nothing to be done"; now set aside into .foreign/ and made again
     fresh = make_workdir(tmp_path / "copy")
     shutil.copytree(workdir / "results/b", fresh / "results/b")
+    own = {  # a user's own files beside the copies stay where they are (issue 43, case 7)
+        fresh / "results/b/e3/synthetic/mynotes.md": b"# my notes\n",
+        fresh / "results/b/e3/synthetic/seed0/mydraft.txt": b"draft",
+    }
+    for path, data in own.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
     (fresh / "b.yaml").write_text("experiments: [e3]\ne3: {alpha: 0.5}\n")
     run = snakemake(fresh, "--cores", "2", configfiles=b_files)
     table = "results/b/e3/synthetic/estimates.parquet"
@@ -208,10 +215,12 @@ def test_the_report_of_a_after_b_shows_a_s_hash_or_refuses(tmp_path: Path) -> No
     assert hash_d != hash_b
     assert (
         f"debiaseval: {table} was made by config sha256 {hash_b}, not this run's ({hash_d}), "
-        "and Snakemake has no record of it (copied in?): its folder's unrecorded files are set "
-        "aside"
+        "and Snakemake has no record of it (copied in?): its folder's unrecorded outputs are "
+        "set aside (files of one's own stay)"
     ) in run.stderr
+    assert all(path.read_bytes() == data for path, data in own.items())
     [place] = (fresh / "results/b/.foreign").iterdir()
+    assert not [p for p in place.rglob("*") if p.name in ("mynotes.md", "mydraft.txt")]
     assert read_provenance(place / "e3/synthetic/estimates.parquet")["config_sha256"][:16] == hash_b
     again = snakemake(fresh, "--cores", "2", configfiles=b_files)
     assert "debiaseval: results" not in again.stderr, again.stderr

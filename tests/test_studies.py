@@ -70,10 +70,11 @@ def test_a_study_records_the_file_that_named_it_and_refuses_another_of_that_name
     assert line is not None and "\n" not in line
     assert "holds the results of cfg/t1.yaml, and cfg2/t1.yaml has the same name" in line
     assert origin_conflict(folder, "t1", []) is None
-    (folder / "study.json").write_text("{not json")  # damaged: recorded again, never trusted
-    assert origin_conflict(folder, "t1", ["cfg2/t1.yaml"]) is None
+    (folder / "study.json").write_text("{not json")  # damaged: one line, never re-recorded
+    line = origin_conflict(folder, "t1", ["cfg2/t1.yaml"])
+    assert line is not None and "results/t1/study.json, the record of" in line
     record_origin(folder, "t1", ["cfg2/t1.yaml"])
-    assert json.loads((folder / "study.json").read_text())["configfile"] == "cfg2/t1.yaml"
+    assert (folder / "study.json").read_text() == "{not json"
 
 
 def test_results_of_another_config_are_named_or_set_aside(tmp_path, monkeypatch):
@@ -101,12 +102,15 @@ def test_results_of_another_config_are_named_or_set_aside(tmp_path, monkeypatch)
         name = base64.urlsafe_b64encode(str(made).encode()).decode()
         Path(".snakemake/metadata").mkdir(parents=True, exist_ok=True)
         Path(".snakemake/metadata", name).write_text(json.dumps({"rule": "r", "input": []}))
-    lines = set_aside_foreign("results/s", tables, config, stamp="T")
+    def is_output(path: str) -> bool:
+        return path.rsplit("/", 1)[-1] in ("estimates.md", "estimates.parquet")
+
+    lines = set_aside_foreign("results/s", tables, config, is_output=is_output, stamp="T")
     short = (record["config_sha256"][:16], own["config_sha256"][:16])
     assert lines == [
         f"debiaseval: {tables[0]} was made by config sha256 {short[0]}, not this run's "
         f"({short[1]}), and Snakemake has no record of it (copied in?): its folder's "
-        "unrecorded files are set aside",
+        "unrecorded outputs are set aside (files of one's own stay)",
         f"debiaseval: {tables[1]} was made by config sha256 {short[0]}, not this run's "
         f"({short[1]}): its jobs run again",
         "debiaseval: moved 2 file(s) to results/s/.foreign/T/ so that this config's jobs make "
@@ -117,7 +121,8 @@ def test_results_of_another_config_are_named_or_set_aside(tmp_path, monkeypatch)
         "results/s/.foreign/T/e3/copied/estimates.parquet",
     ]
     assert tables[1].exists() and tables[2].exists()
-    assert set_aside_foreign("results/s", tables, config) == [lines[1]]  # nothing left to move
+    again = set_aside_foreign("results/s", tables, config, is_output=is_output)
+    assert again == [lines[1]]  # nothing left to move
 
 
 # --------------------------------------------------------------------------- the workflow

@@ -21,11 +21,17 @@ from debiaseval.figures import figure_module
 from debiaseval.recommenders.registry import EXTERNAL, plugin_source_hash
 from debiaseval.selection.tuning import grid_chunks
 from debiaseval.workflow.data_check import missing_data_message, unobtainable
+from debiaseval.workflow.locks import guard_locks
 from debiaseval.io.files import read_only_message, rebuild_damaged, runs_jobs
 from debiaseval.workflow.params import job_params
 from debiaseval.workflow.provenance import gather as gather_provenance
 from debiaseval.workflow.report import finished_message, table_labels
 from debiaseval.workflow.studies import config_notice, origin_conflict, record_origin
+
+# Snakemake removes the locks of every run in this folder when one run ends, and a run taking
+# its locks at that moment dies with a FileNotFoundError: runs of this workflow remove only their
+# own locks, and take theirs even when another run removed the folder (debiaseval.workflow.locks).
+guard_locks()
 
 try:
     config.update(validate_config(config))
@@ -45,10 +51,11 @@ RUNS_JOBS = (
     and runs_jobs(sys.argv[1:])
 )
 
-# A study named after its config file records that file (results/<study>/study.json, when the
-# first job starts: record_study_origin, in the Snakefile's onstart); another file of the same
-# name (cfg2/t1.yaml after cfg/t1.yaml) is refused before any job, dry runs included, instead of
-# replacing the study's results (debiaseval.workflow.studies).
+# A study named after its config file records that file (results/<study>/study.json and a copy
+# in .snakemake/debiaseval/studies/<study>.json, when the first job starts: record_study_origin,
+# in the Snakefile's onstart); another file of the same name (cfg2/t1.yaml after cfg/t1.yaml),
+# or an unusable record, is refused before any job, dry runs included, instead of replacing the
+# study's results (debiaseval.workflow.studies).
 if NAMED_BY_FILE and workflow.is_main_process:
     _conflict = origin_conflict(RESULTS, STUDY, workflow.overwrite_configfiles)
     if _conflict and (workflow.output_settings.dryrun or RUNS_JOBS):
@@ -407,9 +414,10 @@ def check_data():
 
 
 def run_message():
-    """The end-of-run message: the results of the datasets whose outputs this run wrote."""
+    """The end-of-run message: the results of the datasets whose outputs this run wrote (or,
+    with --touch, only marked as up to date)."""
     written = [str(path) for job in run_jobs() for path in job.output]
-    return finished_message(written, EXPERIMENTS, STUDY)
+    return finished_message(written, EXPERIMENTS, STUDY, touched=bool(workflow.touch))
 
 
 def e5_file(name):

@@ -43,10 +43,15 @@ rule run_config:
 
 # Results copied in from another config (their tables' records name another config, and
 # Snakemake has no record of them) are set aside into results/<study>/.foreign/<time>/, so
-# that this config's jobs make them again; results of a replaced config are named (Snakemake
-# reruns their jobs, whose params changed). Only a command that runs jobs does this.
+# that this config's jobs make them again: only the files a rule of this workflow makes (its
+# output patterns match them); a file of one's own beside them stays. Results of a replaced
+# config are named (Snakemake reruns their jobs, whose params changed). Only a command that
+# runs jobs does this.
 if RUNS_JOBS:
-    for _line in set_aside_foreign(RESULTS, aggregate_tables(), config):
+    _made_by_a_rule = lambda path: any(rule.is_producer(path) for rule in workflow.rules)
+    for _line in set_aside_foreign(
+        RESULTS, aggregate_tables(), config, is_output=_made_by_a_rule
+    ):
         print(_line, file=sys.stderr)
 
 # `--report` is read from the command line (Snakemake tells the Snakefile nothing of it).

@@ -60,7 +60,7 @@ def to_internal(values: pd.Series | np.ndarray, raw: np.ndarray) -> np.ndarray:
             keys, known = _integer_keys(distinct)
             found[:-1][known] = pd.Index(raw.astype(np.int64)).get_indexer(keys)
         else:
-            index = pd.Index(raw.astype(str))
+            index = pd.Index(pd.Series(raw, dtype=object).astype(str))  # no fixed width
             if index.has_duplicates:
                 raise ValueError("raw ids must be distinct")
             found[:-1] = index.get_indexer(distinct.astype(str))

@@ -34,15 +34,24 @@ def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.iloc[order].reset_index(drop=True)
 
 
-def _id_values(ids: pd.Series) -> np.ndarray:
-    """Raw ids as a NumPy array that sorts fast: integers as they are, strings as ``str_``."""
+def _id_codes(ids: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """The 0-based id of every row in raw-id order, and the distinct raw ids in that order.
+
+    Integers are sorted as they are; strings are dictionary-encoded (each distinct id stored
+    once, as a Python string), so that memory follows the data: a fixed-width ``str_`` array
+    would cost the longest id × rows × 4 bytes (issue 43: a 2 MB id took 13 GB).
+    """
     values = ids.to_numpy()
-    return values if np.issubdtype(values.dtype, np.integer) else values.astype(str)
+    if np.issubdtype(values.dtype, np.integer):
+        distinct = np.unique(values)
+        return np.searchsorted(distinct, values).astype(np.int32), distinct
+    encoded = pd.Categorical(ids.astype(str))  # categories sorted by code point, as numpy's
+    return encoded.codes.astype(np.int32), encoded.categories.to_numpy(dtype=object)
 
 
 def _raw(ids: np.ndarray) -> np.ndarray:
-    """Raw ids as stored: int64 when they are integers, else strings."""
-    return ids.astype(np.int64) if np.issubdtype(ids.dtype, np.integer) else ids.astype(str)
+    """Raw ids as stored: int64 when they are integers, else strings (an object array)."""
+    return ids.astype(np.int64) if np.issubdtype(ids.dtype, np.integer) else ids.astype(object)
 
 
 def _id_frame(raw_ids: np.ndarray, kind: str, features: pd.DataFrame | None) -> pd.DataFrame:
@@ -95,12 +104,11 @@ def build_interactions(raw: RawDataset) -> tuple[pd.DataFrame, pd.DataFrame, pd.
     if raw.propensities is not None:
         props = raw.propensities[["user", "item", "propensity"]]
         frame = frame.merge(props, on=["user", "item"], how="left", validate="many_to_one")
-    raw_users, raw_items = _id_values(frame["user"]), _id_values(frame["item"])
-    user_ids, item_ids = np.unique(raw_users), np.unique(raw_items)
+    (users, user_ids), (items, item_ids) = _id_codes(frame["user"]), _id_codes(frame["item"])
     out = pd.DataFrame(
         {
-            "user": np.searchsorted(user_ids, raw_users).astype(np.int32),
-            "item": np.searchsorted(item_ids, raw_items).astype(np.int32),
+            "user": users,
+            "item": items,
             "rating": frame["rating"].to_numpy(dtype=np.float32),
         }
     )

@@ -34,6 +34,7 @@ from debiaseval.io.errors import DatasetError
 __all__ = [
     "DELIMITERS",
     "LOAD_KEYS",
+    "MAX_ID_LENGTH",
     "file_format",
     "load_user_log",
     "log_files",
@@ -48,6 +49,8 @@ DELIMITERS = (",", "\t", ";", "|")
 """The delimiters a CSV header line is sniffed for (``sep`` null)."""
 LOAD_KEYS = ("ratings", "mar", "columns", "sep", "rating_scale", "duplicates")
 """The keys of ``sources.<name>`` that shape the preprocessed data (the others do not)."""
+MAX_ID_LENGTH = 1024
+"""The longest user or item id a log may hold, in characters (checked when it is read)."""
 FLOAT32_MAX = float(np.finfo(np.float32).max)
 """The largest rating magnitude float32 (the stored type) holds; beyond it a rating becomes inf."""
 
@@ -223,7 +226,8 @@ def _first(mask: np.ndarray) -> int:
 
 
 def _ids(tables: Sequence[_Table], column: str, key: str) -> list[np.ndarray]:
-    """The ``key`` ids of every table: int64 if every id (of all tables) is an integer, else str."""
+    """The ``key`` ids of every table: int64 if every id (of all tables) is an integer, else
+    strings (an object array); an id longer than :data:`MAX_ID_LENGTH` characters fails."""
     series = [t.frame[column] for t in tables]
     if all(pd.api.types.is_integer_dtype(s.dtype) for s in series):
         return [s.to_numpy(np.int64) for s in series]
@@ -239,9 +243,20 @@ def _ids(tables: Sequence[_Table], column: str, key: str) -> list[np.ndarray]:
         if empty.any():
             raise table.fail(_first(empty), f"expected a {key} id in column {column!r}, got none")
         texts.append(text)
+    for table, text in zip(tables, texts, strict=True):
+        long = (text.str.len() > MAX_ID_LENGTH).to_numpy()
+        if long.any():
+            i = _first(long)
+            raise table.fail(
+                i,
+                f"a {key} id of {len(text.iat[i]):,} characters in column {column!r}; expected "
+                f"at most {MAX_ID_LENGTH:,} (an id names a {key}: check columns and sep)",
+            )
     if all(t.str.fullmatch(_INTEGER).all() for t in texts):
         return [t.astype(np.int64).to_numpy() for t in texts]
-    return [t.to_numpy(dtype=str) for t in texts]
+    # Python strings, each stored once per row: a fixed-width str_ array would cost the
+    # longest id × rows × 4 bytes
+    return [t.to_numpy(dtype=object) for t in texts]
 
 
 def _numbers(table: _Table, column: str, what: str) -> np.ndarray:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import base64
 import errno
+import hashlib
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -23,6 +25,7 @@ __all__ = [
     "DAMAGE_CHECKED",
     "FOREIGN",
     "SET_ASIDE",
+    "MoveFailed",
     "OutputDamage",
     "atomic_path",
     "current_umask",
@@ -31,6 +34,7 @@ __all__ = [
     "index_sizes",
     "is_readable_parquet",
     "made_outputs",
+    "move_across",
     "move_outputs",
     "output_damage",
     "read_only_message",
@@ -252,19 +256,23 @@ def output_damage(
     :func:`made_outputs`); when given, a file that is none of them, nor inside one of them
     (a ``directory()`` output), is a user's own and never judged. Files under ``.damaged/`` and
     ``.foreign/`` (:data:`SET_ASIDE`) and temporary files of writes in progress
-    (``.name.*.tmp``) are skipped. A file the file system does not let us read (permission
-    denied, an I/O error) is reported, never taken for damage.
+    (``.name.*.tmp``) are skipped. Symlinked folders are followed, never in a loop nor out of
+    ``folder`` to a folder above it (:func:`_walk`). A file the file system does not let us read
+    (permission denied, an I/O error) is reported, never taken for damage, and so is a folder
+    holding recorded outputs that cannot be listed.
     """
     found = OutputDamage()
     root = Path(folder)
     if not root.is_dir():
         return found
     recorded = None if made is None else {os.path.normpath(p) for p in made}
-    candidates = (
-        p for p in root.rglob("*")
-        if p.suffix.lower() in DAMAGE_CHECKED
-        and not set(SET_ASIDE).intersection(p.relative_to(root).parts)
-    )  # fmt: skip
+    files, unlisted = _walk(root)
+    # a folder of one's own that cannot be listed is none of our business
+    found.unreadable += [
+        (path, reason) for path, reason in unlisted
+        if recorded is None or any(_under(output, path) for output in recorded)
+    ]  # fmt: skip
+    candidates = (p for p in files if p.suffix.lower() in DAMAGE_CHECKED)
     for path in sorted(candidates):
         if recorded is not None and not _made_by_a_rule(path, recorded):
             continue
@@ -280,6 +288,40 @@ def output_damage(
     return found
 
 
+def _walk(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """The files under ``root`` at their paths through it, and the folders that could not be
+    listed (with the reason), but what lies in :data:`SET_ASIDE` folders.
+
+    Symlinked folders are followed (``results/<study>/e1`` may be a link to another disk), each
+    real folder once and by its own name first (the folders that are no link are walked before
+    any link), and never into a folder that holds ``root`` itself (a link back into the study
+    or out of it to a folder above: a loop).
+    """
+    top = root.resolve()
+    seen: set[Path] = set()
+    files: list[Path] = []
+    unlisted: list[tuple[Path, str]] = []
+    plain, linked = [root], []
+    while plain or linked:
+        folder = plain.pop() if plain else linked.pop()
+        real = folder.resolve()
+        if real in seen or (folder != root and top.is_relative_to(real)):
+            continue
+        seen.add(real)
+        try:
+            with os.scandir(folder) as entries:
+                listed = [(e.name, e.is_dir(), e.is_file(), e.is_symlink()) for e in entries]
+        except OSError as error:
+            unlisted.append((folder, _reason(error)))
+            continue
+        for name, is_dir, is_file, is_link in listed:
+            if is_dir and name not in SET_ASIDE:
+                (linked if is_link else plain).append(folder / name)
+            elif is_file:
+                files.append(folder / name)
+    return files, unlisted
+
+
 DAMAGED = ".damaged"
 """The folder of a study's results where damaged outputs are set aside, never deleted."""
 FOREIGN = ".foreign"
@@ -287,6 +329,12 @@ FOREIGN = ".foreign"
 (:func:`debiaseval.workflow.studies.set_aside_foreign`)."""
 SET_ASIDE = (DAMAGED, FOREIGN)
 """The folders of what the workflow set aside: never judged, never read."""
+
+
+def _under(output: str, folder: Path) -> bool:
+    """Whether the recorded ``output`` is ``folder`` or lies inside it (by name)."""
+    name = os.path.normpath(folder)
+    return output == name or output.startswith(name + os.sep)
 
 
 def _made_by_a_rule(path: Path, recorded: set[str]) -> bool:
@@ -352,27 +400,113 @@ def move_outputs(
 ) -> tuple[Path, list[str]]:
     """Move the files and folders of ``paths`` that lie under ``folder`` into
     ``folder/<aside>/<stamp>/`` (one of :data:`SET_ASIDE`), each at its path relative to
-    ``folder``; return that place and what was moved. Nothing is unlinked: a symlink moves as
-    the link it is."""
+    ``folder``; return that place and what was moved. A path lies under ``folder`` by its
+    name (``results/<study>/e1/...`` through a symlinked ``e1`` does) or its real path; a move
+    to another file system copies, checks the copy, then removes the original
+    (:func:`move_across`). Nothing is unlinked: a symlink moves as the link it is. A move that
+    fails raises :class:`MoveFailed`, which says what was moved before it."""
     root = Path(folder)
+    base = Path(os.path.normpath(os.path.abspath(root)))
     place = root / aside / stamp
     for n in range(1, 1000):  # never into an earlier run's place
         if not place.exists():
             break
         place = root / aside / f"{stamp}-{n}"
-    moved = []
+    moved: list[str] = []
     for path in paths:
         target = Path(path)
         if not (target.exists() or target.is_symlink()):
             continue
-        where = target.parent.resolve() / target.name  # a symlink itself, not what it names
-        if root.resolve() not in where.parents:
+        relative = _inside(target, base)
+        if relative is None:
             continue
-        destination = place / where.relative_to(root.resolve())
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(target, destination)
+        destination = place / relative
+        try:
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            move_across(target, destination)
+        except OSError as error:
+            raise MoveFailed(path, place, moved, error) from error
         moved.append(path)
     return place, moved
+
+
+def _inside(path: Path, base: Path) -> Path | None:
+    """``path`` relative to the folder ``base`` (absolute, normalised) when it lies inside it:
+    by name (through a symlinked folder inside ``base``), or by the real path of its folder
+    (``base`` itself a link); else None. ``path`` itself is never resolved (a link is one)."""
+    named = Path(os.path.normpath(os.path.abspath(path)))
+    if base in named.parents:
+        return named.relative_to(base)
+    real, real_base = path.parent.resolve() / path.name, base.resolve()
+    return real.relative_to(real_base) if real_base in real.parents else None
+
+
+class MoveFailed(OSError):
+    """:func:`move_outputs` could not move ``path`` into ``place``; ``moved`` went before it."""
+
+    def __init__(self, path: str, place: Path, moved: list[str], error: OSError) -> None:
+        super().__init__(error.errno, f"cannot move {path} to {place}/ ({_reason(error)})")
+        self.path, self.place, self.moved = path, place, moved
+
+
+def move_across(source: Path, destination: Path) -> None:
+    """Rename ``source`` to ``destination``; across file systems (``EXDEV``), copy it beside
+    ``destination`` under a temporary name, check that every byte arrived, rename the copy into
+    place, and only then remove ``source`` (a symlink is copied as the link it is)."""
+    try:
+        os.replace(source, destination)
+        return
+    except OSError as error:
+        if error.errno != errno.EXDEV:
+            raise
+    copy = destination.with_name(f".{destination.name}.{os.getpid()}.moving")
+    try:
+        if source.is_symlink():
+            os.symlink(os.readlink(source), copy)
+        elif source.is_dir():
+            shutil.copytree(source, copy, symlinks=True)
+        else:
+            shutil.copy2(source, copy)
+        if _contents(source) != _contents(copy):
+            raise OSError(errno.EIO, f"the copy of {source} on the other file system differs")
+        os.replace(copy, destination)
+    except BaseException:
+        if copy.is_dir() and not copy.is_symlink():
+            shutil.rmtree(copy, ignore_errors=True)
+        elif copy.exists() or copy.is_symlink():
+            copy.unlink()
+        raise
+    if source.is_dir() and not source.is_symlink():
+        shutil.rmtree(source)
+    else:
+        source.unlink()
+
+
+def _contents(path: Path) -> dict[str, str]:
+    """Relative path -> SHA-256 of every file under ``path`` (itself, for a file), the target
+    of every symlink: what a copy must reproduce."""
+    if path.is_symlink():
+        return {".": "-> " + os.readlink(path)}
+    if not path.is_dir():
+        return {".": _sha256(path)}
+    found = {}
+    for folder, folders, names in os.walk(path):
+        for name in sorted([*folders, *names]):
+            item = Path(folder, name)
+            key = str(item.relative_to(path))
+            if item.is_symlink():
+                found[key] = "-> " + os.readlink(item)
+            elif item.is_file():
+                found[key] = _sha256(item)
+    return found
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def _unwritable(paths: Iterable[str], folder: str | os.PathLike[str]) -> list[str]:
@@ -471,7 +605,16 @@ def rebuild_damaged(
     if stop is not None:
         return lines, stop
     stamp = stamp or time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    place, moved = move_outputs(stale, folder, stamp=stamp)
+    try:
+        place, moved = move_outputs(stale, folder, stamp=stamp)
+    except MoveFailed as failed:
+        n = len(failed.moved)
+        before = f"; {n} output(s) were moved there before it" if n else ""
+        stop = (
+            f"debiaseval: {failed.strerror}{before}; nothing was run and nothing deleted: "
+            "fix the cause (space, permissions), then run again"
+        )
+        return lines, stop
     more = f" and {len(moved) - 5} more" if len(moved) > 5 else ""
     lines.append(
         f"debiaseval: moved {len(moved)} output(s), the damaged ones and those made from them, "

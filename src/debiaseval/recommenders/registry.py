@@ -22,12 +22,12 @@ imports, so that the workflow reruns the jobs that use a plugin when that code c
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import inspect
 import json
 import os
 import signal
-import subprocess
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from importlib import metadata
@@ -37,18 +37,20 @@ from typing import Any
 import scipy.sparse as sp
 
 from debiaseval.io.errors import ContractError
+from debiaseval.io.processes import run_bounded
 from debiaseval.recommenders.base import Recommender
 from debiaseval.recommenders.baselines import AvgRating, PosPop, Random
 from debiaseval.recommenders.knn import ItemKNN, KNNRecommender, UserKNN
 from debiaseval.recommenders.mf import LightFMRanker
 from debiaseval.recommenders.mf_ips import IPSMF
-from debiaseval.recommenders.source_hash import sources_hash
+from debiaseval.recommenders.source_hash import module_origin, sources_hash
 
 __all__ = [
     "ENTRY_POINT_GROUP",
     "EXTERNAL",
     "PLUGIN_PATHS_ENV",
     "PROBED_ENV",
+    "PROBE_DEADLINE",
     "RECOMMENDERS",
     "ContractError",
     "add_plugin_paths",
@@ -188,7 +190,12 @@ def _import_failure(module: str, error: BaseException) -> str:
 
 PROBED_ENV = "DEBIASEVAL_PROBED_PLUGINS"
 """Environment variable: the plugin modules a child process imported to the end (see
-:func:`probe_import`); the job processes inherit it and do not probe them again."""
+:func:`probe_import`), each as ``module=digest`` of the code it was probed with; the job
+processes inherit it and do not probe them again while that code is unchanged."""
+
+PROBE_DEADLINE = 120.0
+"""Seconds the import probe of a plugin module may take before it is killed, with every process
+the import started."""
 
 _PROBE = (
     "import importlib, os, sys\n"
@@ -198,32 +205,81 @@ _PROBE = (
     "except BaseException:\n"
     "    pass\n"
     "sys.stdout.flush()\n"
-    "os.write(1, {done!r})\n"
+    "left = False\n"
+    "try:\n"  # a child still running (waitpid gives 0); an exited one is reaped
+    "    while not left:\n"
+    "        left = os.waitpid(-1, os.WNOHANG)[0] == 0\n"
+    "except ChildProcessError:\n"
+    "    pass\n"
+    "os.write(1, {left!r} if left else {done!r})\n"
     "os._exit(0)\n"
 )
 _PROBE_DONE = "\n-- debiaseval: import done --"
+_PROBE_LEFT = "\n-- debiaseval: import done, a child process left running --"
+
+
+def _probe_digest(module: str) -> str:
+    """What an entry of :data:`PROBED_ENV` vouches for: the code of ``module`` and of the modules
+    of one's own it imports (:func:`sources_hash`), and the file it is loaded from with its
+    size and time (for a module without source), under this interpreter."""
+    origin = module_origin(module) or ""
+    try:
+        stat = os.stat(origin)
+        mark = f"{stat.st_size}:{stat.st_mtime_ns}"
+    except (OSError, ValueError):
+        mark = ""
+    text = "\0".join([sys.executable, origin, mark, sources_hash(module)])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _probed() -> dict[str, str]:
+    """The modules :data:`PROBED_ENV` vouches for, with the digest each was probed with (an
+    entry without a digest, as an older run wrote it, vouches for nothing)."""
+    entries = os.environ.get(PROBED_ENV, "").split(os.pathsep)
+    return dict(entry.split("=", 1) for entry in entries if "=" in entry)
 
 
 def probe_import(module: str) -> None:
     """Import ``module`` first in a child Python, so that one ending its process when imported
-    (``os._exit``, a signal, an interpreter abort: what no ``except`` catches) stops the config
-    check with one line naming it instead of ending the run, status 0 and no output. An import
-    that merely raises is left for the caller's own import to report. Once per module and run:
-    the modules probed are kept in :data:`PROBED_ENV`, which job processes inherit."""
-    probed = [m for m in os.environ.get(PROBED_ENV, "").split(os.pathsep) if m]
-    if module in probed or module in sys.modules:
+    (``os._exit``, a signal, an interpreter abort: what no ``except`` catches), leaving a
+    process it started running (``os.fork``, ``subprocess.Popen``) or never finishing (serving,
+    looping) stops the config check with one line naming it instead of ending, forking or
+    hanging the run. The child has :data:`PROBE_DEADLINE` seconds, and is then killed with
+    every process it started. An import that merely raises is left for the caller's own import
+    to report.
+
+    Once per module, code and run: the modules probed are kept in :data:`PROBED_ENV` with the
+    digest of their code (:func:`_probe_digest`), which job processes inherit; a digest that
+    no longer matches the code, or an entry without one, is probed again."""
+    if module in sys.modules:
         return
-    code = _PROBE.format(env=PLUGIN_PATHS_ENV, done=_PROBE_DONE.encode())
-    child = subprocess.run(
-        [sys.executable, "-c", code, module], capture_output=True, stdin=subprocess.DEVNULL
-    )
+    probed = _probed()
+    digest = _probe_digest(module)
+    if probed.get(module) == digest:
+        return
+    code = _PROBE.format(env=PLUGIN_PATHS_ENV, done=_PROBE_DONE.encode(), left=_PROBE_LEFT.encode())
+    child = run_bounded([sys.executable, "-c", code, module], deadline=PROBE_DEADLINE)
+    if child.timed_out:
+        raise ValueError(
+            f"importing module {module!r} did not finish within {PROBE_DEADLINE:g} s; a plugin "
+            "module must not wait, serve or start processes when imported (guard that code "
+            'with `if __name__ == "__main__":`)'
+        )
+    if child.stdout.endswith(_PROBE_LEFT.encode()):
+        raise ValueError(
+            f"importing module {module!r} started a process that was still running when the "
+            "import finished; a plugin module must not start processes when imported (guard "
+            'that code with `if __name__ == "__main__":`)'
+        )
     if not child.stdout.endswith(_PROBE_DONE.encode()):
+        assert child.returncode is not None
         raise ValueError(
             f"importing module {module!r} ended the process ({_ended(child.returncode)}) "
             "before the import finished; a plugin module must not exit or stop the process "
             "when imported"
         )
-    os.environ[PROBED_ENV] = os.pathsep.join([*probed, module])
+    probed[module] = digest
+    os.environ[PROBED_ENV] = os.pathsep.join(f"{m}={d}" for m, d in probed.items())
 
 
 def _ended(returncode: int) -> str:

@@ -31,7 +31,7 @@ from functools import cache
 from importlib.machinery import ModuleSpec
 from pathlib import Path
 
-__all__ = ["import_closure", "source_digest", "sources_hash"]
+__all__ = ["import_closure", "module_origin", "source_digest", "sources_hash"]
 
 _OWN_PACKAGE = "debiaseval"
 _INSTALLED_FOLDERS = ("site-packages", "dist-packages")
@@ -148,6 +148,14 @@ def _find_spec(name: str) -> ModuleSpec | None:
         if spec is not None:
             return spec
     return None
+
+
+def module_origin(name: str) -> str | None:
+    """The file module ``name`` is loaded from (source or compiled), found without importing it
+    or its parents; None when it has none or is not found."""
+    spec = _find_spec(name)
+    origin = getattr(spec, "origin", None)
+    return origin if spec is not None and spec.has_location and origin else None
 
 
 def _source_file(spec: ModuleSpec | None) -> Path | None:

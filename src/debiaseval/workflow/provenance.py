@@ -20,7 +20,6 @@ import hashlib
 import json
 import os
 import platform
-import subprocess
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from importlib import metadata
@@ -34,6 +33,7 @@ import pyarrow.parquet as pq
 from debiaseval._version import __version__
 from debiaseval.io.files import atomic_path, write_text
 from debiaseval.io.markup import code_span, inert_markdown
+from debiaseval.io.processes import run_bounded
 
 __all__ = [
     "CHECKSUM_CACHE",
@@ -312,22 +312,16 @@ def git_state(folder: str | os.PathLike[str] = ".") -> dict[str, Any]:
     """``commit`` and ``dirty`` (uncommitted changes to tracked files) of the git checkout
     holding ``folder``; both ``None`` outside a checkout or without git."""
     try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=folder, capture_output=True, text=True, timeout=30
-        )
+        commit = run_bounded(["git", "rev-parse", "HEAD"], cwd=folder, deadline=30)
         if commit.returncode != 0:
             return {"commit": None, "dirty": None}
-        status = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=folder,
-            capture_output=True,
-            text=True,
-            timeout=30,
+        status = run_bounded(
+            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=folder, deadline=30
         )
-    except (OSError, subprocess.SubprocessError):
+    except OSError:
         return {"commit": None, "dirty": None}
     dirty = bool(status.stdout.strip()) if status.returncode == 0 else None
-    return {"commit": commit.stdout.strip(), "dirty": dirty}
+    return {"commit": commit.stdout.decode(errors="replace").strip(), "dirty": dirty}
 
 
 def run_fields(folder: str | os.PathLike[str] = ".") -> dict[str, Any]:

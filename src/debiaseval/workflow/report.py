@@ -221,11 +221,24 @@ def exported_splits(outputs: Iterable[str]) -> dict[str, list[str]]:
     return {folder: [str(s) for s in sorted(found[folder])] for folder in sorted(found)}
 
 
-def finished_message(outputs: Iterable[str], experiments: Sequence[str], study: str) -> str:
+def finished_message(
+    outputs: Iterable[str], experiments: Sequence[str], study: str, *, touched: bool = False
+) -> str:
     """What a successful run prints last: its study, the results of the datasets this run
     produced or changed (``outputs``: the files its jobs wrote), and how to see them in the
-    report."""
+    report. ``touched``: a ``--touch`` run, which ran no job and only marked ``outputs`` as up
+    to date."""
     produced = run_datasets(outputs, experiments)
+    if touched:
+        lines = [f"debiaseval: --touch marked the outputs of study {study} (results/{study}/) "
+                 "as up to date by their times; no job ran and no result changed."]  # fmt: skip
+        if produced:
+            lines.append("Results it marked (Markdown; Parquet beside them):")
+            lines += [
+                f"  {experiment.upper()} on {dataset}: {', '.join(files)}"
+                for (experiment, dataset), files in produced.items()
+            ]
+        return "\n".join(lines)
     done = f"debiaseval: the run of study {study} (results/{study}/) is complete."
     if not produced:
         lines = [f"{done} It changed no experiment's results (only intermediate files)."]

@@ -2,10 +2,12 @@
 copied in from another config are never taken for current.
 
 A study named after its config file's stem (``--configfile cfg/t1.yaml`` is the study ``t1``,
-docs/getting-started.md#studies) records that file in ``results/<study>/study.json`` on its
-first run that runs jobs. A later run whose last config file has the same stem but is another
-file (``cfg2/t1.yaml``) would silently replace the study's results; it is refused before any
-job, in one line naming both files and ``study=`` as the way out. A study named by the key
+docs/getting-started.md#studies) records that file in ``results/<study>/study.json`` and in
+``.snakemake/debiaseval/studies/<study>.json`` on its first run that runs jobs; either record
+alone keeps the check, and one that is unusable (a folder, not JSON) stops the run in one line.
+A later run whose last config file has the same stem but is another file (``cfg2/t1.yaml``)
+would silently replace the study's results; it is refused before any job, in one line naming
+both files and ``study=`` as the way out. A study named by the key
 ``study`` is the user's explicit choice and is neither checked nor recorded.
 
 A run whose config differs from the one recorded for its study (``results/<study>/
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +43,7 @@ __all__ = [
     "NOTICE_VALUE",
     "ORIGIN",
     "RECORDED_CONFIG",
+    "RECORDS",
     "config_changes",
     "config_notice",
     "origin_conflict",
@@ -50,6 +53,10 @@ __all__ = [
 
 ORIGIN = "study.json"
 """The file in ``results/<study>/`` naming the config file the study was named after."""
+
+RECORDS = ".snakemake/debiaseval/studies"
+"""The folder (of the working directory) holding a copy of every study's :data:`ORIGIN`, as
+``<study>.json``: deleting one of the two records leaves the check in place."""
 
 RECORDED_CONFIG = "config.yaml"
 """The file in ``results/<study>/`` holding the resolved config of the study's last run."""
@@ -73,25 +80,82 @@ def _as_given(path: str | os.PathLike[str]) -> str:
         return str(absolute)
 
 
-def _recorded(folder: Path) -> str | None:
+def _printable(text: str) -> str:
+    """``text`` inert on a terminal: control and format characters (ESC, a line break, U+202E)
+    shown as escapes, never sent raw."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
+
+
+def _record_files(folder: str | os.PathLike[str], study: str, records: str) -> list[Path]:
+    """The two records of the study ``study``: ``folder/study.json`` and its copy in
+    ``records``, so that losing one file never removes the check."""
+    return [Path(folder) / ORIGIN, Path(records) / f"{study}.json"]
+
+
+def _read_record(path: Path) -> tuple[str | None, str | None]:
+    """The config file ``path`` records and None, or None and why the record is unusable; both
+    None when there is no record."""
+    if not (path.exists() or path.is_symlink()):
+        return None, None
+    if path.is_dir():
+        return None, "a folder"
     try:
-        record = json.loads((folder / ORIGIN).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None  # absent, or not ours to trust: recorded again by the next run
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        return None, " ".join((error.strerror or str(error)).split())
+    except ValueError:
+        return None, "not JSON"
     configfile = record.get("configfile") if isinstance(record, dict) else None
-    return configfile if isinstance(configfile, str) else None
+    if not isinstance(configfile, str) or not configfile:
+        return None, "no configfile in it"
+    return configfile, None
+
+
+def _recorded(
+    folder: str | os.PathLike[str], study: str, records: str
+) -> tuple[str | None, str | None]:
+    """The config file the study's records name and None, or None and the line that stops the
+    run (a record unusable, or the two naming different files)."""
+    files = _record_files(folder, study, records)
+    read = [_read_record(path) for path in files]
+    for path, other, (_, problem), (kept, _) in zip(files, files[::-1], read, read[::-1],
+                                                    strict=True):  # fmt: skip
+        if problem is not None:
+            then = (
+                f"the run copies back {other}, which names {_printable(kept)}" if kept
+                else "the run then records its own config file"
+            )  # fmt: skip
+            return None, (
+                f"debiaseval: {path}, the record of the config file that made study {study!r}, "
+                f"is unusable ({problem}); move it away and run again ({then})"
+            )
+    named = {configfile for configfile, _ in read if configfile is not None}
+    if len(named) > 1:
+        first, second = (_printable(configfile or "") for configfile, _ in read)
+        return None, (
+            f"debiaseval: the records of study {study!r} disagree: {files[0]} names {first}, "
+            f"{files[1]} names {second}; move away the one that is wrong and run again"
+        )
+    return next(iter(named), None), None
 
 
 def origin_conflict(
-    folder: str | os.PathLike[str], study: str, configfiles: Sequence[str | os.PathLike[str]]
+    folder: str | os.PathLike[str],
+    study: str,
+    configfiles: Sequence[str | os.PathLike[str]],
+    *,
+    records: str = RECORDS,
 ) -> str | None:
     """One line when the study ``study`` (its folder ``folder``), named after the stem of the
-    last of ``configfiles``, holds the results of another file of that name; else None."""
+    last of ``configfiles``, holds the results of another file of that name, or when its
+    records (``folder/study.json`` and its copy in ``records``) are unusable or disagree;
+    else None. Recorded names are shown inert (:func:`_printable`)."""
     if not configfiles:
         return None
-    recorded, given = _recorded(Path(folder)), _as_given(configfiles[-1])
-    if recorded is None or recorded == given:
-        return None
+    (recorded, stop), given = _recorded(folder, study, records), _as_given(configfiles[-1])
+    if stop is not None or recorded is None or recorded == given:
+        return stop
+    recorded, given = _printable(recorded), _printable(given)
     return (
         f"debiaseval: study {study!r} ({folder}/) holds the results of {recorded}, and {given} "
         f"has the same name: give this run a study of its own (--config study=<name>, or the "
@@ -100,16 +164,26 @@ def origin_conflict(
 
 
 def record_origin(
-    folder: str | os.PathLike[str], study: str, configfiles: Sequence[str | os.PathLike[str]]
+    folder: str | os.PathLike[str],
+    study: str,
+    configfiles: Sequence[str | os.PathLike[str]],
+    *,
+    records: str = RECORDS,
 ) -> None:
-    """Record in ``folder/study.json`` the last of ``configfiles``, which named the study
-    ``study``, unless a file is recorded already."""
-    folder = Path(folder)
-    if not configfiles or _recorded(folder) is not None:
+    """Record the last of ``configfiles``, which named the study ``study``, in
+    ``folder/study.json`` and its copy in ``records``, unless a file is recorded already;
+    a record lost since is written again from the other. Records that are unusable or
+    disagree are left alone (:func:`origin_conflict` stops the run on them)."""
+    if not configfiles:
         return
-    folder.mkdir(parents=True, exist_ok=True)
-    record = {"study": study, "configfile": _as_given(configfiles[-1])}
-    write_text(json.dumps(record, indent=2) + "\n", folder / ORIGIN)
+    recorded, stop = _recorded(folder, study, records)
+    if stop is not None:
+        return
+    record = {"study": study, "configfile": recorded or _as_given(configfiles[-1])}
+    for path in _record_files(folder, study, records):
+        if _read_record(path) == (None, None):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_text(json.dumps(record, indent=2) + "\n", path)
 
 
 def config_changes(
@@ -186,6 +260,7 @@ def set_aside_foreign(
     tables: Iterable[str | os.PathLike[str]],
     config: Mapping[str, Any],
     *,
+    is_output: Callable[[str], bool],
     metadata: str | os.PathLike[str] = ".snakemake/metadata",
     stamp: str | None = None,
 ) -> list[str]:
@@ -198,8 +273,10 @@ def set_aside_foreign(
       Snakemake reruns since their params changed; it is named;
     - without one (copied in from another machine or folder, which Snakemake would take for
       current): every file of its experiment's folder (``<eN>/<dataset>/``) that Snakemake
-      has no record of is moved into ``folder/.foreign/<stamp>/`` at its relative path, so
-      that this config's jobs make them again. Nothing is deleted.
+      has no record of and that the workflow makes (``is_output`` of it, or of a folder above
+      it, is true: a rule's output pattern matches) is moved into ``folder/.foreign/<stamp>/``
+      at its relative path, so that this config's jobs make them again. A file of one's own
+      (notes, a draft) stays where it is. Nothing is deleted.
     """
     import time
 
@@ -221,11 +298,12 @@ def set_aside_foreign(
             foreign.append(table.parent)
             lines.append(
                 f"debiaseval: {table} was {other}, and Snakemake has no record of it (copied "
-                "in?): its folder's unrecorded files are set aside"
+                "in?): its folder's unrecorded outputs are set aside (files of one's own stay)"
             )
     paths = [
         str(p) for parent in foreign for p in sorted(parent.rglob("*"))
         if p.is_file() and not any(os.path.normpath(q) in made for q in (p, *p.parents))
+        and any(is_output(q.as_posix()) for q in (p, *p.parents) if q.is_relative_to(parent))
     ]  # fmt: skip
     if paths:
         stamp = stamp or time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
