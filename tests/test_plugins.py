@@ -404,6 +404,27 @@ def test_a_nondeterministic_plugin_is_refused_by_the_config_check_in_one_line(
     assert os.environ.get(CHECKED_ENV, "") == ""  # nothing refused is recorded as checked
 
 
+NAN_SCORES = MY_POP.replace(
+    "return np.tile(self.counts_, (users.size, 1))",
+    "s = np.tile(self.counts_, (users.size, 1)); s[users % 3 == 1, 0] = np.nan; return s",
+)
+
+
+def test_nan_scores_are_the_documented_nan_line_not_a_determinism_failure(plugins):
+    """Issue 43, case 11: NaN != NaN made NaN scores read as "not deterministic"."""
+    plugins("nanmodels", NAN_SCORES)
+    with pytest.raises(ConfigError) as error:
+        validate_config({
+            "plugin_paths": [str(plugins.folder)],
+            "e1": {"recommenders": {"mine": {"algorithm": "nanmodels:MyPop"}}},
+        })  # fmt: skip
+    assert str(error.value) == (
+        "config error at 'e1.recommenders.mine': nanmodels.MyPop._score() returned NaN scores "
+        "for 13 of the 40 users of a batch (the first: user 1); expected finite scores, or -inf "
+        "for an item it excludes"
+    )
+
+
 def test_a_deterministic_plugin_passes_and_is_checked_once_per_run(plugins, monkeypatch):
     """The docs' PureSVD (seeded from `seed`) and MyPop pass; a (plugin, params) that passed is
     kept in DEBIASEVAL_CHECKED_PLUGINS, which job processes inherit: they do not fit it again."""
