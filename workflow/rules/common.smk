@@ -8,8 +8,10 @@ import sys
 
 from debiaseval import code_hash
 from debiaseval.workflow import resources as scaled_resources
-from debiaseval.workflow.config import study_name, validate_config
+from debiaseval.workflow.config import study_as_written, study_name, validate_config
+from debiaseval.workflow.names import check_workflow_paths
 from debiaseval.io.errors import ConfigError
+from debiaseval.io.terminal import inert_terminal
 from debiaseval.data import MIRROR_ENV, SOURCES
 from debiaseval.datasets.build import SOURCE_OF
 from debiaseval.data.catalog import dataset_names, positive_threshold_of, user_sources
@@ -27,15 +29,32 @@ from debiaseval.workflow.provenance import gather as gather_provenance
 from debiaseval.workflow.report import finished_message, table_labels
 from debiaseval.workflow.studies import config_notice, origin_conflict, record_origin
 
+def stop(message):
+    """End this command before any job with ``message``, each of its lines inert for a terminal
+    (a control character of a user's name or file escaped)."""
+    sys.exit(inert_terminal(message, lines=True))
+
+
+def say(message):
+    """Print ``message`` on stderr, each of its lines inert for a terminal."""
+    print(inert_terminal(message, lines=True), file=sys.stderr)
+
+
 try:
+    # A study name YAML or Snakemake read as a number (1.50, inf) as the user wrote it; the
+    # Snakefile's own config file first, the --configfile(s) after it, as Snakemake merges them.
+    _files = [*(f for f in workflow.configfiles if f not in workflow.overwrite_configfiles),
+              *workflow.overwrite_configfiles]  # fmt: skip
+    config["study"] = study_as_written(config.get("study"), sys.argv[1:], _files)
     config.update(validate_config(config))
     # The study: the key `study`, else the stem of the last --configfile, else "default".
     # Snakemake passes the same --configfile(s) and --config to every job it starts, so each
     # job resolves the same name. The resolved config records it (results/<study>/config.yaml).
     NAMED_BY_FILE = config["study"] is None and bool(workflow.overwrite_configfiles)
     config["study"] = study_name(config["study"], workflow.overwrite_configfiles)
+    check_workflow_paths(config)  # the files of one's own that rules take as inputs
 except ConfigError as error:
-    sys.exit(str(error))  # one line naming the key, before any job is scheduled
+    stop(str(error))  # one line naming the key, before any job is scheduled
 
 STUDY = config["study"]
 RESULTS = f"results/{STUDY}"
@@ -52,7 +71,7 @@ RUNS_JOBS = (
 if NAMED_BY_FILE and workflow.is_main_process:
     _conflict = origin_conflict(RESULTS, STUDY, workflow.overwrite_configfiles)
     if _conflict and (workflow.output_settings.dryrun or RUNS_JOBS):
-        sys.exit(_conflict)
+        stop(_conflict)
 
 
 # A run whose config differs from the one recorded for its study (results/<study>/config.yaml)
@@ -61,7 +80,7 @@ if NAMED_BY_FILE and workflow.is_main_process:
 if workflow.is_main_process and (workflow.output_settings.dryrun or RUNS_JOBS):
     _notice = config_notice(RESULTS, STUDY, config)
     if _notice:
-        print(_notice, file=sys.stderr)
+        say(_notice)
 
 
 def record_study_origin():
@@ -105,9 +124,9 @@ def bench(path):
 if RUNS_JOBS:
     _lines, _stop = rebuild_damaged(RESULTS)
     for _line in _lines:
-        print(_line, file=sys.stderr)
+        say(_line)
     if _stop:
-        sys.exit(_stop)
+        stop(_stop)
 
 CODE = code_hash()
 # A plugin recommender's code hash (empty for the package's own): its module and the modules of
@@ -122,7 +141,7 @@ _USED = {d for e in EXPERIMENTS for d in config[e]["datasets"]}
 for _name in (name for name in OWN_DATASETS if name in _USED):  # in config order
     _missing = missing_file(_name, OWN_DATASETS[_name])
     if _missing:
-        sys.exit(_missing)
+        stop(_missing)
 
 
 def _alternatives(names):
@@ -244,7 +263,7 @@ def lists_input(experiment, entries, wildcard):
         template = config[experiment][entries][name]["recs"]
         path = lists_path(template, dataset=wildcards.dataset, seed=int(wildcards.seed))
         if not os.path.isfile(path):
-            sys.exit(
+            stop(
                 missing_lists(
                     template,
                     where=f"{experiment}.{entries}.{name}",
@@ -390,20 +409,20 @@ def check_data():
     have no local copy (resources/raw, the mirror, sources.<name>.path)."""
     read_only = read_only_message(RESULTS if os.path.isdir(RESULTS) else "results")
     if read_only:
-        sys.exit(read_only)
+        stop(read_only)
     fetched = {job.wildcards.dataset for job in run_jobs() if job.rule.name == "download"}
     needed = [name for name in SOURCES if name in fetched]  # in the registry's order
     missing = unobtainable(
         needed, raw_root="resources/raw", mirror=mirror(), sources=config["sources"]
     )
     if missing:
-        sys.exit(missing_data_message(config, missing))
+        stop(missing_data_message(config, missing))
 
 
 def run_message():
     """The end-of-run message: the results of the datasets whose outputs this run wrote."""
     written = [str(path) for job in run_jobs() for path in job.output]
-    return finished_message(written, EXPERIMENTS, STUDY)
+    return inert_terminal(finished_message(written, EXPERIMENTS, STUDY), lines=True)
 
 
 def e5_folder(wildcards):

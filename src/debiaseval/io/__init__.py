@@ -2,7 +2,7 @@
 (:mod:`~debiaseval.io.files`), the config's schema and its check of the schema alone
 (:mod:`~debiaseval.io.schema`), the one-line errors that bad config or data gets
 (:mod:`~debiaseval.io.errors`), and user-given text made inert for Markdown and HTML
-(:mod:`~debiaseval.io.markup`).
+(:mod:`~debiaseval.io.markup`) and for a terminal (:mod:`~debiaseval.io.terminal`).
 
 Every other package may import it; it imports nothing else of the package
 (docs/contributing.md, "Where code goes").

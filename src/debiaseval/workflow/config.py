@@ -28,10 +28,12 @@ from debiaseval.io.schema import (
     experiment_names,
     load_schema,
 )
+from debiaseval.workflow.names import check_name_limits
 
 __all__ = [
     "DEFAULT_STUDY",
     "memory_bytes",
+    "study_as_written",
     "study_name",
     "synthetic_memory",
     "validate_config",
@@ -247,6 +249,73 @@ def study_name(study: str | None, configfiles: Sequence[str | os.PathLike[str]] 
     return study
 
 
+def _config_entries(argv: Sequence[str]) -> list[str]:
+    """The ``KEY=VALUE`` entries of the ``--config`` (``-C``) options of a command line."""
+    entries, taking = [], False
+    for arg in argv:
+        if arg in ("--config", "-C"):
+            taking = True
+        elif arg.startswith("--config="):
+            entries.append(arg.removeprefix("--config="))
+            taking = True
+        elif arg.startswith("-"):
+            taking = False
+        elif taking:
+            entries.append(arg)
+    return entries
+
+
+def _written_in(configfiles: Sequence[str | os.PathLike[str]]) -> str | None:
+    """The top-level ``study`` of the last of ``configfiles`` that sets it, as written."""
+    import yaml
+
+    for path in reversed(configfiles):
+        try:
+            text = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=yaml.BaseLoader)
+        except (OSError, ValueError, yaml.YAMLError):
+            continue
+        if isinstance(text, dict) and isinstance(text.get("study"), str):
+            return text["study"]
+    return None
+
+
+def study_as_written(
+    study: Any, argv: Sequence[str] = (), configfiles: Sequence[str | os.PathLike[str]] = ()
+) -> Any:
+    """The config key ``study`` as the user wrote it, where YAML or Snakemake read it as a
+    number (``2024``, ``1.50``, ``1e3``, ``inf``, ``nan``): each is a folder name.
+
+    ``argv``: the command line, whose ``--config study=...`` wins; ``configfiles``: the config
+    files read, the last one first. A name from a config file is taken as written there (every
+    job reads the same file). Snakemake hands ``--config`` values to the jobs it starts on a
+    cluster as the number's ``repr`` (``1e3`` as ``1000.0``), so a ``--config`` name is taken
+    only when it is written so; else :class:`ConfigError` says where to write it instead.
+    Without either source, a whole number is taken as its digits and another number refused.
+    Any other value is returned unchanged.
+    """
+    if isinstance(study, bool) or not isinstance(study, int | float):
+        return study
+    given = [e for e in _config_entries(argv) if e.partition("=")[0] == "study"]
+    if given:
+        text = given[-1].partition("=")[2].strip("'\"")  # as Snakemake strips it
+        if text == repr(study):
+            return text
+        raise ConfigError(
+            f"config error at 'study': --config study={text} is read as the number "
+            f"{study!r}, and Snakemake hands it to its jobs as {study!r}; write the name in a "
+            f"config file (study: \"{text}\"), or start it with a letter"
+        )
+    written = _written_in(configfiles)
+    if written is not None:
+        return written
+    if isinstance(study, int):
+        return str(study)
+    raise ConfigError(
+        f"config error at 'study': {study!r} is a number, not a folder name; give the name as "
+        f"text (study: \"{study!r}\" in YAML, a str in Python)"
+    )
+
+
 def validate_config(
     config: Mapping[str, Any], only: str | tuple[str, ...] | None = None
 ) -> dict[str, Any]:
@@ -263,8 +332,7 @@ def validate_config(
     """
     schema = load_schema()
     filled = coerce_strings(copy.deepcopy(dict(config)), schema)
-    if type(filled.get("study")) is int:  # study: 2024, or --config study=2024
-        filled["study"] = str(filled["study"])
+    filled["study"] = study_as_written(filled.get("study"))  # study: 2024 is "2024"
     check_reserved_sources(filled.get("sources"))
     _fill_defaults(filled, schema, schema)
     _check_finite(filled)
@@ -285,4 +353,5 @@ def validate_config(
         filled["experiments"] = [only] if isinstance(only, str) else list(only)
     _resolve_experiments(filled)
     _check_job_limits(filled)
+    check_name_limits(filled)
     return filled
