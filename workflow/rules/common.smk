@@ -46,7 +46,7 @@ try:
     _files = [*(f for f in workflow.configfiles if f not in workflow.overwrite_configfiles),
               *workflow.overwrite_configfiles]  # fmt: skip
     config["study"] = study_as_written(config.get("study"), sys.argv[1:], _files)
-    config.update(validate_config(config))
+    config.update(validate_config(config, configfiles=_files))
     # The study: the key `study`, else the stem of the last --configfile, else "default".
     # Snakemake passes the same --configfile(s) and --config to every job it starts, so each
     # job resolves the same name. The resolved config records it (results/<study>/config.yaml).

@@ -317,7 +317,10 @@ def study_as_written(
 
 
 def validate_config(
-    config: Mapping[str, Any], only: str | tuple[str, ...] | None = None
+    config: Mapping[str, Any],
+    only: str | tuple[str, ...] | None = None,
+    *,
+    configfiles: Sequence[str | os.PathLike[str]] = (),
 ) -> dict[str, Any]:
     """Return a validated deep copy of ``config`` with every default filled in.
 
@@ -325,9 +328,10 @@ def validate_config(
     for none), the config is checked as one that runs just those experiments:
     the others' blocks get their defaults but not their cross-field checks.
     Strings that Snakemake's ``--config`` passed for non-string keys are parsed
-    first (:func:`coerce_strings`). The ``plugin_paths`` folders become importable
-    (:func:`debiaseval.recommenders.registry.add_plugin_paths`) and the experiments'
-    checks import every plugin recommender the config names. Raises
+    first (:func:`coerce_strings`). The ``plugin_paths`` folders, then the folders of
+    ``configfiles`` (the config files the run read: a plugin next to its config), become
+    importable (:func:`debiaseval.recommenders.registry.add_plugin_paths`) and the
+    experiments' checks import every plugin recommender the config names. Raises
     :class:`ConfigError` with one line naming the first offending key.
     """
     schema = load_schema()
@@ -348,7 +352,8 @@ def validate_config(
     check_dataset_names("datasets", filled["datasets"], filled["sources"])
     from debiaseval.recommenders.registry import add_plugin_paths
 
-    add_plugin_paths(filled["plugin_paths"])  # before the checks import any plugin
+    beside = [Path(os.path.abspath(f)).parent for f in reversed(configfiles)]
+    add_plugin_paths([*filled["plugin_paths"], *beside])  # before the checks import any plugin
     if only is not None:
         filled["experiments"] = [only] if isinstance(only, str) else list(only)
     _resolve_experiments(filled)
