@@ -419,6 +419,21 @@ def check_data():
         stop(missing_data_message(config, missing))
 
 
+def obtainable(wildcards):
+    """Input function of the download rule: none. A run that needs a dataset nothing can fetch
+    (manual-only, no local copy) stops here, while Snakemake plans its jobs, dry runs included,
+    with check_data's message naming every such dataset the config uses."""
+    if unobtainable([wildcards.dataset], raw_root="resources/raw", mirror=mirror(),
+                    sources=config["sources"]):  # fmt: skip
+        used = {SOURCE_OF.get(name, name) for name in _USED} | {wildcards.dataset}
+        needed = [name for name in SOURCES if name in used]  # in the registry's order
+        missing = unobtainable(
+            needed, raw_root="resources/raw", mirror=mirror(), sources=config["sources"]
+        )
+        stop(missing_data_message(config, missing))
+    return []
+
+
 def run_message():
     """The end-of-run message: the results of the datasets whose outputs this run wrote."""
     written = [str(path) for job in run_jobs() for path in job.output]
