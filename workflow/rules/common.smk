@@ -26,7 +26,7 @@ from debiaseval.workflow.data_check import missing_data_message, unobtainable
 from debiaseval.io.files import read_only_message, rebuild_damaged, runs_jobs
 from debiaseval.workflow.params import job_params
 from debiaseval.workflow.provenance import gather as gather_provenance
-from debiaseval.workflow.report import finished_message, table_labels
+from debiaseval.workflow.report import finished_message, report_command, table_labels
 from debiaseval.workflow.studies import config_notice, origin_conflict, record_origin
 
 def stop(message):
@@ -437,7 +437,8 @@ def obtainable(wildcards):
 def run_message():
     """The end-of-run message: the results of the datasets whose outputs this run wrote."""
     written = [str(path) for job in run_jobs() for path in job.output]
-    return inert_terminal(finished_message(written, EXPERIMENTS, STUDY), lines=True)
+    message = finished_message(written, EXPERIMENTS, STUDY, report_command(sys.argv))
+    return inert_terminal(message, lines=True)
 
 
 def e5_folder(wildcards):
