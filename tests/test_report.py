@@ -92,7 +92,7 @@ def _kendall(taus: list[float]) -> tuple[pd.DataFrame, pd.DataFrame]:
             "with_group": [True] * 3 + [False] * 3,
             "tau": taus,
             "p_value": 0.5,
-            "n_recommenders": 3,
+            "n_recommenders": [3] * 3 + [2] * 3,  # without MF: one recommender fewer
         }
     )
     summary = pd.DataFrame({"metric": ["recall"], "k": [10]})
