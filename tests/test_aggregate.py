@@ -75,13 +75,12 @@ def test_kendall_groups_from_the_config():
     assert np.isnan(rows.loc[("AB", False), "tau"])
     assert rows.loc[("NONE", False), "n_recommenders"] == 3
     labels = [label for label, _ in kendall_variants(kendall)]
-    assert labels == ["with MF, AB, NONE", "without MF", "without AB", "without NONE"]
+    assert labels == ["with MF, AB", "without MF", "without AB"]  # NONE ranks what "with" does
     md = kendall_markdown(kendall, "toy", ["REG"])
     header = next(line for line in md.splitlines() if line.startswith("| testset"))
     assert header == (
-        "| testset | tau with MF, AB, NONE (n = 3) | p with MF, AB, NONE | tau without MF (n = 2) "
-        "| p without MF | tau without AB (n = 1) | p without AB | tau without NONE (n = 3) "
-        "| p without NONE |"
+        "| testset | tau with MF, AB (n = 3) | p with MF, AB | tau without MF (n = 2) "
+        "| p without MF | tau without AB (n = 1) | p without AB |"
     )
     # the default single group keeps the paper's labels
     single = kendall_markdown(kendall_table(summary, {"MF": ["MF"]}), "toy", ["REG"])
@@ -146,3 +145,16 @@ def test_summary_markdown_compares_true_with_gt_only_per_relevant_item():
     assert compared_with_gt("REG", "ndcg") and not compared_with_gt("gt", "recall")
     # without a TRUE row, no line about it
     assert TRUE_NOTE not in summary_markdown(summary_table(_per_seed().assign(metric="ndcg")), "t")
+
+
+def test_a_kendall_table_without_mf_prints_no_mf_columns():
+    """Issue 43, case 19: with no MF recommender the table printed "with MF" and "without MF"
+    columns, the same ranking twice."""
+    per_seed = _per_seed()
+    summary = summary_table(per_seed[per_seed["recommender"] != "MF"])
+    kendall = kendall_table(summary, {"MF": []})  # the default group, no mf recommender
+    assert [label for label, _ in kendall_variants(kendall)] == ["with all"]
+    md = kendall_markdown(kendall, "toy", ["REG"])
+    header = next(line for line in md.splitlines() if line.startswith("| testset"))
+    assert header == "| testset | tau with all (n = 2) | p with all |"
+    assert "MF" not in md

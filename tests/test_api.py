@@ -114,3 +114,24 @@ def test_an_experiment_s_own_run_takes_only_a_validated_config(experiment):
     module = importlib.import_module(f"debiaseval.experiments.{experiment}")
     with pytest.raises(ValueError, match=rf"^{experiment}\.run takes a validated .*api\.run"):
         module.run("synthetic", {experiment: {"seeds": 1}})  # partial: api.run validates it
+
+
+@pytest.mark.parametrize("experiment", EXPERIMENTS)
+def test_a_run_reports_its_stages_on_stderr_unless_told_not_to(experiment, capsys):
+    """Issue 43, case 20: the API was silent for 20-90 s a run; each stage is now one line on
+    stderr (as RecBole and Cornac report), and progress=False silences them."""
+    config = {**TINY, "experiments": [experiment]}
+    api.run(experiment, "synthetic", config, seeds=2)
+    lines = capsys.readouterr().err.splitlines()
+    prefix = f"debiaseval: {experiment} on synthetic: "
+    stages = [line.removeprefix(prefix).rsplit(" [", 1)[0] for line in lines
+              if line.startswith(prefix)]  # fmt: skip
+    assert stages[0] == "checking the config" and stages[-1] == "done", lines
+    assert "aggregating" in stages, lines
+    if experiment != "e5":  # E5 exposes its seeds at once, then evaluates model by model
+        assert "seed 0 (1 of 2)" in stages and "seed 1 (2 of 2)" in stages, lines
+    else:
+        assert "evaluating PosPop" in stages, lines
+    assert all(line.endswith(" s]") for line in lines if line.startswith(prefix))
+    api.run(experiment, "synthetic", config, seeds=1, progress=False)
+    assert "debiaseval:" not in capsys.readouterr().err

@@ -467,3 +467,36 @@ def test_file_checksum_mismatch_says_what_to_do(toy: DatasetSource, tmp_path: Pa
     _write_toy(tmp_path / "mirror" / "toy", {**TOY_FILES, "ratings.txt": b"damaged"})
     with pytest.raises(DatasetError, match=r"replace it with the canonical file, or put its files"):
         fetch_dataset("toy", tmp_path / "data" / "toy", mirror=tmp_path / "mirror")
+
+
+def test_a_truncated_download_is_named_as_such(tmp_path: Path) -> None:
+    """Issue 43, case 12: a body cut short of its Content-Length (542,886 bytes announced, a
+    third sent, then closed) was reported as "neither a zip nor a tar archive"."""
+
+    class Cut(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Length", "542886")
+            self.end_headers()
+            self.wfile.write(_toy_zip()[:100] + b"\0" * (542886 // 3 - 100))
+            self.wfile.flush()
+            self.close_connection = True
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Cut)
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{httpd.server_address[1]}/coat.zip"
+    try:
+        with pytest.raises(DatasetError) as error:
+            download_file(url, tmp_path / "coat.zip", sha256=None)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert str(error.value) == (
+        f"cannot download {url}: the connection closed after 180,962 of the 542,886 bytes it "
+        "announced (truncated): run again"
+    )
+    assert _leftovers(tmp_path) == []

@@ -126,3 +126,38 @@ def test_a_bar_whose_interval_is_missing_gets_no_whisker():
     drawn = _whiskers(fig.axes[0])
     kept = summary.iloc[1:]
     assert np.allclose(drawn, list(zip(kept["ci_low"], kept["ci_high"], strict=True)))
+
+
+def _e6_scores(p_values: tuple[int, ...]) -> pd.DataFrame:
+    rows = []
+    for p in (0, *p_values):
+        for t in (0, 1, 2):
+            score = 0.3 if p else 0.3 + 0.1 * t  # every weighting holds the score: one curve
+            rows.append({"recommender": "g1", "weighting": "kl" if p else "none", "p": p,
+                         "t": t, "score": score, "ci_low": score - 0.05,
+                         "ci_high": score + 0.05})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_the_e6_legend_names_p_as_the_verdict_does_and_no_curve_hides_another():
+    """Issue 43, case 19: the legend said "p = all" where the verdict says "p = 400", and the
+    every-item curve was drawn over p = 100's, with the same marker and line."""
+    from debiaseval.figures import e6
+
+    fig = e6.draw("scores", {"scores": _e6_scores((100, 400))}, "ml-100k")
+    ax = fig.axes[0]
+    labels = [line.get_label() for line in ax.get_lines()]
+    assert labels == ["unweighted (p = 0)", "KL, p = 100", "KL, p = 400 (every item)"]
+    styles = {(line.get_marker(), str(line.get_linestyle())) for line in ax.get_lines()}
+    assert len(styles) == 3
+    under, over = ax.get_lines()[2], ax.get_lines()[1]
+    assert under.get_zorder() < over.get_zorder()  # p = 100 drawn over the every-item curve
+
+
+def test_the_e3_caption_says_which_metrics_its_panels_show():
+    """Issue 43, case 19: the caption said MSE where the panels showed e3.curve_metrics (MAE)."""
+    from debiaseval.figures import e3
+
+    caption = e3.FIGURES["rmse_vs_alpha"]
+    assert "one panel per metric of e3.curve_metrics" in caption.lower()
+    assert "as ICML16 Figure 2 (MSE" not in caption

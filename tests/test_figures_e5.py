@@ -45,3 +45,17 @@ def test_every_figure_draws(name, truth):
 def test_unknown_figure():
     with pytest.raises(ValueError, match="no figure"):
         e5.draw("bars", {}, "synthetic")
+
+
+def test_the_scatter_gives_every_model_its_own_colour():
+    """Issue 43, case 19: the scatter took matplotlib's 10-colour cycle, so the 11th model
+    repeated the first's colour; every model now has its own (the figures' shared palette)."""
+    models = [f"m{j:02d}" for j in range(12)]
+    est = pd.DataFrame(
+        {"model": models, "params": "{}", "k": 10, "true_recall": np.linspace(0.1, 0.4, 12),
+         "traditional_recall": np.linspace(0.2, 0.8, 12), "ure": np.linspace(0.1, 0.4, 12)}
+    )  # fmt: skip
+    fig = e5.draw("scatter", {"estimates": est, "agreement": agreement_table(est)}, "synthetic")
+    for ax in fig.axes:
+        colours = [tuple(c.get_facecolor()[0]) for c in ax.collections]
+        assert len(colours) == 12 and len(set(colours)) == 12

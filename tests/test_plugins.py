@@ -215,8 +215,48 @@ def test_the_issue_s_example_message_word_for_word(plugins):
         validate_config(config)
     assert str(error.value) == (
         "config error at 'e1.recommenders.ALS.algorithm': cannot import 'mymodels:ImplicitALS': "
-        "No module named 'mymodels'"
+        f"No module named 'mymodels' (looked in the installed packages and in the plugin "
+        f"folders: {Path.cwd()}); put mymodels.py in one of them, or its folder in the config "
+        "key plugin_paths"
     )
+
+
+def test_a_plugin_next_to_the_config_file_is_found(plugins, tmp_path, monkeypatch):
+    """Issue 43, case 15: docs/own-recommender.md puts mymodels.py next to the config, and the
+    module was looked for in the working directory only."""
+    study = tmp_path / "study"
+    study.mkdir()
+    (study / "mine.yaml").write_text("e1: {recommenders: {P: {algorithm: 'besidemodels:MyPop'}}}\n")
+    (study / "besidemodels.py").write_text(MY_POP)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    sys.modules.pop("besidemodels", None)
+    config = yaml.safe_load((study / "mine.yaml").read_text())
+    try:
+        validate_config(config, configfiles=[str(study / "mine.yaml")])
+    finally:
+        sys.modules.pop("besidemodels", None)
+
+
+def test_a_plugin_that_is_not_found_names_the_folders_and_plugin_paths(plugins):
+    config = {"plugin_paths": [str(plugins.folder)],
+              "e1": {"recommenders": {"P": {"algorithm": "nowhere.models:MyPop"}}}}  # fmt: skip
+    with pytest.raises(ConfigError) as error:
+        validate_config(config)
+    text = str(error.value)
+    assert text.startswith(
+        "config error at 'e1.recommenders.P.algorithm': cannot import 'nowhere.models:MyPop': "
+        "No module named 'nowhere' (looked in the installed packages and in the plugin folders: "
+    ), text
+    assert str(plugins.folder) in text
+    assert text.endswith("put nowhere.py in one of them, or its folder in the config key "
+                         "plugin_paths")  # fmt: skip
+    plugins("brokenmodels", "import notinstalledpackage\n")
+    config["e1"]["recommenders"]["P"]["algorithm"] = "brokenmodels:MyPop"
+    with pytest.raises(ConfigError) as error:  # the plugin was found: its own import failed
+        validate_config(config)
+    assert str(error.value).endswith("No module named 'notinstalledpackage'")
 
 
 def _install(site: Path, dist: str, module: str, source: str, entry_points: str) -> None:
@@ -404,6 +444,27 @@ def test_a_nondeterministic_plugin_is_refused_by_the_config_check_in_one_line(
     assert os.environ.get(CHECKED_ENV, "") == ""  # nothing refused is recorded as checked
 
 
+NAN_SCORES = MY_POP.replace(
+    "return np.tile(self.counts_, (users.size, 1))",
+    "s = np.tile(self.counts_, (users.size, 1)); s[users % 3 == 1, 0] = np.nan; return s",
+)
+
+
+def test_nan_scores_are_the_documented_nan_line_not_a_determinism_failure(plugins):
+    """Issue 43, case 11: NaN != NaN made NaN scores read as "not deterministic"."""
+    plugins("nanmodels", NAN_SCORES)
+    with pytest.raises(ConfigError) as error:
+        validate_config({
+            "plugin_paths": [str(plugins.folder)],
+            "e1": {"recommenders": {"mine": {"algorithm": "nanmodels:MyPop"}}},
+        })  # fmt: skip
+    assert str(error.value) == (
+        "config error at 'e1.recommenders.mine': nanmodels.MyPop._score() returned NaN scores "
+        "for 13 of the 40 users of a batch (the first: user 1); expected finite scores, or -inf "
+        "for an item it excludes"
+    )
+
+
 def test_a_deterministic_plugin_passes_and_is_checked_once_per_run(plugins, monkeypatch):
     """The docs' PureSVD (seeded from `seed`) and MyPop pass; a (plugin, params) that passed is
     kept in DEBIASEVAL_CHECKED_PLUGINS, which job processes inherit: they do not fit it again."""
@@ -497,3 +558,26 @@ def test_the_workflow_refuses_a_nondeterministic_plugin_before_any_job(tmp_path)
         + EXPECTED
     ]
     assert not (workdir / "results").exists() and not (workdir / "logs").exists()
+
+
+@pytest.mark.slow
+def test_the_workflow_finds_a_plugin_next_to_its_config_file(tmp_path):
+    """The audit's first week: cfg/mymodels.py beside cfg/mine.yaml, snakemake run from the
+    workflow's folder: 'No module named' before; now the dry run plans the plugin's jobs."""
+    import subprocess
+
+    from test_workflow import make_workdir
+
+    workdir = make_workdir(tmp_path / "run")
+    (workdir / "cfg").mkdir()
+    (workdir / "cfg" / "nextmodels.py").write_text(MY_POP)
+    config = {**TINY, "experiments": ["e1"]}
+    config["e1"] = {**TINY["e1"], "recommenders": {"mine": {"algorithm": "nextmodels:MyPop"}}}
+    (workdir / "cfg" / "mine.yaml").write_text(yaml.safe_dump(config))
+    env = {k: v for k, v in os.environ.items() if k not in (PLUGIN_PATHS_ENV, CHECKED_ENV)}
+    result = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "--configfile", "cfg/mine.yaml", "--cores", "1"],
+        cwd=workdir, capture_output=True, text=True, timeout=300, env=env,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "results/mine/e1/synthetic/seed0/tuning/mine.parquet" in result.stdout

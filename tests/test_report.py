@@ -25,6 +25,7 @@ from debiaseval.workflow.report import (
     flatten_config,
     markdown_page,
     publish_report,
+    report_command,
     run_datasets,
     table_labels,
 )
@@ -91,7 +92,7 @@ def _kendall(taus: list[float]) -> tuple[pd.DataFrame, pd.DataFrame]:
             "with_group": [True] * 3 + [False] * 3,
             "tau": taus,
             "p_value": 0.5,
-            "n_recommenders": 3,
+            "n_recommenders": [3] * 3 + [2] * 3,  # without MF: one recommender fewer
         }
     )
     summary = pd.DataFrame({"metric": ["recall"], "k": [10]})
@@ -244,4 +245,22 @@ def test_the_closing_message_lists_only_what_the_run_wrote():
     assert (
         "  results/A/e1/coat/export/ (seeds 0, 1)\n  results/A/e5/coat/export/ (seeds 0, 1)"
         in message
+    )
+
+
+def test_the_closing_message_gives_this_run_s_report_command():
+    """Issue 43, case 17: "(with this run's --configfile/--config)" left the user to rebuild
+    the command; the message gives it, with the options that choose the config and folder."""
+    argv = [".venv/bin/snakemake", "--cores", "8", "--configfile", "config/paper.yaml",
+            "--config", "datasets=[coat]", "e1={rho: 0.4}", "-n",
+            "--directory", "/my study"]  # fmt: skip
+    command = report_command(argv)
+    assert command == (
+        ".venv/bin/snakemake --report report.html --configfile config/paper.yaml --config "
+        "'datasets=[coat]' 'e1={rho: 0.4}' --directory '/my study'"
+    )
+    message = finished_message(["results/A/e1/coat/summary.md"], ["e1"], "A", command)
+    assert message.splitlines()[-1] == f"HTML report with every figure and table: {command}"
+    assert report_command(["/v/lib/snakemake/__main__.py", "t.txt"], "/v/bin/python") == (
+        "/v/bin/python -m snakemake --report report.html"
     )

@@ -283,6 +283,31 @@ def test_a_changed_config_names_its_keys_old_to_new_and_the_way_to_keep_both(tmp
                               "--config study=NAME")  # fmt: skip
 
 
+def test_adding_a_dataset_says_nothing_is_replaced_and_why_an_experiment_has_none(tmp_path):
+    """Issue 43, case 17: adding coat said its jobs "replace their results", and a derived
+    e3.datasets turning [] did not say why."""
+    from debiaseval.workflow.studies import config_notice
+
+    config = {**validate_config({}), "study": "default"}
+    folder = _recorded(tmp_path, config)
+    added = {**validate_config({"datasets": ["synthetic", "coat"]}), "study": "default"}
+    lines = config_notice(folder, "default", added).splitlines()
+    assert "  datasets: [synthetic] -> [synthetic, coat]" in lines
+    assert lines[-1] == (
+        f"debiaseval: the jobs of the datasets added run and write beside the results in "
+        f"{folder}/, replacing none"
+    )
+    swapped = {**validate_config({"datasets": ["coat"]}), "study": "default"}
+    lines = config_notice(folder, "default", swapped).splitlines()
+    assert "  e3.datasets: [synthetic] -> [] (from datasets [coat]: none of them has what E3 " \
+        "needs, a full rating matrix with its observation model)" in lines  # fmt: skip
+    assert lines[-1] == (
+        f"debiaseval: the jobs of the datasets added run and write beside the results in "
+        f"{folder}/, replacing none; the results of the datasets left out stay in {folder}/ "
+        "as they are"
+    )
+
+
 def test_a_big_change_is_a_few_short_lines(tmp_path):
     from debiaseval.workflow.studies import NOTICE_KEYS, NOTICE_VALUE, config_notice
 

@@ -267,7 +267,7 @@ def test_e6_verdict_gives_the_drift_per_p_and_leaves_out_every_item_free():
     (out,) = v.e6_verdict(scores, snapshots, dataset="d")
     assert "over 2 seeds, the constant recommender g1" in out and "from t0 to t2" in out
     assert out.index("unweighted: +0.2000") < out.index("KL weights with p = 10: +0.0200")
-    assert "the weights shrink |drift| in 2 of 2 seeds at p = 10" in out
+    assert "the weights shrink |drift| in all 2 seeds at p = 10" in out
     # p = 80 = every item: its drift of 0 holds by construction, named and not counted
     assert "p = 80:" not in out and "+0.0000" not in out
     assert "p = 80 (every item) is left out" in out and "by construction" in out
@@ -308,3 +308,25 @@ def test_api_run_returns_the_verdict(experiment, summary):
     if summary:
         lines = out[summary].splitlines()
         assert lines[0].startswith("# ") and lines[2] == "## Verdict"
+
+
+def test_seed_counts_read_as_english_for_one_seed_and_for_all():
+    """Issue 43, case 19: "in 1 of 1 seed", "in any of 1 seed" (and "in all 1 seed")."""
+    from debiaseval.experiments.verdicts import in_any_seed, in_seeds
+
+    assert in_seeds(3, 10) == "in 3 of 10 seeds"
+    assert in_seeds(10, 10) == "in all 10 seeds"
+    assert in_seeds(1, 1) == "in its one seed" and in_seeds(0, 1) == "in its one seed"
+    assert in_any_seed(1) == "in its one seed" and in_any_seed(4) == "in any of 4 seeds"
+    import pandas as pd
+
+    from debiaseval.experiments.e1_verdict import pair_sentences
+
+    pairs = pd.DataFrame({"recommender_a": ["MF", "Pop"], "recommender_b": ["Pop", "Rnd"],
+                          "n_a_better": [1, 0], "n_b_better": [0, 0], "mean_diff": [0.1, 0.0],
+                          "n_seeds": [1, 1]})  # fmt: skip
+    text = pair_sentences(pairs, "Recall@10", 0.05)
+    assert "MF above Pop in its one seed (+0.1000 on average); no other pair differs in its " \
+        "one seed." in text  # fmt: skip
+    none = pair_sentences(pairs.assign(n_a_better=0), "Recall@10", 0.05)
+    assert none.startswith("No pair differs at Recall@10 in its one seed (")

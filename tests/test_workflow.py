@@ -591,6 +591,26 @@ def test_manual_only_datasets_without_a_copy_stop_the_run_before_any_job(tmp_pat
     assert "download" not in dropped.stdout.split("Job stats:")[1].split("total")[0]
 
 
+def test_a_dry_run_that_needs_a_manual_only_dataset_stops_with_the_same_message(tmp_path):
+    """Issue 43, case 16: `--config 'datasets=[yahoo-r3]'` without a copy planned a download
+    silently in a dry run; it stops while Snakemake plans, with the start check's message."""
+    workdir = make_workdir(tmp_path / "dry")
+    (workdir / "missing.yaml").write_text("experiments: [e1]\n")
+    result = _run_without_mirror(workdir, "-n", "--config", "datasets=[yahoo-r3]")
+    assert result.returncode != 0
+    output = result.stdout + result.stderr
+    start = output.index("debiaseval: 1 dataset of this run cannot be downloaded and no local "
+                         "copy was found (nothing was run):")  # fmt: skip
+    assert output[start:].splitlines()[1].startswith(
+        "  yahoo-r3: Yahoo! R3 cannot be downloaded automatically"
+    )
+    assert "Traceback" not in output and not (workdir / "results").exists()
+    # a target that needs no download is not concerned
+    target = "results/missing/e1/synthetic/seed0/split.parquet"
+    other = _run_without_mirror(workdir, "-n", target, "--config", "datasets=[synthetic, yahoo-r3]")
+    assert other.returncode == 0, other.stderr
+
+
 def test_a_mirror_copy_lets_the_run_fetch_the_manual_dataset(tmp_path):
     """With <mirror>/yahoo-r3/ present the start check passes and the download rule reads the
     mirror: its files are verified (here a damaged copy fails on its checksum, in the

@@ -35,6 +35,7 @@ from debiaseval.evaluation.estimators import ips, naive, snips
 from debiaseval.evaluation.metrics import TOPK_METRICS, evaluate_topk, summarise
 from debiaseval.experiments import Data
 from debiaseval.experiments.e4 import learning_data
+from debiaseval.io.progress import reporting, stage
 from debiaseval.io.schema import experiment_names
 from debiaseval.recommenders import (
     RECOMMENDERS,
@@ -97,6 +98,7 @@ def run(
     *,
     seeds: int | Sequence[int] | None = None,
     dataset: str | None = None,
+    progress: bool = True,
 ) -> dict[str, Any]:
     """Run ``experiment`` (``"e1"`` ... ``"e6"``) in-process: the tables the workflow writes.
 
@@ -111,15 +113,24 @@ def run(
     - ``seeds``: a number of runs n (seeds 0..n-1) or the seed ids; default the
       experiment block's ``seeds``;
     - ``dataset``: the name of in-memory data (default "data"); it seeds the random
-      streams, so give the workflow's name to reproduce its files.
+      streams, so give the workflow's name to reproduce its files;
+    - ``progress``: one line on stderr per stage (the config check, each seed, each model
+      trained, the aggregation) with the time since the start (:mod:`debiaseval.io.progress`);
+      ``False`` for none.
 
     Returns the experiment's tables by name (E1: ``summary``, ``kendall``, ...).
     """
     names = experiment_names()
     if experiment not in names:
         raise ValueError(f"unknown experiment {experiment!r}; known: {', '.join(names)}")
-    module, full = _validated(experiment, data, config)
-    return module.run(data, full, seeds=seeds, dataset=dataset)
+    with reporting(_label(experiment, data, dataset), enabled=progress):
+        module, full = _validated(experiment, data, config)
+        return module.run(data, full, seeds=seeds, dataset=dataset)
+
+
+def _label(experiment: str, data: Data | Any, dataset: str | None) -> str:
+    """``e1 on coat``: what a run's progress lines name."""
+    return f"{experiment} on {dataset or (data if isinstance(data, str) else 'data')}"
 
 
 def _validated(
@@ -128,6 +139,7 @@ def _validated(
     """The experiment's module and ``config`` validated as a run of that experiment alone
     (:func:`debiaseval.workflow.config.validate_config`), after the module's
     ``in_process_config(data, config)`` where it has one (E1: the dataset run alone)."""
+    stage("checking the config")
     module = importlib.import_module(f"debiaseval.experiments.{experiment}")
     adapt = getattr(module, "in_process_config", None)
     given = adapt(data, config) if adapt is not None else dict(config or {})
@@ -148,6 +160,7 @@ def evaluate_lists(
     on_train_items: str = "error",
     seeds: int | Sequence[int] | None = None,
     dataset: str | None = None,
+    progress: bool = True,
 ) -> dict[str, Any]:
     """Evaluate recommendation lists made elsewhere, held in memory, as :func:`run` does.
 
@@ -159,7 +172,7 @@ def evaluate_lists(
     it names none), and are checked as the workflow checks a lists file: unknown ids,
     duplicated pairs, training items, lists too short (docs: "Evaluate your own
     recommender"). ``seeds`` defaults to the seeds the lists have (the same for every
-    name). Returns :func:`run`'s tables.
+    name); ``progress`` as :func:`run`'s. Returns :func:`run`'s tables.
     """
     entry = _LIST_ENTRIES.get(experiment)
     if entry is None:
@@ -189,14 +202,15 @@ def evaluate_lists(
                         "on_train_items": on_train_items}  # fmt: skip
     config[experiment] = {**block, entry: models}
     by_seed = {name: {int(s): frame for s, frame in sets.items()} for name, sets in lists.items()}
-    module, full = _validated(experiment, data, config)
-    return module.run(
-        data,
-        full,
-        seeds=first[1] if seeds is None else seeds,
-        dataset=dataset,
-        lists=by_seed,
-    )
+    with reporting(_label(experiment, data, dataset), enabled=progress):
+        module, full = _validated(experiment, data, config)
+        return module.run(
+            data,
+            full,
+            seeds=first[1] if seeds is None else seeds,
+            dataset=dataset,
+            lists=by_seed,
+        )
 
 
 def _alias(experiment: str) -> Callable[..., dict[str, Any]]:
@@ -206,8 +220,9 @@ def _alias(experiment: str) -> Callable[..., dict[str, Any]]:
         *,
         seeds: int | Sequence[int] | None = None,
         dataset: str | None = None,
+        progress: bool = True,
     ) -> dict[str, Any]:
-        return run(experiment, data, config, seeds=seeds, dataset=dataset)
+        return run(experiment, data, config, seeds=seeds, dataset=dataset, progress=progress)
 
     run_experiment.__name__ = run_experiment.__qualname__ = f"run_{experiment}"
     run_experiment.__doc__ = f"``run({experiment!r}, ...)``: see :func:`run`."

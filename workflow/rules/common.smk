@@ -8,8 +8,10 @@ import sys
 
 from debiaseval import code_hash
 from debiaseval.workflow import resources as scaled_resources
-from debiaseval.workflow.config import study_name, validate_config
+from debiaseval.workflow.config import study_as_written, study_name, validate_config
+from debiaseval.workflow.names import check_workflow_paths
 from debiaseval.io.errors import ConfigError
+from debiaseval.io.terminal import inert_terminal
 from debiaseval.data import MIRROR_ENV, SOURCES
 from debiaseval.datasets.build import SOURCE_OF
 from debiaseval.data.catalog import dataset_names, positive_threshold_of, user_sources
@@ -25,7 +27,7 @@ from debiaseval.workflow.locks import guard_locks
 from debiaseval.io.files import read_only_message, rebuild_damaged, runs_jobs
 from debiaseval.workflow.params import job_params
 from debiaseval.workflow.provenance import gather as gather_provenance
-from debiaseval.workflow.report import finished_message, table_labels
+from debiaseval.workflow.report import finished_message, report_command, table_labels
 from debiaseval.workflow.studies import config_notice, origin_conflict, record_origin
 
 # Snakemake removes the locks of every run in this folder when one run ends, and a run taking
@@ -33,15 +35,33 @@ from debiaseval.workflow.studies import config_notice, origin_conflict, record_o
 # own locks, and take theirs even when another run removed the folder (debiaseval.workflow.locks).
 guard_locks()
 
+
+def stop(message):
+    """End this command before any job with ``message``, each of its lines inert for a terminal
+    (a control character of a user's name or file escaped)."""
+    sys.exit(inert_terminal(message, lines=True))
+
+
+def say(message):
+    """Print ``message`` on stderr, each of its lines inert for a terminal."""
+    print(inert_terminal(message, lines=True), file=sys.stderr)
+
+
 try:
-    config.update(validate_config(config))
+    # A study name YAML or Snakemake read as a number (1.50, inf) as the user wrote it; the
+    # Snakefile's own config file first, the --configfile(s) after it, as Snakemake merges them.
+    _files = [*(f for f in workflow.configfiles if f not in workflow.overwrite_configfiles),
+              *workflow.overwrite_configfiles]  # fmt: skip
+    config["study"] = study_as_written(config.get("study"), sys.argv[1:], _files)
+    config.update(validate_config(config, configfiles=_files))
     # The study: the key `study`, else the stem of the last --configfile, else "default".
     # Snakemake passes the same --configfile(s) and --config to every job it starts, so each
     # job resolves the same name. The resolved config records it (results/<study>/config.yaml).
     NAMED_BY_FILE = config["study"] is None and bool(workflow.overwrite_configfiles)
     config["study"] = study_name(config["study"], workflow.overwrite_configfiles)
+    check_workflow_paths(config)  # the files of one's own that rules take as inputs
 except ConfigError as error:
-    sys.exit(str(error))  # one line naming the key, before any job is scheduled
+    stop(str(error))  # one line naming the key, before any job is scheduled
 
 STUDY = config["study"]
 RESULTS = f"results/{STUDY}"
@@ -59,7 +79,7 @@ RUNS_JOBS = (
 if NAMED_BY_FILE and workflow.is_main_process:
     _conflict = origin_conflict(RESULTS, STUDY, workflow.overwrite_configfiles)
     if _conflict and (workflow.output_settings.dryrun or RUNS_JOBS):
-        sys.exit(_conflict)
+        stop(_conflict)
 
 
 # A run whose config differs from the one recorded for its study (results/<study>/config.yaml)
@@ -68,7 +88,7 @@ if NAMED_BY_FILE and workflow.is_main_process:
 if workflow.is_main_process and (workflow.output_settings.dryrun or RUNS_JOBS):
     _notice = config_notice(RESULTS, STUDY, config)
     if _notice:
-        print(_notice, file=sys.stderr)
+        say(_notice)
 
 
 def record_study_origin():
@@ -112,9 +132,9 @@ def bench(path):
 if RUNS_JOBS:
     _lines, _stop = rebuild_damaged(RESULTS)
     for _line in _lines:
-        print(_line, file=sys.stderr)
+        say(_line)
     if _stop:
-        sys.exit(_stop)
+        stop(_stop)
 
 CODE = code_hash()
 # A plugin recommender's code hash (empty for the package's own): its module and the modules of
@@ -129,7 +149,7 @@ _USED = {d for e in EXPERIMENTS for d in config[e]["datasets"]}
 for _name in (name for name in OWN_DATASETS if name in _USED):  # in config order
     _missing = missing_file(_name, OWN_DATASETS[_name])
     if _missing:
-        sys.exit(_missing)
+        stop(_missing)
 
 
 def _alternatives(names):
@@ -257,7 +277,7 @@ def lists_input(experiment, entries, wildcard):
         template = config[experiment][entries][name]["recs"]
         path = lists_path(template, dataset=wildcards.dataset, seed=int(wildcards.seed))
         if not os.path.isfile(path):
-            sys.exit(
+            stop(
                 missing_lists(
                     template,
                     where=f"{experiment}.{entries}.{name}",
@@ -403,21 +423,38 @@ def check_data():
     have no local copy (resources/raw, the mirror, sources.<name>.path)."""
     read_only = read_only_message(RESULTS if os.path.isdir(RESULTS) else "results")
     if read_only:
-        sys.exit(read_only)
+        stop(read_only)
     fetched = {job.wildcards.dataset for job in run_jobs() if job.rule.name == "download"}
     needed = [name for name in SOURCES if name in fetched]  # in the registry's order
     missing = unobtainable(
         needed, raw_root="resources/raw", mirror=mirror(), sources=config["sources"]
     )
     if missing:
-        sys.exit(missing_data_message(config, missing))
+        stop(missing_data_message(config, missing))
+
+
+def obtainable(wildcards):
+    """Input function of the download rule: none. A run that needs a dataset nothing can fetch
+    (manual-only, no local copy) stops here, while Snakemake plans its jobs, dry runs included,
+    with check_data's message naming every such dataset the config uses."""
+    if unobtainable([wildcards.dataset], raw_root="resources/raw", mirror=mirror(),
+                    sources=config["sources"]):  # fmt: skip
+        used = {SOURCE_OF.get(name, name) for name in _USED} | {wildcards.dataset}
+        needed = [name for name in SOURCES if name in used]  # in the registry's order
+        missing = unobtainable(
+            needed, raw_root="resources/raw", mirror=mirror(), sources=config["sources"]
+        )
+        stop(missing_data_message(config, missing))
+    return []
 
 
 def run_message():
     """The end-of-run message: the results of the datasets whose outputs this run wrote (or,
     with --touch, only marked as up to date)."""
     written = [str(path) for job in run_jobs() for path in job.output]
-    return finished_message(written, EXPERIMENTS, STUDY, touched=bool(workflow.touch))
+    message = finished_message(written, EXPERIMENTS, STUDY, report_command(sys.argv),
+                               touched=bool(workflow.touch))
+    return inert_terminal(message, lines=True)
 
 
 def e5_file(name):

@@ -4,6 +4,8 @@ localrules:
 
 rule download:
     """Fetch a dataset's canonical files (local path, mirror or HTTPS), checksum-verified."""
+    input:
+        obtainable,  # stops the planning of a run that needs a manual-only dataset it lacks
     output:
         directory("resources/raw/{dataset}"),
     wildcard_constraints:

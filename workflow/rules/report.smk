@@ -52,7 +52,7 @@ if RUNS_JOBS:
     for _line in set_aside_foreign(
         RESULTS, aggregate_tables(), config, is_output=_made_by_a_rule
     ):
-        print(_line, file=sys.stderr)
+        say(_line)
 
 # `--report` is read from the command line (Snakemake tells the Snakefile nothing of it).
 # Another way to the report (--report-after-run, Snakemake's API) skips the check and finds the
@@ -60,7 +60,7 @@ if RUNS_JOBS:
 if workflow.is_main_process and report_requested(sys.argv):
     _refusal = config_mismatch(config, aggregate_tables(), rules.run_config.output.yaml)
     if _refusal:
-        sys.exit(_refusal)
+        stop(_refusal)
     os.makedirs(os.path.dirname(FRONT_PAGE), exist_ok=True)
     with open(FRONT_PAGE, "w", encoding="utf-8") as _front:
         _front.write(

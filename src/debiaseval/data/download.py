@@ -236,17 +236,25 @@ def _opener(deadline: _Deadline) -> urllib.request.OpenerDirector:
 
 def _stream(
     resp: Any, out: BinaryIO, digest: Any, url: str, limits: DownloadLimits, start: float
-) -> None:
-    """Copy ``resp`` to ``out`` as bytes arrive, within ``limits``' deadline and size."""
+) -> tuple[int, int | None]:
+    """Copy ``resp`` to ``out`` as bytes arrive, within ``limits``' deadline and size; return
+    the bytes received and those the Content-Length header announced (None without one)."""
     length = resp.headers.get("Content-Length") if hasattr(resp, "headers") else None
-    if length is not None and length.isdigit() and int(length) > limits.max_bytes:
+    announced = int(length) if length is not None and length.isdigit() else None
+    if announced is not None and announced > limits.max_bytes:
         raise DatasetError(
-            f"refusing {url}: it announces {int(length) / 2**20:,.1f} MB, more than "
+            f"refusing {url}: it announces {announced / 2**20:,.1f} MB, more than "
             f"download.max_mb = {limits.max_mb:g}"
         )
     read = getattr(resp, "read1", resp.read)
     total = 0
-    while chunk := read(_CHUNK):
+    while True:
+        try:
+            chunk = read(_CHUNK)
+        except http.client.IncompleteRead as exc:  # read() of a body cut short
+            return total + len(exc.partial), announced
+        if not chunk:
+            return total, announced
         total += len(chunk)
         if total > limits.max_bytes:
             raise DatasetError(
@@ -287,9 +295,14 @@ def download_file(
                 _opener(deadline).open(url, timeout=min(timeout, limits.deadline)) as resp,
                 open(tmp, "wb") as out,
             ):
-                _stream(resp, out, digest, url, limits, start)
+                received, announced = _stream(resp, out, digest, url, limits, start)
             if deadline.expired:  # a socket shut by the watchdog reads as the end of the data
                 raise DatasetError(late)
+            if announced is not None and received < announced:
+                raise DatasetError(
+                    f"cannot download {url}: the connection closed after {received:,} of the "
+                    f"{announced:,} bytes it announced (truncated): run again"
+                )
         except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as exc:
             if isinstance(exc, DatasetError):
                 raise

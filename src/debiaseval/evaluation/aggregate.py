@@ -200,21 +200,23 @@ def kendall_variants(kendall: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
 
     First "with G1, G2, ..." (every recommender ranked: the ``with_group`` rows of the
     first group, which all groups share), then "without G" for each group; with the
-    single default group MF, "with MF" and "without MF".
+    single default group MF, "with MF" and "without MF". A group none of whose members is
+    ranked (no MF recommender, say) ranks the same set without it: it is left out, and with
+    no group left the one variant is "with all".
     """
     groups = list(dict.fromkeys(kendall["group"]))
     if not groups:
         return []
-    out = [
-        (
-            f"with {', '.join(groups)}",
-            kendall[(kendall["group"] == groups[0]) & kendall["with_group"].astype(bool)],
-        )
-    ]
+    with_rows = kendall[(kendall["group"] == groups[0]) & kendall["with_group"].astype(bool)]
+    ranked = with_rows.set_index(["testset", "metric", "k"])["n_recommenders"]
+    without = {}
     for group in groups:
         rows = kendall[(kendall["group"] == group) & ~kendall["with_group"].astype(bool)]
-        out.append((f"without {group}", rows))
-    return out
+        n = rows.set_index(["testset", "metric", "k"])["n_recommenders"]
+        if (n.reindex(ranked.index) != ranked).any():  # the group's members were ranked
+            without[group] = rows
+    label = f"with {', '.join(without)}" if without else "with all"
+    return [(label, with_rows), *((f"without {g}", rows) for g, rows in without.items())]
 
 
 def _cell(value: object) -> str:

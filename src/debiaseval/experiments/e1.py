@@ -91,6 +91,7 @@ from debiaseval.experiments.e1_verdict import (
 from debiaseval.experiments.verdicts import verdict_entries, with_verdict
 from debiaseval.io.errors import EmptyTestSetError
 from debiaseval.io.files import atomic_path, read_parquet, write_parquet
+from debiaseval.io.progress import stage, staged
 from debiaseval.recommenders.ranking import empty_recommendations
 from debiaseval.recommenders.registry import EXTERNAL
 from debiaseval.selection.specs import check_recommender_spec
@@ -610,7 +611,7 @@ def run(
     exact = known and block["truth"]
     truth_raw = raw_folder(dataset, full) if known else None  # jester5k-semi's; synthetic: None
     described = frames_of(run_seeds[0])[0].interactions  # the summary describes the first seed's
-    for seed in run_seeds:
+    for seed in staged(run_seeds):
         generator = seed_block(full, dataset, seed) if isinstance(data, str) else None
         frames, kept = frames_of(seed)
         if drawn:
@@ -640,6 +641,7 @@ def run(
                 for note in notes:
                     warnings.warn(note, stacklevel=2)
                 continue
+            stage(f"seed {seed}: tuning and training {name}")
             n_chunks = len(grid_chunks(spec["grid"], block["tuning"]["points_per_job"]))
             tune = {"tuning": block["tuning"], "batch_size": block["batch_size"], **common}
             chunks = [
@@ -675,6 +677,7 @@ def run(
         return [seed[stem] for seed in evaluated]
 
     block = {**block, "seeds": len(run_seeds)}
+    stage("aggregating")
     out = aggregate_step(
         seeds_of("metrics"), diagnostics, described, block, dataset=dataset,
         min_users=full["min_users"], comparisons=seeds_of("comparisons"), truth=truth,

@@ -21,6 +21,8 @@ from debiaseval.estimation.separation import separation_method
 from debiaseval.evaluation.aggregate import markdown_table
 from debiaseval.evaluation.uncertainty import MIN_T_SEEDS
 from debiaseval.experiments.verdicts import (
+    in_any_seed,
+    in_seeds,
     inert_name,
     metric_label,
     number,
@@ -233,11 +235,12 @@ def pair_sentences(pairs: pd.DataFrame, label: str, alpha: float) -> str:
     test = f"paired t-tests over users, Holm's correction per seed at α = {alpha:g}"
     if not found:
         n = int(pairs["n_seeds"].max()) if len(pairs) else 0
-        return f"No pair differs at {label} in any of {seeds_text(n)} ({test})."
-    listed = [f"{w} above {lo} in {c} of {seeds_text(s)} ({signed(d)} on average)"
+        return f"No pair differs at {label} {in_any_seed(n)} ({test})."
+    listed = [f"{w} above {lo} {in_seeds(c, s)} ({signed(d)} on average)"
               for c, w, lo, d, s in found]  # fmt: skip
+    others = "in its one seed" if max(f[4] for f in found) == 1 else "in any seed"
     return (f"The pairs that differ at {label} ({test}): {'; '.join(listed)}; no other pair "
-            "differs in any seed.")  # fmt: skip
+            f"differs {others}.")  # fmt: skip
 
 
 def truth_separation_notes(separation: pd.DataFrame) -> dict[tuple[str, int], str]:

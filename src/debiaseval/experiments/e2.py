@@ -44,6 +44,7 @@ from debiaseval.evaluation.flags import MIN_USERS
 from debiaseval.experiments import seed_frames, seed_ids, validated
 from debiaseval.experiments.verdicts import e2_verdict, verdict_entries, with_verdict
 from debiaseval.io.errors import ConfigError
+from debiaseval.io.progress import stage, staged
 from debiaseval.recommenders.base import trains_by_epochs
 from debiaseval.recommenders.ranking import top_k
 from debiaseval.recommenders.registry import EXTERNAL, make_recommender, resolve_recommender
@@ -457,7 +458,7 @@ def run(
         "batch_size": block["batch_size"],
     }
     changes, counts, tunings, pairs = [], [], [], []
-    for seed in run_seeds:
+    for seed in staged(run_seeds):
         frames = frames_of(seed)
         interactions = frames.interactions
         sizes = {"n_users": frames.n_users, "n_items": frames.n_items}
@@ -514,6 +515,7 @@ def run(
                 )
             )
     block = {**block, "seeds": len(run_seeds)}
+    stage("aggregating")
     out = aggregate_step(
         changes, counts_frame(counts), block, dataset=dataset, min_users=full["min_users"]
     )

@@ -50,6 +50,7 @@ from debiaseval.experiments import (
 )
 from debiaseval.experiments.verdicts import e3_verdict, verdict_entries
 from debiaseval.io.errors import ConfigError
+from debiaseval.io.progress import stage, staged
 
 __all__ = [
     "LEVELS",
@@ -596,9 +597,10 @@ def run(
         truth_of = seed_data(lambda seed: _given_truth(data, config, dataset), drawn=False)
     ids = seed_ids(seeds, block["seeds"])
     name = truth_of(ids[0]).name
-    runs = [simulate_seed(truth_of(s), block, s) for s in ids]
+    runs = [simulate_seed(truth_of(s), block, s) for s in staged(ids)]
     draws = pd.concat([d for d, _ in runs], ignore_index=True)
     naive_bayes = pd.concat([nb for _, nb in runs], ignore_index=True)
+    stage("aggregating")
     tables = aggregate(draws, block)
     found = e3_verdict(tables["rmse_vs_alpha_mean"], draws, block, dataset=name)
     return {"draws": draws, "naive_bayes": naive_bayes, **tables, **verdict_entries(found)}

@@ -66,6 +66,7 @@ from debiaseval.experiments import (
 from debiaseval.experiments.e3 import Truth, full_truth, synthetic_truth
 from debiaseval.experiments.verdicts import e4_verdict, verdict_entries, with_verdict
 from debiaseval.io.errors import ConfigError
+from debiaseval.io.progress import stage, staged
 from debiaseval.io.schema import expand_grid
 from debiaseval.recommenders.rating_mf import WeightedMF, normalise_weights
 from debiaseval.selection.ips_cv import LOSS_OF_METRIC, cv_select, model_l2, pair_losses
@@ -589,7 +590,7 @@ def run(
         data_of = seed_data(lambda seed: given, drawn=False)
     ids = seed_ids(seeds, dataset_seeds(block, name))
     errors, cvs, pairs, losses = [], [], [], []
-    for s in ids:
+    for s in staged(ids):
         data = data_of(int(s))
         prepared = prepare(data, block, int(s))
         pairs.append(prepared.assign(seed=np.int32(s)))
@@ -598,6 +599,7 @@ def run(
             errors.append(e)
             cvs.append(c)
             losses.append(loss)
+    stage("aggregating")
     tables = aggregate(errors, losses, grid=tuning_grid(block, name),
                        min_users=cfg["min_users"])  # fmt: skip
     title = summary_title(name)

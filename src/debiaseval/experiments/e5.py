@@ -74,6 +74,7 @@ from debiaseval.experiments import (
 )
 from debiaseval.experiments.verdicts import e5_verdict, verdict_entries
 from debiaseval.io.errors import ConfigError
+from debiaseval.io.progress import stage
 from debiaseval.io.schema import expand_grid
 from debiaseval.recommenders.registry import EXTERNAL, make_recommender
 from debiaseval.selection.specs import check_recommender_spec
@@ -537,6 +538,7 @@ def run(
     n_items = int(data["item"].max()) + 1
     fully_exposed = "part" not in data.columns or set(data["part"].unique()) <= {"full"}
     labelled_of = {}
+    stage(f"exposing {len(run_seeds)} seed(s)")
     for seed in run_seeds:
         data = frames_of(seed).interactions
         if fully_exposed:
@@ -559,6 +561,7 @@ def run(
     # models' order, as the workflow's aggregate reads them
     results: dict[tuple[int, str], tuple[pd.DataFrame, list[pd.DataFrame]]] = {}
     for name, spec in cfg["models"].items():
+        stage(f"evaluating {name}")
         if spec["algorithm"] == EXTERNAL:
             for seed, labelled in labelled_of.items():
                 given, source, where = lists_of_seed(
@@ -615,6 +618,7 @@ def run(
                     {seed: labelled}, seed=fit_seed(seed, dataset, name), **shared
                 ).values()
                 results[seed, name] = value
+    stage("aggregating")
     rows, users = [], []
     for seed in labelled_of:
         for name in cfg["models"]:

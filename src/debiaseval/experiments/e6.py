@@ -53,6 +53,7 @@ from debiaseval.evaluation.leave_one_out import (
 from debiaseval.experiments import Data, input_frames, seed_ids, validated
 from debiaseval.experiments.verdicts import e6_verdict, verdict_entries
 from debiaseval.io.errors import ConfigError
+from debiaseval.io.progress import stage, staged
 
 __all__ = [
     "NEEDS",
@@ -494,7 +495,7 @@ def run(
     if isinstance(data, str) and data == "synthetic":  # each seed's own draw (per_seed)
         runs = [
             run_seed("synthetic", s, block, synthetic=seed_block(full, "synthetic", s))
-            for s in seed_list
+            for s in staged(seed_list)
         ]
     else:
         frames = input_frames(data, config, dataset, experiment="e6")
@@ -502,9 +503,10 @@ def run(
             run_seed(frames.dataset, s, block, synthetic=full["synthetic"],
                      interactions=frames.interactions, n_users=frames.n_users,
                      n_items=frames.n_items)
-            for s in seed_list
+            for s in staged(seed_list)
         ]  # fmt: skip
         name = frames.dataset
+    stage("aggregating")
     tables = aggregate(runs, min_users=full["min_users"])
     found = e6_verdict(tables["scores"], tables["snapshots"], dataset=name)
     return {**tables, **verdict_entries(found)}

@@ -50,6 +50,8 @@ __all__ = [
     "e5_verdict",
     "e6_drifts",
     "e6_verdict",
+    "in_any_seed",
+    "in_seeds",
     "inert_name",
     "metric_label",
     "number",
@@ -106,6 +108,19 @@ def p_text(p: float) -> str:
 def seeds_text(n: int) -> str:
     """``1 seed``, ``2 seeds``."""
     return f"{int(n)} seed{'' if int(n) == 1 else 's'}"
+
+
+def in_seeds(k: int, n: int) -> str:
+    """``in 3 of 10 seeds``, ``in all 10 seeds``, ``in its one seed`` (not "in 1 of 1 seed")."""
+    k, n = int(k), int(n)
+    if n == 1:
+        return "in its one seed"
+    return f"in all {n} seeds" if k == n else f"in {k} of {seeds_text(n)}"
+
+
+def in_any_seed(n: int) -> str:
+    """``in any of 10 seeds``, ``in its one seed`` (not "in any of 1 seed")."""
+    return "in its one seed" if int(n) == 1 else f"in any of {seeds_text(n)}"
 
 
 def and_list(items: Sequence[str]) -> str:
@@ -537,7 +552,7 @@ def _e6_weighted(drifts: pd.DataFrame) -> str:
     shrinks = weighted["drift"].abs().to_numpy() < plain.reindex(weighted["seed"]).to_numpy()
     counts = weighted.assign(_shrinks=shrinks).groupby("p")["_shrinks"].agg(["sum", "size"])
     return "the weights shrink |drift| " + and_list(
-        [f"in {int(k)} of {seeds_text(n)} at p = {int(p)}" for p, (k, n) in counts.iterrows()]
+        [f"{in_seeds(k, n)} at p = {int(p)}" for p, (k, n) in counts.iterrows()]
     )
 
 

@@ -24,7 +24,8 @@ FIGURES = {
         "RMSE of the Naive, IPS and SNIPS estimates against the true value on the full matrix, "
         "over the draws of O, averaged over the prediction matrices, as the selection-bias "
         "strength alpha varies (alpha = 1: missing completely at random); known propensities. "
-        "One panel per metric, as ICML16 Figure 2 (MSE and DCG@50). Lower is better; log scale."
+        "One panel per metric of e3.curve_metrics, each named on its axis (ICML16 Figure 2 "
+        "shows MSE and DCG@50). Lower is better; log scale."
     ),
     "rmse_vs_mar": (
         "RMSE of the estimates with Naive-Bayes propensities, whose rating marginal P(Y=r) comes "

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from debiaseval.figures import legend_outside
+from debiaseval.figures import legend_outside, row_colours
 
 __all__ = ["FIGURES", "TABLES", "TITLE", "draw"]
 
@@ -67,6 +67,10 @@ def _correlation(agreement: pd.DataFrame, dataset: str) -> Figure:
     return fig
 
 
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*")
+"""Markers the scatter's models cycle through beside their colours."""
+
+
 def _scatter(estimates: pd.DataFrame, dataset: str) -> Figure:
     k = int(estimates["k"].min())
     rows = estimates[estimates["k"] == k]
@@ -76,10 +80,14 @@ def _scatter(estimates: pd.DataFrame, dataset: str) -> Figure:
     fig = Figure(figsize=(4.2 * len(estimators), 4.0), layout="constrained")
     axes = np.atleast_1d(fig.subplots(1, len(estimators)))
     x = rows[reference].to_numpy()
+    models = sorted(map(str, rows["model"].unique()))
+    colours = row_colours(models)  # every model its own colour (the palette has 38)
     for ax, estimator in zip(axes, estimators, strict=True):
         y = rows[_COLUMN[estimator]].to_numpy()
         for model, sub in rows.groupby("model", sort=True):
-            ax.scatter(sub[reference], sub[_COLUMN[estimator]], s=18, label=str(model))
+            ax.scatter(sub[reference], sub[_COLUMN[estimator]], s=18, label=str(model),
+                       color=colours[str(model)],
+                       marker=_MARKERS[models.index(str(model)) % len(_MARKERS)])  # fmt: skip
         top = float(np.nanmax(np.concatenate([x, y, [0.0]]))) * 1.05 or 1.0
         ax.plot([0, top], [0, top], color="black", linewidth=0.8)
         ax.set_xlim(0, top)

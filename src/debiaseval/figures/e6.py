@@ -21,16 +21,23 @@ FIGURES = {
         "Leave-one-out hit rate (held-out item in the top k) of each recommender at successive "
         "snapshots t, unweighted (p = 0) and with KL item weights fitted to the t0 item marginal, "
         "one line per p (the number of items whose weight may move; the largest p is every "
-        "item); bands are 95% intervals. g1 and g2 are constant lists: a stable weighted curve "
-        "means the weights undo the drift of the item marginal. With several seeds: seed means."
+        "item, as the legend says), each with its own marker and line style; bands are 95% "
+        "intervals. g1 and g2 are constant lists: a stable weighted curve means the weights "
+        "undo the drift of the item marginal. With several seeds: seed means."
     ),
 }
 
 
 def _label(weighting: str, p: int, p_max: int) -> str:
+    """The legend's name of a weighting, its p as the verdict gives it."""
     if weighting == "none":
         return "unweighted (p = 0)"
-    return "KL, p = all" if p == p_max else f"KL, p = {p}"
+    return f"KL, p = {p} (every item)" if p == p_max else f"KL, p = {p}"
+
+
+_LINES = (("o", "-"), ("s", "--"), ("^", "-."), ("D", ":"), ("v", (0, (5, 1, 1, 1))))
+"""(marker, line style) of the weightings in turn: curves that coincide (p = 100 and every item,
+say) stay told apart."""
 
 
 def _scores(scores: pd.DataFrame, dataset: str) -> Figure:
@@ -57,12 +64,15 @@ def _scores(scores: pd.DataFrame, dataset: str) -> Figure:
     colours = {v: f"C{i}" for i, v in enumerate(variants)}
     for ax, name in zip(axes, recommenders, strict=False):
         part = means[means["recommender"] == name]
-        for weighting, p in variants:
+        for j, (weighting, p) in enumerate(variants):
             line = part[(part["weighting"] == weighting) & (part["p"] == p)].sort_values("t")
             if line.empty:
                 continue
             colour = colours[(weighting, p)]
-            ax.plot(line["t"], line["score"], marker="o", color=colour,
+            marker, style = _LINES[j % len(_LINES)]
+            # the later (larger p) drawn below, hollow: a curve it coincides with shows on top
+            ax.plot(line["t"], line["score"], marker=marker, linestyle=style, color=colour,
+                    markerfacecolor="none" if j else colour, zorder=3 + len(variants) - j,
                     label=_label(weighting, int(p), p_max))  # fmt: skip
             ax.fill_between(line["t"], line["ci_low"], line["ci_high"], color=colour, alpha=0.12)
         ax.set_title(name)

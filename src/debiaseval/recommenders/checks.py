@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from debiaseval.recommenders.base import NotFittedError, Recommender, trains_by_epochs
-from debiaseval.recommenders.ranking import top_k
+from debiaseval.recommenders.ranking import nan_scores_message, top_k
 from debiaseval.recommenders.registry import ContractError, check_recommender_class
 
 __all__ = ["check_determinism", "check_recommender", "check_train_matrix"]
@@ -41,7 +41,11 @@ def _require(condition: bool, label: str, message: str) -> None:
 
 
 def _equal(a: np.ndarray, b: np.ndarray) -> bool:
-    return a.shape == b.shape and bool(np.array_equal(a, b))
+    """Same shape and values, NaN equal to NaN (its own rule reports NaN scores)."""
+    try:
+        return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=True))
+    except TypeError:  # not a numeric dtype: NaN has no meaning there
+        return a.shape == b.shape and bool(np.array_equal(a, b))
 
 
 class _Dense:
@@ -96,7 +100,8 @@ def check_determinism(
     for the same config and seed only if every model keeps these rules: a model that draws
     fresh noise on every call would change ``summary.parquet`` from one run to the next
     under the same config. Raises :class:`ContractError` in one line that starts with
-    ``label`` (default the class's qualified name) and ends with what was expected.
+    ``label`` (default the class's qualified name) and ends with what was expected; scores
+    with NaN (never equal to themselves) raise the ranking's NaN line instead.
     """
     label = label or cls.__qualname__
     x = check_train_matrix() if train is None else sp.csr_matrix(train)
@@ -114,6 +119,9 @@ def check_determinism(
     users = np.arange(x.shape[0])
     model = fitted()
     scores = model.score(users)
+    nan = np.isnan(scores).any(axis=1) if scores.dtype.kind == "f" else None
+    if nan is not None and nan.any():  # NaN != NaN: not a question of determinism
+        raise ContractError(nan_scores_message(cls, nan, users))
     if not _equal(model.score(users), scores):
         refuse("scoring the same users twice gives different scores")
     if not _equal(fitted().score(users), scores):

@@ -24,6 +24,7 @@ __all__ = [
     "empty_recommendations",
     "item_order",
     "largest",
+    "nan_scores_message",
     "rank_from_order",
     "rank_threads",
     "top_k",
@@ -265,14 +266,18 @@ def _ranked_batch(
     select = kernel.select_top_k if _parallel(batch.size) else kernel.select_top_k_serial  # type: ignore[attr-defined]
     select(s, batch, x.indptr, x.indices, items, vals, nan)
     if nan.any():
-        cls = type(model)
-        raise ContractError(
-            f"{cls.__module__}.{cls.__qualname__}._score() returned NaN scores for "
-            f"{int(nan.sum())} of the {batch.size} users of a batch (the first: user "
-            f"{int(batch[np.argmax(nan)])}); expected finite scores, or -inf for an item it "
-            "excludes"
-        )
+        raise ContractError(nan_scores_message(type(model), nan, batch))
     return items, vals
+
+
+def nan_scores_message(cls: type, nan: np.ndarray, users: np.ndarray) -> str:
+    """The one line for scores with NaN: ``nan`` flags the rows of ``users`` that hold one."""
+    return (
+        f"{cls.__module__}.{cls.__qualname__}._score() returned NaN scores for "
+        f"{int(nan.sum())} of the {users.size} users of a batch (the first: user "
+        f"{int(users[np.argmax(nan)])}); expected finite scores, or -inf for an item it "
+        "excludes"
+    )
 
 
 def top_k(

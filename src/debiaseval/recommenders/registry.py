@@ -188,6 +188,23 @@ def _import_failure(module: str, error: BaseException) -> str:
     return " ".join(str(error).split())
 
 
+def _not_found(module: str, error: BaseException) -> str:
+    """Where a plugin module that is not found was looked for, and how to point there; empty
+    for any other failure (a module the plugin itself imports is missing, say)."""
+    missing = getattr(error, "name", None)
+    if not isinstance(error, ModuleNotFoundError) or not missing:
+        return ""
+    if module != missing and not module.startswith(f"{missing}."):
+        return ""
+    folders = [p for p in os.environ.get(PLUGIN_PATHS_ENV, "").split(os.pathsep) if p]
+    where = ", ".join(folders) or "none"
+    return (
+        f" (looked in the installed packages and in the plugin folders: {where}); put "
+        f"{missing.partition('.')[0]}.py in one of them, or its folder in the config key "
+        "plugin_paths"
+    )
+
+
 PROBED_ENV = "DEBIASEVAL_PROBED_PLUGINS"
 """Environment variable: the plugin modules a child process imported to the end (see
 :func:`probe_import`), each as ``module=digest`` of the code it was probed with; the job
@@ -304,7 +321,8 @@ def _import_path(path: str) -> object:
     try:
         target: object = importlib.import_module(module_name)
     except (Exception, SystemExit, KeyboardInterrupt) as exc:  # any failure, in one line
-        raise ValueError(f"cannot import {path!r}: {_import_failure(module_name, exc)}") from None
+        reason = _import_failure(module_name, exc) + _not_found(module_name, exc)
+        raise ValueError(f"cannot import {path!r}: {reason}") from None
     for part in attribute.split("."):
         try:
             target = getattr(target, part)

@@ -28,10 +28,12 @@ from debiaseval.io.schema import (
     experiment_names,
     load_schema,
 )
+from debiaseval.workflow.names import check_name_limits
 
 __all__ = [
     "DEFAULT_STUDY",
     "memory_bytes",
+    "study_as_written",
     "study_name",
     "synthetic_memory",
     "validate_config",
@@ -247,8 +249,78 @@ def study_name(study: str | None, configfiles: Sequence[str | os.PathLike[str]] 
     return study
 
 
+def _config_entries(argv: Sequence[str]) -> list[str]:
+    """The ``KEY=VALUE`` entries of the ``--config`` (``-C``) options of a command line."""
+    entries, taking = [], False
+    for arg in argv:
+        if arg in ("--config", "-C"):
+            taking = True
+        elif arg.startswith("--config="):
+            entries.append(arg.removeprefix("--config="))
+            taking = True
+        elif arg.startswith("-"):
+            taking = False
+        elif taking:
+            entries.append(arg)
+    return entries
+
+
+def _written_in(configfiles: Sequence[str | os.PathLike[str]]) -> str | None:
+    """The top-level ``study`` of the last of ``configfiles`` that sets it, as written."""
+    import yaml
+
+    for path in reversed(configfiles):
+        try:
+            text = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=yaml.BaseLoader)
+        except (OSError, ValueError, yaml.YAMLError):
+            continue
+        if isinstance(text, dict) and isinstance(text.get("study"), str):
+            return text["study"]
+    return None
+
+
+def study_as_written(
+    study: Any, argv: Sequence[str] = (), configfiles: Sequence[str | os.PathLike[str]] = ()
+) -> Any:
+    """The config key ``study`` as the user wrote it, where YAML or Snakemake read it as a
+    number (``2024``, ``1.50``, ``1e3``, ``inf``, ``nan``): each is a folder name.
+
+    ``argv``: the command line, whose ``--config study=...`` wins; ``configfiles``: the config
+    files read, the last one first. A name from a config file is taken as written there (every
+    job reads the same file). Snakemake hands ``--config`` values to the jobs it starts on a
+    cluster as the number's ``repr`` (``1e3`` as ``1000.0``), so a ``--config`` name is taken
+    only when it is written so; else :class:`ConfigError` says where to write it instead.
+    Without either source, a whole number is taken as its digits and another number refused.
+    Any other value is returned unchanged.
+    """
+    if isinstance(study, bool) or not isinstance(study, int | float):
+        return study
+    given = [e for e in _config_entries(argv) if e.partition("=")[0] == "study"]
+    if given:
+        text = given[-1].partition("=")[2].strip("'\"")  # as Snakemake strips it
+        if text == repr(study):
+            return text
+        raise ConfigError(
+            f"config error at 'study': --config study={text} is read as the number "
+            f"{study!r}, and Snakemake hands it to its jobs as {study!r}; write the name in a "
+            f"config file (study: \"{text}\"), or start it with a letter"
+        )
+    written = _written_in(configfiles)
+    if written is not None:
+        return written
+    if isinstance(study, int):
+        return str(study)
+    raise ConfigError(
+        f"config error at 'study': {study!r} is a number, not a folder name; give the name as "
+        f"text (study: \"{study!r}\" in YAML, a str in Python)"
+    )
+
+
 def validate_config(
-    config: Mapping[str, Any], only: str | tuple[str, ...] | None = None
+    config: Mapping[str, Any],
+    only: str | tuple[str, ...] | None = None,
+    *,
+    configfiles: Sequence[str | os.PathLike[str]] = (),
 ) -> dict[str, Any]:
     """Return a validated deep copy of ``config`` with every default filled in.
 
@@ -256,15 +328,15 @@ def validate_config(
     for none), the config is checked as one that runs just those experiments:
     the others' blocks get their defaults but not their cross-field checks.
     Strings that Snakemake's ``--config`` passed for non-string keys are parsed
-    first (:func:`coerce_strings`). The ``plugin_paths`` folders become importable
-    (:func:`debiaseval.recommenders.registry.add_plugin_paths`) and the experiments'
-    checks import every plugin recommender the config names. Raises
+    first (:func:`coerce_strings`). The ``plugin_paths`` folders, then the folders of
+    ``configfiles`` (the config files the run read: a plugin next to its config), become
+    importable (:func:`debiaseval.recommenders.registry.add_plugin_paths`) and the
+    experiments' checks import every plugin recommender the config names. Raises
     :class:`ConfigError` with one line naming the first offending key.
     """
     schema = load_schema()
     filled = coerce_strings(copy.deepcopy(dict(config)), schema)
-    if type(filled.get("study")) is int:  # study: 2024, or --config study=2024
-        filled["study"] = str(filled["study"])
+    filled["study"] = study_as_written(filled.get("study"))  # study: 2024 is "2024"
     check_reserved_sources(filled.get("sources"))
     _fill_defaults(filled, schema, schema)
     _check_finite(filled)
@@ -280,9 +352,11 @@ def validate_config(
     check_dataset_names("datasets", filled["datasets"], filled["sources"])
     from debiaseval.recommenders.registry import add_plugin_paths
 
-    add_plugin_paths(filled["plugin_paths"])  # before the checks import any plugin
+    beside = [Path(os.path.abspath(f)).parent for f in reversed(configfiles)]
+    add_plugin_paths([*filled["plugin_paths"], *beside])  # before the checks import any plugin
     if only is not None:
         filled["experiments"] = [only] if isinstance(only, str) else list(only)
     _resolve_experiments(filled)
     _check_job_limits(filled)
+    check_name_limits(filled)
     return filled

@@ -29,6 +29,7 @@ import importlib
 import json
 import os
 import re
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,7 @@ __all__ = [
     "markdown_page",
     "publish_report",
     "record_mismatch",
+    "report_command",
     "report_requested",
     "run_datasets",
     "table_labels",
@@ -221,13 +223,55 @@ def exported_splits(outputs: Iterable[str]) -> dict[str, list[str]]:
     return {folder: [str(s) for s in sorted(found[folder])] for folder in sorted(found)}
 
 
+_KEPT_OPTIONS = {
+    "--configfile": "+", "--configfiles": "+", "--config": "*", "-C": "*",
+    "--directory": "1", "-d": "1", "--snakefile": "1", "-s": "1",
+    "--profile": "1", "--workflow-profile": "1",
+}  # fmt: skip
+"""The options of a run that choose its workflow, folder and config, with how many values each
+takes: a report of the run needs the same."""
+
+
+def report_command(argv: Sequence[str], executable: str = sys.executable) -> str:
+    """The command that writes the HTML report of the run whose command line is ``argv``
+    (``sys.argv``): the same program, ``--report report.html``, and the run's options of
+    :data:`_KEPT_OPTIONS` as given, quoted for a POSIX shell."""
+    import shlex
+
+    program = argv[0] if argv else "snakemake"
+    head = (
+        [executable, "-m", "snakemake"] if Path(program).name == "__main__.py" else [program]
+    )
+    kept: list[str] = []
+    taking: str | None = None
+    for arg in argv[1:]:
+        option, equals, _ = arg.partition("=")
+        if arg in _KEPT_OPTIONS:
+            kept.append(arg)
+            taking = _KEPT_OPTIONS[arg]
+        elif arg.startswith("--") and equals and option in _KEPT_OPTIONS:
+            kept.append(arg)
+            taking = None
+        elif arg.startswith("-"):
+            taking = None
+        elif taking is not None:
+            kept.append(arg)
+            taking = None if taking == "1" else taking
+    return shlex.join([*head, "--report", "report.html", *kept])
+
+
 def finished_message(
-    outputs: Iterable[str], experiments: Sequence[str], study: str, *, touched: bool = False
+    outputs: Iterable[str],
+    experiments: Sequence[str],
+    study: str,
+    report: str | None = None,
+    *,
+    touched: bool = False,
 ) -> str:
     """What a successful run prints last: its study, the results of the datasets this run
     produced or changed (``outputs``: the files its jobs wrote), and how to see them in the
-    report. ``touched``: a ``--touch`` run, which ran no job and only marked ``outputs`` as up
-    to date."""
+    report: ``report``, the command that writes it (:func:`report_command`). ``touched``: a
+    ``--touch`` run, which ran no job and only marked ``outputs`` as up to date."""
     produced = run_datasets(outputs, experiments)
     if touched:
         lines = [f"debiaseval: --touch marked the outputs of study {study} (results/{study}/) "
@@ -255,10 +299,13 @@ def finished_message(
             "Splits it exported in raw ids (Parquet and CSV, to train other frameworks on):"
         )
         lines += [f"  {folder} (seeds {', '.join(seeds)})" for folder, seeds in exported.items()]
-    lines.append(
-        "HTML report with every figure and table: snakemake --report report.html "
-        "(with this run's --configfile/--config)."
-    )
+    if report is None:
+        lines.append(
+            "HTML report with every figure and table: snakemake --report report.html "
+            "(with this run's --configfile/--config)."
+        )
+    else:
+        lines.append(f"HTML report with every figure and table: {report}")
     return "\n".join(lines)
 
 

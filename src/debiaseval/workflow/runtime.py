@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from threadpoolctl import threadpool_limits
 
 from debiaseval.io import errors
+from debiaseval.io.terminal import inert_terminal
 
 __all__ = ["USER_ERRORS", "job", "one_line", "warn"]
 
@@ -20,16 +21,17 @@ line on the console, no traceback."""
 
 
 def one_line(error: BaseException, log_path: str | os.PathLike[str]) -> str:
-    """``Name: message (traceback in <log>)``, the message's whitespace folded to one line."""
-    message = " ".join(str(error).split())
+    """``Name: message (traceback in <log>)``, the message's whitespace folded to one line and
+    its control characters escaped (:func:`~debiaseval.io.terminal.inert_terminal`)."""
+    message = inert_terminal(" ".join(str(error).split()))
     return f"{type(error).__name__}: {message} (traceback in {os.fspath(log_path)})"
 
 
 def warn(logger: logging.Logger, message: str) -> None:
     """Log a warning and print it on stderr too, where it shows beside Snakemake's output
-    (the log alone would hide it): ``warning: <message>`` on one line."""
+    (the log alone would hide it): ``warning: <message>`` on one line, inert for a terminal."""
     logger.warning(message)
-    print(f"warning: {' '.join(message.split())}", file=sys.stderr, flush=True)
+    print(f"warning: {inert_terminal(' '.join(message.split()))}", file=sys.stderr, flush=True)
 
 
 @contextlib.contextmanager

@@ -244,15 +244,63 @@ def config_notice(
         f"debiaseval: this config differs from the one recorded for study {study!r} "
         f"({recorded_file}):"
     ]
-    lines += [f"  {key}: {_short(old)} -> {_short(new)}" for key, old, new in changes[:NOTICE_KEYS]]
+    lines += [
+        f"  {key}: {_short(old)} -> {_short(new)}{_derived(key, new, config)}"
+        for key, old, new in changes[:NOTICE_KEYS]
+    ]
     if len(changes) > NOTICE_KEYS:
         lines.append(f"  ... and {len(changes) - NOTICE_KEYS} more key(s)")
-    lines.append(
-        f"debiaseval: the jobs that use them run again and replace their results in "
-        f"{folder}/; to keep both studies, give this run a study of its own: "
-        "--config study=NAME"
-    )
+    kinds = set().union(*(_kinds(key, old, new) for key, old, new in changes))
+    said = []
+    if "changed" in kinds or not kinds:  # not kinds: a list reordered
+        said.append(f"the jobs that use the changed keys run again and replace their results in "
+                    f"{folder}/")  # fmt: skip
+    if "added" in kinds:
+        said.append(f"the jobs of the datasets added run and write beside the results in "
+                    f"{folder}/, replacing none")  # fmt: skip
+    if "removed" in kinds:
+        said.append(f"the results of the datasets left out stay in {folder}/ as they are")
+    keep = "; to keep both studies, give this run a study of its own: --config study=NAME"
+    lines.append(f"debiaseval: {'; '.join(said)}{keep if 'changed' in kinds else ''}")
     return "\n".join(lines)
+
+
+def _kinds(key: str, old: Any, new: Any) -> set[str]:
+    """What a change does to the study's results: a datasets list ``added`` and ``removed``
+    datasets (an added one's jobs write new files and replace none; a reordering nothing),
+    any other key ``changed`` them."""
+    if (key == "datasets" or key.endswith(".datasets")) and isinstance(old, list) and isinstance(
+        new, list
+    ):
+        added, removed = set(new) - set(old), set(old) - set(new)
+        return {kind for kind, names in (("added", added), ("removed", removed)) if names}
+    return {"changed"}
+
+
+def _derived(key: str, new: Any, config: Mapping[str, Any]) -> str:
+    """Why an experiment's ``datasets`` (null: derived from the top-level ``datasets``) holds
+    fewer datasets than the top level: the parts the experiment needs; "" otherwise."""
+    import importlib
+
+    from debiaseval.data.catalog import dataset_parts, missing_parts, needs_text
+
+    experiment, _, rest = key.partition(".")
+    top = config.get("datasets")
+    if rest != "datasets" or not isinstance(new, list) or not isinstance(top, list):
+        return ""
+    try:
+        needs = importlib.import_module(f"debiaseval.experiments.{experiment}").NEEDS
+    except (ImportError, AttributeError):
+        return ""
+    sources = config.get("sources")
+    kept = [d for d in top if not missing_parts(needs, dataset_parts(d, sources))]
+    if new != kept or new == top:
+        return ""
+    which = "none of them has" if not new else "the others lack"
+    return (
+        f" (from datasets {_short(top)}: {which} what {experiment.upper()} needs, "
+        f"{needs_text(needs)})"
+    )
 
 
 def set_aside_foreign(
