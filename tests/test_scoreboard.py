@@ -17,6 +17,7 @@ from debiaseval.estimation.scoreboard import (
     scoreboard,
     scoreboard_markdown,
     truth_of,
+    unscored_reason,
     verdict,
 )
 from debiaseval.estimation.seed_scores import REPLICATE_COLUMNS, SCORED_COLUMNS
@@ -57,7 +58,8 @@ def test_hand_computed_statistics():
     board, _ = scoreboard(_scored(_values(6)), NO_REPLICATES, truth="gt", families=FAMILIES,
                           plan=_plan(6))  # fmt: skip
     assert list(board.columns) == SCOREBOARD_COLUMNS
-    assert list(board["testset"]) == ["X", CONSTANT]
+    assert list(board["testset"]) == ["X", "Y", CONSTANT]  # Y: configured, never scored
+    assert board.iloc[1]["n_seeds"] == 0 and np.isnan(board.iloc[1]["rmse"])
     row = board.iloc[0]
     assert row["n_pairs"] == 18 and row["n_seeds"] == 6 and row["draws"] == "independent"
     assert row["bias"] == pytest.approx(0.4 / 6)
@@ -67,7 +69,7 @@ def test_hand_computed_statistics():
     odd = sum((e - 0.1) ** 2 for e in (0.2, 0.1, 0.0))
     assert row["crmse"] == pytest.approx(np.sqrt((even + odd) / 6))
     assert row["tau"] == pytest.approx((1 / 3 + 1) / 2)
-    constant = board.iloc[1]
+    constant = board.iloc[2]
     assert constant["rmse"] == pytest.approx(np.sqrt(0.02 / 3))  # ±.1 and 0 around .2
     assert constant["crmse"] == pytest.approx(constant["rmse"])
     assert constant["bias"] == pytest.approx(0.0, abs=1e-12)
@@ -79,7 +81,7 @@ def test_no_interval_below_five_seeds():
     board, pairs = scoreboard(_scored(_values(MIN_SCOREBOARD_SEEDS - 1)), NO_REPLICATES,
                               truth="gt", families=FAMILIES,
                               plan=_plan(MIN_SCOREBOARD_SEEDS - 1))  # fmt: skip
-    assert np.isfinite(board["rmse"]).all()
+    assert np.isfinite(board[board["testset"] != "Y"]["rmse"]).all()  # Y: never scored
     assert board[[c for c in board if c.endswith(("_low", "_high"))]].isna().all().all()
     assert pairs["d_rmse_low"].isna().all()
     line = verdict(board, pairs)
@@ -158,11 +160,12 @@ def test_coverage_against_an_exact_and_an_estimated_truth():
         ("B", s, "X", 0.10, 0.2) for s in range(5)]  # fmt: skip
     scored = _scored(values, TRUE, low=0.25, high=0.35)
     board, _ = scoreboard(scored, NO_REPLICATES, truth=TRUE, families=FAMILIES, plan=_plan(5))
-    assert board.iloc[0]["coverage"] == pytest.approx(0.5)  # A's [.25, .35] holds .3, B's not .2
+    covered = board.set_index("testset")["coverage"]
+    assert covered["X"] == pytest.approx(0.5)  # A's [.25, .35] holds .3, B's not .2
     joint = scored.assign(diff_low=np.where(scored["recommender"] == "A", -0.01, 0.02),
                           diff_high=0.05)  # fmt: skip
     board, _ = scoreboard(joint, NO_REPLICATES, truth="gt", families=FAMILIES, plan=_plan(5))
-    assert board.iloc[0]["coverage"] == pytest.approx(0.5)
+    assert board.set_index("testset")["coverage"]["X"] == pytest.approx(0.5)
 
 
 def _separation(separated: bool, metric="recall", k=10, truth="gt", method="stouffer"):
@@ -208,7 +211,7 @@ def test_centred_rmse_and_constant_said_plainly():
     offset = [(r, s, "Y", TRUTHS[r] + 0.3, TRUTHS[r]) for s in range(6) for r in TRUTHS]
     board, pairs = scoreboard(_scored(offset), NO_REPLICATES, truth="gt", families=FAMILIES,
                               plan=_plan(6))  # fmt: skip
-    y = board.iloc[0]
+    y = board.set_index("testset").loc["Y"]
     assert y["crmse"] == pytest.approx(0.0, abs=1e-12) and y["rmse"] == pytest.approx(0.3)
     line = verdict(board, pairs, _separation(True))
     assert "The lowest RMSE, Y's, is worse than CONSTANT's" in line
@@ -323,3 +326,28 @@ def test_an_interval_over_independent_draws_holds_a_fresh_study_at_the_two_means
         x, y = board.iloc[0], again.iloc[0]
         hits.append(x["rmse_low"] <= y["rmse"] <= x["rmse_high"])
     assert 0.77 <= np.mean(hits) <= 0.89, np.mean(hits)
+
+
+def test_a_row_that_cannot_be_scored_says_why():
+    """A configured row with no value in any seed stays on the board, in its place, and the
+    Markdown says in one line why: never computed, no users, or no finite value."""
+    values = _values(6)
+    empty = [(r, s, "Y", np.nan, TRUTHS[r]) for s in range(6) for r in TRUTHS]
+    scored = _scored(values + empty)
+    scored.loc[scored["testset"] == "Y", "n_users"] = 0
+    families = {"gt": "MAR sample", "Y": "resampling", "X": "weighting", "Z": "weighting"}
+    board, pairs = scoreboard(scored, NO_REPLICATES, truth="gt", families=families,
+                              plan=_plan(6))  # fmt: skip
+    assert list(board["testset"]) == ["Y", "X", "Z", CONSTANT]
+    by = board.set_index("testset")
+    assert by.loc["Y", "n_seeds"] == 6 and by.loc["Z", "n_seeds"] == 0
+    assert "no user has both" in unscored_reason(by.loc["Y"])
+    assert "no seed computed it" in unscored_reason(by.loc["Z"])
+    nan_users = _scored(values + empty)  # users, but no finite value
+    board, _ = scoreboard(nan_users, NO_REPLICATES, truth="gt", families=families,
+                          plan=_plan(6))  # fmt: skip
+    assert "not finite" in unscored_reason(board.set_index("testset").loc["Y"])
+    md = scoreboard_markdown(board, pairs, "synthetic")
+    assert "- Y has no value: its per-user values are not finite" in md
+    assert "- Z has no value: no seed computed it at this metric and k." in md
+    assert set(pairs["testset_a"]) | set(pairs["testset_b"]) <= {"X", CONSTANT}

@@ -57,6 +57,7 @@ __all__ = [
     "scoreboard",
     "scoreboard_markdown",
     "truth_of",
+    "unscored_reason",
     "verdict",
 ]
 
@@ -195,6 +196,7 @@ def scoreboard(
         raise ValueError(f"the plan resamples {plan.counts.shape[1]} seeds, the table has "
                          f"{seeds.size}")  # fmt: skip
     scored = scored[scored["metric"].isin(GAINS)]
+    given = scored  # with the cells of no value, for the rows that cannot be scored
     scored = scored[np.isfinite(scored["value"]) & np.isfinite(scored["truth"])]
     n_reps = int(plan.replicate.max())
     if plan.draws != "fixed":
@@ -251,11 +253,48 @@ def scoreboard(
                 record.update({stat: point, f"{stat}_low": low, f"{stat}_high": high})
             board.append(record)
         pairs += _pairs(rows, metric, k, level, plan)
+        cells = given[(given["metric"] == metric) & (given["k"] == k)]
+        board += [
+            _unscored(name, families[name], cells[cells["testset"] == name], metric=metric,
+                      k=k, truth=truth, plan=plan, level=level)
+            for name in families if name not in rows and name != truth
+        ]  # fmt: skip
+        start = len(board) - len(rows) - sum(n not in rows and n != truth for n in families)
+        board[start:] = sorted(board[start:], key=lambda r: (
+            r["testset"] in BASELINES, order.get(r["testset"], len(order))))  # fmt: skip
     out = pd.DataFrame(board, columns=SCOREBOARD_COLUMNS)
     ints = ["n_recommenders", "n_seeds", "n_pairs", "n_tau_seeds", "n_intervals"]
     out = out.astype({**dict.fromkeys(ints, np.int64), "k": np.int16})
     paired = pd.DataFrame(pairs, columns=PAIR_COLUMNS).astype({"k": np.int16})
     return out.reset_index(drop=True), paired
+
+
+def _unscored(
+    name: str, family: str, cells: pd.DataFrame, *, metric: str, k: int, truth: str,
+    plan: ResamplingPlan, level: float,
+) -> dict[str, object]:  # fmt: skip
+    """The scoreboard row of ``name``, which has no finite value against the truth in any seed
+    (``cells``: its per-seed means, NaN or none): every statistic NaN, its users the mean over
+    the seeds that have it (0 for none), so that :func:`unscored_reason` can say why."""
+    record: dict[str, object] = {
+        "testset": name, "family": family, "metric": metric, "k": k, "truth": truth,
+        "draws": plan.draws, "n_recommenders": 0, "n_seeds": int(cells["seed"].nunique()),
+        "n_pairs": 0, "n_users": float(cells["n_users"].mean()) if len(cells) else 0.0,
+        "n_tau_seeds": 0, "level": float(level), "n_intervals": 0,
+    }  # fmt: skip
+    for stat in _STATS:
+        record.update({stat: np.nan, f"{stat}_low": np.nan, f"{stat}_high": np.nan})
+    return record
+
+
+def unscored_reason(row: pd.Series) -> str:
+    """Why a scoreboard row has no value (:func:`_unscored`), in words."""
+    if int(row["n_seeds"]) == 0:
+        return "no seed computed it at this metric and k"
+    if not float(row["n_users"]) > 0:
+        return ("no user has both a held-out positive and a relevant truth item under it in any "
+                "seed (an empty test set, or every user dropped by the estimator)")  # fmt: skip
+    return "its per-user values are not finite against the truth in any seed"
 
 
 def _row(value: np.ndarray, truth: np.ndarray, plan: ResamplingPlan, ranked: np.ndarray,
@@ -529,6 +568,11 @@ def scoreboard_markdown(
             }
         )
         parts.append(markdown_table(table))
+        unscored = block[~block["testset"].isin(BASELINES) & (block["n_pairs"] == 0)]
+        if len(unscored):
+            parts.append("\n" + "".join(
+                f"- {row_label(str(r['testset']), flags)} has no value: {unscored_reason(r)}.\n"
+                for _, r in unscored.iterrows()))  # fmt: skip
         rows = block[~block["testset"].isin(BASELINES) & np.isfinite(block["rmse"])]
         if len(rows) > 1 and len(sub):
             best = str(rows.sort_values("rmse", kind="stable").iloc[0]["testset"])
