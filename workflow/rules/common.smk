@@ -245,6 +245,14 @@ def preprocess_input(wildcards):
     return {"raw": ancient(f"resources/raw/{source}")}
 
 
+def known_propensities_input(wildcards):
+    """Input function: the raw folder the known propensities of e1.estimators are drawn on
+    (jester5k-semi's Jester5k file; nothing for synthetic, nor without known propensities)."""
+    if any(spec.get("propensity") == "known" for spec in config["e1"]["estimators"].values()):
+        return preprocess_input(wildcards)
+    return {}
+
+
 def own_dataset(wildcards):
     """The settings that shape one of the config's own datasets (None for a built-in one)."""
     spec = OWN_DATASETS.get(wildcards.dataset)

@@ -31,14 +31,6 @@ E1_IMPUTED = model_imputations(E1["estimators"])
 E1_FIXED = [name for name in dataset_names(config["sources"]) if name not in DRAWN]
 
 
-def known_propensities_input(wildcards):
-    """Input function: the raw folder the known propensities of e1.estimators are drawn on
-    (jester5k-semi's Jester5k file; nothing for synthetic, nor without known propensities)."""
-    if any(spec.get("propensity") == "known" for spec in E1["estimators"].values()):
-        return preprocess_input(wildcards)
-    return {}
-
-
 localrules:
     e1_data,
     e1_select,
