@@ -1,0 +1,136 @@
+"""The doubly robust estimator that contains SNIPS: the ratio form with the imputation scaled
+by λ ∈ [0, 1] (docs/estimators.md, DR that contains SNIPS).
+
+With the notation of :mod:`debiaseval.estimation.estimators` (H_u: u's held-out pairs, C_u its
+candidates, w = 1/P, r̂ the imputation, M_u = Σ_{C_u} r̂, c the rank gain),
+
+    N_u(λ) = λ Σ_{C_u} c r̂ + Σ_{H_u} w c (y − λ r̂),   D_u(λ) = λ M_u + Σ_{H_u} w (y − λ r̂),
+
+and m̂_u(λ) = N_u(λ) / D_u(λ). At λ = 0 it is SNIPS exactly (Σ_{H_u⁺} c w ÷ Σ_{H_u⁺} w); at λ = 1
+the ratio DR (Saito, RecSys 2020). Given the right P, λ r̂ is a control variate of known total
+for any λ (E Σ_{H_u} w λ r̂ = λ M_u), so every λ estimates the same ratio; λ only trades variance.
+It is the regression estimator of Tan (*Distributionally robust estimation*, JASA 2006, eq. 9)
+and the intrinsically efficient DR of Kallus & Uehara (NeurIPS 2019, §4) restricted to [0, 1].
+
+λ is chosen once per seed (for every recommender and block, so they weight the pairs alike) on
+the grid :data:`SCALES` by :func:`choose_scale`: the smallest estimated variance of the mean over
+users, by the linearisation of each user's ratio around the direct method ψ_u = Σ c r̂ / M_u
+(Horvitz–Thompson variance under independent draws of the held-out pairs; Särndal, Swensson &
+Wretman, *Model assisted survey sampling*, 1992, eq. 5.6.5):
+
+    V(λ) = (1/n²) Σ_u Σ_{H_u} (1 − P) w² (c − ψ_u)² (y − λ r̂)² / B̂_u²,   B̂_u = Σ_{H_u} w y,
+
+a quadratic in λ whose minimiser is the regression coefficient of the control variate (Tan
+2006). A λ is admissible when it keeps every user's denominator at half its SNIPS value or more
+(D_u(λ) ≥ D_u(0)/2): the ratio form's failure is a denominator near 0. λ = 0 always is, and
+ties go to the smaller λ, the nearer SNIPS. Every sum is a ``np.bincount`` over the held-out
+pairs once per seed, and over the listed pairs per recommender and block.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from debiaseval.estimation.heldout import HeldOut
+
+__all__ = ["SCALES", "choose_scale", "scaled_values"]
+
+SCALES: tuple[float, ...] = (0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0)
+"""The λ grid of :func:`choose_scale` (0 = SNIPS, 1 = the ratio DR)."""
+
+Sums = dict[str, np.ndarray]
+
+
+def _user_sums(held: HeldOut) -> Sums:
+    """Per-user sums over every held-out pair that do not depend on the recommender."""
+    n, u, w, y, r = held.n_users, held.users, held.weights, held.labels, held.imputed
+    q = np.maximum(w * w - w, 0.0)  # (1 − P) w²: the Horvitz–Thompson variance's weight
+    return {
+        "wy": np.bincount(u, weights=w * y, minlength=n),
+        "wr": np.bincount(u, weights=w * r, minlength=n),
+        "q_y": np.bincount(u, weights=q * y, minlength=n),
+        "q_yr": np.bincount(u, weights=q * y * r, minlength=n),
+        "q_rr": np.bincount(u, weights=q * r * r, minlength=n),
+    }
+
+
+def _block_sums(held: HeldOut, at: np.ndarray, c: np.ndarray) -> Sums:
+    """Per-user sums over the pairs a recommender lists in a block (gains ``c`` at ``at``)."""
+    n, u = held.n_users, held.users[at]
+    w, y, r = held.weights[at], held.labels[at], held.imputed[at]
+    q = np.maximum(w * w - w, 0.0)
+    out = {
+        "cwy": np.bincount(u, weights=c * w * y, minlength=n),
+        "cwr": np.bincount(u, weights=c * w * r, minlength=n),
+    }
+    for power, name in ((1, "c"), (2, "cc")):
+        g = c**power * q
+        out[f"{name}_y"] = np.bincount(u, weights=g * y, minlength=n)
+        out[f"{name}_yr"] = np.bincount(u, weights=g * y * r, minlength=n)
+        out[f"{name}_rr"] = np.bincount(u, weights=g * r * r, minlength=n)
+    return out
+
+
+def scaled_values(
+    held: HeldOut,
+    listed: Mapping[tuple[str, tuple[str, int]], tuple[np.ndarray, np.ndarray]],
+    direct: Mapping[tuple[str, tuple[str, int]], np.ndarray],
+    blocks: Sequence[tuple[str, int]],
+    recommenders: Sequence[str],
+    scale: float | None = None,
+) -> tuple[np.ndarray, dict[str, np.ndarray], float]:
+    """Per-user values N_u(λ)/D_u(λ) of every recommender and block at λ = ``scale``, or at
+    the λ of :func:`choose_scale` when None.
+
+    ``listed``: (recommender, block) -> the held-out pairs of nonzero gain and their gains;
+    ``direct``: (recommender, block) -> Σ_{C_u} c r̂ per user. Returns the users (``held``'s
+    evaluated users, those of SNIPS), recommender -> blocks × users, and λ.
+    """
+    users = held.evaluated
+    sums = _user_sums(held)
+    per_block = {key: _block_sums(held, *listed[key]) for key in listed}
+    if scale is None:
+        scale = choose_scale(held, sums, per_block, direct, users)
+    lam = float(scale)
+    den = (lam * held.mass + sums["wy"] - lam * sums["wr"])[users]
+    values: dict[str, list[np.ndarray]] = {rec: [] for rec in recommenders}
+    for rec in recommenders:
+        for block in blocks:
+            s, b = direct[rec, block], per_block[rec, block]
+            num = (lam * s + b["cwy"] - lam * b["cwr"])[users]
+            values[rec].append(num / den)
+    stacked = {
+        rec: np.stack(v) if v else np.empty((0, users.size)) for rec, v in values.items()
+    }
+    return users, stacked, lam
+
+
+def choose_scale(
+    held: HeldOut,
+    sums: Sums,
+    per_block: Mapping[tuple[str, tuple[str, int]], Sums],
+    direct: Mapping[tuple[str, tuple[str, int]], np.ndarray],
+    users: np.ndarray,
+) -> float:
+    """The admissible λ of :data:`SCALES` of smallest estimated variance of the mean, summed
+    over the recommenders and blocks (the module's V(λ)); the smaller λ on a tie."""
+    grid = np.asarray(SCALES)
+    if users.size == 0:
+        return 0.0
+    mass = held.mass[users]
+    b_hat = sums["wy"][users]  # D_u(0) > 0: every evaluated user has a positive pair
+    den = b_hat[None, :] + grid[:, None] * (mass - sums["wr"][users])[None, :]
+    admissible = np.all(den >= 0.5 * b_hat[None, :], axis=1)
+    coef = np.zeros(3)  # V(λ) = coef · (1, −2λ, λ²)
+    for key, b in per_block.items():
+        psi = np.divide(direct[key][users], mass, out=np.zeros(users.size), where=mass > 0)
+        for j, t in enumerate(("y", "yr", "rr")):
+            # Σ q (c − ψ)² t = Σ q c² t − 2ψ Σ q c t + ψ² Σ q t (c = 0 off the list)
+            total = b[f"cc_{t}"][users] - 2 * psi * b[f"c_{t}"][users]
+            total += psi**2 * sums[f"q_{t}"][users]
+            coef[j] += float(np.sum(total / b_hat**2))
+    variance = coef[0] - 2 * grid * coef[1] + grid**2 * coef[2]
+    variance = np.where(admissible, variance, np.inf)
+    return float(grid[int(np.argmin(variance))])  # argmin keeps the first: the smaller λ
