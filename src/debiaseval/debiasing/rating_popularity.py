@@ -21,7 +21,8 @@ Bayes alone ([ICML16] §5.1) sees the rating but not the item. This model has bo
 
 The product P_ui ∝ g_i h(y_ui) is a :class:`~debiaseval.debiasing.propensities.PropensityModel`;
 :func:`~debiaseval.debiasing.propensities.scaled` normalises it so that Σ_{u, i∈C_u} P_ui =
-|H| (unobserved pairs count with E[h(Y)] under P(Y = r)). O(pairs + items + levels).
+|H|, an unobserved pair counting with its item's ĥ_i (a global E[h] would miss the items'
+rating mixes: popular items rated well take more than their share). O(pairs + items + levels).
 """
 
 from __future__ import annotations
@@ -67,4 +68,5 @@ def rating_popularity(
                                  + prior / mean_h)  # fmt: skip
     return PropensityModel(n_users, n_items, item=(counts + smoothing) / h_item,
                            levels=rating.levels, rating=rating.rating,
-                           rating_prior=rating.rating_prior)  # fmt: skip
+                           rating_prior=rating.rating_prior,
+                           item_rating_mean=h_item)  # fmt: skip

@@ -21,10 +21,12 @@ Wretman, *Model assisted survey sampling*, 1992, eq. 5.6.5):
     V(λ) = (1/n²) Σ_u Σ_{H_u} (1 − P) w² (c − ψ_u)² (y − λ r̂)² / B̂_u²,   B̂_u = Σ_{H_u} w y,
 
 a quadratic in λ whose minimiser is the regression coefficient of the control variate (Tan
-2006). A λ is admissible when it keeps every user's denominator at half its SNIPS value or more
-(D_u(λ) ≥ D_u(0)/2): the ratio form's failure is a denominator near 0. λ = 0 always is, and
-ties go to the smaller λ, the nearer SNIPS. Every sum is a ``np.bincount`` over the held-out
-pairs once per seed, and over the listed pairs per recommender and block.
+2006). A λ is admissible when every user's denominator stays at half the smaller of the two
+estimates of its relevant count or more, D_u(λ) ≥ min(D_u(0), M_u)/2 and D_u(λ) > 0
+(D_u(0) = B̂_u by weighting, M_u by imputation; D_u is linear in λ): the ratio form's failure is
+a denominator near 0. λ = 0 always is, and ties go to the smaller λ, the nearer SNIPS. Every
+sum is a ``np.bincount`` over the held-out pairs once per seed, and over the listed pairs per
+recommender and block.
 """
 
 from __future__ import annotations
@@ -122,7 +124,8 @@ def choose_scale(
     mass = held.mass[users]
     b_hat = sums["wy"][users]  # D_u(0) > 0: every evaluated user has a positive pair
     den = b_hat[None, :] + grid[:, None] * (mass - sums["wr"][users])[None, :]
-    admissible = np.all(den >= 0.5 * b_hat[None, :], axis=1)
+    floor = 0.5 * np.minimum(b_hat, mass)[None, :]
+    admissible = np.all((den > 0) & (den >= floor), axis=1)
     coef = np.zeros(3)  # V(λ) = coef · (1, −2λ, λ²)
     for key, b in per_block.items():
         psi = np.divide(direct[key][users], mass, out=np.zeros(users.size), where=mass > 0)
