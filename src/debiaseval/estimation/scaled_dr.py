@@ -13,16 +13,22 @@ It is the regression estimator of Tan (*Distributionally robust estimation*, JAS
 and the intrinsically efficient DR of Kallus & Uehara (NeurIPS 2019, §4) restricted to [0, 1].
 
 λ is chosen once per seed (for every recommender and block, so they weight the pairs alike) on
-the grid :data:`SCALES` by :func:`choose_scale`: the smallest estimated variance of the mean over
-users, by the linearisation of each user's ratio around the direct method ψ_u = Σ c r̂ / M_u
-(Horvitz–Thompson variance under independent draws of the held-out pairs; Särndal, Swensson &
+the grid :data:`SCALES` by :func:`choose_scale`: the smallest estimated MSE of the mean over
+users. Its variance linearises each user's ratio around the direct method ψ_u = Σ c r̂ / M_u
+(the Horvitz–Thompson variance under independent draws of the held-out pairs; Särndal, Swensson &
 Wretman, *Model assisted survey sampling*, 1992, eq. 5.6.5):
 
     V(λ) = (1/n²) Σ_u Σ_{H_u} (1 − P) w² (c − ψ_u)² (y − λ r̂)² / B̂_u²,   B̂_u = Σ_{H_u} w y,
 
 a quadratic in λ whose minimiser is the regression coefficient of the control variate (Tan
-2006). A λ is admissible when every user's denominator stays at half the smaller of the two
-estimates of its relevant count or more, D_u(λ) ≥ min(D_u(0), M_u)/2 and D_u(λ) > 0
+2006), plus the squared bias the imputation adds where the propensities are wrong: every λ
+estimates the same ratio only if E Σ_{H_u} w r̂ = M_u, so a mean change from SNIPS,
+B̂(λ) = mean_u (m̂_u(λ) − m̂_u(0)), beyond twice its standard error SE(λ) over users is bias,
+counted as max(|B̂| − 2 SE, 0)² (a signed bias estimate with its standard error, as in DR's
+weight-control rule, Su et al., ICML 2020, §5; two SE here, so that the noise of B̂ moves λ off
+its variance optimum in about 5% of seeds, not a third). A λ is
+admissible when every user's denominator stays at half the smaller of the two estimates of its
+relevant count or more, D_u(λ) ≥ min(D_u(0), M_u)/2 and D_u(λ) > 0
 (D_u(0) = B̂_u by weighting, M_u by imputation; D_u is linear in λ): the ratio form's failure is
 a denominator near 0. λ = 0 always is, and ties go to the smaller λ, the nearer SNIPS. Every
 sum is a ``np.bincount`` over the held-out pairs once per seed, and over the listed pairs per
@@ -93,20 +99,19 @@ def scaled_values(
     users = held.evaluated
     sums = _user_sums(held)
     per_block = {key: _block_sums(held, *listed[key]) for key in listed}
-    if scale is None:
-        scale = choose_scale(held, sums, per_block, direct, users)
-    lam = float(scale)
-    den = (lam * held.mass + sums["wy"] - lam * sums["wr"])[users]
-    values: dict[str, list[np.ndarray]] = {rec: [] for rec in recommenders}
-    for rec in recommenders:
-        for block in blocks:
-            s, b = direct[rec, block], per_block[rec, block]
-            num = (lam * s + b["cwy"] - lam * b["cwr"])[users]
-            values[rec].append(num / den)
-    stacked = {
-        rec: np.stack(v) if v else np.empty((0, users.size)) for rec, v in values.items()
-    }
-    return users, stacked, lam
+    grid = np.asarray(SCALES if scale is None else (float(scale),))
+    den = (grid[:, None] * held.mass[users] + sums["wy"][users]
+           - grid[:, None] * sums["wr"][users])  # fmt: skip
+    values = {
+        rec: np.stack([
+            (grid[:, None] * direct[rec, block][users] + per_block[rec, block]["cwy"][users]
+             - grid[:, None] * per_block[rec, block]["cwr"][users]) / den
+            for block in blocks
+        ], axis=1) if blocks else np.empty((grid.size, 0, users.size))
+        for rec in recommenders
+    }  # fmt: skip
+    at = 0 if scale is not None else choose_scale(held, sums, per_block, direct, users, values)
+    return users, {rec: v[at] for rec, v in values.items()}, float(grid[at])
 
 
 def choose_scale(
@@ -115,25 +120,32 @@ def choose_scale(
     per_block: Mapping[tuple[str, tuple[str, int]], Sums],
     direct: Mapping[tuple[str, tuple[str, int]], np.ndarray],
     users: np.ndarray,
-) -> float:
-    """The admissible λ of :data:`SCALES` of smallest estimated variance of the mean, summed
-    over the recommenders and blocks (the module's V(λ)); the smaller λ on a tie."""
+    values: Mapping[str, np.ndarray],
+) -> int:
+    """The index in :data:`SCALES` of the admissible λ of smallest estimated MSE of the mean,
+    summed over the recommenders and blocks: the module's V(λ) plus max(|B̂| − 2 SE, 0)²
+    against λ = 0 (``values``: recommender -> λ × blocks × users); the smaller λ on a tie."""
     grid = np.asarray(SCALES)
-    if users.size == 0:
-        return 0.0
+    n = users.size
+    if n == 0:
+        return 0
     mass = held.mass[users]
     b_hat = sums["wy"][users]  # D_u(0) > 0: every evaluated user has a positive pair
     den = b_hat[None, :] + grid[:, None] * (mass - sums["wr"][users])[None, :]
     floor = 0.5 * np.minimum(b_hat, mass)[None, :]
     admissible = np.all((den > 0) & (den >= floor), axis=1)
-    coef = np.zeros(3)  # V(λ) = coef · (1, −2λ, λ²)
+    coef = np.zeros(3)  # V(λ) n² = coef · (1, −2λ, λ²)
     for key, b in per_block.items():
-        psi = np.divide(direct[key][users], mass, out=np.zeros(users.size), where=mass > 0)
+        psi = np.divide(direct[key][users], mass, out=np.zeros(n), where=mass > 0)
         for j, t in enumerate(("y", "yr", "rr")):
             # Σ q (c − ψ)² t = Σ q c² t − 2ψ Σ q c t + ψ² Σ q t (c = 0 off the list)
             total = b[f"cc_{t}"][users] - 2 * psi * b[f"c_{t}"][users]
             total += psi**2 * sums[f"q_{t}"][users]
             coef[j] += float(np.sum(total / b_hat**2))
-    variance = coef[0] - 2 * grid * coef[1] + grid**2 * coef[2]
-    variance = np.where(admissible, variance, np.inf)
-    return float(grid[int(np.argmin(variance))])  # argmin keeps the first: the smaller λ
+    mse = (coef[0] - 2 * grid * coef[1] + grid**2 * coef[2]) / n**2
+    for v in values.values():
+        d = v - v[:1]  # each λ's change from SNIPS, λ × blocks × users
+        se = np.sqrt(np.var(d, axis=2, ddof=1) / n) if n > 1 else 0.0
+        mse = mse + (np.maximum(np.abs(d.mean(axis=2)) - 2 * se, 0.0) ** 2).sum(axis=1)
+    mse = np.where(admissible, mse, np.inf)
+    return int(np.argmin(mse))  # argmin keeps the first: the smaller λ
