@@ -304,6 +304,7 @@ ESTIMATORS = {
               "imputation_params": {"max_iter": 20}},
     "DR_RATIO": {"estimator": "dr", "propensity": "popularity", "form": "ratio",
                  "weight_control": {"method": "shrink"}, "calibrate": True},
+    "DR_SCALED": {"estimator": "dr", "propensity": "popularity_nb", "form": "scaled"},
 }  # fmt: skip
 
 
@@ -336,6 +337,8 @@ def test_estimators_are_rows_beside_the_test_sets_for_their_metrics_only():
     assert set(diagnostics["estimator"]) == set(ESTIMATORS)
     assert (diagnostics["ess_min"] >= 1 - 1e-9).all()
     assert diagnostics["top1pct_weight_share"].between(0, 1).all()
+    scales = diagnostics.set_index("estimator")["imputation_scale"]
+    assert scales["DR_SCALED"].between(0, 1).all() and scales.drop("DR_SCALED").isna().all()
     # the naive estimator is the FULL test set
     naive = run("synthetic", {**config, "e1": {**config["e1"], "estimators": {
         "NAIVE": {"estimator": "naive"}}}})["summary"]  # fmt: skip
@@ -357,6 +360,9 @@ def test_estimator_config_errors_name_the_key():
             }
         },
         "e1.estimators.Y.imputation": {"Y": {"estimator": "snips", "imputation": "item_rate"}},
+        "e1.estimators.S.scale": {"S": {"estimator": "dr", "scale": 0.5}},
+        "e1.estimators.W.weight_control": {"W": {"estimator": "dr", "form": "scaled",
+                                                  "weight_control": {"method": "clip"}}},
         "e1.estimators.K.propensity": {"K": {"estimator": "snips", "propensity": "known"}},
         "e1.estimators.FULL": {"FULL": {"estimator": "snips"}},
     }

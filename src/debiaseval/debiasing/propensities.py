@@ -444,7 +444,8 @@ class PropensityModel:
     ``user`` f (n_users), ``item`` g (n_items), ``matrix`` M (n_users × n_items, for
     models that are dense anyway: known, logistic) and the rating factor h
     (``levels`` and ``rating`` values, with ``rating_prior`` P(Y=r) of a MAR sample,
-    the expectation h takes over the unobserved pairs, whose rating is unknown);
+    the expectation h takes over the unobserved pairs, whose rating is unknown, or
+    ``item_rating_mean``, that expectation per item where the items' rating mixes differ);
     a factor left None is 1. Values are unscaled: only their ratios matter until
     :func:`scaled`.
     """
@@ -457,6 +458,7 @@ class PropensityModel:
     rating: np.ndarray | None = None
     rating_prior: np.ndarray | None = None
     matrix: np.ndarray | None = None
+    item_rating_mean: np.ndarray | None = None
 
     def pairs(
         self, users: np.ndarray, items: np.ndarray, ratings: np.ndarray | None = None
@@ -484,18 +486,21 @@ class PropensityModel:
     def candidate_mass(self, train_users: np.ndarray, train_items: np.ndarray) -> float:
         """Σ_u Σ_{i∈C_u} P_ui, C_u = the items u has no training pair with (unscaled).
 
-        Σ_u f_u Σ_i g_i M_ui (f @ M @ g, or Σf · Σg without M) minus the training
-        pairs' f_u g_i M_ui, times E[h(Y)] under ``rating_prior``: O(users + items +
-        training pairs) unless the model holds M.
+        Σ_u f_u Σ_i g_i e_i M_ui (f @ M @ (g e), or Σf · Σ g e without M) minus the
+        training pairs' f_u g_i e_i M_ui, e_i = E[h(Y)] of item i (``item_rating_mean``, else
+        the expectation under ``rating_prior`` for every item): O(users + items + training
+        pairs) unless the model holds M.
         """
         f = np.ones(self.n_users) if self.user is None else self.user
         g = np.ones(self.n_items) if self.item is None else self.item
+        if self.rating is not None:
+            mean_h = self.item_rating_mean
+            g = g * (float(self.rating @ self.rating_prior) if mean_h is None else mean_h)
         whole = float(f @ self.matrix @ g) if self.matrix is not None else float(f.sum() * g.sum())
         u = np.asarray(train_users, dtype=np.int64)
         i = np.asarray(train_items, dtype=np.int64)
         seen = float(f[u] @ (g[i] * (1.0 if self.matrix is None else self.matrix[u, i])))
-        mean_h = 1.0 if self.rating is None else float(self.rating @ self.rating_prior)
-        return (whole - seen) * mean_h
+        return whole - seen
 
 
 def as_model(table: pd.DataFrame, *, n_users: int, n_items: int) -> PropensityModel:

@@ -27,6 +27,7 @@ from debiaseval.debiasing.propensities import (
     scaled,
     wtd,
 )
+from debiaseval.debiasing.rating_popularity import rating_popularity
 from debiaseval.estimation.diagnostics import WEIGHT_COLUMNS, mar_mass_ratio, weight_diagnostics
 from debiaseval.estimation.estimators import ESTIMATE_COLUMNS, estimate_all
 from debiaseval.estimation.heldout import (
@@ -186,7 +187,10 @@ def propensity_model(
     """The propensity model ``spec["propensity"]`` of one estimator of ``e1.estimators``.
 
     naive_bayes: P(O=1 | Y=r) from the MNAR ratings (train and held-out) and the MAR
-    ``weights`` part; popularity: the training counts to the power ``gamma``; logistic:
+    ``weights`` part; popularity: the training counts to the power ``gamma``;
+    popularity_nb: the training pairs' items times naive_bayes's rating factor
+    (:func:`~debiaseval.debiasing.rating_popularity.rating_popularity`; P(Y=r) uniform
+    without a MAR part); logistic:
     user and item ``features`` fitted on the MNAR pairs; wtd: 1/(w_u w_i^2) of [SAC20]
     (reference the training part, P_mar of ``mar_posterior``); known: the ``truth``
     propensities (users × items) of a synthetic dataset. ``parts``: the split's parts when
@@ -199,6 +203,9 @@ def propensity_model(
     if name == "naive_bayes":
         return as_model(naive_bayes(parts.mnar["rating"], parts.weights["rating"], **sizes),
                         **sizes)  # fmt: skip
+    if name == "popularity_nb":
+        return rating_popularity(parts.train, parts.mnar["rating"], parts.weights["rating"],
+                                 **sizes, smoothing=smoothing)  # fmt: skip
     if name == "popularity":
         table = popularity(parts.train, **sizes, smoothing=smoothing,
                            exponent=spec.get("gamma", 1.0))  # fmt: skip
@@ -376,7 +383,8 @@ def estimator_heldout(
             imputation = calibrate(imputation, *mar)
     held_out = prepare(estimator, held, p, n_users=n_users, positive_threshold=positive_threshold,
                        imputation=imputation, train=train, form=spec.get("form") or "one_step",
-                       candidates=parts.candidates(n_users, n_items))  # fmt: skip
+                       candidates=parts.candidates(n_users, n_items),
+                       scale=spec.get("scale"))  # fmt: skip
     if estimator == "dr" and mar is not None:
         ratio = mar_mass_ratio(held_out.mass, held_out.candidates, mar[0], mar[2])
     return held_out, factor, ratio
@@ -541,17 +549,28 @@ def check_estimators(config: Mapping[str, Any]) -> None:
                 "form": spec.get("form", "one_step") != "one_step",
                 "calibrate": bool(spec.get("calibrate")),
             }
+            dr_only["scale"] = spec.get("scale") is not None
             for key in (key for key, given in dr_only.items() if given):
                 raise ConfigError(
                     f"{where}.{key}': only dr has an imputation, a form and a weight "
                     f"control; {spec['estimator']} is self-normalised (bound its weights "
                     "with clip)"
                 )
+        elif spec.get("form") == "scaled":
+            if (spec.get("weight_control") or {}).get("method", "none") != "none":
+                raise ConfigError(
+                    f"{where}.weight_control': the scaled form takes no weight control (its "
+                    "imputation scale trades the correction's variance instead)"
+                )
+        elif spec.get("scale") is not None:
+            raise ConfigError(f"{where}.scale': only the scaled form has an imputation scale")
         part = ESTIMATOR_NEEDS.get(spec.get("propensity", "naive_bayes"))
         continuous = [d for d in datasets or [] if d in CONTINUOUS_RATINGS]
-        if spec.get("propensity", "naive_bayes") == "naive_bayes" and continuous:
+        rating_model = spec.get("propensity", "naive_bayes") in ("naive_bayes", "popularity_nb")
+        if rating_model and continuous:
             raise ConfigError(
-                f"{where}.propensity': naive_bayes propensities model P(O | rating level) and "
+                f"{where}.propensity': {spec.get('propensity', 'naive_bayes')} propensities "
+                "model P(O | rating level) and "
                 f"need ratings on a few levels; {continuous[0]}'s are continuous on [-10, 10]: "
                 "use popularity or wtd propensities there"
             )

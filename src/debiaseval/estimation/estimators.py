@@ -19,6 +19,10 @@ positive ones, C_u u's candidates, w = 1/P, r̂ the imputation, M_u = Σ_{C_u} r
   D_u = Σ_{C_u} (r̂ + o (y − r̂) ŵ) (Saito, RecSys 2020; Wang et al., ICML 2019), over the
   users with D_u > 0: D_u carries the whole variance of the correction and comes near 0.
 
+- ``dr``, scaled form: the ratio form with r̂ scaled by λ ∈ [0, 1], SNIPS at λ = 0, λ chosen
+  per seed (:mod:`debiaseval.estimation.scaled_dr`; Tan, JASA 2006; Kallus & Uehara, NeurIPS
+  2019).
+
 ŵ is w under DR's weight control (:mod:`debiaseval.estimation.weight_control`). c_ui is 0
 outside the top K, so DR costs O(K + |H_u|) per user given M_u. A per-user value is kept as it
 is, negative or above 1 (clipping would bias the mean), and counted.
@@ -33,11 +37,13 @@ import numpy as np
 import pandas as pd
 
 from debiaseval.estimation.heldout import HeldOut, gains, list_ranks, member
+from debiaseval.estimation.scaled_dr import scaled_values
 from debiaseval.estimation.weight_control import (
     WeightControl,
     candidates,
     choose,
     controlled,
+    estimated_mse,
 )
 
 __all__ = ["ESTIMATE_COLUMNS", "Estimates", "estimate", "estimate_all"]
@@ -46,7 +52,7 @@ _EPS = 1e-12
 
 ESTIMATE_COLUMNS = [
     "metric", "k", "n_users", "n_left_out", "n_negative", "n_above_one", "weight_control",
-    "control_value",
+    "control_value", "imputation_scale",
 ]  # fmt: skip
 """Columns of :func:`estimate`'s per-(metric, k) table."""
 
@@ -64,6 +70,8 @@ class Estimates:
     value: float = np.inf
     """The weight control's threshold λ or τ (inf: none)."""
     n_left_out: int = 0
+    scale: float = np.nan
+    """DR's scaled form: the λ of the imputation (NaN for the other forms)."""
 
     def table(self, recommender: str) -> pd.DataFrame:
         """The recommender's per-(metric, k) counts: :data:`ESTIMATE_COLUMNS`."""
@@ -78,6 +86,7 @@ class Estimates:
                 "n_above_one": (v > 1).sum(axis=1).astype(np.int64),
                 "weight_control": self.control,
                 "control_value": float(self.value),
+                "imputation_scale": float(self.scale),
             },
             columns=ESTIMATE_COLUMNS,
         )
@@ -133,7 +142,10 @@ def estimate_all(
     (:func:`~debiaseval.estimation.heldout.list_ranks` at depth ≥ max(``ks``)).
     ``control`` (dr only): its threshold is chosen once for all the recommenders and blocks
     (so that their values weight the pairs alike and the ratio form keeps one set of users):
-    the candidate minimising the estimated MSE summed over them (:func:`dr_values`).
+    the candidate minimising the estimated MSE summed over them
+    (:func:`~debiaseval.estimation.weight_control.estimated_mse`). DR's scaled form chooses its
+    λ the same way, once for all of them (:mod:`~debiaseval.estimation.scaled_dr`), and takes
+    no weight control.
     """
     blocks = _blocks(metrics, ks)
     depth = max(k for _, k in blocks)
@@ -178,13 +190,19 @@ def _dr_all(
         for m, k in blocks:
             s = np.bincount(t_user, weights=gains(m, t_rank, k) * r_top, minlength=held.n_users)
             direct[rec, (m, k)] = s
+    if held.form == "scaled":
+        if control.method != "none":
+            raise ValueError("DR's scaled form takes no weight control: its λ controls the weights")
+        users, values, scale = scaled_values(held, listed, direct, blocks, list(lists),
+                                             held.scale)  # fmt: skip
+        return Estimates(users, values, blocks, n_left_out=held.n_left_out, scale=scale)
     thresholds = candidates(control, w)
     trials = []
     for value in thresholds:
         w_hat = controlled(w, control.method, value)
-        trials.append(dr_values(held, users_h, w, w_hat, resid, listed, direct, blocks, lists))
-    best = choose([mse for _, _, mse in trials])
-    users, values, _ = trials[best]
+        trials.append(dr_values(held, users_h, w_hat, resid, listed, direct, blocks, lists))
+    best = choose(estimated_mse(trials)) if len(trials) > 1 else 0
+    users, values = trials[best]
     return Estimates(
         users, values, blocks, control=control.method, value=float(thresholds[best]),
         n_left_out=held.n_left_out + evaluated.size - users.size,
@@ -194,25 +212,19 @@ def _dr_all(
 def dr_values(
     held: HeldOut,
     users_h: np.ndarray,
-    w: np.ndarray,
     w_hat: np.ndarray,
     resid: np.ndarray,
     listed: Listed,
     direct: Mapping[tuple[str, tuple[str, int]], np.ndarray],
     blocks: Sequence[tuple[str, int]],
     lists: Mapping[str, object],
-) -> tuple[np.ndarray, dict[str, np.ndarray], float]:
-    """DR's per-user values at one weight control, and its estimated MSE.
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """DR's per-user values (one-step or ratio form) with the correction's weights ``w_hat``.
 
-    ``users_h``, ``w``, ``w_hat``, ``resid`` (y − r̂): the held-out pairs (only the evaluated
-    users' sums are read); ``listed``: (recommender, block) -> the pairs of nonzero gain and
-    their gains c (:func:`_listed`); ``direct``: (recommender,
-    block) -> Σ_{C_u} c r̂ per user. The estimated MSE sums over the recommenders and blocks
-    the variance of the mean over users, s²/n, and the square of the bias bound
-    mean_u (1/M_u) Σ_{H_u} |w − ŵ| |c − ψ_u| |y − r̂| (the correction the control removes,
-    with its sign taken away): the rule of Wang et al. (2017, §4.2) with the bound read off
-    the held-out pairs. Returns the
-    users, recommender -> blocks × users, and the estimated MSE.
+    ``users_h``, ``w_hat``, ``resid`` (y − r̂): the held-out pairs (only the evaluated users'
+    sums are read); ``listed``: (recommender, block) -> the pairs of nonzero gain and their
+    gains c (:func:`_listed`); ``direct``: (recommender, block) -> Σ_{C_u} c r̂ per user.
+    Returns the users and recommender -> blocks × users.
     """
     n = held.n_users
     mass = held.mass
@@ -220,11 +232,8 @@ def dr_values(
     users = held.evaluated
     if held.form == "ratio":
         users = users[mass[users] + b[users] > _EPS]
-    removed = np.abs(w - w_hat) * np.abs(resid)
-    any_removed = bool(np.any(removed > 0))
     m_u = mass[users]
     values: dict[str, list[np.ndarray]] = {rec: [] for rec in lists}
-    mse = 0.0
     for rec in lists:
         for block in blocks:
             at, c = listed[rec, block]
@@ -236,18 +245,8 @@ def dr_values(
                 psi = s[users] / m_u
                 value = psi + (a[users] - psi * b[users]) / m_u
             values[rec].append(value)
-            if users.size > 1:
-                mse += float(np.var(value, ddof=1)) / users.size
-            if any_removed:
-                psi_all = np.zeros(n)
-                psi_all[users] = s[users] / m_u
-                gain = np.zeros(users_h.size)
-                gain[at] = c
-                bound = np.bincount(users_h, weights=removed * np.abs(gain - psi_all[users_h]),
-                                    minlength=n)[users] / m_u  # fmt: skip
-                mse += float(bound.mean()) ** 2 if users.size else 0.0
     stacked = {rec: np.stack(v) if v else np.empty((0, users.size)) for rec, v in values.items()}
-    return users, stacked, mse
+    return users, stacked
 
 
 def estimate(

@@ -17,7 +17,7 @@ Every estimator averages over the users with a positive held-out pair (``evaluat
 users whose metric FULL and SNIPS define, so that the rows of one seed are means over one set
 of users (docs/estimators.md, The scoreboard). DR leaves out those of them with no imputed
 mass (M_u = 0), and its ratio form those whose denominator D_u is not positive; both are
-counted.
+counted. The scaled form keeps them all (its λ keeps every D_u positive).
 """
 
 from __future__ import annotations
@@ -47,8 +47,10 @@ __all__ = [
 ESTIMATORS: tuple[str, ...] = ("naive", "snips", "dr")
 """The weighting estimators: naive (no weights), snips and dr."""
 
-FORMS: tuple[str, ...] = ("one_step", "ratio")
-"""DR's forms: the one-step (linearised) form, the default, and the ratio form N_u / D_u."""
+FORMS: tuple[str, ...] = ("one_step", "ratio", "scaled")
+"""DR's forms: the one-step (linearised) form, the default, the ratio form N_u / D_u, and the
+ratio form with the imputation scaled by λ, SNIPS at λ = 0
+(:mod:`~debiaseval.estimation.scaled_dr`)."""
 
 
 _EPS = 1e-12
@@ -178,6 +180,8 @@ class HeldOut:
     n_left_out: int = 0
     """Users with a positive held-out pair left out because M_u = 0 (dr's one-step form: no
     imputed mass)."""
+    scale: float | None = None
+    """The scaled form's λ in [0, 1] (None: chosen per seed)."""
 
 
 def prepare(
@@ -192,6 +196,7 @@ def prepare(
     n_items: int | None = None,
     form: str = "one_step",
     candidates: np.ndarray | None = None,
+    scale: float | None = None,
 ) -> HeldOut:
     """The held-out pairs, labels and weights 1/P of ``estimator``, and for dr its imputation.
 
@@ -199,13 +204,15 @@ def prepare(
     dr also needs the ``imputation`` and the ``train`` part (the candidates C_u are the
     items without a training pair). ``candidates``: the counts |C_u| (the weights'
     calibration, :mod:`debiaseval.estimation.diagnostics`), or computed from ``train`` and
-    ``n_items`` when given.
+    ``n_items`` when given. ``scale``: the scaled form's λ (None = chosen per seed).
     Computed once per seed, shared by every recommender.
     """
     if estimator not in ESTIMATORS:
         raise ValueError(f"unknown estimator {estimator!r}; known: {', '.join(ESTIMATORS)}")
     if form not in FORMS:
         raise ValueError(f"unknown DR form {form!r}; known: {', '.join(FORMS)}")
+    if scale is not None and not 0.0 <= scale <= 1.0:
+        raise ValueError(f"the scaled form's λ must lie in [0, 1], got {scale}")
     users = heldout["user"].to_numpy().astype(np.int64)
     items = heldout["item"].to_numpy().astype(np.int64)
     y = (heldout["rating"].to_numpy() > positive_threshold).astype(np.float64)
@@ -228,4 +235,4 @@ def prepare(
     kept = evaluated[mass[evaluated] > _EPS] if form == "one_step" else evaluated
     return HeldOut(estimator, users, items, y, w, n_users, kept, candidates, form=form,
                    imputation=imputation, imputed=imputed, mass=mass,
-                   n_left_out=evaluated.size - kept.size)  # fmt: skip
+                   n_left_out=evaluated.size - kept.size, scale=scale)  # fmt: skip

@@ -13,19 +13,30 @@ control replaces w by ŵ in it, trading that variance for a bias the imputation 
 - ``none``: ŵ = w.
 
 λ (or τ) is the config's ``value`` or, when that is null, chosen from the data by
-:func:`choose` over :func:`candidates`: the value minimising the estimated mean squared
-error (Wang et al. 2017, §4.2; Su et al. 2020, §4.3): the variance of the mean over users plus
-the square of a bound on the bias that the control adds (see
-:func:`debiaseval.estimation.estimators.dr_values`).
+:func:`choose` over :func:`candidates`: the value minimising :func:`estimated_mse`, the
+variance of the mean over users plus the squared bias the control adds, estimated signed with
+its standard error (Su, Dimakopoulou, Krishnamurthy & Dudík 2020, §5): the control changes the
+estimate by exactly the mean over users of its per-user changes, whose expectation is the
+control's bias when the weights are right. A bias bound without its sign (Wang et al. 2017,
+§4.2) cancels nothing and outgrows the variance it saves, so it almost never chose a control.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["CONTROLS", "QUANTILES", "WeightControl", "candidates", "choose", "controlled"]
+__all__ = [
+    "CONTROLS",
+    "QUANTILES",
+    "WeightControl",
+    "candidates",
+    "choose",
+    "controlled",
+    "estimated_mse",
+]
 
 CONTROLS: tuple[str, ...] = ("none", "clip", "shrink", "switch")
 """The weight controls of DR's correction."""
@@ -86,3 +97,29 @@ def choose(mse: np.ndarray) -> int:
     m = np.asarray(mse, dtype=np.float64)
     m = np.where(np.isfinite(m), m, np.inf)
     return int(m.size - 1 - np.argmin(m[::-1]))
+
+
+def estimated_mse(trials: Sequence[tuple[np.ndarray, Mapping[str, np.ndarray]]]) -> np.ndarray:
+    """The estimated MSE of the mean over users of each trial (users, recommender -> blocks ×
+    users), summed over the recommenders and blocks; the last trial is no control.
+
+    A trial's MSE is s²/n, the variance of its mean over its n users, plus B̂² − SE², floored
+    at 0: B̂ = the mean over the users it shares with no control of d_u = m̂_u − m̂_u(none), its
+    signed bias estimate (the uncontrolled estimate is unbiased with the right weights), and
+    SE² = var(d)/n its squared standard error, which E[B̂²] adds to B² (Su et al. 2020, §5).
+    Where the control's change is within its noise, only the variance it saves counts; where
+    it moves the estimate by more than its noise (a biased imputation with light weights), its
+    bias counts.
+    """
+    ref_users, reference = trials[-1]
+    out = np.zeros(len(trials))
+    for j, (users, values) in enumerate(trials):
+        _, at, ref_at = np.intersect1d(users, ref_users, assume_unique=True, return_indices=True)
+        for rec, v in values.items():
+            if users.size > 1:
+                out[j] += float(np.sum(np.var(v, axis=1, ddof=1))) / users.size
+            if at.size > 1:
+                d = v[:, at] - reference[rec][:, ref_at]
+                bias2 = d.mean(axis=1) ** 2 - np.var(d, axis=1, ddof=1) / at.size
+                out[j] += float(np.sum(np.maximum(bias2, 0.0)))
+    return out
