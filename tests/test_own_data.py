@@ -445,7 +445,7 @@ def test_built_in_datasets_keep_their_experiments():
                "jester5k-semi"],
         "e3": ["synthetic", "ml-100k-semi"],
         "e4": ["synthetic", "ml-100k-semi", "coat", "yahoo-r3", "jester5k-semi"],
-        "e5": ["synthetic", "yahoo-r3", "coat", "jester5k-semi"],
+        "e5": ["synthetic", "yahoo-r3", "coat", "jester5k-semi", "jester5k"],  # the block
         "e6": ["synthetic", "ml-100k", "ml-1m"],
     }
     config = validate_config({"datasets": list(DATASET_NAMES)})

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from debiaseval.data.loaders import RawDataset
+from debiaseval.data.raw import RawDataset
 from debiaseval.data.semireal import FullBlock, full_block
 from debiaseval.io.errors import DatasetError
 

@@ -14,12 +14,12 @@ import ast
 import csv
 import io
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from debiaseval.data.raw import RawDataset
 from debiaseval.io.errors import DatasetError
 
 __all__ = [
@@ -41,24 +41,6 @@ ML100K_GENRES = (
     "Documentary", "Drama", "Fantasy", "Film-Noir", "Horror", "Musical", "Mystery",
     "Romance", "Sci-Fi", "Thriller", "War", "Western",
 )  # fmt: skip
-
-
-@dataclass
-class RawDataset:
-    """A dataset as read from disk, with raw ids.
-
-    ``mnar``/``mar``: columns ``user``, ``item`` (int64; strings in a user's own log),
-    ``rating`` (float64), optional ``timestamp`` (int64). ``users``/``items``: raw id
-    column ``user``/``item`` plus features. ``propensities``: long format ``user``,
-    ``item``, ``propensity``.
-    """
-
-    mnar: pd.DataFrame
-    mar: pd.DataFrame | None = None
-    users: pd.DataFrame | None = None
-    items: pd.DataFrame | None = None
-    propensities: pd.DataFrame | None = None
-    name: str = ""
 
 
 # --------------------------------------------------------------------------- low level

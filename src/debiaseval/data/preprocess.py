@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from debiaseval.data.filters import Filtered, apply_filter, users_by_count
-from debiaseval.data.loaders import RawDataset
+from debiaseval.data.raw import RawDataset
 from debiaseval.io.errors import DatasetError
 
 __all__ = ["PARTS", "build_interactions", "filter_users_by_count"]

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from debiaseval.data.loaders import RawDataset
+from debiaseval.data.raw import RawDataset
 from debiaseval.data.synthetic import observation_scale
 
 __all__ = [

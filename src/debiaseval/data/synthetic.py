@@ -76,7 +76,7 @@ class SyntheticData:
 
     def to_raw(self):  # -> RawDataset (imported lazily to keep this module light)
         """The dataset in the loaders' raw form: MNAR and MAR parts with true propensities."""
-        from debiaseval.data.loaders import RawDataset
+        from debiaseval.data.raw import RawDataset
 
         mnar, mar = self.mnar_frame(), self.mar_frame()
         pairs = pd.concat([mnar, mar], ignore_index=True)[["user", "item", "propensity"]]

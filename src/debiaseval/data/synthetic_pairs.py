@@ -66,7 +66,7 @@ class SyntheticPairs:
 
     def to_raw(self):  # -> RawDataset (imported lazily to keep this module light)
         """The dataset in the loaders' raw form: MNAR and MAR parts with true propensities."""
-        from debiaseval.data.loaders import RawDataset
+        from debiaseval.data.raw import RawDataset
 
         keys = np.concatenate([_keys(f, self.n_items) for f in (self.mnar, self.mar)])
         props = np.concatenate(

@@ -28,7 +28,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from debiaseval.data.catalog import DEFAULT_POSITIVE_THRESHOLD
-from debiaseval.data.loaders import RawDataset, _show
+from debiaseval.data.loaders import _show
+from debiaseval.data.raw import RawDataset
 from debiaseval.io.errors import DatasetError
 
 __all__ = [

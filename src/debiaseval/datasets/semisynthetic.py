@@ -27,8 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from debiaseval.data.loaders import RawDataset
 from debiaseval.data.preprocess import build_interactions
+from debiaseval.data.raw import RawDataset
 from debiaseval.data.splits import run_rng
 from debiaseval.data.synthetic import observation_scale
 from debiaseval.evaluation.metrics import accuracy
