@@ -21,9 +21,12 @@ line on the console, no traceback."""
 
 
 def one_line(error: BaseException, log_path: str | os.PathLike[str]) -> str:
-    """``Name: message (traceback in <log>)``, the message's whitespace folded to one line and
-    its control characters escaped (:func:`~debiaseval.io.terminal.inert_terminal`)."""
-    message = inert_terminal(" ".join(str(error).split()))
+    """``Name: message (traceback in <log>)``, the message's whitespace, line breaks included,
+    folded to one line, then its other control characters escaped
+    (:func:`~debiaseval.io.terminal.inert_terminal`). The message is folded before the error's
+    own escaping (``BaseException.__str__``), so a message written on several lines reads as
+    one, not with its breaks shown as ``\n``."""
+    message = inert_terminal(" ".join(BaseException.__str__(error).split()))
     return f"{type(error).__name__}: {message} (traceback in {os.fspath(log_path)})"
 
 
