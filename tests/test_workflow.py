@@ -689,8 +689,8 @@ def test_e5_outputs(two_runs):
     assert {json.loads(p).get("max_sampled") for p in est["params"]} == {None, 1, 10}
     agr = pd.read_parquet(workdir / E5 / "agreement.parquet")
     assert list(agr.columns) == [
-        "k", "estimator", "reference", "kendall_tau", "pearson_r", "mean_bias", "n_models",
-        "flags",
+        "k", "estimator", "reference", "kendall_tau", "tau_low", "tau_high", "pearson_r",
+        "mean_bias", "n_models", "flags",
     ]  # fmt: skip
     assert set(agr["estimator"]) == {"traditional", "ure"} and (agr["n_models"] == 7).all()
     exposure = pd.read_parquet(workdir / E5 / "seed0/exposure.parquet")
