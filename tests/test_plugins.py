@@ -475,7 +475,7 @@ def test_the_workflow_refuses_a_nondeterministic_plugin_before_any_job(tmp_path)
     fitted stops at the config check with the one line, and no job ran: no results, no logs."""
     import subprocess
 
-    from test_workflow import make_workdir
+    from conftest import make_workdir
 
     workdir = make_workdir(tmp_path / "run")
     (workdir / "noisymodels.py").write_text(NOISY_FIT)  # next to the config: plugin_paths ["."]
