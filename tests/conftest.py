@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "configs" / "tiny.yaml"
 """The tiny study: every experiment on the synthetic dataset, each with its smallest settings."""
 
-SLOW_FIXTURES = frozenset({"tiny_run", "tiny_run_one_core"})
+SLOW_FIXTURES = frozenset({"tiny_workflow", "tiny_workflow_one_core"})
 """Fixtures that run the whole workflow: a test that uses one is marked ``slow``. A module whose
 own module-scoped fixture runs the workflow marks its tests itself (``pytestmark``)."""
 
@@ -122,11 +122,11 @@ def chromium() -> str:
 
 
 @pytest.fixture(scope="session")
-def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def tiny_workflow(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tiny study run once per session with --cores 2; ``run.out`` holds Snakemake's output.
 
     Tests read it and may add files beside the results (a config, a report), but a test that
-    runs jobs works on a copy (``shutil.copytree(tiny_run, ..., symlinks=True)``)."""
+    runs jobs works on a copy (``shutil.copytree(tiny_workflow, ..., symlinks=True)``)."""
     workdir = make_workdir(tmp_path_factory.mktemp("cores2"))
     run = snakemake(workdir, "--cores", "2")
     (workdir / "run.out").write_text(run.stdout + run.stderr)
@@ -134,7 +134,7 @@ def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def tiny_run_one_core(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def tiny_workflow_one_core(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tiny study run again, in another folder, with --cores 1 (to compare bytes)."""
     workdir = make_workdir(tmp_path_factory.mktemp("cores1"))
     snakemake(workdir, "--cores", "1")

@@ -465,6 +465,7 @@ def test_positive_threshold_convention():
     assert defaults["e2"]["positive_threshold"] is None
 
 
+@pytest.mark.slow
 def test_the_dataset_threshold_reaches_e1(tmp_path, monkeypatch):
     """e1.positive_threshold null takes sources.<name>.positive_threshold: the same results as
     setting e1's to that value, other than with the default 3."""
@@ -687,6 +688,7 @@ def test_coat_as_a_csv_with_shuffled_string_ids(tmp_path, monkeypatch):
 
 
 @pytest.mark.realdata
+@pytest.mark.slow
 def test_coat_as_a_csv_gives_coats_e1_summary(tmp_path, monkeypatch):
     """With string ids in Coat's own order, the interactions are Coat's; E1 under the name
     "coat" (the name seeds the random streams) gives the built-in summary exactly."""
