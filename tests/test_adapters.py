@@ -232,6 +232,7 @@ COAT_RECOMMENDERS = {
 
 
 @pytest.mark.realdata
+@pytest.mark.slow
 def test_each_adapter_beats_random_on_coat_gt(monkeypatch, tmp_path):
     if not os.environ.get("DEBIASEVAL_MIRROR"):
         pytest.skip("DEBIASEVAL_MIRROR not set: no local copy of the Coat dataset")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from test_workflow import make_workdir
+from conftest import make_workdir
 
 from debiaseval import api
 

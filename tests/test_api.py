@@ -50,6 +50,7 @@ def test_every_alias_has_run_s_signature_and_every_old_name_stays():
 
 
 @pytest.mark.parametrize("experiment", EXPERIMENTS)
+@pytest.mark.slow
 def test_run_and_its_alias_agree_on_synthetic(experiment):
     """The same call, written either way, gives the same tables (one seed, the tiny config)."""
     config = {**TINY, "experiments": [experiment]}
@@ -58,6 +59,7 @@ def test_run_and_its_alias_agree_on_synthetic(experiment):
     _equal(by_name, alias)
 
 
+@pytest.mark.slow
 def test_a_dataset_name_and_its_frames_give_the_same_tables():
     """A name is loaded as load_dataset loads it; the frames named the same give the same.
     On synthetic, seed 0 of a run by name works on its own draw (synthetic.per_seed)."""
@@ -96,6 +98,7 @@ def test_wrong_experiment_and_data_are_one_line_errors():
 
 
 @pytest.mark.realdata
+@pytest.mark.slow
 def test_run_e5_on_coat_by_name(monkeypatch, tmp_path):
     if not os.environ.get("DEBIASEVAL_MIRROR"):
         pytest.skip("DEBIASEVAL_MIRROR not set: no local copy of the Coat dataset")

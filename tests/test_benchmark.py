@@ -100,6 +100,7 @@ def test_startup_section_measures_every_workflow_script() -> None:
         assert f"startup: {name} cpu [s]" in rows
 
 
+@pytest.mark.slow
 def test_scale_section_runs_each_size_in_a_child_at_tiny_sizes(capsys) -> None:
     from debiaseval.benchmarks.scale import scale_shape
 
@@ -144,6 +145,7 @@ def test_scale_best_of_keeps_each_stages_smallest_times() -> None:
     ]
 
 
+@pytest.mark.slow
 def test_scale_section_runs_e1s_stages_alone() -> None:
     rows = main(["--sections", "scale", "--scale-sizes", "0.002", "--scale-stages", "e1",
                  "--scale-recommenders", "Random,PosPop",
@@ -155,6 +157,7 @@ def test_scale_section_runs_e1s_stages_alone() -> None:
     assert rows["scale 0.002M E1 evaluate / means only (cpu)"] > 0
 
 
+@pytest.mark.slow
 def test_ranking_section_runs_at_a_tiny_size() -> None:
     """``--sections ranking``: the project, the bare product and implicit (when installed),
     on 1 and 2 threads, with the same lists as implicit's, and PosPop's tune+rank."""

@@ -101,6 +101,7 @@ def test_every_key_of_the_schema_is_in_the_reference():
         assert f"| `{name}.datasets` |" in block_reference(name)
 
 
+@pytest.mark.slow
 def test_docs_build_strictly(tmp_path):
     """mkdocs build --strict: a broken link or anchor, a page missing from the nav, or an API
     reference to a name that does not exist fails it."""

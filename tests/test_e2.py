@@ -288,6 +288,7 @@ def tiny_run():
     return api.run_e2("synthetic", TINY)
 
 
+@pytest.mark.slow
 def test_elicited_pairs_are_in_h_unknown_and_at_most_n(tiny_run):
     from debiaseval.api import load_dataset
 
@@ -326,6 +327,7 @@ def test_elicited_pairs_are_in_h_unknown_and_at_most_n(tiny_run):
     pd.testing.assert_frame_equal(*same)  # CLASSIC and INT_T elicit the same ratings
 
 
+@pytest.mark.slow
 def test_tiny_run_tables(tiny_run):
     elicited, summary, tests = tiny_run["elicited"], tiny_run["summary"], tiny_run["wilcoxon"]
     assert list(elicited.columns) == [
@@ -405,6 +407,7 @@ def test_bad_e2_config_names_the_key(block, key):
         validate_config({"e2": block}, "e2")
 
 
+@pytest.mark.slow
 def test_per_user_values_average_to_the_summary(tiny_run):
     per_user, changes = tiny_run["metrics_per_user"], tiny_run["changes"]
     assert list(per_user.columns) == e2_tables.PER_USER_COLUMNS
@@ -417,6 +420,7 @@ def test_per_user_values_average_to_the_summary(tiny_run):
     np.testing.assert_allclose(over_seeds["after"], summary["after"], rtol=1e-12)
 
 
+@pytest.mark.slow
 def test_means_over_few_users_are_flagged_and_marked(tiny_run):
     from debiaseval.evaluation.flags import FLAGS
 

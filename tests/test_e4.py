@@ -46,6 +46,7 @@ def test_ips_weights_are_inverse_propensities_with_mean_one() -> None:
             e4.ips_weights(np.array(bad))
 
 
+@pytest.mark.slow
 def test_prepare_parts_and_propensity_models(coat_like) -> None:
     block = _block(propensities={"coat": ["provided", "logistic", "naive_bayes"]})
     pairs = e4.prepare(coat_like, block, seed=0)
@@ -173,6 +174,7 @@ def test_summary_flags_bias_only_instead_of_grid_edge() -> None:
     assert list(old["flags"]) == ["", "grid_edge", "grid_edge"]
 
 
+@pytest.mark.slow
 def test_factor_rms_vanishes_under_a_large_penalty(coat_like) -> None:
     """``factor_rms`` is what the factors add to the biases: clearly positive at a small λ,
     below BIAS_ONLY_RMS when λ shrinks V and W to zero (the biases stay unpenalised)."""
@@ -192,6 +194,7 @@ def test_factor_rms_vanishes_under_a_large_penalty(coat_like) -> None:
     assert rms[0.1] > 0.1 and rms[1e6] < le.BIAS_ONLY_RMS
 
 
+@pytest.mark.slow
 def test_fit_records_whether_the_reported_model_converged(coat_like) -> None:
     """``converged`` is False when the refit stopped at ``max_iter`` before meeting ``tol``,
     and the summary flags it; the errors themselves do not depend on recording it."""

@@ -108,7 +108,7 @@ def give_raw_ids(workdir: Path) -> None:
 
 
 def snakemake(workdir: Path, *args: str, check: bool = True):
-    from test_workflow import snakemake as run
+    from conftest import snakemake as run
 
     return run(workdir, *args, check=check, configfiles=("lists.yaml",))
 
@@ -116,7 +116,7 @@ def snakemake(workdir: Path, *args: str, check: bool = True):
 @pytest.fixture(scope="module")
 def round_trip(tmp_path_factory) -> Path:
     """Export, run the built-in models, write lists from them, run again with the lists."""
-    from test_workflow import make_workdir
+    from conftest import make_workdir
 
     workdir = make_workdir(tmp_path_factory.mktemp("lists"))
     (workdir / "lists.yaml").write_text(yaml.safe_dump(_config(False)))
@@ -220,7 +220,7 @@ def test_editing_a_lists_file_reruns_only_what_reads_it(round_trip):
 
 
 def test_bad_lists_stop_the_run_with_one_line(round_trip, tmp_path):
-    from test_workflow import make_workdir
+    from conftest import make_workdir
 
     workdir = make_workdir(tmp_path / "bad")
     shutil.copytree(round_trip / "results", workdir / "results")
@@ -255,7 +255,7 @@ def test_coat_round_trip_from_the_mirror(tmp_path):
     and E5: the same rows as the model's."""
     import os
 
-    from test_workflow import make_workdir
+    from conftest import make_workdir
 
     if not os.environ.get("DEBIASEVAL_MIRROR"):
         pytest.skip("DEBIASEVAL_MIRROR not set: no local copy of the Coat dataset")

@@ -22,6 +22,7 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 import yaml
+from conftest import make_workdir
 
 from debiaseval.data import SOURCES, DatasetError, DatasetSource
 from debiaseval.data.download import (
@@ -711,15 +712,6 @@ def test_a_read_only_subfolder_stops_the_set_aside_of_a_damaged_output_as_a_user
 # --------------------------------------------------------------------------- workflow (1)
 
 
-def _workdir(path: Path) -> Path:
-    path.mkdir(parents=True)
-    shutil.copy(ROOT / "Snakefile", path / "Snakefile")
-    for folder in ("workflow", "config", "profiles"):
-        shutil.copytree(ROOT / folder, path / folder)
-    shutil.copy(ROOT / "tests" / "configs" / "tiny.yaml", path / "tiny.yaml")
-    return path
-
-
 def _snakemake(workdir: Path, *args: str, prefix: tuple[str, ...] = ()):
     return subprocess.run(
         [*prefix, sys.executable, "-m", "snakemake", "--configfile", "tiny.yaml", "--cores", "1",
@@ -735,7 +727,7 @@ TESTSET = "results/tiny/e1/synthetic/seed0/testsets/REG.parquet"
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory) -> Path:
     """A workflow whose E1 seed-0 split and test sets are built (the split's downstream)."""
-    workdir = _workdir(tmp_path_factory.mktemp("hostile") / "run")
+    workdir = make_workdir(tmp_path_factory.mktemp("hostile") / "run")
     result = _snakemake(workdir, TESTSET)
     assert result.returncode == 0, result.stderr
     return workdir

@@ -262,7 +262,7 @@ CONFIG = {
 def _hostile_workdir(path: Path) -> Path:
     """The workflow with the hostile study: its data files (mylog's, the rating column renamed),
     the plugin module and the config."""
-    from test_workflow import make_workdir
+    from conftest import make_workdir
 
     workdir = make_workdir(path)
     (workdir / "mylog").mkdir()
@@ -318,7 +318,7 @@ def test_hostile_names_stay_text_in_every_output(hostile: Path) -> None:
 @pytest.mark.slow
 def test_hostile_names_open_no_dialog_in_a_browser(hostile: Path) -> None:
     """The report and every page it embeds open in headless Chromium without a dialog."""
-    from test_workflow import chromium
+    from conftest import chromium
 
     sync_api = pytest.importorskip("playwright.sync_api", reason="needs the test extra")
     executable = chromium()

@@ -217,6 +217,7 @@ def test_paper_config_filters_librarything_as_the_paper():
     assert default["librarything"] == {"min_ratings": 100, "max_ratings": 500}
 
 
+@pytest.mark.slow
 def test_e2_runs_on_a_librarything_file(tmp_path, monkeypatch):
     """run_e2 by name: the file is fetched from sources.librarything.path and loaded."""
     monkeypatch.delenv(MIRROR_ENV, raising=False)

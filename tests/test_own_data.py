@@ -465,6 +465,7 @@ def test_positive_threshold_convention():
     assert defaults["e2"]["positive_threshold"] is None
 
 
+@pytest.mark.slow
 def test_the_dataset_threshold_reaches_e1(tmp_path, monkeypatch):
     """e1.positive_threshold null takes sources.<name>.positive_threshold: the same results as
     setting e1's to that value, other than with the default 3."""
@@ -519,7 +520,7 @@ def test_readme_example_runs_as_written(monkeypatch):
 @pytest.fixture(scope="module")
 def own_run(tmp_path_factory) -> Path:
     """tests/configs/own_data.yaml run on the fixture: E1, E4, E5 on mylog; E2, E6 on mylog_mnar."""
-    from test_workflow import make_workdir, snakemake
+    from conftest import make_workdir, snakemake
 
     workdir = make_workdir(tmp_path_factory.mktemp("own"))
     shutil.copytree(FIXTURE, workdir / "mylog")
@@ -573,7 +574,7 @@ def test_workflow_and_api_agree_on_own_data(own_run, tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_editing_a_file_reruns_its_dataset_only(own_run):
-    from test_workflow import snakemake
+    from conftest import snakemake
 
     dry_run = ("-n", "--cores", "1")
     assert (
@@ -595,7 +596,7 @@ def test_editing_a_file_reruns_its_dataset_only(own_run):
 
 @pytest.mark.slow
 def test_bad_file_fails_with_one_line_and_writes_nothing(tmp_path):
-    from test_workflow import make_workdir, snakemake
+    from conftest import make_workdir, snakemake
 
     workdir = make_workdir(tmp_path / "bad")
     shutil.copytree(FIXTURE, workdir / "mylog")
@@ -687,6 +688,7 @@ def test_coat_as_a_csv_with_shuffled_string_ids(tmp_path, monkeypatch):
 
 
 @pytest.mark.realdata
+@pytest.mark.slow
 def test_coat_as_a_csv_gives_coats_e1_summary(tmp_path, monkeypatch):
     """With string ids in Coat's own order, the interactions are Coat's; E1 under the name
     "coat" (the name seeds the random streams) gives the built-in summary exactly."""

@@ -110,6 +110,7 @@ def _without(frame: pd.DataFrame, column: str, old: str, new: str) -> pd.DataFra
     return rows.reset_index(drop=True)
 
 
+@pytest.mark.slow
 def test_a_plugin_pospop_gives_the_builtin_pospop_rows_in_e1_and_e5(plugins):
     plugins("mymodels", MY_POP)
     e1 = {**TINY["e1"], "recommenders": {
@@ -139,6 +140,7 @@ def test_a_plugin_pospop_gives_the_builtin_pospop_rows_in_e1_and_e5(plugins):
     )
 
 
+@pytest.mark.slow
 def test_e2_runs_a_plugin_as_its_model(plugins):
     plugins("mymodels", MY_POP)
     e2 = {**TINY["e2"], "seeds": 1, "mf": {"algorithm": "pospop"}}
@@ -152,6 +154,7 @@ def test_e2_runs_a_plugin_as_its_model(plugins):
         api.run("e2", "synthetic", _config(plugins.folder, e2=e2))
 
 
+@pytest.mark.slow
 def test_a_plugin_trained_by_epochs_gets_early_stopping(plugins):
     plugins("epochs_plugin", PEAKED)
     stopping = {"max_epochs": 30, "eval_every": 5, "patience": 2}
@@ -370,6 +373,7 @@ def test_precomputed_lists_keys_are_checked_across_fields(spec, where, message):
     assert (block["ids"], block["on_train_items"]) == ("raw", "error")
 
 
+@pytest.mark.slow
 def test_plugin_paths_come_after_the_installed_packages_and_reach_job_processes(plugins, tmp_path):
     """A plugin folder never shadows an installed module, and a child process (a Snakemake
     script job, which sees only its script's folder) imports the plugin through the variable."""
@@ -465,6 +469,7 @@ def test_nan_scores_are_the_documented_nan_line_not_a_determinism_failure(plugin
     )
 
 
+@pytest.mark.slow
 def test_a_deterministic_plugin_passes_and_is_checked_once_per_run(plugins, monkeypatch):
     """The docs' PureSVD (seeded from `seed`) and MyPop pass; a (plugin, params) that passed is
     kept in DEBIASEVAL_CHECKED_PLUGINS, which job processes inherit: they do not fit it again."""
@@ -531,12 +536,13 @@ class PureSVD(Recommender):
 """
 
 
+@pytest.mark.slow
 def test_the_workflow_refuses_a_nondeterministic_plugin_before_any_job(tmp_path):
     """A real run (not a dry run) of the tiny config with a plugin that draws fresh noise when
     fitted stops at the config check with the one line, and no job ran: no results, no logs."""
     import subprocess
 
-    from test_workflow import make_workdir
+    from conftest import make_workdir
 
     workdir = make_workdir(tmp_path / "run")
     (workdir / "noisymodels.py").write_text(NOISY_FIT)  # next to the config: plugin_paths ["."]
@@ -566,7 +572,7 @@ def test_the_workflow_finds_a_plugin_next_to_its_config_file(tmp_path):
     workflow's folder: 'No module named' before; now the dry run plans the plugin's jobs."""
     import subprocess
 
-    from test_workflow import make_workdir
+    from conftest import make_workdir
 
     workdir = make_workdir(tmp_path / "run")
     (workdir / "cfg").mkdir()

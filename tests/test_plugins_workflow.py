@@ -14,8 +14,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from conftest import make_workdir
 from test_plugins import MY_POP
-from test_workflow import make_workdir
 
 from debiaseval.recommenders.registry import PLUGIN_PATHS_ENV
 

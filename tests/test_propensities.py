@@ -137,6 +137,7 @@ def test_bad_propensities_and_missing_pairs():
         prop.clip(np.array([0.5]), 0.0)
 
 
+@pytest.mark.slow
 def test_logistic_cv_chooses_l2_by_held_out_log_loss():
     """k-fold CV over every pair: a huge l2 flattens the cross weights and a tiny one
     overfits the per-user and per-item offsets; the held-out log-loss prefers neither."""

@@ -185,7 +185,7 @@ def test_round_trip_runs_as_written_on_coat(tmp_path, monkeypatch):
     import sys
 
     import yaml
-    from test_workflow import make_workdir
+    from conftest import make_workdir
 
     from debiaseval.data import MIRROR_ENV
     from debiaseval.workflow.config import validate_config

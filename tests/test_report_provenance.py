@@ -170,7 +170,7 @@ def test_the_report_of_a_after_b_shows_a_s_hash_or_refuses(tmp_path: Path) -> No
     config hash, never B's (each study has its own folder). When a config C sends its results
     into A's study folder (``study: a``), A's report refuses in one line naming both hashes
     and writes nothing."""
-    from test_workflow import make_workdir, snakemake
+    from conftest import make_workdir, snakemake
 
     workdir = make_workdir(tmp_path / "ab")
     (workdir / "a.yaml").write_text("experiments: [e3]\n")

@@ -310,6 +310,7 @@ def _study(rng, n_seeds=10, recs=6):
     return _scored(rows)
 
 
+@pytest.mark.slow
 def test_an_interval_over_independent_draws_holds_a_fresh_study_at_the_two_means_rate():
     """Replication: a 95% interval of a row's RMSE over 10 independent draws holds the RMSE of a
     fresh 10-draw study about as often as two independent means fall within each other's

@@ -49,6 +49,7 @@ def test_selection_exponent_maps_jester_to_the_synthetic_stars() -> None:
 
 
 @pytest.mark.parametrize("alpha", [0.1, 0.25, 1.0])
+@pytest.mark.slow
 def test_the_observation_rate_meets_its_target(alpha: float) -> None:
     """sum(P) is density · U · I exactly, and the MNAR draws' mean rate is within 4 standard
     errors of it; P grows with the rating and alpha = 1 is uniform."""
@@ -70,6 +71,7 @@ def test_the_observation_rate_meets_its_target(alpha: float) -> None:
         assert np.all(np.diff(p[order, 0]) >= 0)  # a better rating is never less likely seen
 
 
+@pytest.mark.slow
 def test_the_mar_sample_comes_from_the_unobserved_rest() -> None:
     block = _block()
     draw = draw_semireal(block, density=0.2, n_mar=10, seed=3)
@@ -81,6 +83,7 @@ def test_the_mar_sample_comes_from_the_unobserved_rest() -> None:
     assert (uniform.mar.sum(axis=1) == 10).all() and (uniform.mar & uniform.observed).any()
 
 
+@pytest.mark.slow
 def test_the_real_block_observed_at_its_target(tmp_path: Path) -> None:
     """On Jester5k's block (skips without the mirror): the draw's rate is the density."""
     import os
@@ -202,6 +205,7 @@ def test_naive_bayes_is_refused_on_continuous_ratings() -> None:
         validate_config({"datasets": ["jester5k-semi"], "e1": {"estimators": estimators}})
 
 
+@pytest.mark.slow
 def test_e1_runs_on_semi_real_jester_in_process(monkeypatch, tmp_path: Path) -> None:
     """E1 on Jester5k's block with the mirror (skips without it): each seed its own exposure,
     the exact TRUE row from the block, gt scored against it."""

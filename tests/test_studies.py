@@ -154,7 +154,7 @@ def digests(folder: Path) -> dict[str, str]:
 def two_studies(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     """Study a run; a stale seed5/ planted beside its two seeds; then study b run in the same
     folder. Returns the folder and the digests of results/a/ taken before b ran."""
-    from test_workflow import make_workdir, snakemake
+    from conftest import make_workdir, snakemake
 
     workdir = make_workdir(tmp_path_factory.mktemp("studies"))
     (workdir / "a.yaml").write_text(yaml.safe_dump(A))
@@ -191,7 +191,7 @@ def test_a_second_config_leaves_the_first_study_byte_identical_and_readable(two_
     assert "debiaseval: the run of study b (results/b/) is complete." in out
     assert "E1 on synthetic: results/b/e1/synthetic/" in out
     # and study a is still complete: nothing of it to rerun
-    from test_workflow import snakemake
+    from conftest import snakemake
 
     assert "Nothing to be done" in snakemake(workdir, "-n", configfiles=("a.yaml",)).stdout
 
@@ -200,7 +200,7 @@ def test_a_second_config_leaves_the_first_study_byte_identical_and_readable(two_
 def test_an_aggregate_reads_its_configs_seeds_only_never_a_stale_folder(two_studies):
     """Rerunning study a's aggregate beside the planted seed5/ gives the same bytes: it reads
     the config's seeds 0 and 1, listed explicitly, not the folders it finds."""
-    from test_workflow import snakemake
+    from conftest import snakemake
 
     workdir, before = two_studies
     snakemake(workdir, "--cores", "1", "--forcerun", "e1_aggregate", configfiles=("a.yaml",))
@@ -219,7 +219,7 @@ def test_another_file_of_the_same_name_is_refused_before_any_job(two_studies):
     """The second audit ran cfg/t1.yaml, then cfg2/t1.yaml (another model): one study, the
     first model silently gone. Study a records a.yaml; other/a.yaml is refused, by a dry run
     and a real run alike, and runs as a study of its own."""
-    from test_workflow import snakemake
+    from conftest import snakemake
 
     workdir, _ = two_studies
     before = digests(workdir / "results/a")
@@ -246,7 +246,7 @@ def test_another_file_of_the_same_name_is_refused_before_any_job(two_studies):
 
 @pytest.mark.slow
 def test_a_bad_study_name_stops_before_any_job(tmp_path):
-    from test_workflow import make_workdir, snakemake
+    from conftest import make_workdir, snakemake
 
     workdir = make_workdir(tmp_path / "bad")
     (workdir / "a.yaml").write_text(yaml.safe_dump({**A, "study": "../elsewhere"}))

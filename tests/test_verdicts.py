@@ -299,6 +299,7 @@ def test_e6_verdict_says_when_only_the_degenerate_weighting_ran():
 @pytest.mark.parametrize(
     ("experiment", "summary"), [("e3", None), ("e5", None), ("e6", None), ("e2", "summary_md")]
 )
+@pytest.mark.slow
 def test_api_run_returns_the_verdict(experiment, summary):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

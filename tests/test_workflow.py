@@ -1,4 +1,6 @@
-"""Whole-workflow runs of the tiny config: outputs, determinism across --cores, caching, errors."""
+"""Whole-workflow runs of the tiny config: outputs, determinism across --cores, caching, errors.
+
+The tiny run itself is the session fixture ``tiny_workflow`` of tests/conftest.py."""
 
 from __future__ import annotations
 
@@ -19,71 +21,24 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from conftest import ROOT, TINY, chromium, make_workdir, result_bytes, snakemake
 
 from debiaseval.data import SOURCES
 from debiaseval.workflow.provenance import read_provenance, with_header, write_table
 from debiaseval.workflow.report import VERDICT_RESULT
 
-ROOT = Path(__file__).resolve().parents[1]
-TINY = ROOT / "tests" / "configs" / "tiny.yaml"
 TARGET = "results/tiny/e1/synthetic/summary.parquet"
 E5 = Path("results/tiny/e5/synthetic")
 
 pytestmark = pytest.mark.slow
 
 
-def make_workdir(path: Path) -> Path:
-    """A copy of the workflow (Snakefile, rules, scripts, configs, profiles) in ``path``."""
-    path.mkdir(parents=True, exist_ok=True)
-    shutil.copy(ROOT / "Snakefile", path / "Snakefile")
-    shutil.copytree(ROOT / "workflow", path / "workflow")
-    shutil.copytree(ROOT / "config", path / "config")
-    shutil.copytree(ROOT / "profiles", path / "profiles")
-    shutil.copy(TINY, path / "tiny.yaml")
-    return path
-
-
-def snakemake(
-    workdir: Path, *args: str, check: bool = True, configfiles: tuple[str, ...] = ("tiny.yaml",)
-) -> subprocess.CompletedProcess:
-    result = subprocess.run(
-        [sys.executable, "-m", "snakemake", "--configfile", *configfiles, *args],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    if check and result.returncode != 0:
-        raise AssertionError(f"snakemake {args} failed:\n{result.stdout}\n{result.stderr}")
-    return result
-
-
-def result_bytes(workdir: Path) -> dict[str, bytes]:
-    """Every Parquet table and figure under results/, by relative path."""
-    return {
-        str(p.relative_to(workdir)): p.read_bytes()
-        for p in sorted((workdir / "results").rglob("*"))
-        if p.suffix in {".parquet", ".svg", ".png", ".html"}
-    }
-
-
-@pytest.fixture(scope="module")
-def two_runs(tmp_path_factory) -> tuple[Path, Path]:
-    """The tiny study run with --cores 2 and, in a second folder, with --cores 1."""
-    first = make_workdir(tmp_path_factory.mktemp("cores2"))
-    run = snakemake(first, "--cores", "2")
-    (first / "run.out").write_text(run.stdout + run.stderr)
-    second = make_workdir(tmp_path_factory.mktemp("cores1"))
-    snakemake(second, "--cores", "1")
-    return first, second
-
-
-def test_every_job_leaves_a_benchmark_naming_its_rule(two_runs):
+def test_every_job_leaves_a_benchmark_naming_its_rule(tiny_workflow):
     """Every rule has a benchmark and the default profile sets benchmark-extended, so the
     per-rule costs count exactly the jobs Snakemake ran (all but the target rule ``all``)."""
     from debiaseval.workflow.costs import costs_by_rule, read_benchmarks
 
-    workdir, _ = two_runs
+    workdir = tiny_workflow
     stats = (workdir / "run.out").read_text().split("Job stats:")[1].split("total")[0]
     ran = {
         line.split()[0]: int(line.split()[1])
@@ -95,8 +50,8 @@ def test_every_job_leaves_a_benchmark_naming_its_rule(two_runs):
     assert table.drop("total")["jobs"].to_dict() == ran
 
 
-def test_outputs(two_runs):
-    workdir, _ = two_runs
+def test_outputs(tiny_workflow):
+    workdir = tiny_workflow
     summary = pd.read_parquet(workdir / TARGET)
     assert {
         "recommender",
@@ -198,8 +153,8 @@ def test_outputs(two_runs):
         assert svg.with_suffix(".png").read_bytes().startswith(b"\x89PNG")
 
 
-def test_selected_mf_learns(two_runs):
-    workdir, _ = two_runs
+def test_selected_mf_learns(tiny_workflow):
+    workdir = tiny_workflow
     for seed in (0, 1):
         tuning = pd.read_parquet(
             workdir / f"results/tiny/e1/synthetic/seed{seed}/tuning/MF.parquet"
@@ -244,8 +199,8 @@ def result_page(result: str) -> tuple[str, str]:
     return "config", "config"
 
 
-def test_report_holds_every_figure_table_and_the_configuration(two_runs):
-    workdir, _ = two_runs
+def test_report_holds_every_figure_table_and_the_configuration(tiny_workflow):
+    workdir = tiny_workflow
     snakemake(workdir, "--report", "report.html")
     html = (workdir / "report.html").read_text()
     expected = report_results(yaml.safe_load(TINY.read_text()))
@@ -254,25 +209,6 @@ def test_report_holds_every_figure_table_and_the_configuration(two_runs):
         for results in datasets.values():
             for result in results:
                 assert f"filename={result_page(result)[0]}.html" in html, result
-
-
-def chromium() -> str:
-    """The system's Chromium for Playwright (Playwright's own browser download needs hosts a
-    build machine may not reach). With DEBIASEVAL_TEST_BROWSER=1, as root, Debian's `chromium`
-    package is installed when missing, as `.ci/run` asks; otherwise the test skips."""
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        if path := shutil.which(name):
-            return path
-    if os.environ.get("DEBIASEVAL_TEST_BROWSER") != "1":
-        pytest.skip("no Chromium on PATH (DEBIASEVAL_TEST_BROWSER=1 installs Debian's, as root)")
-    if os.geteuid() != 0 or shutil.which("apt-get") is None:
-        pytest.skip("DEBIASEVAL_TEST_BROWSER=1 installs chromium with apt-get, which needs root")
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    install = ["apt-get", "install", "-y", "-q", "--no-install-recommends", "chromium"]
-    if subprocess.run(install, env=env, capture_output=True, timeout=900).returncode != 0:
-        subprocess.run(["apt-get", "update", "-q"], env=env, capture_output=True, timeout=600)
-        subprocess.run(install, env=env, capture_output=True, timeout=900, check=True)
-    return shutil.which("chromium") or pytest.fail("apt-get installed no chromium")
 
 
 SCREENSHOTS = ROOT / "results" / "report-screenshots"
@@ -442,20 +378,20 @@ def listed_results(menu, category: str, dataset: str, several: bool) -> list[tup
     return [tuple(cell.strip() for cell in row.split("\t") if cell.strip()) for row in rows]
 
 
-def test_report_in_a_browser_shows_every_result_with_its_caption(two_runs):
+def test_report_in_a_browser_shows_every_result_with_its_caption(tiny_workflow):
     """The report opens in headless Chromium, at 1400 x 900, on its front page, whole
     (:func:`_check_front_page`). Its menu has a category per experiment, titled
     with the paper, and "Configuration"; each category lists every figure and table of each
     dataset; each opens whole (figures with their caption under them and no legend over the
     data, tables with rows and pivoted as in the Markdown), and none opens a dialog. Screenshots of
     every page go to results/report-screenshots/ for a person to look at."""
-    records = sorted((two_runs[0] / "results").glob("*/*/*/provenance.json"))
+    records = sorted((tiny_workflow / "results").glob("*/*/*/provenance.json"))
     assert records and all((r.parent / "verdict.md").is_file() for r in records)  # the blocks
-    snakemake(two_runs[0], "--report", "report.html")
+    snakemake(tiny_workflow, "--report", "report.html")
     expected = report_results(yaml.safe_load(TINY.read_text()))
     shutil.rmtree(SCREENSHOTS, ignore_errors=True)
     SCREENSHOTS.mkdir(parents=True)
-    with report_in_browser(two_runs[0] / "report.html") as (page, dialogs):
+    with report_in_browser(tiny_workflow / "report.html") as (page, dialogs):
         menu = page.locator("nav").first
         pairs = sum(len(d) for c, d in expected.items() if c != "Configuration")
         _check_front_page(page, pairs)
@@ -476,7 +412,7 @@ def test_report_in_a_browser_shows_every_result_with_its_caption(two_runs):
     assert len(shots) == 2 + sum(len(r) for d in expected.values() for r in d.values()), shots
 
 
-def test_clicking_an_experiment_shows_its_verdict_first(two_runs):
+def test_clicking_an_experiment_shows_its_verdict_first(tiny_workflow):
     """Clicking an experiment in the report's menu (then a dataset, when it has several) lists
     that dataset's results with the verdict first (``VERDICT_RESULT``, which sorts before
     every other label), and the verdict opens with its findings."""
@@ -484,10 +420,10 @@ def test_clicking_an_experiment_shows_its_verdict_first(two_runs):
     from debiaseval.io.schema import experiment_names
 
     expect = pytest.importorskip("playwright.sync_api", reason="needs the test extra").expect
-    snakemake(two_runs[0], "--report", "report.html")
+    snakemake(tiny_workflow, "--report", "report.html")
     expected = report_results(yaml.safe_load(TINY.read_text()))
     titles = {figure_module(name).TITLE: name for name in experiment_names()}
-    with report_in_browser(two_runs[0] / "report.html") as (page, dialogs):
+    with report_in_browser(tiny_workflow / "report.html") as (page, dialogs):
         menu = page.locator("nav").first
         frame = page.frame_locator("iframe")
         for category, datasets in expected.items():
@@ -505,8 +441,8 @@ def test_clicking_an_experiment_shows_its_verdict_first(two_runs):
         assert dialogs == [], dialogs
 
 
-def test_success_says_where_the_results_are(two_runs):
-    output = (two_runs[0] / "run.out").read_text()
+def test_success_says_where_the_results_are(tiny_workflow):
+    output = (tiny_workflow / "run.out").read_text()
     for experiment in ("e1", "e2", "e3", "e4", "e5", "e6"):
         assert f"{experiment.upper()} on synthetic: results/tiny/{experiment}/synthetic/" in output
     # E1's list starts with its verdict, then the paired comparisons and the report of what its
@@ -522,13 +458,13 @@ def test_success_says_where_the_results_are(two_runs):
 
 
 def test_a_targeted_summary_refreshes_its_figures_and_tables_and_names_only_them(
-    two_runs, tmp_path
+    tiny_workflow, tmp_path
 ):
     """Asking for one dataset's E1 summary after a parameter change also redraws that dataset's
     figures and HTML tables (they come from the same job), and the closing message lists that
     result only."""
     workdir = tmp_path / "targeted"
-    shutil.copytree(two_runs[0], workdir, symlinks=True)  # results and Snakemake's records
+    shutil.copytree(tiny_workflow, workdir, symlinks=True)  # results and Snakemake's records
     before = result_bytes(workdir)
     (workdir / "rho.yaml").write_text("study: tiny\ne1: {rho: 0.4}\n")
     run = snakemake(workdir, "--cores", "2", TARGET, configfiles=("tiny.yaml", "rho.yaml"))
@@ -633,8 +569,8 @@ def test_a_mirror_copy_lets_the_run_fetch_the_manual_dataset(tmp_path):
     assert (workdir / "resources/raw/yahoo-r3/ydata-ymusic-rating-study-v1_0-train.txt").exists()
 
 
-def test_e6_outputs(two_runs):
-    workdir = two_runs[0]
+def test_e6_outputs(tiny_workflow):
+    workdir = tiny_workflow
     folder = workdir / "results/tiny/e6/synthetic"
     scores = pd.read_parquet(folder / "scores.parquet")
     assert list(scores.columns) == [
@@ -664,18 +600,18 @@ def test_e6_outputs(two_runs):
     )
 
 
-def test_e6_api_gives_the_workflow_bytes(two_runs, tmp_path):
+def test_e6_api_gives_the_workflow_bytes(tiny_workflow, tmp_path):
     from debiaseval.api import run_e6
 
     out = run_e6("synthetic", yaml.safe_load(TINY.read_text()))
     for stem in ("scores", "weights", "snapshots", "lists"):
-        written = two_runs[0] / f"results/tiny/e6/synthetic/{stem}.parquet"
+        written = tiny_workflow / f"results/tiny/e6/synthetic/{stem}.parquet"
         write_table(out[stem], tmp_path / f"{stem}.parquet", read_provenance(written))
         assert (tmp_path / f"{stem}.parquet").read_bytes() == written.read_bytes(), stem
 
 
-def test_e5_outputs(two_runs):
-    workdir, _ = two_runs
+def test_e5_outputs(tiny_workflow):
+    workdir = tiny_workflow
     est = pd.read_parquet(workdir / E5 / "estimates.parquet")
     assert list(est.columns) == [
         "model", "params", "k", "true_recall", "traditional_recall", "ure",
@@ -717,23 +653,23 @@ def test_e5_outputs(two_runs):
     assert (workdir / E5 / "tables/estimates.html").exists()
 
 
-def test_e5_api_gives_the_workflow_values(two_runs):
+def test_e5_api_gives_the_workflow_values(tiny_workflow):
     import yaml
 
     from debiaseval import api
 
     config = yaml.safe_load(TINY.read_text())
     out = api.run_e5("synthetic", config, seeds=2)
-    written = pd.read_parquet(two_runs[0] / E5 / "estimates.parquet")
+    written = pd.read_parquet(tiny_workflow / E5 / "estimates.parquet")
     pd.testing.assert_frame_equal(out["estimates"], written, check_dtype=False)
 
 
-def test_e3_outputs_and_api_parity(two_runs):
+def test_e3_outputs_and_api_parity(tiny_workflow):
     import yaml
 
     from debiaseval.api import run_e3
 
-    workdir, _ = two_runs
+    workdir = tiny_workflow
     folder = workdir / "results" / "tiny" / "e3" / "synthetic"
     estimates = pd.read_parquet(folder / "estimates.parquet")
     assert list(estimates.columns) == [
@@ -767,14 +703,14 @@ def test_e3_outputs_and_api_parity(two_runs):
     pd.testing.assert_frame_equal(api["rmse_vs_mar"], by_mar)
 
 
-def test_e4_outputs_and_api_parity(two_runs, tmp_path):
+def test_e4_outputs_and_api_parity(tiny_workflow, tmp_path):
     import yaml
 
     from debiaseval.api import run_e4
     from debiaseval.evaluation import learning_errors
     from debiaseval.experiments import e4
 
-    workdir, _ = two_runs
+    workdir = tiny_workflow
     folder = workdir / "results" / "tiny" / "e4" / "synthetic"
     summary = pd.read_parquet(folder / "summary.parquet")
     assert list(summary.columns) == list(learning_errors.SUMMARY_COLUMNS)
@@ -811,8 +747,8 @@ def test_e4_outputs_and_api_parity(two_runs, tmp_path):
 E2 = Path("results/tiny/e2/synthetic")
 
 
-def test_e2_outputs(two_runs):
-    workdir = two_runs[0]
+def test_e2_outputs(tiny_workflow):
+    workdir = tiny_workflow
     folder = workdir / E2
     elicited = pd.read_parquet(folder / "elicited.parquet")
     assert list(elicited.columns) == [
@@ -878,47 +814,47 @@ def _pairs(frame: pd.DataFrame) -> set[tuple[int, int]]:
     return set(zip(frame["user"], frame["item"], strict=True))
 
 
-def test_e2_api_gives_the_workflow_bytes(two_runs, tmp_path):
+def test_e2_api_gives_the_workflow_bytes(tiny_workflow, tmp_path):
     import yaml
 
     from debiaseval.api import run_e2
 
     out = run_e2("synthetic", yaml.safe_load(TINY.read_text()))
     for stem in ("elicited", "summary", "wilcoxon", "wilcoxon_seeds"):
-        written = two_runs[0] / E2 / f"{stem}.parquet"
+        written = tiny_workflow / E2 / f"{stem}.parquet"
         write_table(out[stem], tmp_path / f"{stem}.parquet", record := read_provenance(written))
         assert (tmp_path / f"{stem}.parquet").read_bytes() == written.read_bytes(), stem
-    summary_md = (two_runs[0] / E2 / "summary.md").read_text()
+    summary_md = (tiny_workflow / E2 / "summary.md").read_text()
     assert with_header(out["summary_md"], record) == summary_md
     pairs = out["elicited_pairs"]
     one = pairs[(pairs["seed"] == 1) & (pairs["method"] == "INT_HT") & (pairs["strategy"] == "HP")]
-    written = pd.read_parquet(two_runs[0] / E2 / "seed1/INT_HT/elicited/HP.parquet")
+    written = pd.read_parquet(tiny_workflow / E2 / "seed1/INT_HT/elicited/HP.parquet")
     pd.testing.assert_frame_equal(one[["user", "item", "rating"]].reset_index(drop=True), written)
 
 
-def test_e1_api_gives_the_workflow_bytes(two_runs, tmp_path):
+def test_e1_api_gives_the_workflow_bytes(tiny_workflow, tmp_path):
     import yaml
 
     from debiaseval.api import run_e1
 
     out = run_e1("synthetic", yaml.safe_load(TINY.read_text()))
     for stem in ("summary", "kendall", "testsets", "estimator_accuracy"):
-        written = two_runs[0] / f"results/tiny/e1/synthetic/{stem}.parquet"
+        written = tiny_workflow / f"results/tiny/e1/synthetic/{stem}.parquet"
         write_table(out[stem], tmp_path / f"{stem}.parquet", record := read_provenance(written))
         assert (tmp_path / f"{stem}.parquet").read_bytes() == written.read_bytes(), stem
-    summary_md = (two_runs[0] / "results/tiny/e1/synthetic/summary.md").read_text()
+    summary_md = (tiny_workflow / "results/tiny/e1/synthetic/summary.md").read_text()
     assert with_header(out["summary_md"], record) == summary_md
 
 
-def test_byte_identical_whatever_the_cores(two_runs):
-    first, second = two_runs
+def test_byte_identical_whatever_the_cores(tiny_workflow, tiny_workflow_one_core):
+    first, second = tiny_workflow, tiny_workflow_one_core
     a, b = result_bytes(first), result_bytes(second)
     assert a.keys() == b.keys() and len(a) > 20
     assert [name for name in a if a[name] != b[name]] == []
 
 
-def test_rerun_is_cached_and_a_param_change_reruns_only_what_depends_on_it(two_runs):
-    workdir, _ = two_runs
+def test_rerun_is_cached_and_a_param_change_reruns_only_what_depends_on_it(tiny_workflow):
+    workdir = tiny_workflow
     assert "Nothing to be done" in snakemake(workdir, "-n", "--cores", "1").stdout
     (workdir / "rho.yaml").write_text("study: tiny\ne1: {rho: 0.4}\n")
     changed = snakemake(workdir, "-n", "--cores", "1", configfiles=("tiny.yaml", "rho.yaml")).stdout
@@ -927,12 +863,12 @@ def test_rerun_is_cached_and_a_param_change_reruns_only_what_depends_on_it(two_r
     assert "train" not in jobs and "preprocess" not in jobs and "split" not in jobs
 
 
-def test_a_changed_config_names_its_keys_before_the_first_job_and_proceeds(two_runs, tmp_path):
+def test_a_changed_config_names_its_keys_before_the_first_job_and_proceeds(tiny_workflow, tmp_path):
     """A run of the tiny study with e1.rho changed says, before its first job, which key
     changed (old -> new) and how to keep both studies, then runs; Snakemake's reasons name
     short digests, never a whole block."""
     workdir = tmp_path / "changed"
-    shutil.copytree(two_runs[0], workdir, symlinks=True)  # results and Snakemake's records
+    shutil.copytree(tiny_workflow, workdir, symlinks=True)  # results and Snakemake's records
     (workdir / "rho.yaml").write_text("study: tiny\ne1: {rho: 0.4}\n")
     target = "results/tiny/e1/synthetic/seed0/testsets/FULL.parquet"
     run = snakemake(workdir, "--cores", "1", target, configfiles=("tiny.yaml", "rho.yaml"))
@@ -941,7 +877,7 @@ def test_a_changed_config_names_its_keys_before_the_first_job_and_proceeds(two_r
     assert notice in log and "\n  e1.rho: 0.5 -> 0.4\n" in log, log[-3000:]
     assert "to keep both studies, give this run a study of its own: --config study=NAME" in log
     assert log.index(notice) < log.index("rule e1_intervene:"), log[-3000:]
-    assert (workdir / target).stat().st_mtime > (two_runs[0] / target).stat().st_mtime
+    assert (workdir / target).stat().st_mtime > (tiny_workflow / target).stat().st_mtime
     # everything else it changes: named once more by a dry run, with short reasons
     dry = snakemake(workdir, "-n", "--cores", "1", configfiles=("tiny.yaml", "rho.yaml"))
     lines = (dry.stdout + dry.stderr).splitlines()
@@ -954,18 +890,18 @@ def test_a_changed_config_names_its_keys_before_the_first_job_and_proceeds(two_r
     assert "debiaseval: this config differs" not in own.stdout + own.stderr
 
 
-def test_the_docs_snippets_read_the_tiny_run(two_runs, tmp_path):
+def test_the_docs_snippets_read_the_tiny_run(tiny_workflow, tmp_path):
     """Every Python snippet of the docs that reads results runs against the tiny run
     (tests/test_docs_snippets.py), so a stale path fails here."""
     from test_docs_snippets import check_snippets
 
-    assert check_snippets(two_runs[0] / "results" / "tiny", tmp_path) == []
+    assert check_snippets(tiny_workflow / "results" / "tiny", tmp_path) == []
 
 
-def test_an_e2_change_reruns_its_seed_jobs_from_the_stage_it_touches(two_runs):
+def test_an_e2_change_reruns_its_seed_jobs_from_the_stage_it_touches(tiny_workflow):
     # e2_elicit and e2_evaluate hold every strategy of a seed; n_asked reaches elicit, so the
     # seed's samples, split and MF tuning stay cached, and no other experiment reruns
-    workdir, _ = two_runs
+    workdir = tiny_workflow
     (workdir / "asked.yaml").write_text("study: tiny\ne2: {n_asked: 5}\n")
     changed = snakemake(workdir, "-n", "--cores", "1", configfiles=("tiny.yaml", "asked.yaml"))
     jobs = changed.stdout.split("Job stats:")[1].split("total")[0].split()
@@ -974,10 +910,10 @@ def test_an_e2_change_reruns_its_seed_jobs_from_the_stage_it_touches(two_runs):
     assert not {"e2_sample", "e2_split", "e2_train", "preprocess"} & set(jobs)
 
 
-def test_without_per_seed_draws_every_seed_reads_the_one_draw(two_runs):
+def test_without_per_seed_draws_every_seed_reads_the_one_draw(tiny_workflow):
     """``synthetic.per_seed: false``: the one draw at synthetic.seed (data/synthetic/,
     e5/synthetic/full.parquet) serves every seed of every experiment, and no seed draws its own."""
-    workdir, _ = two_runs
+    workdir = tiny_workflow
     (workdir / "fixed.yaml").write_text("study: tiny\nsynthetic: {per_seed: false}\n")
     dry = snakemake(workdir, "-n", "--cores", "1", configfiles=("tiny.yaml", "fixed.yaml")).stdout
     jobs = dry.split("Job stats:")[1].split("total")[0].split()
@@ -1006,16 +942,22 @@ def test_lint_is_clean(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-@pytest.mark.realdata
-def test_e1_on_coat_from_the_mirror(tmp_path):
-    """E1 on real Coat data: the download rule copies from the mirror, checksums pass."""
-    import os
-
+@pytest.fixture(scope="module")
+def coat_run(tmp_path_factory) -> Path:
+    """tests/configs/coat.yaml run whole from the mirror: every experiment that Coat allows
+    (E1, E2, E4, E5), one seed."""
     if not os.environ.get("DEBIASEVAL_MIRROR"):
         pytest.skip("DEBIASEVAL_MIRROR not set: no local copy of the Coat dataset")
-    workdir = make_workdir(tmp_path / "coat")
+    workdir = make_workdir(tmp_path_factory.mktemp("coat"))
     shutil.copy(ROOT / "tests" / "configs" / "coat.yaml", workdir / "coat.yaml")
     snakemake(workdir, "--cores", "2", configfiles=("coat.yaml",))
+    return workdir
+
+
+@pytest.mark.realdata
+def test_e1_on_coat_from_the_mirror(coat_run):
+    """E1 on real Coat data: the download rule copies from the mirror, checksums pass."""
+    workdir = coat_run
     assert (workdir / "resources/raw/coat/train.ascii").exists()
     interactions = pd.read_parquet(workdir / "results/coat/data/coat/interactions.parquet")
     assert interactions["part"].value_counts().to_dict() == {"mnar": 6960, "mar": 4640}
@@ -1033,17 +975,11 @@ def test_e1_on_coat_from_the_mirror(tmp_path):
 
 
 @pytest.mark.realdata
-def test_e4_on_coat_from_the_mirror(tmp_path):
+def test_e4_on_coat_from_the_mirror(coat_run):
     """E4 on real Coat ([ICML16] Table 2): MF-IPS with the provided and with logistic-regression
     propensities beats MF-Naive on the MAR test, in MSE and MAE (one seed, small grid)."""
-    import os
-
-    if not os.environ.get("DEBIASEVAL_MIRROR"):
-        pytest.skip("DEBIASEVAL_MIRROR not set: no local copy of the Coat dataset")
-    workdir = make_workdir(tmp_path / "coat")
-    shutil.copy(ROOT / "tests" / "configs" / "coat.yaml", workdir / "coat.yaml")
+    workdir = coat_run  # the whole study's run, E4 included
     target = "results/coat/e4/coat/summary.parquet"
-    snakemake(workdir, "--cores", "2", target, configfiles=("coat.yaml",))
     summary = pd.read_parquet(workdir / target).set_index(["propensity", "metric"])["mean"]
     assert set(summary.index) == {
         (p, m) for p in ("none", "provided", "logistic") for m in ("mse", "mae")
@@ -1171,13 +1107,13 @@ def test_ml_100k_download_and_preprocess_from_the_mirror(tmp_path):
     assert items.loc[0, "raw_item"] == 1 and "title" in items.columns
 
 
-def test_no_interval_of_the_tiny_runs_summaries_leaves_zero_one(two_runs):
+def test_no_interval_of_the_tiny_runs_summaries_leaves_zero_one(tiny_workflow):
     """Every interval printed in a table of a summary of shares (E1's summary, E5's
     estimates, E6's scores) lies in [0, 1]; with the tiny run's 2 seeds, E1's and E5's cells
     show the bootstrap interval over users and no t interval over seeds (issue 34, item 3)."""
     import re
 
-    workdir, _ = two_runs
+    workdir = tiny_workflow
     pair = re.compile(r"([\[⟨])(-?\d+(?:\.\d+)?), (-?\d+(?:\.\d+)?)[\]⟩]")
     for name in ("e1/synthetic/summary.md", "e5/synthetic/estimates.md", "e6/synthetic/scores.md"):
         rows = [
@@ -1194,13 +1130,13 @@ def test_no_interval_of_the_tiny_runs_summaries_leaves_zero_one(two_runs):
             assert {kind for kind, _, _ in found} == {"⟨"}, name  # 2 seeds: no t interval
 
 
-def test_no_interval_of_the_tiny_runs_e2_e3_e4_tables_leaves_the_range(two_runs):
+def test_no_interval_of_the_tiny_runs_e2_e3_e4_tables_leaves_the_range(tiny_workflow):
     """E3's estimates (mae, dcg@10: [0, ∞)) print the t interval over the 2 × 5 draws, every
     bound at or above 0; E2's summary (2 seeds) and E4's (2 seeds) print means without an
     interval and say why; no table row prints ``± sd`` (issue 34, item 3)."""
     import re
 
-    workdir, _ = two_runs
+    workdir = tiny_workflow
     pair = re.compile(r"\[(-?\d+(?:\.\d+)?), (-?\d+(?:\.\d+)?)\]")
     folder = workdir / "results/tiny"
     texts = {
