@@ -37,7 +37,7 @@ from typing import Any, BinaryIO
 
 from debiaseval.data.registry import SOURCES, DatasetSource
 from debiaseval.io.errors import DatasetError
-from debiaseval.io.files import atomic_path
+from debiaseval.io.files import atomic_path, sha256_file
 
 __all__ = [
     "DATA_ENV",
@@ -76,15 +76,6 @@ class DownloadLimits:
 
 
 _DEFAULT_LIMITS = DownloadLimits()
-
-
-def sha256_file(path: str | os.PathLike[str]) -> str:
-    """Hex SHA-256 of a file, read in 1 MiB chunks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(_CHUNK), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def cache_folder() -> Path:

@@ -42,6 +42,7 @@ __all__ = [
     "rebuild_damaged",
     "rerun_target",
     "runs_jobs",
+    "sha256_file",
     "write_csv",
     "write_parquet",
     "write_text",
@@ -488,7 +489,7 @@ def _contents(path: Path) -> dict[str, str]:
     if path.is_symlink():
         return {".": "-> " + os.readlink(path)}
     if not path.is_dir():
-        return {".": _sha256(path)}
+        return {".": sha256_file(path)}
     found = {}
     for folder, folders, names in os.walk(path):
         for name in sorted([*folders, *names]):
@@ -497,11 +498,12 @@ def _contents(path: Path) -> dict[str, str]:
             if item.is_symlink():
                 found[key] = "-> " + os.readlink(item)
             elif item.is_file():
-                found[key] = _sha256(item)
+                found[key] = sha256_file(item)
     return found
 
 
-def _sha256(path: Path) -> str:
+def sha256_file(path: str | os.PathLike[str]) -> str:
+    """Hex SHA-256 of a file, read in 1 MiB chunks."""
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):

@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from debiaseval._version import __version__
-from debiaseval.io.files import atomic_path, write_text
+from debiaseval.io.files import atomic_path, sha256_file, write_text
 from debiaseval.io.markup import code_span, inert_markdown
 from debiaseval.io.processes import run_bounded
 
@@ -164,14 +164,6 @@ def input_files(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
     return sorted(found)
 
 
-def _sha256(path: str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def file_checksums(
     paths: Iterable[str | os.PathLike[str]], cache: str | os.PathLike[str] | None = None
 ) -> dict[str, str]:
@@ -197,7 +189,7 @@ def file_checksums(
         if isinstance(entry, list) and len(entry) == 3 and entry[:2] == key:
             sums[name] = entry[2]
             continue
-        sums[name] = _sha256(name)
+        sums[name] = sha256_file(name)
         known[name] = [*key, sums[name]]
         learnt = True
     if cache is not None and learnt:
