@@ -17,7 +17,7 @@ from debiaseval.estimation.sensitivity import (
     percentile_rank,
     sensitivity_markdown,
 )
-from debiaseval.experiments.e1_verdict import comparisons_markdown
+from debiaseval.experiments.e1.verdict import comparisons_markdown
 
 
 def _case(seed: int, n_users: int = 50, lead: float = 0.5, zero_users: int = 5):

@@ -321,7 +321,7 @@ def test_seed_counts_read_as_english_for_one_seed_and_for_all():
     assert in_any_seed(1) == "in its one seed" and in_any_seed(4) == "in any of 4 seeds"
     import pandas as pd
 
-    from debiaseval.experiments.e1_verdict import pair_sentences
+    from debiaseval.experiments.e1.verdict import pair_sentences
 
     pairs = pd.DataFrame({"recommender_a": ["MF", "Pop"], "recommender_b": ["Pop", "Rnd"],
                           "n_a_better": [1, 0], "n_b_better": [0, 0], "mean_diff": [0.1, 0.0],

@@ -707,8 +707,8 @@ def test_e4_outputs_and_api_parity(tiny_workflow, tmp_path):
     import yaml
 
     from debiaseval.api import run_e4
-    from debiaseval.evaluation import learning_errors
     from debiaseval.experiments import e4
+    from debiaseval.experiments.e4 import tables as learning_errors
 
     workdir = tiny_workflow
     folder = workdir / "results" / "tiny" / "e4" / "synthetic"

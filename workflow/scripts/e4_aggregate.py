@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
-from debiaseval.evaluation import learning_errors
 from debiaseval.experiments import e4
+from debiaseval.experiments.e4 import tables as learning_errors
 from debiaseval.experiments.verdicts import e4_verdict, verdict_markdown, with_verdict
 from debiaseval.io.files import read_parquet
 from debiaseval.workflow.provenance import record_run, write_markdown, write_table

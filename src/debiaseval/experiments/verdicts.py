@@ -7,7 +7,7 @@ the experiment's other results, and as the first section of its main Markdown su
 (:func:`with_verdict`); ``api.run`` returns it as ``verdict`` (the sentences) and ``verdict_md``
 (:func:`verdict_entries`). One function per experiment:
 
-- :func:`~debiaseval.experiments.e1_verdict.e1_verdict` (its own module): the recommenders
+- :func:`~debiaseval.experiments.e1.verdict.e1_verdict` (its own module): the recommenders
   ranked by the truth, the pairs that differ, Γ* and the arena's line ([SAC20]);
 - :func:`e2_verdict`: which elicitation strategies differ per evaluation method after Holm's
   correction, which gains more only where the seeds or a one-sided test settle it, and how
@@ -403,7 +403,7 @@ def _e4_per_seed(tests: pd.DataFrame, significance: float) -> str:
 
 def _e4_grid_edge(rows: Sequence[tuple[str, pd.Series]]) -> str:
     """``; the tuning picked … at an end of the grid …`` for the models flagged ``grid_edge``
-    (:func:`~debiaseval.evaluation.learning_errors.grid_edge`), else nothing."""
+    (:func:`~debiaseval.experiments.e4.tables.grid_edge`), else nothing."""
     flagged = [name for name, row in rows if "grid_edge" in str(row.get("flags", "") or "")]
     if not flagged:
         return ""

@@ -83,7 +83,7 @@ from debiaseval.evaluation.testsets import (
 )
 from debiaseval.evaluation.uncertainty import agreement_over_seeds, seed_intervals
 from debiaseval.experiments import Data, Frames, input_frames, seed_data, seed_ids, validated
-from debiaseval.experiments.e1_verdict import (
+from debiaseval.experiments.e1.verdict import (
     comparisons_markdown,
     e1_verdict,
     truth_separation_notes,
@@ -477,7 +477,7 @@ def aggregate_step(
     resampling seeds alone where each seed drew its own data (``draws="independent"``), seeds
     and users where the seeds re-split one dataset (``"fixed"``); ``truth_separation``: whether
     the truth separates each ranked pair; ``sensitivity``: the seeds' SNIPS bounds, averaged.
-    The verdict (:func:`~debiaseval.experiments.e1_verdict.e1_verdict`) is ``verdict`` /
+    The verdict (:func:`~debiaseval.experiments.e1.verdict.e1_verdict`) is ``verdict`` /
     ``verdict_md`` and the first section of ``summary_md`` and ``comparisons_md``.
     """
     per_seed = pd.concat([*metrics, *truth]).reset_index(drop=True)

@@ -48,12 +48,6 @@ from debiaseval.data.catalog import (
 )
 from debiaseval.data.splits import run_rng
 from debiaseval.debiasing import propensities as prop
-from debiaseval.evaluation.learning_errors import (
-    aggregate,
-    losses_frame,
-    model_name,
-    summary_markdown,
-)
 from debiaseval.experiments import (
     Data,
     input_frames,
@@ -64,6 +58,12 @@ from debiaseval.experiments import (
     validated,
 )
 from debiaseval.experiments.e3 import Truth, full_truth, synthetic_truth
+from debiaseval.experiments.e4.tables import (
+    aggregate,
+    losses_frame,
+    model_name,
+    summary_markdown,
+)
 from debiaseval.experiments.verdicts import e4_verdict, verdict_entries, with_verdict
 from debiaseval.io.errors import ConfigError
 from debiaseval.io.progress import stage, staged

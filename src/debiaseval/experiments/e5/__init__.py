@@ -15,7 +15,7 @@ models is compared with URE's.
 
 Steps (the workflow's ``e5_*`` rules): :func:`full_data` / :func:`observed_data`
 → :func:`expose` → :func:`evaluate_models` (one model entry, all its grid points)
-→ the tables over seeds (:mod:`debiaseval.evaluation.recall_tables`).
+→ the tables over seeds (:mod:`debiaseval.experiments.e5.tables`).
 """
 
 from __future__ import annotations
@@ -52,16 +52,6 @@ from debiaseval.evaluation.external_lists import (
     prepare_lists,
     traditional_decided,
 )
-from debiaseval.evaluation.recall_tables import (
-    ESTIMATE_COLUMN,
-    agreement_table,
-    bootstrap_table,
-    comparisons_table,
-    estimates_table,
-    evaluated_users,
-    per_user_values,
-    users_k_ge_exposed,
-)
 from debiaseval.evaluation.ure import mean_recall, recall_estimates
 from debiaseval.experiments import (
     Data,
@@ -71,6 +61,16 @@ from debiaseval.experiments import (
     seed_generated,
     seed_ids,
     validated,
+)
+from debiaseval.experiments.e5.tables import (
+    ESTIMATE_COLUMN,
+    agreement_table,
+    bootstrap_table,
+    comparisons_table,
+    estimates_table,
+    evaluated_users,
+    per_user_values,
+    users_k_ge_exposed,
 )
 from debiaseval.experiments.verdicts import e5_verdict, verdict_entries
 from debiaseval.io.errors import ConfigError

@@ -30,18 +30,18 @@ from debiaseval.active_learning.evaluation import (
     metric_changes,
     pairwise_wilcoxon,
 )
-from debiaseval.active_learning.summary import (
-    elicited_table,
-    per_user_values,
-    summary_markdown,
-    summary_table,
-)
 from debiaseval.data.catalog import positive_threshold_of
 from debiaseval.data.interactions import rating_matrix
 from debiaseval.data.splits import assign_parts, check_fractions, run_rng, split_e2
 from debiaseval.debiasing.interventions import TestSetSpec, intervene, sampling_weights
 from debiaseval.evaluation.flags import MIN_USERS
 from debiaseval.experiments import seed_frames, seed_ids, validated
+from debiaseval.experiments.e2.tables import (
+    elicited_table,
+    per_user_values,
+    summary_markdown,
+    summary_table,
+)
 from debiaseval.experiments.verdicts import e2_verdict, verdict_entries, with_verdict
 from debiaseval.io.errors import ConfigError
 from debiaseval.io.progress import stage, staged
