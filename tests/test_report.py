@@ -12,7 +12,8 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from debiaseval.experiments.e4 import tables as learning_errors
-from debiaseval.experiments.verdicts import e4_verdict, verdict_markdown
+from debiaseval.experiments.e4.verdict import e4_verdict
+from debiaseval.experiments.verdicts import verdict_markdown
 from debiaseval.figures import e1 as e1_figures
 from debiaseval.figures import figure_module, grouped_bars, legend_outside
 from debiaseval.io.schema import experiment_names

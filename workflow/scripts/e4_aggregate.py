@@ -4,7 +4,8 @@ from pathlib import Path
 
 from debiaseval.experiments import e4
 from debiaseval.experiments.e4 import tables as learning_errors
-from debiaseval.experiments.verdicts import e4_verdict, verdict_markdown, with_verdict
+from debiaseval.experiments.e4.verdict import e4_verdict
+from debiaseval.experiments.verdicts import verdict_markdown, with_verdict
 from debiaseval.io.files import read_parquet
 from debiaseval.workflow.provenance import record_run, write_markdown, write_table
 from debiaseval.workflow.report import publish_report

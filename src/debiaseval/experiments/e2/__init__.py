@@ -42,7 +42,8 @@ from debiaseval.experiments.e2.tables import (
     summary_markdown,
     summary_table,
 )
-from debiaseval.experiments.verdicts import e2_verdict, verdict_entries, with_verdict
+from debiaseval.experiments.e2.verdict import e2_verdict
+from debiaseval.experiments.verdicts import verdict_entries, with_verdict
 from debiaseval.io.errors import ConfigError
 from debiaseval.io.progress import stage, staged
 from debiaseval.recommenders.base import trains_by_epochs
@@ -393,7 +394,7 @@ def aggregate_step(
     ``changes``: the per-user tables of :func:`evaluate_step`; ``counts``: ``seed``,
     ``method``, ``strategy``, ``n_elicited``, ``n_active`` of every elicitation;
     ``min_users``: the top-level key, below which a mean is flagged ``few_users``. The verdict
-    (:func:`~debiaseval.experiments.verdicts.e2_verdict`): ``verdict`` and ``verdict_md``, also
+    (:func:`~debiaseval.experiments.e2.verdict.e2_verdict`): ``verdict`` and ``verdict_md``, also
     the first section of ``summary_md``.
     """
     orders = {"method": list(block["methods"]), "strategy": list(block["strategies"])}

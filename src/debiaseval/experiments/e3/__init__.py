@@ -48,7 +48,8 @@ from debiaseval.experiments import (
     seed_ids,
     validated,
 )
-from debiaseval.experiments.verdicts import e3_verdict, verdict_entries
+from debiaseval.experiments.e3.verdict import e3_verdict
+from debiaseval.experiments.verdicts import verdict_entries
 from debiaseval.io.errors import ConfigError
 from debiaseval.io.progress import stage, staged
 
@@ -587,7 +588,7 @@ def run(
     Returns ``draws`` and ``naive_bayes`` (every seed's, concatenated: the
     per-seed files), ``estimates``, ``rmse_vs_alpha``, ``rmse_vs_mar``,
     ``rmse_vs_alpha_mean`` and ``rmse_vs_mar_mean`` (:func:`aggregate`), and the verdict
-    (:func:`~debiaseval.experiments.verdicts.e3_verdict`: ``verdict``, ``verdict_md``).
+    (:func:`~debiaseval.experiments.e3.verdict.e3_verdict`: ``verdict``, ``verdict_md``).
     """
     cfg = validated(config, "e3")
     block = cfg["e3"]

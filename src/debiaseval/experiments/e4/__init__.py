@@ -64,7 +64,8 @@ from debiaseval.experiments.e4.tables import (
     model_name,
     summary_markdown,
 )
-from debiaseval.experiments.verdicts import e4_verdict, verdict_entries, with_verdict
+from debiaseval.experiments.e4.verdict import e4_verdict
+from debiaseval.experiments.verdicts import verdict_entries, with_verdict
 from debiaseval.io.errors import ConfigError
 from debiaseval.io.progress import stage, staged
 from debiaseval.io.schema import expand_grid
@@ -575,7 +576,7 @@ def run(
     ``seeds`` a number of runs or a list of seed ids (default: :func:`dataset_seeds`).
     Returns ``errors``, ``summary``, ``summary_md``, ``cv`` and ``propensities``
     (every seed's pairs, with a ``seed`` column), and the verdict
-    (:func:`~debiaseval.experiments.verdicts.e4_verdict`: ``verdict``, ``verdict_md``).
+    (:func:`~debiaseval.experiments.e4.verdict.e4_verdict`: ``verdict``, ``verdict_md``).
     """
     cfg = validated(config, "e4")
     block = cfg["e4"]

@@ -72,7 +72,8 @@ from debiaseval.experiments.e5.tables import (
     per_user_values,
     users_k_ge_exposed,
 )
-from debiaseval.experiments.verdicts import e5_verdict, verdict_entries
+from debiaseval.experiments.e5.verdict import e5_verdict
+from debiaseval.experiments.verdicts import verdict_entries
 from debiaseval.io.errors import ConfigError
 from debiaseval.io.progress import stage
 from debiaseval.io.schema import expand_grid
@@ -501,7 +502,7 @@ def run(
     lists: Mapping[str, Mapping[int, pd.DataFrame]] | None = None,
 ) -> dict[str, pd.DataFrame]:
     """Run E5 in-process; returns ``estimates``, ``agreement``, the per-seed rows and the
-    verdict (:func:`~debiaseval.experiments.verdicts.e5_verdict`: ``verdict``, ``verdict_md``).
+    verdict (:func:`~debiaseval.experiments.e5.verdict.e5_verdict`: ``verdict``, ``verdict_md``).
 
     ``data``: a dataset name (``synthetic``: its full matrix from the config's
     ``synthetic`` block, as the workflow's ``e5_full``, each seed its own draw unless

@@ -51,7 +51,8 @@ from debiaseval.evaluation.leave_one_out import (
     user_hit_rates,
 )
 from debiaseval.experiments import Data, input_frames, seed_ids, validated
-from debiaseval.experiments.verdicts import e6_verdict, verdict_entries
+from debiaseval.experiments.e6.verdict import e6_verdict
+from debiaseval.experiments.verdicts import verdict_entries
 from debiaseval.io.errors import ConfigError
 from debiaseval.io.progress import stage, staged
 
@@ -486,7 +487,7 @@ def run(
     workflow's name to reproduce it). ``config`` is a validated config (:func:`debiaseval.api.run`
     validates a partial one); ``seeds`` a count (seeds 0..n−1) or explicit seeds, default the
     ``e6.seeds`` of the config. Beside the tables, the verdict
-    (:func:`~debiaseval.experiments.verdicts.e6_verdict`): ``verdict`` and ``verdict_md``.
+    (:func:`~debiaseval.experiments.e6.verdict.e6_verdict`): ``verdict`` and ``verdict_md``.
     """
     full = validated(config, "e6")
     block = full["e6"]
