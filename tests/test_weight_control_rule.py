@@ -6,8 +6,8 @@ import numpy as np
 from test_weighting import N_ITEMS, N_USERS, K, World, _right_imputation, _true, _wrong_imputation
 
 from debiaseval.debiasing.propensities import scaled
-from debiaseval.estimation.estimators import estimate_all
 from debiaseval.estimation.heldout import prepare
+from debiaseval.estimation.ranking_estimators import estimate_all
 from debiaseval.estimation.weight_control import WeightControl, estimated_mse
 
 

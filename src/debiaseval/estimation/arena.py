@@ -29,7 +29,6 @@ from debiaseval.debiasing.propensities import (
 )
 from debiaseval.debiasing.rating_popularity import rating_popularity
 from debiaseval.estimation.diagnostics import WEIGHT_COLUMNS, mar_mass_ratio, weight_diagnostics
-from debiaseval.estimation.estimators import ESTIMATE_COLUMNS, estimate_all
 from debiaseval.estimation.heldout import (
     GAINS,
     HeldOut,
@@ -45,6 +44,7 @@ from debiaseval.estimation.imputation import (
     build_imputation,
     calibrate,
 )
+from debiaseval.estimation.ranking_estimators import ESTIMATE_COLUMNS, estimate_all
 from debiaseval.estimation.resampling import ResamplingPlan
 from debiaseval.estimation.scoreboard import (
     TRUE,

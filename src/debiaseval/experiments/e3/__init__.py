@@ -6,7 +6,7 @@ on a dataset whose full rating matrix Y is known (``synthetic``, or
 :mod:`debiaseval.evaluation.prediction_matrices` have exactly known MAE and DCG@k
 (:mod:`debiaseval.evaluation.losses`). Observation patterns O ~ Bernoulli(P_α) are drawn
 from the dataset's own observation model at bias strength α, and every
-estimator of :mod:`debiaseval.evaluation.estimators` is computed from the observed pairs
+estimator of :mod:`debiaseval.evaluation.loss_estimators` is computed from the observed pairs
 with the known propensities P_α, or with Naive-Bayes propensities
 (:func:`debiaseval.debiasing.propensities.naive_bayes`) whose P(Y = r) comes from a MAR
 sample of a given size. One draw's uniforms U serve every α (O_α = U < P_α:
@@ -35,8 +35,8 @@ from debiaseval.data.splits import run_rng
 from debiaseval.data.synthetic import generate_synthetic
 from debiaseval.datasets.semisynthetic import full_matrices, observation_propensities
 from debiaseval.debiasing.propensities import check_propensities, naive_bayes
-from debiaseval.evaluation.estimators import ESTIMATORS, estimate
 from debiaseval.evaluation.flags import join_flags, legend, marked
+from debiaseval.evaluation.loss_estimators import LOSS_ESTIMATORS, estimate
 from debiaseval.evaluation.losses import loss_matrix, parse_metric
 from debiaseval.evaluation.prediction_matrices import PREDICTION_MATRICES, prediction_matrix
 from debiaseval.evaluation.uncertainty import interval_cell, seed_interval_note, seed_intervals
@@ -243,7 +243,7 @@ def simulate(
 
     def record(draw: int, kind: str, a: float, m: int, idx: np.ndarray, p: np.ndarray) -> None:
         est = estimate(delta[:, idx], np.maximum(p, floor), n_total)
-        values.append(np.stack([est[e] for e in ESTIMATORS], axis=1))
+        values.append(np.stack([est[e] for e in LOSS_ESTIMATORS], axis=1))
         settings.append((draw, kind, a, m, idx.size))
 
     for draw in range(n_draws):
@@ -280,7 +280,7 @@ def simulate(
             "mar_size": info["mar_size"].to_numpy(np.int64)[setting],
             "matrix": cells["matrix"].to_numpy(object)[cell],
             "metric": cells["metric"].to_numpy(object)[cell],
-            "estimator": np.tile(np.array(ESTIMATORS, dtype=object), n_set * n_cells),
+            "estimator": np.tile(np.array(LOSS_ESTIMATORS, dtype=object), n_set * n_cells),
             "value": est.ravel(),
             "true_value": cells["true_value"].to_numpy(np.float64)[cell],
             "n_observed": info["n_obs"].to_numpy(np.int64)[setting],

@@ -36,9 +36,9 @@ from debiaseval.evaluation.uncertainty import (
 __all__ = [
     "ESTIMATE_COLUMN",
     "ESTIMATE_COLUMNS",
-    "ESTIMATORS",
     "INTERVAL_SUFFIXES",
     "PER_USER_COLUMNS",
+    "RECALL_ESTIMATORS",
     "agreement_markdown",
     "agreement_table",
     "bootstrap_table",
@@ -51,10 +51,10 @@ __all__ = [
 ]
 
 
-ESTIMATORS = ("traditional", "ure")
-"""The estimates whose ranking of the models is compared with the truth's."""
+RECALL_ESTIMATORS = ("traditional", "ure")
+"""The estimators of Recall@K whose ranking of the models is compared with the truth's."""
 ESTIMATE_COLUMN = {"traditional": "traditional_recall", "ure": "ure"}
-"""The ``estimates`` column of each estimator of :data:`ESTIMATORS`."""
+"""The ``estimates`` column of each estimator of :data:`RECALL_ESTIMATORS`."""
 
 
 PER_USER_COLUMNS = ["model", "params", "user", "k", "metric", "value"]
@@ -249,7 +249,7 @@ def agreement_table(estimates: pd.DataFrame) -> pd.DataFrame:
     reference = "true_recall" if has_truth else "ure"
     rows = []
     for k, block in estimates.groupby("k", sort=True):
-        for estimator in ESTIMATORS if has_truth else ("traditional",):
+        for estimator in RECALL_ESTIMATORS if has_truth else ("traditional",):
             stats = agreement(
                 block[ESTIMATE_COLUMN[estimator]].to_numpy(), block[reference].to_numpy()
             )
