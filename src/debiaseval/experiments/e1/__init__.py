@@ -27,19 +27,7 @@ from debiaseval.data.splits import check_fractions, run_rng, split_e1
 from debiaseval.datasets.load import raw_folder
 from debiaseval.datasets.truth import TRUTH_SOURCES, full_rating_rows_of
 from debiaseval.debiasing.interventions import TestSetSpec, intervene, sampling_weights
-from debiaseval.estimation.arena import (
-    SplitParts,
-    check_estimators,
-    estimator_features,
-    estimator_truth,
-    fit_imputation,
-    imputation_frame,
-    row_families,
-    score_seed,
-    scoreboard_tables,
-    seed_estimates,
-    with_gamma_stars,
-)
+from debiaseval.estimation.arena import SplitParts, fit_imputation
 from debiaseval.estimation.diagnostics import heavy_tailed
 from debiaseval.estimation.imputation import Imputation
 from debiaseval.estimation.scoreboard import TRUE
@@ -83,6 +71,17 @@ from debiaseval.evaluation.testsets import (
 )
 from debiaseval.evaluation.uncertainty import agreement_over_seeds, seed_intervals
 from debiaseval.experiments import Data, Frames, input_frames, seed_data, seed_ids, validated
+from debiaseval.experiments.e1.arena import (
+    check_estimators,
+    estimator_features,
+    estimator_truth,
+    imputation_frame,
+    row_families,
+    score_seed,
+    scoreboard_tables,
+    seed_estimates,
+    with_gamma_stars,
+)
 from debiaseval.experiments.e1.verdict import (
     comparisons_markdown,
     e1_verdict,
@@ -473,7 +472,8 @@ def aggregate_step(
     ``comparisons``: in how many seeds each pair differs after Holm's correction
     (:func:`agreement_over_seeds`) with the SNIPS rows' median Γ* and its leader. The
     scoreboard scores every row against the truth from ``arena``, ``arena_replicates``,
-    ``reliability`` and ``truth_tests`` (:func:`~debiaseval.estimation.arena.scoreboard_tables`),
+    ``reliability`` and ``truth_tests``
+    (:func:`~debiaseval.experiments.e1.arena.scoreboard_tables`),
     resampling seeds alone where each seed drew its own data (``draws="independent"``), seeds
     and users where the seeds re-split one dataset (``"fixed"``); ``truth_separation``: whether
     the truth separates each ranked pair; ``sensitivity``: the seeds' SNIPS bounds, averaged.
