@@ -23,13 +23,8 @@ from debiaseval.estimation.arena import (
     SplitParts,
     evaluate_estimators,
 )
-from debiaseval.estimation.heldout import (
-    GAINS,
-)
-from debiaseval.estimation.imputation import (
-    Imputation,
-    LogisticMF,
-)
+from debiaseval.estimation.heldout import GAINS
+from debiaseval.estimation.imputation import Imputation, LogisticMF
 from debiaseval.estimation.resampling import ResamplingPlan
 from debiaseval.estimation.scoreboard import (
     TRUE,
