@@ -156,8 +156,19 @@ def test_e3_says_the_draws_and_names_the_closest_only_with_an_interval():
     assert out.endswith(
         f"; SNIPS comes closest: IPS's squared error, averaged over the matrices, exceeds "
         f"SNIPS's by {mean:.3g} [{low:.3g}, {high:.3g}] (95% paired t interval over the 10 "
-        "draws)."
+        "draws), and every other's by an interval above 0."
     )
+
+
+def test_e3_names_no_closest_when_a_worse_estimator_is_not_told_apart():
+    # SNIPS leads IPS in every draw, but Naive, worse on average, is exact in 4 draws of 5:
+    # SNIPS's lead over Naive holds 0, so nothing is named
+    draws = _e3_draws({"naive": [1.5, 0.0, 0.0, 0.0, 0.0], "ips": [0.2, -0.3, 0.25, -0.2, 0.3],
+                       "snips": [0.05, -0.04, 0.06, -0.05, 0.04]})  # fmt: skip
+    out = _e3(draws)
+    assert out.index("SNIPS 0.0") < out.index("IPS 0.2") < out.index("Naive 0.6")
+    assert "comes closest" not in out
+    assert "; SNIPS and Naive are not told apart: Naive's squared error" in out
 
 
 def test_e3_says_two_estimators_are_not_told_apart():

@@ -318,9 +318,11 @@ def estimator_heldout(
 
 
 def weight_control_of(spec: Mapping[str, Any]) -> WeightControl:
-    """The weight control of a dr spec (``weight_control``: method and value; none by default)."""
+    """The weight control of a dr spec (``weight_control``: method, value or quantile; none by
+    default)."""
     control = spec.get("weight_control") or {}
-    return WeightControl(control.get("method", "none"), control.get("value"))
+    method = control.get("method", "none")
+    return WeightControl(method, control.get("value"), control.get("quantile"))
 
 
 @dataclass

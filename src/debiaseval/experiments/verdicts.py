@@ -16,7 +16,7 @@ its package (``experiments/eN/verdict.py``):
   one-sided test settle it, and how many tests were made ([FLAIRS20]);
 - :func:`~debiaseval.experiments.e3.verdict.e3_verdict`: the estimators' RMSE against the true
   value over the seeds and draws, and the closest only where a paired interval over the draws
-  separates the two best ([ICML16] Figure 2);
+  separates the best from every other ([ICML16] Figure 2);
 - :func:`~debiaseval.experiments.e4.verdict.e4_verdict`: MF-IPS against MF-Naive, with the t
   interval and the paired t-test across seeds from as many seeds as the tables give them, the
   paired t-test per seed ([ICML16] §6.5) and the ``grid_edge`` flag;

@@ -151,6 +151,11 @@ def check_estimators(config: Mapping[str, Any]) -> None:
                 )
         elif spec.get("scale") is not None:
             raise ConfigError(f"{where}.scale': only the scaled form has an imputation scale")
+        control = spec.get("weight_control") or {}
+        if control.get("value") is not None and control.get("quantile") is not None:
+            raise ConfigError(
+                f"{where}.weight_control': a fixed value or a quantile of the weights, not both"
+            )
         part = ESTIMATOR_NEEDS.get(spec.get("propensity", "naive_bayes"))
         continuous = [d for d in datasets or [] if d in CONTINUOUS_RATINGS]
         rating_model = spec.get("propensity", "naive_bayes") in ("naive_bayes", "popularity_nb")

@@ -1,6 +1,6 @@
 """E3's verdict: the estimators' RMSE against the true value over the seeds and draws, and
-the closest where a paired interval over the draws separates the two best ([ICML16] Figure 2;
-docs/experiments/e3.md, Reading the verdict)."""
+the closest where a paired interval over the draws separates the best from every other
+([ICML16] Figure 2; docs/experiments/e3.md, Reading the verdict)."""
 
 from __future__ import annotations
 
@@ -41,24 +41,31 @@ def e3_gap(
 
 
 def _e3_closest(draws: pd.DataFrame, metric: str, alpha: float, order: Sequence[str]) -> str:
-    """Which estimator comes closest, said only where the paired interval of the two best's
-    squared errors (:func:`e3_gap`) lies above 0; else that they are not told apart."""
+    """Which estimator comes closest, said only where the paired interval of its squared error
+    against every other's (:func:`e3_gap`) lies above 0; else the first, in RMSE order, that it
+    is not told apart from."""
     if len(order) < 2:
         return ""
-    best, runner = order[0], order[1]
-    names = [_LABELS.get(e, inert_name(e)) for e in (best, runner)]
-    mean, low, high, n = e3_gap(draws, metric=metric, alpha=alpha, best=best, runner=runner)
-    if not np.isfinite(low):
-        return f"; {names[0]} and {names[1]} are not told apart ({n} draw gives no interval)"
-    interval = f"{mean:.3g} [{low:.3g}, {high:.3g}] (95% paired t interval over the {n} draws)"
-    if low > 0:
-        return (
-            f"; {names[0]} comes closest: {names[1]}'s squared error, averaged over the "
-            f"matrices, exceeds {names[0]}'s by {interval}"
-        )
+    best = order[0]
+    for other in order[1:]:
+        names = [_LABELS.get(e, inert_name(e)) for e in (best, other)]
+        mean, low, high, n = e3_gap(draws, metric=metric, alpha=alpha, best=best, runner=other)
+        if not np.isfinite(low):
+            return f"; {names[0]} and {names[1]} are not told apart ({n} draw gives no interval)"
+        interval = f"{mean:.3g} [{low:.3g}, {high:.3g}] (95% paired t interval over the {n} draws)"
+        if other == order[1]:
+            lead = interval
+        if low <= 0:
+            return (
+                f"; {names[0]} and {names[1]} are not told apart: {names[1]}'s squared error, "
+                f"averaged over the matrices, minus {names[0]}'s is {interval}, an interval not "
+                "above 0"
+            )
+    runner = _LABELS.get(order[1], inert_name(order[1]))
     return (
-        f"; {names[0]} and {names[1]} are not told apart: {names[1]}'s squared error, averaged "
-        f"over the matrices, minus {names[0]}'s is {interval}, an interval not above 0"
+        f"; {names[0]} comes closest: {runner}'s squared error, averaged over the matrices, "
+        f"exceeds {names[0]}'s by {lead}"
+        + (", and every other's by an interval above 0" if len(order) > 2 else "")
     )
 
 
@@ -69,8 +76,8 @@ def e3_verdict(
     per metric, at the ``e3.alpha`` of Table 1 with the known propensities, each estimator's
     RMSE against the true value (mean over the prediction matrices) with its |bias| and sd
     over the draws, over how many seeds and draws of O; and the estimator that comes closest
-    only where the paired interval of its squared error against the runner-up's lies above
-    0 (:func:`e3_gap`), else that the two are not told apart."""
+    only where the paired interval of its squared error against every other's lies above 0
+    (:func:`e3_gap`), else which two are not told apart."""
     where = inert_name(dataset)
     alpha = float(block.get("alpha", 0.25))
     rows = rmse_mean[np.isclose(rmse_mean["alpha"].astype(float), alpha)]
