@@ -12,6 +12,16 @@ from debiaseval.experiments import e6
 KL = {"min_weight": 1e-6, "max_weight": 1e6, "max_iter": 2000, "tol": 1e-10}
 
 
+def step(**values) -> e6.E6Evaluate:
+    """E6's step config: the tests' defaults, then ``values``."""
+    base = dict(
+        snapshots=4, campaign={}, n_boosted=8, recommenders=["g1"], k=5, active_items=[None],
+        min_profile=2, cosine_neighbour_exponent=0.5, protocol="exact", n_draws=20000,
+        interval="binomial", confidence=0.95, resamples=100, sample_users=None, kl=KL,
+    )  # fmt: skip
+    return e6.E6Evaluate(**{**base, **values})
+
+
 def campaign_tables(recommenders, active_items, *, n_users=1500, n_items=150, seed=1, **extra):
     synthetic = {"n_users": n_users, "n_items": n_items, "density": 0.06, "seed": 0}
     log, cuts, boosted = e6.time_log(
@@ -27,22 +37,12 @@ def campaign_tables(recommenders, active_items, *, n_users=1500, n_items=150, se
     return e6.evaluate_over_time(
         log,
         cuts,
+        step(recommenders=recommenders, active_items=active_items, **extra),
         n_users=n_users,
         n_items=n_items,
         boosted=boosted,
-        recommenders=recommenders,
-        active_items=active_items,
-        k=5,
-        min_profile=2,
-        n_boosted=8,
-        interval="binomial",
-        level=0.95,
-        n_boot=100,
-        sample_users=None,
-        kl=KL,
         dataset="synthetic",
         seed=seed,
-        **extra,
     )
 
 
@@ -141,9 +141,9 @@ def test_time_log_of_a_real_dataset_and_sampled_users() -> None:
     )  # fmt: skip
     assert boosted is None and cuts.size == 3 and cuts[-1] > frame["timestamp"].max()
     tables = e6.evaluate_over_time(
-        log, cuts, n_users=100, n_items=50, boosted=None, recommenders=["g1", "naive_cf"],
-        active_items=[10], k=5, min_profile=2, n_boosted=6, interval="bootstrap", level=0.95,
-        n_boot=200, sample_users=40, kl=KL, dataset="ml-100k", seed=1,
+        log, cuts, step(recommenders=["g1", "naive_cf"], active_items=[10], n_boosted=6,
+                        interval="bootstrap", resamples=200, sample_users=40),
+        n_users=100, n_items=50, boosted=None, dataset="ml-100k", seed=1,
     )  # fmt: skip
     snaps = tables["snapshots"]
     assert (snaps["n_evaluated"] <= 40).all() and snaps["n_interactions"].is_monotonic_increasing
@@ -165,10 +165,9 @@ def test_sampled_protocol_estimates_the_exact_score() -> None:
     )  # fmt: skip
     n = 20000
     sampled = e6.evaluate_over_time(
-        log, cuts, n_users=300, n_items=60, boosted=boosted, recommenders=["g2", "naive_cf"],
-        active_items=[20], k=5, min_profile=2, n_boosted=8, interval="wald", level=0.95,
-        n_boot=100, sample_users=None, kl=KL, dataset="synthetic", seed=1, protocol="sampled",
-        n_draws=n,
+        log, cuts, step(recommenders=["g2", "naive_cf"], active_items=[20], interval="wald",
+                        protocol="sampled", n_draws=n),
+        n_users=300, n_items=60, boosted=boosted, dataset="synthetic", seed=1,
     )["scores"]  # fmt: skip
     merged = exact.merge(sampled, on=["t", "recommender", "weighting", "p"], suffixes=("", "_s"))
     assert len(merged) == len(exact) == 4 * 2 * 2
@@ -193,10 +192,8 @@ def test_min_profile_defaults_to_every_user_with_a_profile() -> None:
         synthetic={"n_users": 200, "n_items": 60, "density": 0.06, "seed": 0}, seed=1,
     )  # fmt: skip
     ones = one(
-        log, cuts, n_users=200, n_items=60, boosted=boosted,
-        recommenders=["g1", "cosine_cf", "naive_cf"], active_items=[None], k=5, min_profile=1,
-        n_boosted=8, interval="binomial", level=0.95, n_boot=100, sample_users=None, kl=KL,
-        dataset="synthetic", seed=1,
+        log, cuts, step(recommenders=["g1", "cosine_cf", "naive_cf"], min_profile=1),
+        n_users=200, n_items=60, boosted=boosted, dataset="synthetic", seed=1,
     )  # fmt: skip
     assert (ones["snapshots"]["n_evaluated"] >= tables["snapshots"]["n_evaluated"]).all()
     assert (ones["snapshots"]["n_evaluated"] > tables["snapshots"]["n_evaluated"]).any()
@@ -214,17 +211,18 @@ def test_run_api_matches_run_seed_and_the_figure_draws() -> None:
     }
     tables = api.run_e6("synthetic", config, seeds=[3])
     full = validate_config(config, "e6")
+    step = e6.E6Evaluate.of(full, "synthetic")
     # seed 3's own draw of synthetic (e6_evaluate's params: draw_block), not the one at seed 0
     own = seed_block(full, "synthetic", 3)
     assert own != generator_block(full["synthetic"])
-    direct = e6.run_seed("synthetic", 3, full["e6"], synthetic=own)
+    direct = e6.run_seed("synthetic", 3, step, synthetic=own)
     for name in e6.TABLES:
         pd.testing.assert_frame_equal(tables[name].drop(columns="flags", errors="ignore"),
                                       direct[name])  # fmt: skip
     # with synthetic.per_seed false, every seed simulates its campaigns on the one draw
     fixed = {**config, "synthetic": {**config["synthetic"], "per_seed": False}}
     one = api.run_e6("synthetic", fixed, seeds=[3])
-    direct = e6.run_seed("synthetic", 3, full["e6"], synthetic=full["synthetic"])
+    direct = e6.run_seed("synthetic", 3, step, synthetic=full["synthetic"])
     pd.testing.assert_frame_equal(one["lists"], direct["lists"])
     assert not one["lists"].equals(tables["lists"])
     assert "flags" in tables["scores"]

@@ -95,7 +95,9 @@ CONFIG_CASES = [
      "table they bound"),
     ({"e5": {"bootstrap": {"resamples": 100_001}}}, "config error at 'e5.bootstrap.resamples': "
      "100,001 resamples keep 1 MiB of means per column"),
-    ({"e6": {"n_boot": 10**6}}, "config error at 'e6.n_boot': 1,000,000 resamples"),
+    ({"e6": {"resamples": 10**6}}, "config error at 'e6.resamples': 1,000,000 resamples"),
+    ({"e6": {"level": 0.9}}, "config error at 'e6.level': renamed to 'e6.confidence'"),
+    ({"e6": {"n_boot": 100}}, "config error at 'e6.n_boot': renamed to 'e6.resamples'"),
     ({"e1": {"scoreboard": {"resamples": 10**6}}}, "config error at 'e1.scoreboard.resamples'"),
     ({"e1": {"estimators": {"S": {"estimator": "snips", "propensity": "popularity", "clip": 1.5}}}},
      "config error at 'e1.estimators.S.clip': 1.5 is greater than the maximum of 1"),
@@ -118,7 +120,7 @@ def test_the_limits_leave_valid_configs_alone():
     config = validate_config({"seeds": 1000, "e1": {"bootstrap": {"resamples": 100_000}}})
     assert (config["seeds"], config["e1"]["bootstrap"]["resamples"]) == (1000, 100_000)
     # a block no experiment runs is not checked
-    validate_config({"experiments": ["e1"], "e6": {"n_boot": 10**6}})
+    validate_config({"experiments": ["e1"], "e6": {"resamples": 10**6}})
     # YAML 1.1 (Snakemake's reader) takes 1e-300 for a string; YAML 1.2 and we take a number
     clip = {"S": {"estimator": "snips", "propensity": "popularity", "clip": "1e-300"}}
     config = validate_config({"e1": {"rho": "1e-3", "estimators": clip}})

@@ -2,8 +2,9 @@
 # evaluate (one job per dataset and seed: snapshots, KL weights for every p, exact leave-one-out
 # of every recommender at every t) -> aggregate (seeds stacked, Markdown).
 
+from debiaseval.experiments.e6 import E6Evaluate
+
 E6 = config["e6"]
-E6_PARAMS = {k: v for k, v in E6.items() if k not in ("datasets", "seeds", "resources")}
 
 
 localrules:
@@ -33,7 +34,7 @@ rule e6_evaluate:
         **job_params(
             dataset="{dataset}",
             seed=lambda w: int(w.seed),
-            e6=E6_PARAMS,
+            step=lambda w: E6Evaluate.of(config, w.dataset).params(),
             synthetic=draw_block,
             code=CODE,
         ),

@@ -27,6 +27,7 @@ the growth exponent of time between consecutive sizes, log(t2/t1)/log(pairs2/pai
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
 import json
 import math
@@ -124,7 +125,7 @@ def child(options: dict[str, Any]) -> list[dict[str, Any]]:
     n_users, n_items, density = scale_shape(million)
     full = validate_config({}, "e1")
     block = full["e1"]
-    e6_block = validate_config({}, "e6")["e6"]
+    e6_step = e6.E6Evaluate.of(validate_config({}, "e6"), "synthetic")
     threshold = positive_threshold_of("synthetic", block["positive_threshold"], full["sources"])
     sizes = {"n_users": n_users, "n_items": n_items}
     rows: list[dict[str, Any]] = []
@@ -274,17 +275,11 @@ def child(options: dict[str, Any]) -> list[dict[str, Any]]:
         lambda: e6.evaluate_over_time(
             log,
             cuts,
+            dataclasses.replace(
+                e6_step, active_items=[None], interval="binomial",
+                sample_users=options["e6_users"],
+            ),
             boosted=None,
-            recommenders=e6_block["recommenders"],
-            active_items=[None],
-            k=e6_block["k"],
-            min_profile=e6_block["min_profile"],
-            n_boosted=e6_block["n_boosted"],
-            interval="binomial",
-            level=e6_block["level"],
-            n_boot=e6_block["n_boot"],
-            sample_users=options["e6_users"],
-            kl=e6_block["kl"],
             dataset="synthetic",
             seed=seed,
             **sizes,

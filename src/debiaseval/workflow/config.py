@@ -85,7 +85,23 @@ MAX_RESAMPLES = 100_000
 """The most bootstrap resamples: a 95% bound's Monte-Carlo error at 10,000 is already under 1%
 of the interval's width (normal case), and each resample keeps 8 bytes per table column."""
 RESAMPLE_KEYS = ("e1.bootstrap.resamples", "e1.scoreboard.resamples", "e5.bootstrap.resamples",
-                 "e6.n_boot")  # fmt: skip
+                 "e6.resamples")  # fmt: skip
+
+
+RENAMED = {"e6.level": "e6.confidence", "e6.n_boot": "e6.resamples"}
+"""Config keys renamed (old: new), one name per concept across experiments: an old key is
+refused in one line naming the new one."""
+
+
+def _check_renamed(config: Mapping[str, Any]) -> None:
+    """Refuse a key of :data:`RENAMED` by its old name, naming the new one."""
+    for old, new in RENAMED.items():
+        *path, key = old.split(".")
+        block: Any = config
+        for part in path:
+            block = block.get(part) if isinstance(block, Mapping) else None
+        if isinstance(block, Mapping) and key in block:
+            raise ConfigError(f"config error at '{old}': renamed to '{new}'")
 
 
 def _check_sizes(config: Mapping[str, Any]) -> None:
@@ -337,6 +353,7 @@ def validate_config(
     schema = load_schema()
     filled = coerce_strings(copy.deepcopy(dict(config)), schema)
     filled["study"] = study_as_written(filled.get("study"))  # study: 2024 is "2024"
+    _check_renamed(filled)
     check_reserved_sources(filled.get("sources"))
     _fill_defaults(filled, schema, schema)
     _check_finite(filled)

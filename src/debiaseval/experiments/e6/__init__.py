@@ -39,6 +39,7 @@ from debiaseval.experiments.e6.steps import (
     OUTPUTS,
     RECOMMENDERS,
     TABLES,
+    E6Evaluate,
     check_config,
     constant_lists,
     evaluate_over_time,
@@ -56,6 +57,7 @@ __all__ = [
     "OUTPUTS",
     "RECOMMENDERS",
     "TABLES",
+    "E6Evaluate",
     "aggregate",
     "check_config",
     "constant_lists",
@@ -93,16 +95,17 @@ def run(
     full = validated(config, "e6")
     block = full["e6"]
     seed_list = seed_ids(seeds, block["seeds"])
+    step = E6Evaluate.of(full, dataset or (data if isinstance(data, str) else "data"))
     name = "synthetic"
     if isinstance(data, str) and data == "synthetic":  # each seed's own draw (per_seed)
         runs = [
-            run_seed("synthetic", s, block, synthetic=seed_block(full, "synthetic", s))
+            run_seed("synthetic", s, step, synthetic=seed_block(full, "synthetic", s))
             for s in staged(seed_list)
         ]
     else:
         frames = input_frames(data, config, dataset, experiment="e6")
         runs = [
-            run_seed(frames.dataset, s, block, synthetic=full["synthetic"],
+            run_seed(frames.dataset, s, step, synthetic=full["synthetic"],
                      interactions=frames.interactions, n_users=frames.n_users,
                      n_items=frames.n_items)
             for s in staged(seed_list)

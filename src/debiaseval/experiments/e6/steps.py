@@ -5,8 +5,9 @@ needs, its outputs, its config check ([MYT14]; docs/experiments/e6.md)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -32,6 +33,7 @@ from debiaseval.evaluation.leave_one_out import (
     sampled_hits,
     user_hit_rates,
 )
+from debiaseval.experiments.step_config import StepConfig
 from debiaseval.io.errors import ConfigError
 
 __all__ = [
@@ -39,6 +41,7 @@ __all__ = [
     "OUTPUTS",
     "RECOMMENDERS",
     "TABLES",
+    "E6Evaluate",
     "check_config",
     "constant_lists",
     "evaluate_over_time",
@@ -66,6 +69,28 @@ OUTPUTS = (
 
 RECOMMENDERS: tuple[str, ...] = ("g1", "g2", "cosine_cf", "naive_cf")
 """The recommenders of [MYT14] §4–5, by their output names."""
+
+
+@dataclasses.dataclass(frozen=True)
+class E6Evaluate(StepConfig):
+    """What rule ``e6_evaluate`` reads of the ``e6`` block (docs/experiments/e6.md)."""
+
+    BLOCK: ClassVar[str] = "e6"
+    snapshots: int | list[str]
+    campaign: dict[str, Any]
+    n_boosted: int
+    recommenders: list[str]
+    k: int
+    active_items: list[int | str]
+    min_profile: int
+    cosine_neighbour_exponent: float
+    protocol: str
+    n_draws: int
+    interval: str
+    confidence: float
+    resamples: int
+    sample_users: int | None
+    kl: dict[str, Any]
 
 
 def check_config(config: Mapping[str, Any]) -> None:
@@ -203,25 +228,13 @@ def _hits(
 def evaluate_over_time(
     log: pd.DataFrame,
     cuts: np.ndarray,
+    step: E6Evaluate,
     *,
     n_users: int,
     n_items: int,
     boosted: np.ndarray | None,
-    recommenders: Sequence[str],
-    active_items: Sequence[int | None],
-    k: int,
-    min_profile: int,
-    n_boosted: int,
-    interval: str,
-    level: float,
-    n_boot: int,
-    sample_users: int | None,
-    kl: Mapping[str, Any],
     dataset: str,
     seed: int,
-    protocol: str = "exact",
-    n_draws: int = 20000,
-    cosine_neighbour_exponent: float = COSINE_NEIGHBOUR_EXPONENT,
 ) -> dict[str, pd.DataFrame]:
     """Scores of every recommender at every snapshot, unweighted and KL-weighted ([MYT14]).
 
@@ -231,33 +244,34 @@ def evaluate_over_time(
     (``t``, ``p``, ``item``, ``weight``: the non-unit ω), ``snapshots`` (``t``,
     ``cut``, ``n_interactions``, ``n_users``, ``n_items``, ``n_evaluated``) and
     ``lists`` (``list`` g1/g2/boosted, ``rank``, ``item``).
-    ``active_items`` lists p (None = every item; stored as p = n_items); the
-    unweighted rows have p = 0. ``sample_users`` evaluates the leave-one-out on a
+    ``step.active_items`` lists p ("all" = every item; stored as p = n_items); the
+    unweighted rows have p = 0. ``step.sample_users`` evaluates the leave-one-out on a
     uniform sample of that many users (exact over their profiles); the weights
-    are always fitted on every user. ``protocol="sampled"`` scores ``n_draws`` draws of
+    are always fitted on every user. ``step.protocol="sampled"`` scores ``n_draws`` draws of
     (user, held-out item) per recommender, weighting and t, as [MYT14] do
     (:func:`~debiaseval.evaluation.leave_one_out.sampled_hits`; the interval's n is then
-    ``n_draws``); "exact" scores their expectation. ``cosine_neighbour_exponent`` is the
+    ``n_draws``); "exact" scores their expectation. ``step.cosine_neighbour_exponent`` is the
     exponent γ of the neighbour's profile size in ``cosine_cf``
     (:func:`~debiaseval.evaluation.leave_one_out.cosine_cf_scores`; ½, the cosine).
     """
-    if protocol not in ("exact", "sampled"):
-        raise ValueError(f"unknown protocol {protocol!r}; expected exact or sampled")
+    if step.protocol not in ("exact", "sampled"):
+        raise ValueError(f"unknown protocol {step.protocol!r}; expected exact or sampled")
+    k, sample_users = step.k, step.sample_users
     profiles = snapshot_profiles(
-        log, cuts, n_users=n_users, n_items=n_items, min_profile=min_profile
+        log, cuts, n_users=n_users, n_items=n_items, min_profile=step.min_profile
     )
-    boosted, g1, g2 = constant_lists(profiles, boosted, n_boosted=n_boosted, k=k)
+    boosted, g1, g2 = constant_lists(profiles, boosted, n_boosted=step.n_boosted, k=k)
     lists = {"g1": g1, "g2": g2}
     users = None
     if sample_users is not None and sample_users < n_users:
         rng = run_rng(seed, dataset, "e6_users")
         users = np.sort(rng.choice(n_users, size=sample_users, replace=False))
-    ps = [n_items if p is None else min(int(p), n_items) for p in active_items]
+    ps = [n_items if p in (None, "all") else min(int(p), n_items) for p in step.active_items]
     p_ref = item_marginal(profiles[0])
     ts = log["timestamp"].to_numpy()
     score_rows, weight_frames, snap_rows = [], [], []
     for t, (x, cut) in enumerate(zip(profiles, cuts, strict=True)):
-        fits = fit_kl_weight_path(x, p_ref, ps, **kl)
+        fits = fit_kl_weight_path(x, p_ref, ps, **step.kl)
         variants = [("none", 0, np.ones(n_items), kl_objective(x, p_ref)[0])]
         variants += [("kl", p, f.weights, f.divergence) for p, f in zip(ps, fits, strict=True)]
         for p, fit in zip(ps, fits, strict=True):
@@ -273,21 +287,21 @@ def evaluate_over_time(
                 )
             )
         evaluated = x if users is None else x[users]
-        for name in recommenders:
-            hits = _hits(name, x, lists, k, users, cosine_neighbour_exponent)
+        for name in step.recommenders:
+            hits = _hits(name, x, lists, k, users, step.cosine_neighbour_exponent)
             for weighting, p, w, divergence in variants:
                 probs = pair_weights(evaluated, w)
-                if protocol == "sampled":
+                if step.protocol == "sampled":
                     draw_rng = run_rng(seed, dataset, "e6_draws", str(t), name, weighting, str(p))
-                    rates = sampled_hits(hits, probs, n_draws, draw_rng)
+                    rates = sampled_hits(hits, probs, step.n_draws, draw_rng)
                 else:
                     rates = user_hit_rates(hits, probs)
                 score, low, high = loo_interval(
                     rates,
-                    interval=interval,
-                    level=level,
+                    interval=step.interval,
+                    level=step.confidence,
                     rng=run_rng(seed, dataset, "e6_bootstrap", str(t), name, weighting, str(p)),
-                    n_boot=n_boot,
+                    n_boot=step.resamples,
                 )
                 score_rows.append((t, name, weighting, p, score, low, high, divergence))
         snap_rows.append(
@@ -329,14 +343,15 @@ def evaluate_over_time(
 def run_seed(
     dataset: str,
     seed: int,
-    block: Mapping[str, Any],
+    step: E6Evaluate,
     *,
     synthetic: Mapping[str, Any],
     interactions: pd.DataFrame | None = None,
     n_users: int | None = None,
     n_items: int | None = None,
 ) -> dict[str, pd.DataFrame]:
-    """One run of E6 on ``dataset`` with the validated ``e6`` config ``block``: its tables.
+    """One run of E6 on ``dataset`` with the step's config ``step``
+    (:meth:`E6Evaluate.of` the validated config): its tables.
 
     ``synthetic`` is the generator block of the seed's draw of synthetic
     (:func:`~debiaseval.data.draws.seed_block`, used for ``dataset == "synthetic"``); real
@@ -351,30 +366,12 @@ def run_seed(
         interactions=interactions,
         n_users=n_users,
         n_items=n_items,
-        snapshots=block["snapshots"],
-        campaign=block["campaign"],
+        snapshots=step.snapshots,
+        campaign=step.campaign,
         synthetic=synthetic,
         seed=seed,
     )
     return evaluate_over_time(
-        log,
-        cuts,
-        n_users=n_users,
-        n_items=n_items,
-        boosted=boosted,
-        recommenders=block["recommenders"],
-        active_items=[None if p == "all" else int(p) for p in block["active_items"]],
-        k=block["k"],
-        min_profile=block["min_profile"],
-        n_boosted=block["n_boosted"],
-        interval=block["interval"],
-        level=block["level"],
-        n_boot=block["n_boot"],
-        sample_users=block["sample_users"],
-        kl=block["kl"],
-        dataset=dataset,
+        log, cuts, step, n_users=n_users, n_items=n_items, boosted=boosted, dataset=dataset,
         seed=seed,
-        protocol=block["protocol"],
-        n_draws=block["n_draws"],
-        cosine_neighbour_exponent=block["cosine_neighbour_exponent"],
     )

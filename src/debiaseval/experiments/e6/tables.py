@@ -33,7 +33,7 @@ def markdown(scores: pd.DataFrame, dataset: str) -> str:
         f"# E6 on {dataset}: leave-one-out hit rate over time [interval]",
         "",
         "p = number of items whose KL weight may move (0 = unweighted); t0 = the reference. "
-        "In brackets, the interval of `e6.interval` at `e6.level`, always within [0, 1]: the "
+        "In brackets, the interval of `e6.interval` at `e6.confidence`, always within [0, 1]: the "
         "Wilson score interval (binomial), the normal approximation cut to [0, 1] (wald) or "
         "the percentile bootstrap over users (bootstrap).",
         "",

@@ -1,0 +1,60 @@
+"""Each step is told what it reads: one typed config per step (experiments/step_config.py),
+and no function of experiments/ with more than :data:`MAX_PARAMETERS` parameters."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from debiaseval.experiments import e6
+from debiaseval.experiments.step_config import StepConfig, plain
+from debiaseval.workflow.config import validate_config
+
+EXPERIMENTS = Path(__file__).resolve().parents[1] / "src" / "debiaseval" / "experiments"
+MAX_PARAMETERS = 12
+"""The most parameters a function of experiments/ takes (issue 44)."""
+NOT_YET = {"evaluate_step", "evaluate_lists", "aggregate_step", "elicit_step", "evaluate_models"}
+"""Functions still over :data:`MAX_PARAMETERS`, until their experiment gets step configs."""
+
+STEPS: list[tuple[type[StepConfig], str]] = [(e6.E6Evaluate, "e6")]
+"""Every step config and the experiment whose validated config builds it."""
+
+
+def parameter_counts() -> dict[str, int]:
+    """``path:line name`` of every function of experiments/ and its number of parameters."""
+    counts = {}
+    for path in sorted(EXPERIMENTS.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                a = node.args
+                n = len(a.posonlyargs) + len(a.args) + len(a.kwonlyargs)
+                n += (a.vararg is not None) + (a.kwarg is not None)
+                counts[f"{path.relative_to(EXPERIMENTS)}:{node.lineno} {node.name}"] = n
+    return counts
+
+
+def test_no_function_of_experiments_takes_more_than_twelve_parameters() -> None:
+    over = {name: n for name, n in parameter_counts().items()
+            if n > MAX_PARAMETERS and name.split()[-1] not in NOT_YET}  # fmt: skip
+    assert not over, f"give these a step config (experiments/step_config.py): {over}"
+
+
+@pytest.mark.parametrize(("step", "experiment"), STEPS, ids=lambda s: getattr(s, "__name__", s))
+def test_a_step_config_round_trips_through_plain_json(step, experiment) -> None:
+    config = validate_config({}, experiment)
+    built = step.of(config, "synthetic")
+    params = built.params()
+    assert json.loads(json.dumps(params)) == params
+    assert step.from_params(params) == built
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        built.__setattr__(dataclasses.fields(step)[0].name, None)
+
+
+def test_plain_refuses_what_json_cannot_hold() -> None:
+    assert plain({"a": (1, [2.0, None]), 3: True}) == {"a": [1, [2.0, None]], "3": True}
+    with pytest.raises(TypeError, match="plain JSON"):
+        plain({"a": {1, 2}})
