@@ -346,7 +346,7 @@ def test_one_fit_serves_every_seed_when_the_seeds_share_their_training_set(full)
     (fit seed independent of the seeds) and scored on each seed's random set; with
     ``train_per_seed`` every seed fits its own, as on fully exposed data."""
     from debiaseval.data.splits import run_rng
-    from debiaseval.experiments.e5 import evaluate_models, fit_seed, shared_fit_seed
+    from debiaseval.experiments.e5 import E5Evaluate, evaluate_models, fit_seed, shared_fit_seed
 
     data = _observed(full)
     config = {
@@ -360,16 +360,16 @@ def test_one_fit_serves_every_seed_when_the_seeds_share_their_training_set(full)
     for seed in (0, 1):
         labelled = observed_data(data, test_fraction=0.6, rng=run_rng(seed, "data", "e5_mar_test"))
         for name, spec in config["models"].items():
-            kwargs = {
-                "n_users": int(data["user"].max()) + 1, "n_items": int(data["item"].max()) + 1,
-                "model": name, "algorithm": spec["algorithm"], "params": spec.get("params", {}),
-                "grid": spec.get("grid", {}), "ks": config["ks"], "positive_threshold": threshold,
-                "ties": "rank", "batch_size": 1024,
-            }  # fmt: skip
+            kwargs = {"n_users": int(data["user"].max()) + 1}
+            kwargs["n_items"] = int(data["item"].max()) + 1
+            step = E5Evaluate(
+                model=name, spec=spec, ks=config["ks"], positive_threshold=threshold,
+                ties="rank", batch_size=1024,
+            )  # fmt: skip
             for table, fit in ((once, shared_fit_seed("data", name)),
                                (each, fit_seed(seed, "data", name))):  # fmt: skip
                 got = table[(table["seed"] == seed) & (table["model"] == name)]
-                expected = evaluate_models(labelled, seed=fit, **kwargs)
+                expected = evaluate_models(labelled, step, seed=fit, **kwargs)
                 pd.testing.assert_frame_equal(
                     got.drop(columns="seed").reset_index(drop=True), expected, check_exact=True
                 )
@@ -384,7 +384,7 @@ def test_one_fit_serves_every_seed_when_the_seeds_share_their_training_set(full)
 
 
 def test_one_fit_refuses_seeds_that_train_on_different_pairs(full):
-    from debiaseval.experiments.e5 import evaluate_models_on_seeds
+    from debiaseval.experiments.e5 import E5Evaluate, evaluate_models_on_seeds
 
     exposure = {**settings()["exposure"], **CONFIG["exposure"]}
     a = expose(full, n_items=80, exposure=exposure, positive_threshold=3.5,
@@ -393,7 +393,8 @@ def test_one_fit_refuses_seeds_that_train_on_different_pairs(full):
                rng=np.random.default_rng(1))  # fmt: skip
     with pytest.raises(ValueError, match="seeds 0 and 1 train on different pairs"):
         evaluate_models_on_seeds(
-            {0: a, 1: b}, n_users=60, n_items=80, model="pospop", algorithm="pospop",
-            params={}, grid={}, ks=[3], positive_threshold=3.5, ties="rank", batch_size=64,
-            seed=0,
+            {0: a, 1: b},
+            E5Evaluate(model="pospop", spec={"algorithm": "pospop"}, ks=[3],
+                       positive_threshold=3.5, ties="rank", batch_size=64),
+            n_users=60, n_items=80, seed=0,
         )  # fmt: skip

@@ -3,6 +3,8 @@ order, truncation, short-list warning, E5's depth and traditional-recall rules."
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -219,26 +221,26 @@ def _e5_data():
 
 
 def test_e5_lists_of_every_candidate_give_the_models_estimates_and_short_ones_are_refused():
-    from debiaseval.experiments.e5 import evaluate_lists, evaluate_models
+    from debiaseval.experiments.e5 import E5Evaluate, evaluate_lists, evaluate_models
 
     labelled, train = _e5_data()
-    shared = {"n_users": 40, "n_items": 50, "ks": [3, 10], "positive_threshold": 3.0}
-    shared |= {"ties": "rank", "batch_size": 7}
-    expected = evaluate_models(
-        labelled, model="m", algorithm="pospop", params={}, grid={}, seed=0, **shared
-    )
+    shared = {"n_users": 40, "n_items": 50}
+    spec = {"algorithm": "pospop", "params": {}, "grid": {}, "ids": "internal",
+            "on_train_items": "error"}  # fmt: skip
+    step = E5Evaluate(model="m", spec=spec, ks=[3, 10], positive_threshold=3.0, ties="rank",
+                      batch_size=7)  # fmt: skip
+    expected = evaluate_models(labelled, step, seed=0, **shared)
     model = make_recommender("pospop").fit(train, seed=0)
-    options = {"users": None, "items": None, "model": "m", "ids": "internal"}
-    options |= {"on_train_items": "error", "source": "pospop.csv"}
-    got, notes = evaluate_lists(labelled, top_k(model, train, 50), **options, **shared)
+    options = {"users": None, "items": None, "source": "pospop.csv"}
+    got, notes = evaluate_lists(labelled, top_k(model, train, 50), step, **options, **shared)
     pd.testing.assert_frame_equal(got, expected)
     assert notes == []
     # a list of 5 cannot say which items are in anyone's top 10
     with pytest.raises(ListsError, match=r"pospop.csv: Recall@10 needs every evaluated user's"):
-        evaluate_lists(labelled, top_k(model, train, 5), **options, **shared)
+        evaluate_lists(labelled, top_k(model, train, 5), step, **options, **shared)
     # with ks within the lists: true recall and URE are the model's, traditional needs R_u
     short, notes = evaluate_lists(
-        labelled, top_k(model, train, 5), **options, **shared | {"ks": [3]}
+        labelled, top_k(model, train, 5), dataclasses.replace(step, ks=[3]), **options, **shared
     )
     row = expected[expected["k"] == 3].reset_index(drop=True)
     pd.testing.assert_series_equal(short["ure"], row["ure"])

@@ -4,7 +4,7 @@
 # train = MNAR, R = a share of MAR) -> evaluate (one model entry, every grid point: true
 # Recall@K, traditional Recall@K, URE@K) -> aggregate.
 from debiaseval.experiments.e5 import EXPORT as E5_EXPORT
-from debiaseval.experiments.e5 import FULLY_EXPOSED, trains_once
+from debiaseval.experiments.e5 import FULLY_EXPOSED, E5Evaluate, trains_once
 
 E5 = config["e5"]
 
@@ -130,13 +130,8 @@ rule e5_evaluate:
         **job_params(
             dataset="{dataset}",
             seed=lambda w: int(w.seed),
-            model="{model}",
             where="e5.models.{model}",
-            spec=lambda w: E5["models"][w.model],
-            ks=E5["ks"],
-            positive_threshold=positive_threshold(E5),
-            ties=E5["ties"],
-            batch_size=E5["batch_size"],
+            step=lambda w: E5Evaluate.of(config, w.dataset, w.model).params(),
             code=CODE,
             plugin=lambda w: plugin_hash(E5["models"][w.model]["algorithm"]),
         ),
@@ -188,12 +183,7 @@ rule e5_evaluate_seeds:
         **job_params(
             dataset="{dataset}",
             seeds=list(experiment_seeds("e5")),
-            model="{model}",
-            spec=lambda w: E5["models"][w.model],
-            ks=E5["ks"],
-            positive_threshold=positive_threshold(E5),
-            ties=E5["ties"],
-            batch_size=E5["batch_size"],
+            step=lambda w: E5Evaluate.of(config, w.dataset, w.model).params(),
             code=CODE,
             plugin=lambda w: plugin_hash(E5["models"][w.model]["algorithm"]),
         ),

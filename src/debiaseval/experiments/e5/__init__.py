@@ -51,6 +51,7 @@ from debiaseval.experiments.e5.steps import (
     MAR_PARTS,
     NEEDS,
     OUTPUTS,
+    E5Evaluate,
     check_config,
     evaluate_lists,
     evaluate_models,
@@ -76,6 +77,7 @@ __all__ = [
     "MAR_PARTS",
     "NEEDS",
     "OUTPUTS",
+    "E5Evaluate",
     "aggregate_step",
     "agreement_intervals",
     "check_config",
@@ -173,6 +175,7 @@ def run(
     results: dict[tuple[int, str], tuple[pd.DataFrame, list[pd.DataFrame]]] = {}
     for name, spec in cfg["models"].items():
         stage(f"evaluating {name}")
+        step = E5Evaluate.of(full, dataset, name)
         if spec["algorithm"] == EXTERNAL:
             for seed, labelled in labelled_of.items():
                 given, source, where = lists_of_seed(
@@ -187,17 +190,11 @@ def run(
                 frame, notes = evaluate_lists(
                     labelled,
                     given,
+                    step,
                     users=frames.users,
                     items=items,
                     n_users=n_users,
                     n_items=n_items,
-                    model=name,
-                    ids=spec["ids"],
-                    on_train_items=spec["on_train_items"],
-                    ks=cfg["ks"],
-                    positive_threshold=threshold,
-                    ties=cfg["ties"],
-                    batch_size=cfg["batch_size"],
                     source=source,
                     where=where,
                     per_user=points,
@@ -206,27 +203,16 @@ def run(
                     warnings.warn(note, stacklevel=2)
                 results[seed, name] = frame, points
             continue
-        shared = {
-            "n_users": n_users,
-            "n_items": n_items,
-            "model": name,
-            "algorithm": spec["algorithm"],
-            "params": spec.get("params", {}),
-            "grid": spec.get("grid", {}),
-            "ks": cfg["ks"],
-            "positive_threshold": threshold,
-            "ties": cfg["ties"],
-            "batch_size": cfg["batch_size"],
-        }
+        shared = {"n_users": n_users, "n_items": n_items}
         if once:
             evaluated = evaluate_models_on_seeds(
-                labelled_of, seed=shared_fit_seed(dataset, name), **shared
+                labelled_of, step, seed=shared_fit_seed(dataset, name), **shared
             )
             results.update({(seed, name): value for seed, value in evaluated.items()})
         else:
             for seed, labelled in labelled_of.items():
                 (value,) = evaluate_models_on_seeds(
-                    {seed: labelled}, seed=fit_seed(seed, dataset, name), **shared
+                    {seed: labelled}, step, seed=fit_seed(seed, dataset, name), **shared
                 ).values()
                 results[seed, name] = value
     stage("aggregating")

@@ -5,10 +5,11 @@ dataset it needs, its outputs, its config check ([URE24]; docs/experiments/e5.md
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -33,6 +34,7 @@ from debiaseval.evaluation.external_lists import (
 )
 from debiaseval.evaluation.ure import mean_recall, recall_estimates
 from debiaseval.experiments.e5.tables import evaluated_users, per_user_values, users_k_ge_exposed
+from debiaseval.experiments.step_config import StepConfig
 from debiaseval.io.errors import ConfigError
 from debiaseval.io.schema import expand_grid
 from debiaseval.recommenders.registry import make_recommender
@@ -45,6 +47,7 @@ __all__ = [
     "MAR_PARTS",
     "NEEDS",
     "OUTPUTS",
+    "E5Evaluate",
     "check_config",
     "evaluate_lists",
     "evaluate_models",
@@ -225,23 +228,39 @@ def expose(
     return labelled.reset_index(drop=True)
 
 
+@dataclasses.dataclass(frozen=True)
+class E5Evaluate(StepConfig):
+    """What rules ``e5_evaluate`` and ``e5_evaluate_seeds`` read of the ``e5`` block for one
+    model entry: the entry (``spec``: its ``algorithm`` and ``params`` and ``grid``, or its
+    lists' ``ids`` and ``on_train_items``), the cut-offs and how recall is scored."""
+
+    BLOCK: ClassVar[str] = "e5"
+    model: str
+    spec: dict[str, Any]
+    ks: list[int]
+    positive_threshold: float
+    ties: str
+    batch_size: int
+
+    @classmethod
+    def of(cls, config: Mapping[str, Any], dataset: str, model: str = "") -> E5Evaluate:
+        """Model entry ``model`` of the validated ``config`` on ``dataset`` (its positive
+        threshold: the block's, else the dataset's convention)."""
+        spec = config["e5"]["models"][model]
+        return cls(**cls.values(config, dataset), model=model, spec=spec)
+
+
 def evaluate_models(
     labelled: pd.DataFrame,
+    step: E5Evaluate,
     *,
     n_users: int,
     n_items: int,
-    model: str,
-    algorithm: str,
-    params: Mapping[str, Any],
-    grid: Mapping[str, list[Any]],
-    ks: Sequence[int],
-    positive_threshold: float,
-    ties: str,
-    batch_size: int,
     seed: int,
     per_user: list[pd.DataFrame] | None = None,
 ) -> pd.DataFrame:
-    """Train every grid point of one model entry on ``train``; estimate its Recall@K three ways.
+    """Train every grid point of model entry ``step.model`` (``step.spec``'s ``algorithm``,
+    ``params`` and ``grid``) on ``train``; estimate its Recall@K three ways.
 
     ``labelled``: pairs with ``part`` (``train``, ``exposed`` and, on fully
     exposed data, ``unexposed``); the truth is every pair when there is an
@@ -254,9 +273,7 @@ def evaluate_models(
     they average (:func:`per_user_values`).
     """
     (estimates, values), = evaluate_models_on_seeds(
-        {0: labelled}, n_users=n_users, n_items=n_items, model=model, algorithm=algorithm,
-        params=params, grid=grid, ks=ks, positive_threshold=positive_threshold, ties=ties,
-        batch_size=batch_size, seed=seed,
+        {0: labelled}, step, n_users=n_users, n_items=n_items, seed=seed
     ).values()  # fmt: skip
     if per_user is not None:
         per_user.extend(values)
@@ -279,17 +296,10 @@ def trains_once(dataset_is_fully_exposed: bool, train_per_seed: bool) -> bool:
 
 def evaluate_models_on_seeds(
     labelled: Mapping[int, pd.DataFrame],
+    step: E5Evaluate,
     *,
     n_users: int,
     n_items: int,
-    model: str,
-    algorithm: str,
-    params: Mapping[str, Any],
-    grid: Mapping[str, list[Any]],
-    ks: Sequence[int],
-    positive_threshold: float,
-    ties: str,
-    batch_size: int,
     seed: int,
 ) -> dict[int, tuple[pd.DataFrame, list[pd.DataFrame]]]:
     """:func:`evaluate_models` on several seeds' parts that share one training set: every
@@ -320,7 +330,9 @@ def evaluate_models_on_seeds(
     }
     frames: dict[int, list[pd.DataFrame]] = {s: [] for s in labelled}
     values: dict[int, list[pd.DataFrame]] = {s: [] for s in labelled}
-    for point in expand_grid(grid):
+    model, algorithm, params = step.model, step.spec["algorithm"], step.spec.get("params", {})
+    ks, positive_threshold = step.ks, step.positive_threshold
+    for point in expand_grid(step.spec.get("grid", {})):
         shown = {**params, **point}
         fitted = recommender_params(algorithm, shown, positive_threshold)
         recommender = make_recommender(algorithm, **fitted).fit(train, seed=seed)
@@ -332,8 +344,8 @@ def evaluate_models_on_seeds(
                 ks,
                 truth=truth,
                 positive_threshold=positive_threshold,
-                ties=ties,
-                batch_size=batch_size,
+                ties=step.ties,
+                batch_size=step.batch_size,
             )
             means = mean_recall(users)
             means["n_users_k_ge_exposed"] = users_k_ge_exposed(users, exposed, train)
@@ -352,23 +364,18 @@ def evaluate_models_on_seeds(
 def evaluate_lists(
     labelled: pd.DataFrame,
     lists: pd.DataFrame,
+    step: E5Evaluate,
     *,
     users: pd.DataFrame | None,
     items: pd.DataFrame | None,
     n_users: int,
     n_items: int,
-    model: str,
-    ids: str,
-    on_train_items: str,
-    ks: Sequence[int],
-    positive_threshold: float,
-    ties: str,
-    batch_size: int,
     source: str,
     where: str | None = None,
     per_user: list[pd.DataFrame] | None = None,
 ) -> tuple[pd.DataFrame, list[str]]:
-    """Precomputed lists of one seed scored as :func:`evaluate_models` scores a model.
+    """Precomputed lists of one seed scored as :func:`evaluate_models` scores a model (read
+    with ``step.spec``'s ``ids`` and ``on_train_items``).
 
     The lists are checked against the seed's ``train`` part
     (:func:`~debiaseval.evaluation.external_lists.prepare_lists`) and give every user's
@@ -381,6 +388,7 @@ def evaluate_lists(
     NaN, with a warning. Returns the rows of :func:`evaluate_models` (params ``{}``) and
     the warnings; ``per_user`` as in :func:`evaluate_models`.
     """
+    model, ks, positive_threshold = step.model, step.ks, step.positive_threshold
     part = labelled["part"].to_numpy()
     train_pairs = labelled[part == "train"]
     exposed = labelled[part == "exposed"]
@@ -392,8 +400,8 @@ def evaluate_lists(
         n_items=n_items,
         users=users,
         items=items,
-        ids=ids,
-        on_train_items=on_train_items,
+        ids=step.spec["ids"],
+        on_train_items=step.spec["on_train_items"],
         source=source,
         where=where,
     )
@@ -407,8 +415,8 @@ def evaluate_lists(
         ks,
         truth=truth,
         positive_threshold=positive_threshold,
-        ties=ties,
-        batch_size=batch_size,
+        ties=step.ties,
+        batch_size=step.batch_size,
     )
     decided = traditional_decided(recs, train_pairs, exposed, ks, n_items=n_items)
     users = users.merge(decided, on=["user", "k"], how="left")
