@@ -8,6 +8,8 @@
 # On a dataset drawn per seed (synthetic.per_seed) each seed reads its own draw,
 # data/<dataset>/seed<s>/ (data_file; docs/datasets.md#one-draw-per-seed).
 
+from debiaseval.experiments.e2 import E2Elicit, E2Evaluate, E2Train
+
 E2 = config["e2"]
 E2_RUNS = [
     (seed, method, strategy)
@@ -94,11 +96,7 @@ rule e2_train:
         **job_params(
             dataset="{dataset}",
             seed=lambda w: int(w.seed),
-            mf=E2["mf"],
-            tuning=E2["tuning"],
-            ks=E2["ks"],
-            positive_threshold=positive_threshold(E2),
-            batch_size=E2["batch_size"],
+            step=lambda w: E2Train.of(config, w.dataset).params(),
             code=CODE,
             plugin=plugin_hash(E2["mf"]["algorithm"]),
         ),
@@ -137,11 +135,7 @@ rule e2_elicit:
             seed=lambda w: int(w.seed),
             strategies=list(E2["strategies"]),
             methods=list(E2["methods"]),
-            mf=E2["mf"],
-            tuning=E2["tuning"],
-            positive_threshold=positive_threshold(E2),
-            n_asked=E2["n_asked"],
-            batch_size=E2["batch_size"],
+            step=lambda w: E2Elicit.of(config, w.dataset).params(),
             code=CODE,
             plugin=plugin_hash(E2["mf"]["algorithm"]),
         ),
@@ -186,12 +180,7 @@ rule e2_evaluate:
             seed=lambda w: int(w.seed),
             strategies=list(E2["strategies"]),
             methods=list(E2["methods"]),
-            mf=E2["mf"],
-            tuning=E2["tuning"],
-            ks=E2["ks"],
-            metrics=E2["metrics"],
-            positive_threshold=positive_threshold(E2),
-            batch_size=E2["batch_size"],
+            step=lambda w: E2Evaluate.of(config, w.dataset).params(),
             code=CODE,
             plugin=plugin_hash(E2["mf"]["algorithm"]),
         ),

@@ -1,6 +1,6 @@
 """Adapter: the ratings every strategy elicits from each method's H for the active users."""
 
-from debiaseval.experiments.e2 import elicit_step
+from debiaseval.experiments.e2 import E2Elicit, elicit_step
 from debiaseval.io.files import index_sizes, read_parquet, write_parquet
 from debiaseval.workflow.runtime import job
 
@@ -12,6 +12,7 @@ with job(snakemake.log[0], snakemake.threads) as log:
     tuning = read_parquet(snakemake.input.tuning)
     sizes = index_sizes(snakemake.input.user_index, snakemake.input.item_index)
     n_active = len(active)
+    step = E2Elicit.from_params(p.step)
     paths = iter(snakemake.output)  # strategy by strategy, every method (the rule's order)
     for strategy in p.strategies:
         elicited = elicit_step(
@@ -20,11 +21,7 @@ with job(snakemake.log[0], snakemake.threads) as log:
             hidden,
             tuning,
             strategy,
-            spec=p.mf,
-            tuning=p.tuning,
-            positive_threshold=p.positive_threshold,
-            n_asked=p.n_asked,
-            batch_size=p.batch_size,
+            step,
             dataset=p.dataset,
             seed=p.seed,
             **sizes,

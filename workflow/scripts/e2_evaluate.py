@@ -1,7 +1,7 @@
 """Adapter: per strategy, retrain MF on K_before + elicited per method; per-user metrics on T
 before and after."""
 
-from debiaseval.experiments.e2 import evaluate_step
+from debiaseval.experiments.e2 import E2Evaluate, evaluate_step
 from debiaseval.io.files import index_sizes, read_parquet, write_parquet
 from debiaseval.workflow.runtime import job
 
@@ -13,6 +13,7 @@ with job(snakemake.log[0], snakemake.threads) as log:
     tuning = read_parquet(snakemake.input.tuning)
     recs = read_parquet(snakemake.input.recs)
     sizes = index_sizes(snakemake.input.user_index, snakemake.input.item_index)
+    step = E2Evaluate.from_params(p.step)
     elicited = iter(snakemake.input.elicited)  # strategy by strategy, every method
     for strategy, path in zip(p.strategies, snakemake.output, strict=True):
         changes = evaluate_step(
@@ -22,12 +23,7 @@ with job(snakemake.log[0], snakemake.threads) as log:
             {method: read_parquet(next(elicited)) for method in p.methods},
             tuning,
             recs,
-            spec=p.mf,
-            tuning=p.tuning,
-            ks=p.ks,
-            metrics=p.metrics,
-            positive_threshold=p.positive_threshold,
-            batch_size=p.batch_size,
+            step,
             dataset=p.dataset,
             seed=p.seed,
             strategy=strategy,

@@ -31,6 +31,9 @@ from debiaseval.experiments import seed_frames, seed_ids, validated
 from debiaseval.experiments.e2.steps import (
     NEEDS,
     OUTPUTS,
+    E2Elicit,
+    E2Evaluate,
+    E2Train,
     check_config,
     elicit_step,
     evaluate_step,
@@ -45,6 +48,9 @@ from debiaseval.io.progress import stage, staged
 __all__ = [
     "NEEDS",
     "OUTPUTS",
+    "E2Elicit",
+    "E2Evaluate",
+    "E2Train",
     "aggregate_step",
     "check_config",
     "elicit_step",
@@ -83,11 +89,7 @@ def run(
     dataset = frames_of(run_seeds[0]).dataset
     threshold = positive_threshold_of(dataset, block["positive_threshold"], full["sources"])
     block = {**block, "positive_threshold": threshold}
-    settings = {
-        "tuning": block["tuning"],
-        "positive_threshold": block["positive_threshold"],
-        "batch_size": block["batch_size"],
-    }
+    train, elicit, evaluate = (s.of(full, dataset) for s in (E2Train, E2Elicit, E2Evaluate))
     changes, counts, tunings, pairs = [], [], [], []
     for seed in staged(run_seeds):
         frames = frames_of(seed)
@@ -102,9 +104,7 @@ def run(
             dataset=dataset,
             seed=seed,
         )
-        table, before = train_step(
-            split, block["mf"], ks=block["ks"], seed=seed, **settings, **common
-        )
+        table, before = train_step(split, train, seed=seed, **common)
         tunings.append(table.assign(seed=seed))
         drawn = {
             method: sample_step(split, spec, rho=block["rho"], dataset=dataset, seed=seed, **sizes)
@@ -119,10 +119,8 @@ def run(
                 hidden,
                 table,
                 strategy,
-                spec=block["mf"],
-                n_asked=block["n_asked"],
+                elicit,
                 seed=seed,
-                **settings,
                 **common,
             )
             for method, frame in got.items():
@@ -136,12 +134,9 @@ def run(
                     got,
                     table,
                     before,
-                    spec=block["mf"],
-                    ks=block["ks"],
-                    metrics=block["metrics"],
+                    evaluate,
                     seed=seed,
                     strategy=strategy,
-                    **settings,
                     **common,
                 )
             )

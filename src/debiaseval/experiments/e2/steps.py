@@ -4,9 +4,10 @@ docs/experiments/e2.md)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -16,6 +17,7 @@ from debiaseval.active_learning.evaluation import active_users, metric_changes
 from debiaseval.data.interactions import rating_matrix
 from debiaseval.data.splits import assign_parts, check_fractions, run_rng, split_e2
 from debiaseval.debiasing.interventions import TestSetSpec, intervene, sampling_weights
+from debiaseval.experiments.step_config import StepConfig
 from debiaseval.io.errors import ConfigError
 from debiaseval.recommenders.base import trains_by_epochs
 from debiaseval.recommenders.ranking import top_k
@@ -32,6 +34,9 @@ __all__ = [
     "NEEDS",
     "OUTPUTS",
     "ROLES",
+    "E2Elicit",
+    "E2Evaluate",
+    "E2Train",
     "check_config",
     "elicit_step",
     "evaluate_step",
@@ -198,26 +203,62 @@ def sample_step(
     return out[0], out[1]
 
 
+@dataclasses.dataclass(frozen=True)
+class E2Train(StepConfig):
+    """What rule ``e2_train`` reads of the ``e2`` block."""
+
+    BLOCK: ClassVar[str] = "e2"
+    mf: dict[str, Any]
+    tuning: dict[str, Any]
+    ks: list[int]
+    positive_threshold: float
+    batch_size: int
+
+
+@dataclasses.dataclass(frozen=True)
+class E2Elicit(StepConfig):
+    """What rule ``e2_elicit`` reads of the ``e2`` block."""
+
+    BLOCK: ClassVar[str] = "e2"
+    mf: dict[str, Any]
+    tuning: dict[str, Any]
+    positive_threshold: float
+    n_asked: int
+    batch_size: int
+
+
+@dataclasses.dataclass(frozen=True)
+class E2Evaluate(StepConfig):
+    """What rule ``e2_evaluate`` reads of the ``e2`` block."""
+
+    BLOCK: ClassVar[str] = "e2"
+    mf: dict[str, Any]
+    tuning: dict[str, Any]
+    ks: list[int]
+    metrics: list[str]
+    positive_threshold: float
+    batch_size: int
+
+
 def train_step(
     split: pd.DataFrame,
-    spec: Mapping[str, Any],
+    step: E2Train,
     *,
-    tuning: Mapping[str, Any],
-    ks: Sequence[int],
-    positive_threshold: float,
-    batch_size: int,
     dataset: str,
     seed: int,
     n_users: int,
     n_items: int,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Rule ``e2_train``: tune MF on a validation part of K_before; rank with it on K_before.
+    """Rule ``e2_train``: tune MF (``step.mf``) on a validation part of K_before; rank with it
+    on K_before.
 
     The validation part is ``tuning.validation`` of the known ratings; the grid
     search is E1's (:func:`~debiaseval.selection.tuning.tune_recommender`, early-stopped
     epochs). Returns the tuning table (``selected`` marks the point) and the
     top-max(ks) lists of every user from the selected MF fitted on all of K_before.
     """
+    spec, tuning, positive_threshold = step.mf, step.tuning, step.positive_threshold
+    batch_size = step.batch_size
     known = split[split["part"] == "known"].reset_index(drop=True)
     parts = assign_parts(
         len(known),
@@ -243,7 +284,7 @@ def train_step(
     params = selected_params(table, spec, tuning=tuning, positive_threshold=positive_threshold)
     matrix = rating_matrix(known, n_users, n_items)
     model = make_recommender(spec["algorithm"], **params).fit(matrix, seed=fit_seed)
-    return table, top_k(model, matrix, max(ks), batch_size=batch_size)
+    return table, top_k(model, matrix, max(step.ks), batch_size=batch_size)
 
 
 def elicit_step(
@@ -252,12 +293,8 @@ def elicit_step(
     hidden: Mapping[str, pd.DataFrame],
     tuning_table: pd.DataFrame,
     strategy: str,
+    step: E2Elicit,
     *,
-    spec: Mapping[str, Any],
-    tuning: Mapping[str, Any],
-    positive_threshold: float,
-    n_asked: int,
-    batch_size: int,
     dataset: str,
     seed: int,
     n_users: int,
@@ -265,7 +302,7 @@ def elicit_step(
 ) -> dict[str, pd.DataFrame]:
     """Rule ``e2_elicit``: per method, the ratings ``strategy`` elicits from its H.
 
-    Asks ``n_asked`` items per active user among those without a known rating
+    Asks ``step.n_asked`` items per active user among those without a known rating
     (:func:`~debiaseval.active_learning.elicitation.ask`; what is asked depends on K_before only,
     so it is asked once for every method) and keeps, per method, the asked pairs
     found in that method's H (``hidden``: method → H;
@@ -277,11 +314,12 @@ def elicit_step(
         rating_matrix(known, n_users, n_items),
         seed=_fit_seed(seed, dataset),
         mf_params=selected_params(
-            tuning_table, spec, tuning=tuning, positive_threshold=positive_threshold
+            tuning_table, step.mf, tuning=step.tuning, positive_threshold=step.positive_threshold
         ),
-        algorithm=spec["algorithm"],
+        algorithm=step.mf["algorithm"],
     )
-    asked = ask(ctx, strategy, active["user"].to_numpy(), n=n_asked, batch_size=batch_size)
+    users = active["user"].to_numpy()
+    asked = ask(ctx, strategy, users, n=step.n_asked, batch_size=step.batch_size)
     return {method: elicit(asked, pool) for method, pool in hidden.items()}
 
 
@@ -292,13 +330,8 @@ def evaluate_step(
     elicited: Mapping[str, pd.DataFrame],
     tuning_table: pd.DataFrame,
     recs_before: pd.DataFrame,
+    step: E2Evaluate,
     *,
-    spec: Mapping[str, Any],
-    tuning: Mapping[str, Any],
-    ks: Sequence[int],
-    metrics: Sequence[str],
-    positive_threshold: float,
-    batch_size: int,
     dataset: str,
     seed: int,
     strategy: str,
@@ -314,9 +347,10 @@ def evaluate_step(
     T (:func:`~debiaseval.active_learning.evaluation.metric_changes`). Columns ``seed``,
     ``method``, ``strategy``, ``scope``, ``user``, ``metric``, ``k``, ``before``, ``after``.
     """
+    spec, ks, positive_threshold = step.mf, step.ks, step.positive_threshold
     known = split[split["part"] == "known"][["user", "item", "rating"]]
     params = selected_params(
-        tuning_table, spec, tuning=tuning, positive_threshold=positive_threshold
+        tuning_table, spec, tuning=step.tuning, positive_threshold=positive_threshold
     )
     fitted: list[tuple[pd.DataFrame, Any, Any]] = []
     tables = []
@@ -332,14 +366,14 @@ def evaluate_step(
             fitted.append((pairs, model, matrix))
         t = test[method]
         users = np.unique(t.loc[t["rating"] > positive_threshold, "user"].to_numpy(np.int64))
-        after = top_k(model, matrix, max(ks), users=users, batch_size=batch_size)
+        after = top_k(model, matrix, max(ks), users=users, batch_size=step.batch_size)
         changes = metric_changes(
             recs_before,
             after,
             t,
             active=active["user"].to_numpy(),
             ks=ks,
-            metrics=metrics,
+            metrics=step.metrics,
             n_items=n_items,
             positive_threshold=positive_threshold,
         )
