@@ -16,7 +16,7 @@ from debiaseval.evaluation.testsets import (
     evaluate_on_testsets,
     short_list_warnings,
 )
-from debiaseval.experiments.e1 import EmptyTestSetError, data_step, evaluate_step
+from debiaseval.experiments.e1 import E1Evaluate, EmptyTestSetError, data_step, evaluate_step
 from debiaseval.experiments.e1 import testset_step as draw_testset
 from debiaseval.io.errors import ConfigError
 from debiaseval.recommenders import make_recommender
@@ -166,9 +166,10 @@ def test_evaluate_step_warns_when_k_exceeds_the_candidates():
     _, split = _full_split()
     gt = split[split["part"] == "gt"]
     recs = {"PosPop": pd.DataFrame({"user": [], "item": [], "rank": [], "score": []})}
-    kwargs = dict(seed=0, metrics=["hitrate"], positive_threshold=3.0, drop_train_overlap=False)
+    step = E1Evaluate(ks=[100], metrics=["hitrate"], positive_threshold=3.0,
+                      drop_train_overlap=False)  # fmt: skip
     with pytest.warns(UserWarning, match=r"seed 0: k = 100 exceeds the number of candidate"):
-        evaluate_step(split, recs, {}, n_items=60, ks=[100], **kwargs)
+        evaluate_step(split, recs, {}, step, seed=0, n_items=60)
     assert len(gt)
 
 
@@ -210,11 +211,9 @@ def _evaluated(resamples=200):
         for name in ("pospop", "random", "avgrating")
     }
     heldout = split[split["part"] == "heldout"]
-    kwargs = dict(metrics=["recall", "ndcg"], positive_threshold=3.0, drop_train_overlap=False)
-    return evaluate_step(
-        split, recs, {"ALL": heldout}, seed=4, n_items=60, ks=[5, 10], resamples=resamples,
-        **kwargs,
-    )  # fmt: skip
+    step = E1Evaluate(ks=[5, 10], metrics=["recall", "ndcg"], positive_threshold=3.0,
+                      drop_train_overlap=False, resamples=resamples)  # fmt: skip
+    return evaluate_step(split, recs, {"ALL": heldout}, step, seed=4, n_items=60)
 
 
 def test_per_user_values_average_to_the_metrics_exactly():

@@ -10,7 +10,7 @@
 
 from debiaseval.experiments.e1 import EXPORT as E1_EXPORT
 from debiaseval.experiments.e1 import TRUTH_DATASETS as E1_TRUTH_DATASETS
-from debiaseval.experiments.e1 import external_recommenders, kendall_excluded
+from debiaseval.experiments.e1 import E1Evaluate, external_recommenders
 from debiaseval.estimation.arena import model_imputations
 
 E1 = config["e1"]
@@ -395,20 +395,12 @@ rule e1_evaluate:
     params:
         **job_params(
             dataset="{dataset}",
-            estimators=E1["estimators"],
             imputed=E1_IMPUTED,
             synthetic=draw_block,
             seed=lambda w: int(w.seed),
             recommenders=list(E1["recommenders"]),
             testsets=list(E1["testsets"]),
-            ks=E1["ks"],
-            metrics=E1["metrics"],
-            positive_threshold=positive_threshold(E1),
-            drop_train_overlap=E1["drop_train_overlap"],
-            resamples=E1["bootstrap"]["resamples"],
-            confidence=E1["confidence"],
-            gammas=E1["sensitivity"]["gammas"],
-            excluded=kendall_excluded(E1),
+            step=lambda w: E1Evaluate.of(config, w.dataset).params(),
             code=CODE,
         ),
     threads: resources_of("evaluate")["threads"]

@@ -3,7 +3,7 @@ verdict (verdict.md)."""
 
 from pathlib import Path
 
-from debiaseval.experiments.e1 import aggregate_step
+from debiaseval.experiments.e1 import SEED_TABLES, aggregate_step
 from debiaseval.io.files import read_parquet
 from debiaseval.workflow.provenance import record_run, write_markdown, write_table
 from debiaseval.workflow.report import publish_report
@@ -18,20 +18,13 @@ with job(snakemake.log[0]) as log:
         return [read_parquet(path) for path in paths]
 
     tables = aggregate_step(
-        frames(inputs.metrics),
+        {stem: frames(inputs[stem]) for stem in SEED_TABLES},
         frames(inputs.diagnostics),
         read_parquet(inputs.data, columns=["user", "item", "part"]),
         p.e1,
         dataset=p.dataset,
         min_users=p.min_users,
-        comparisons=frames(inputs.comparisons),
         truth=frames(inputs.truth),
-        arena=frames(inputs.arena),
-        arena_replicates=frames(inputs.arena_replicates),
-        reliability=frames(inputs.reliability),
-        truth_tests=frames(inputs.truth_tests),
-        sensitivity=frames(inputs.sensitivity),
-        estimator_diagnostics=frames(inputs.estimators_diagnostics),
         draws=p.draws,
     )
     for stem in ("summary", "kendall", "testsets", "comparisons", "estimator_accuracy",

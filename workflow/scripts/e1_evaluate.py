@@ -4,6 +4,7 @@ every weighting estimator, and the scoreboard's inputs."""
 from debiaseval.estimation.imputation import LogisticMF
 from debiaseval.experiments.e1 import (
     EVALUATE_OUTPUTS,
+    E1Evaluate,
     estimator_features,
     estimator_truth,
     evaluate_step,
@@ -15,7 +16,8 @@ with job(snakemake.log[0], snakemake.threads) as log:
     p = snakemake.params
     users = read_parquet(snakemake.input.user_index)
     items = read_parquet(snakemake.input.item_index)
-    block = {"estimators": p.estimators}
+    step = E1Evaluate.from_params(p.step)
+    block = {"estimators": step.estimators}
     imputations = {
         name: LogisticMF.from_frame(read_parquet(path))
         for name, path in zip(p.imputed, snakemake.input.imputations, strict=True)
@@ -25,15 +27,9 @@ with job(snakemake.log[0], snakemake.threads) as log:
         read_parquet(snakemake.input.split),
         dict(zip(p.recommenders, map(read_parquet, snakemake.input.recs), strict=True)),
         dict(zip(p.testsets, map(read_parquet, snakemake.input.testsets), strict=True)),
+        step,
         seed=p.seed,
         n_items=len(items),
-        ks=p.ks,
-        metrics=p.metrics,
-        positive_threshold=p.positive_threshold,
-        drop_train_overlap=p.drop_train_overlap,
-        resamples=p.resamples,
-        level=p.confidence,
-        estimators=p.estimators,
         n_users=len(users),
         features=estimator_features(block, users, items),
         truth=estimator_truth(
@@ -41,8 +37,6 @@ with job(snakemake.log[0], snakemake.threads) as log:
         ),
         truth_per_user=read_parquet(truth[0]) if truth else None,
         imputations=imputations,
-        gammas=p.gammas,
-        excluded=p.excluded,
     )
     log.info("\n%s", tables["metrics"].to_string())
     for stem in EVALUATE_OUTPUTS:

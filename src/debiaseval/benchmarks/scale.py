@@ -190,11 +190,9 @@ def child(options: dict[str, Any]) -> list[dict[str, Any]]:
             ),
         )
     evaluation = {key: block[key] for key in ("ks", "metrics", "drop_train_overlap")}
-    step = {  # evaluate_step's settings but for the estimators
-        "seed": seed, "n_items": n_items, "n_users": n_users, "positive_threshold": threshold,
-        "resamples": block["bootstrap"]["resamples"], "level": block["confidence"],
-        "excluded": e1.kendall_excluded(block), **evaluation,
-    }  # fmt: skip
+    sizes_of_step = {"seed": seed, "n_items": n_items, "n_users": n_users}
+    with_estimators = e1.E1Evaluate.of(full, "synthetic")
+    step = dataclasses.replace(with_estimators, estimators={}, gammas=[])  # but the estimators
     import scipy.stats  # noqa: F401  (the paired tests' import, a fixed cost: outside the stages)
 
     # E1's evaluate stage three ways, in turn, ``evaluate_repeat`` times (each stage's best time
@@ -214,21 +212,15 @@ def child(options: dict[str, Any]) -> list[dict[str, Any]]:
                 **evaluation,
             ),
         )
-        _stage(rows, "E1 evaluate", lambda: e1.evaluate_step(split, recs, tests, **step))
+        _stage(rows, "E1 evaluate",
+               lambda: e1.evaluate_step(split, recs, tests, step, **sizes_of_step))  # fmt: skip
         # the same stage with E1's default weighting estimators (one SNIPS, one DR), their
         # diagnostics and the SNIPS sensitivity bounds and Γ*, same process: the same call but
         # for estimators= and gammas= (the same bootstrap resamples and level)
         _stage(
             rows,
             "E1 evaluate+estimators",
-            lambda: e1.evaluate_step(
-                split,
-                recs,
-                tests,
-                estimators=block["estimators"],
-                gammas=block["sensitivity"]["gammas"],
-                **step,
-            ),
+            lambda: e1.evaluate_step(split, recs, tests, with_estimators, **sizes_of_step),
         )
     rows[:] = _best_of(rows)
     stages = options.get("stages", STAGES)

@@ -37,6 +37,7 @@ from debiaseval.experiments.e1.steps import (
     NEEDS,
     OUTPUTS,
     TRUTH_DATASETS,
+    E1Evaluate,
     check_config,
     data_step,
     evaluate_step,
@@ -49,18 +50,42 @@ from debiaseval.experiments.e1.steps import (
     truth_step,
     tune_step,
 )
-from debiaseval.experiments.e1.tables import aggregate_step, dropped_over_draws, dropped_text
+from debiaseval.experiments.e1.tables import (
+    SEED_TABLES,
+    aggregate_step,
+    dropped_over_draws,
+    dropped_text,
+)
 from debiaseval.io.errors import EmptyTestSetError
 from debiaseval.io.progress import stage, staged
 from debiaseval.recommenders.registry import EXTERNAL
 from debiaseval.selection.tuning import grid_chunks, merge_chunks
 
 __all__ = [
-    "EVALUATE_OUTPUTS", "EXPORT", "NEEDS", "OUTPUTS", "TRUTH_DATASETS", "EmptyTestSetError",
-    "aggregate_step", "check_config", "data_step", "dropped_over_draws", "dropped_text",
+    "EVALUATE_OUTPUTS",
+    "EXPORT",
+    "NEEDS",
+    "OUTPUTS",
+    "SEED_TABLES",
+    "TRUTH_DATASETS",
+    "E1Evaluate",
+    "EmptyTestSetError",
+    "aggregate_step",
+    "check_config",
+    "data_step",
+    "dropped_over_draws",
+    "dropped_text",
     "evaluate_step",
-    "external_recommenders", "impute_step", "kendall_excluded", "kendall_groups", "lists_step",
-    "run", "select_step", "split_step", "testset_step", "truth_step",
+    "external_recommenders",
+    "impute_step",
+    "kendall_excluded",
+    "kendall_groups",
+    "lists_step",
+    "run",
+    "select_step",
+    "split_step",
+    "testset_step",
+    "truth_step",
     "tune_step",
 ]  # fmt: skip
 
@@ -125,6 +150,7 @@ def run(
     threshold = positive_threshold_of(dataset, block["positive_threshold"], full["sources"])
     block = {**block, "positive_threshold": threshold}
     common = {"ks": block["ks"], "positive_threshold": threshold}
+    evaluate = E1Evaluate.of(full, dataset)
     evaluated, diagnostics, tunings, truth, dropped = [], [], [], [], []
     known = isinstance(data, str) and dataset in TRUTH_DATASETS  # its full matrix is known
     exact = known and block["truth"]
@@ -182,14 +208,11 @@ def run(
             )  # fmt: skip
             truth.append(table)
         evaluated.append(evaluate_step(
-            split, recs, testsets, seed=seed, n_items=n_items, metrics=block["metrics"],
-            drop_train_overlap=block["drop_train_overlap"], level=block["confidence"],
-            resamples=block["bootstrap"]["resamples"], estimators=block["estimators"],
-            n_users=n_users, features=estimator_features(block, frames.users, frames.items),
+            split, recs, testsets, evaluate, seed=seed, n_items=n_items, n_users=n_users,
+            features=estimator_features(block, frames.users, frames.items),
             truth=estimator_truth(block, dataset, generator, frames.users, frames.items,
                                   truth_raw),
-            truth_per_user=true_values, gammas=block["sensitivity"]["gammas"],
-            excluded=kendall_excluded(block), **common,
+            truth_per_user=true_values,
         ))  # fmt: skip
 
     def seeds_of(stem: str) -> list[pd.DataFrame]:
@@ -198,12 +221,8 @@ def run(
     block = {**block, "seeds": len(run_seeds)}
     stage("aggregating")
     out = aggregate_step(
-        seeds_of("metrics"), diagnostics, described, block, dataset=dataset,
-        min_users=full["min_users"], comparisons=seeds_of("comparisons"), truth=truth,
-        arena=seeds_of("arena"), arena_replicates=seeds_of("arena_replicates"),
-        reliability=seeds_of("reliability"), truth_tests=seeds_of("truth_tests"),
-        sensitivity=seeds_of("sensitivity"),
-        estimator_diagnostics=seeds_of("estimators_diagnostics"),
+        {stem: seeds_of(stem) for stem in SEED_TABLES}, diagnostics, described, block,
+        dataset=dataset, min_users=full["min_users"], truth=truth,
         draws="independent" if drawn else "fixed",
     )  # fmt: skip
     for stem in ("metrics_per_user", "estimators_diagnostics", "arena", "arena_replicates",

@@ -4,11 +4,12 @@ docs/experiments/e1.md)."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -22,7 +23,7 @@ from debiaseval.debiasing.interventions import TestSetSpec, intervene, sampling_
 from debiaseval.estimation.arena import SplitParts, fit_imputation
 from debiaseval.estimation.imputation import Imputation
 from debiaseval.estimation.scoreboard import TRUE
-from debiaseval.evaluation.aggregate import check_kendall
+from debiaseval.evaluation.aggregate import check_kendall, kendall_excluded
 from debiaseval.evaluation.external_lists import seed_lists
 from debiaseval.evaluation.full_truth import true_rows
 from debiaseval.evaluation.metrics import GAINS, BlockValues
@@ -40,6 +41,7 @@ from debiaseval.experiments.e1.arena import (
     seed_estimates,
     with_gamma_stars,
 )
+from debiaseval.experiments.step_config import StepConfig
 from debiaseval.io.files import atomic_path, read_parquet, write_parquet
 from debiaseval.recommenders.ranking import empty_recommendations
 from debiaseval.recommenders.registry import EXTERNAL
@@ -266,40 +268,62 @@ def impute_step(
     return imputation_frame(model)
 
 
+@dataclasses.dataclass(frozen=True)
+class E1Evaluate(StepConfig):
+    """What rule ``e1_evaluate`` reads of the ``e1`` block: ``resamples`` is
+    ``bootstrap.resamples``, ``gammas`` ``sensitivity.gammas``, ``excluded`` the recommenders
+    Kendall's τ leaves out (:func:`~debiaseval.evaluation.aggregate.kendall_excluded`)."""
+
+    BLOCK: ClassVar[str] = "e1"
+    ks: list[int]
+    metrics: list[str]
+    positive_threshold: float
+    drop_train_overlap: bool
+    resamples: int = 0
+    confidence: float = 0.95
+    estimators: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+    gammas: list[float] = dataclasses.field(default_factory=list)
+    excluded: list[str] = dataclasses.field(default_factory=list)
+
+    @classmethod
+    def of(cls, config: Mapping[str, Any], dataset: str) -> E1Evaluate:
+        """The ``e1`` block's values for ``dataset``."""
+        block = config["e1"]
+        return cls(
+            **cls.values(config, dataset), resamples=block["bootstrap"]["resamples"],
+            gammas=block["sensitivity"]["gammas"], excluded=kendall_excluded(block),
+        )  # fmt: skip
+
+
 def evaluate_step(
     split: pd.DataFrame,
     recs: Mapping[str, pd.DataFrame],
     testsets: Mapping[str, pd.DataFrame],
+    step: E1Evaluate,
     *,
     seed: int,
     n_items: int,
-    ks: Sequence[int],
-    metrics: Sequence[str],
-    positive_threshold: float,
-    drop_train_overlap: bool,
-    resamples: int = 0,
-    level: float = 0.95,
-    estimators: Mapping[str, Mapping[str, Any]] | None = None,
     n_users: int | None = None,
     features: tuple[pd.DataFrame, pd.DataFrame] | None = None,
     truth: np.ndarray | None = None,
     truth_per_user: pd.DataFrame | None = None,
     imputations: Mapping[str, Imputation] | None = None,
-    gammas: Sequence[float] = (),
-    excluded: Sequence[str] = (),
 ) -> dict[str, pd.DataFrame]:
     """Rule ``e1_evaluate``: every recommender of the seed on gt and on every test set, and
-    each of ``estimators`` (``e1.estimators``, with its propensities' ``features`` or ``truth``
-    and the ``imputations`` ``e1_impute`` fitted;
+    each of ``step.estimators`` (``e1.estimators``, with its propensities' ``features`` or
+    ``truth`` and the ``imputations`` ``e1_impute`` fitted;
     :func:`~debiaseval.estimation.arena.evaluate_estimators`). Returns the tables of
     :data:`EVALUATE_OUTPUTS`: ``metrics`` (means over users with their bootstrap interval at
-    ``level``), ``metrics_per_user``,
+    ``step.confidence``), ``metrics_per_user``,
     ``comparisons`` (paired tests, with each SNIPS pair's Γ*; :func:`seed_uncertainty`),
-    ``estimators_diagnostics``, ``sensitivity`` (SNIPS bounds at ``gammas``), ``arena``
+    ``estimators_diagnostics``, ``sensitivity`` (SNIPS bounds at ``step.gammas``), ``arena``
     (every row's and its truth's means over the same users; the truth is ``truth_per_user``
-    on synthetic, else gt) and ``reliability`` (gt's split-half reliability, ``excluded`` left
-    out). Warns when a k exceeds some user's candidates (:func:`short_list_warnings`).
+    on synthetic, else gt) and ``reliability`` (gt's split-half reliability,
+    ``step.excluded`` left out). Warns when a k exceeds some user's candidates
+    (:func:`short_list_warnings`).
     """
+    ks, metrics, positive_threshold = step.ks, step.metrics, step.positive_threshold
+    resamples, level = step.resamples, step.confidence
     train = split[split["part"] == "train"]
     n_users = int(split["user"].max()) + 1 if n_users is None else n_users
     for message in short_list_warnings(train, n_items=n_items, ks=ks):
@@ -308,14 +332,14 @@ def evaluate_step(
     table = evaluate_recommenders(
         recs, {"gt": split[split["part"] == "gt"], **testsets}, train, n_items=n_items, ks=ks,
         metrics=metrics, positive_threshold=positive_threshold, per_user=per_user,
-        drop_train_overlap=drop_train_overlap,
+        drop_train_overlap=step.drop_train_overlap,
     )  # fmt: skip
     table.insert(1, "seed", seed)
     parts = SplitParts(split, train=train)  # the training part selected above, not again
     est = seed_estimates(
-        split, recs, estimators or {}, seed=seed, n_users=n_users, n_items=n_items, ks=ks,
+        split, recs, step.estimators, seed=seed, n_users=n_users, n_items=n_items, ks=ks,
         metrics=metrics, positive_threshold=positive_threshold, features=features, truth=truth,
-        parts=parts, imputations=imputations, gammas=gammas, resamples=resamples, level=level,
+        parts=parts, imputations=imputations, gammas=step.gammas, resamples=resamples, level=level,
     )  # fmt: skip
     # one bootstrap and one family of paired tests per seed, test sets and estimators alike
     rows = {rec: {**per_user[rec], **est.per_user.get(rec, {})} for rec in per_user}
@@ -326,7 +350,7 @@ def evaluate_step(
     groups = [per_user, est.per_user]
     out.update(estimators_diagnostics=est.diagnostics, sensitivity=est.sensitivity)
     out.update(score_seed(groups, parts, truth_per_user, seed=seed, n_users=n_users,
-                          positive_threshold=positive_threshold, excluded=excluded,
+                          positive_threshold=positive_threshold, excluded=step.excluded,
                           resamples=resamples, level=level))  # fmt: skip
     # one table of the test sets' and the estimators' per-user values (not two, then a copy)
     out["metrics_per_user"] = per_user_table(groups, seed=seed)

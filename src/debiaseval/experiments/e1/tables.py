@@ -67,25 +67,29 @@ def dropped_over_draws(per_seed: Sequence[pd.DataFrame]) -> pd.DataFrame:
     return table[["seed", *[c for c in table.columns if c != "seed"]]]
 
 
+SEED_TABLES = (
+    "metrics", "comparisons", "arena", "arena_replicates", "reliability", "truth_tests",
+    "sensitivity", "estimators_diagnostics",
+)  # fmt: skip
+"""The seeds' tables :func:`aggregate_step` reads, by the file stem :func:`evaluate_step` gives
+them (``estimators_diagnostics``: ``estimators.diagnostics.parquet``)."""
+
+
 def aggregate_step(
-    metrics: Sequence[pd.DataFrame],
+    seeds: Mapping[str, Sequence[pd.DataFrame]],
     diagnostics: Sequence[pd.DataFrame],
     interactions: pd.DataFrame,
     block: Mapping[str, Any],
     *,
     dataset: str,
     min_users: int = MIN_USERS,
-    comparisons: Sequence[pd.DataFrame] = (),
     truth: Sequence[pd.DataFrame] = (),
-    arena: Sequence[pd.DataFrame] = (),
-    arena_replicates: Sequence[pd.DataFrame] = (),
-    reliability: Sequence[pd.DataFrame] = (),
-    truth_tests: Sequence[pd.DataFrame] = (),
-    sensitivity: Sequence[pd.DataFrame] = (),
-    estimator_diagnostics: Sequence[pd.DataFrame] = (),
     draws: str = "fixed",
 ) -> dict[str, Any]:
     """Rule ``e1_aggregate``: the tables of ``OUTPUTS`` (Markdown ones as text, by file stem).
+
+    ``seeds``: each seed's tables of :func:`evaluate_step`, by stem (:data:`SEED_TABLES`; a
+    stem left out counts as no tables), beside the test sets' ``diagnostics``.
 
     ``summary``: per row the mean, the t interval over seeds (``ci_low``/``ci_high``) and the
     mean per-seed bootstrap bounds (``boot_low``/``boot_high``) at ``e1.confidence``, both in
@@ -103,6 +107,8 @@ def aggregate_step(
     The verdict (:func:`~debiaseval.experiments.e1.verdict.e1_verdict`) is ``verdict`` /
     ``verdict_md`` and the first section of ``summary_md`` and ``comparisons_md``.
     """
+    metrics, comparisons, arena, arena_replicates, reliability, truth_tests, sensitivity, \
+        estimator_diagnostics = (seeds.get(stem, ()) for stem in SEED_TABLES)
     per_seed = pd.concat([*metrics, *truth]).reset_index(drop=True)
     keys = ["recommender", "testset", "metric", "k"]
     level = block["confidence"]
