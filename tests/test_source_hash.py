@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from test_plugins import MY_POP, _install
 
+from debiaseval.io.source_hash import import_closure, source_digest, sources_hash
 from debiaseval.recommenders.registry import (
     PLUGIN_PATHS_ENV,
     add_plugin_paths,
     plugin_source_hash,
     resolve_recommender,
 )
-from debiaseval.recommenders.source_hash import import_closure, source_digest, sources_hash
 
 # MyPop whose counts come from a helper package of one's own, reached by every form of import.
 PLUGIN = '''
