@@ -20,7 +20,7 @@ import yaml
 
 from debiaseval.evaluation.aggregate import markdown_table
 from debiaseval.io.markup import code_span, inert_markdown, script_safe
-from debiaseval.workflow.params import Digested, job_params
+from debiaseval.workflow.params import Slice, job_params
 from debiaseval.workflow.provenance import markdown_header
 from debiaseval.workflow.report import OPEN_RESULT, front_page, markdown_page
 
@@ -113,10 +113,10 @@ def test_script_safe_text_cannot_close_or_comment_out_a_script() -> None:
     assert safe.replace("<\\/", "</").replace("<\\!--", "<!--") == text
 
 
-def test_a_digested_dict_is_itself_to_the_job_and_safe_in_the_report_s_text() -> None:
+def test_a_params_slice_is_itself_to_the_job_and_safe_in_the_report_s_text() -> None:
     plain = {"config": {"columns": {"rating": SCRIPT}}, "note": [COMMENT], "n": 1}
-    shown = Digested(plain)
-    assert shown == plain and repr(shown).startswith("sha256:")  # Snakemake's params trigger
+    shown = Slice(plain)
+    assert shown == plain and not isinstance(shown, dict)  # Snakemake's params trigger skips it
     for text in (str(shown), f"{shown}", f"params={shown}"):
         assert "</" not in text and "<!--" not in text and "alert(2)" in text
     again = pickle.loads(pickle.dumps(shown, protocol=4))  # what a job's script receives
@@ -129,10 +129,10 @@ def test_job_params_wraps_mappings_and_what_params_functions_return() -> None:
         return {"inputs": [f"{wildcards}/{input}", SCRIPT]}
 
     params = job_params(block={"a": SCRIPT}, code="abc", n=3, record=record)
-    assert isinstance(params["block"], Digested) and params["code"] == "abc" and params["n"] == 3
+    assert isinstance(params["block"], Slice) and params["code"] == "abc" and params["n"] == 3
     assert list(inspect.signature(params["record"]).parameters) == ["wildcards", "input"]
     out = params["record"]("w", input="i")
-    assert isinstance(out, Digested) and out == {"inputs": ["w/i", SCRIPT]}
+    assert isinstance(out, Slice) and out == {"inputs": ["w/i", SCRIPT]}
     assert "</" not in str(out)
 
 

@@ -6,8 +6,8 @@ import os
 import re
 import sys
 
-from debiaseval import code_hash
 from debiaseval.workflow import resources as scaled_resources
+from debiaseval.workflow.code_stamps import code_stamps
 from debiaseval.workflow.config import study_as_written, study_name, validate_config
 from debiaseval.workflow.names import check_workflow_paths
 from debiaseval.io.errors import ConfigError
@@ -136,7 +136,11 @@ if RUNS_JOBS:
     if _stop:
         stop(_stop)
 
-CODE = code_hash()
+# Each script's code stamp (workflow/scripts/<name>.py: its code and that of the package modules
+# it imports, docstrings and comments left out; debiaseval.workflow.code_stamps), in the params
+# of its rule's jobs as code=CODE["<name>"]: a code edit reruns exactly the jobs whose step
+# imports the edited module, and a docstring or comment edit reruns none.
+CODE = code_stamps(os.path.join(workflow.basedir, "workflow", "scripts"))
 # A plugin recommender's code hash (empty for the package's own): its module and the modules of
 # one's own it imports, docstrings and comments left out; in the params of the jobs that use
 # it, so that a code edit of any of them reruns those jobs. Computed once per algorithm and run.
@@ -367,18 +371,20 @@ def export_targets():
 
 
 @functools.cache
-def _provenance(experiment):
-    return gather_provenance(config, experiment)
+def _provenance(experiment, dataset):
+    return gather_provenance(config, experiment, dataset=dataset)
 
 
 def provenance(experiment):
-    """Params function: the stable provenance record of ``experiment``'s results
-    (debiaseval.workflow.provenance, gathered once per run) naming the raw files of the job's
-    dataset; the job takes their checksums and writes provenance.json (docs/report.md)."""
+    """Params function: the stable provenance record of ``experiment``'s results on the job's
+    dataset (debiaseval.workflow.provenance, gathered once per run and dataset: the config
+    without what only other datasets read) naming the raw files of the dataset; the job takes
+    their checksums and writes provenance.json (docs/report.md)."""
 
     def record(wildcards):
         inputs = sorted(str(path) for path in preprocess_input(wildcards).values())
-        return {**_provenance(experiment), "dataset": wildcards.dataset, "inputs": inputs}
+        own = _provenance(experiment, wildcards.dataset)
+        return {**own, "dataset": wildcards.dataset, "inputs": inputs}
 
     return record
 

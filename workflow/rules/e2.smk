@@ -37,7 +37,7 @@ rule e2_split:
             fractions=E2["split"],
             user_filter=lambda w: E2["user_filter"].get(w.dataset),
             active_fraction=E2["active_fraction"],
-            code=CODE,
+            code=CODE["e2_split"],
         ),
     conda:
         "../envs/debiaseval.yaml"
@@ -69,7 +69,7 @@ rule e2_sample:
             seed=lambda w: int(w.seed),
             methods=E2["methods"],
             rho=E2["rho"],
-            code=CODE,
+            code=CODE["e2_sample"],
         ),
     conda:
         "../envs/debiaseval.yaml"
@@ -99,7 +99,7 @@ rule e2_train:
             ks=E2["ks"],
             positive_threshold=positive_threshold(E2),
             batch_size=E2["batch_size"],
-            code=CODE,
+            code=CODE["e2_train"],
             plugin=plugin_hash(E2["mf"]["algorithm"]),
         ),
     threads: E2["resources"]["threads"]
@@ -142,7 +142,7 @@ rule e2_elicit:
             positive_threshold=positive_threshold(E2),
             n_asked=E2["n_asked"],
             batch_size=E2["batch_size"],
-            code=CODE,
+            code=CODE["e2_elicit"],
             plugin=plugin_hash(E2["mf"]["algorithm"]),
         ),
     threads: E2["resources"]["threads"]
@@ -192,7 +192,7 @@ rule e2_evaluate:
             metrics=E2["metrics"],
             positive_threshold=positive_threshold(E2),
             batch_size=E2["batch_size"],
-            code=CODE,
+            code=CODE["e2_evaluate"],
             plugin=plugin_hash(E2["mf"]["algorithm"]),
         ),
     threads: E2["resources"]["threads"]
@@ -241,7 +241,7 @@ rule e2_aggregate:
             seeds=list(experiment_seeds("e2")),
             e2=with_threshold({k: v for k, v in E2.items() if k != "resources"}),
             min_users=config["min_users"],
-            code=CODE,
+            code=CODE["e2_aggregate"],
         ),
     conda:
         "../envs/debiaseval.yaml"

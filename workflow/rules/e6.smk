@@ -35,7 +35,7 @@ rule e6_evaluate:
             seed=lambda w: int(w.seed),
             e6=E6_PARAMS,
             synthetic=draw_block,
-            code=CODE,
+            code=CODE["e6_evaluate"],
         ),
     threads: E6["resources"]["threads"]
     resources:
@@ -76,7 +76,7 @@ rule e6_aggregate:
             dataset="{dataset}",
             seeds=list(experiment_seeds("e6")),
             min_users=config["min_users"],
-            code=CODE,
+            code=CODE["e6_aggregate"],
         ),
     conda:
         "../envs/debiaseval.yaml"

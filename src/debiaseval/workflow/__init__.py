@@ -1,3 +1,4 @@
 """Workflow glue: the whole config's validation (which asks every experiment), job runtime
-helpers, provenance, costs and the report's renderings. The files, the config schema, the
-one-line user errors and inert text are the ground floor's, :mod:`debiaseval.io`."""
+helpers, provenance, costs, the report's renderings and each rule's code stamp
+(:mod:`~debiaseval.workflow.code_stamps`). The files, the config schema, the one-line user
+errors and inert text are the ground floor's, :mod:`debiaseval.io`."""

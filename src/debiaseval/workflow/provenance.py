@@ -31,18 +31,22 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from debiaseval._version import __version__
+from debiaseval.data.draws import DRAW_BLOCKS
+from debiaseval.datasets.build import SOURCE_OF
 from debiaseval.io.files import atomic_path, sha256_file, write_text
 from debiaseval.io.markup import code_span, inert_markdown
 from debiaseval.io.processes import run_bounded
 
 __all__ = [
     "CHECKSUM_CACHE",
+    "DATASET_BLOCKS",
     "LIBRARIES",
     "METADATA_KEY",
     "PLACEMENT",
     "RUN_SELECTION",
     "canonical_json",
     "config_hash",
+    "dataset_config",
     "experiment_config",
     "file_checksums",
     "gather",
@@ -125,19 +129,43 @@ def config_hash(config: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical_json(without_placement(config)).encode("utf-8")).hexdigest()
 
 
-def experiment_config(config: Mapping[str, Any], experiment: str) -> dict[str, Any]:
-    """The part of the resolved ``config`` that ``experiment``'s results depend on: every key
-    but the other experiments' blocks, the run's selection (:data:`RUN_SELECTION`) and the
-    keys that only choose where files go (:data:`PLACEMENT`).
+DATASET_BLOCKS: dict[str, str] = {
+    **{block: dataset for dataset, block in DRAW_BLOCKS.items()},
+    "semisynthetic": "ml-100k-semi",
+}
+"""Top-level config blocks that one dataset alone reads (the block that generates it) -> that
+dataset."""
 
-    A change of E2's block thus leaves E1's record (and E1's jobs) alone, while a change of
-    a shared block (``sources``, ``synthetic``, ...) reaches every experiment; two studies of
-    the same science record the same config, and their tables the same bytes.
+
+def dataset_config(config: Mapping[str, Any], dataset: str) -> dict[str, Any]:
+    """``config`` as results on ``dataset`` read it: without the blocks of
+    :data:`DATASET_BLOCKS` that generate another dataset, and with only the ``sources`` entries
+    of ``dataset`` and of the dataset it is built from (``jester5k`` for ``jester5k-semi``)."""
+    done = {k: v for k, v in config.items() if DATASET_BLOCKS.get(k, dataset) == dataset}
+    sources = done.get("sources")
+    if isinstance(sources, Mapping):
+        own = {dataset, SOURCE_OF.get(dataset, dataset)}
+        done["sources"] = {name: entry for name, entry in sources.items() if name in own}
+    return done
+
+
+def experiment_config(
+    config: Mapping[str, Any], experiment: str, dataset: str | None = None
+) -> dict[str, Any]:
+    """The part of the resolved ``config`` that ``experiment``'s results (on ``dataset``, when
+    given) depend on: every key but the other experiments' blocks, the run's selection
+    (:data:`RUN_SELECTION`), the keys that only choose where files go (:data:`PLACEMENT`) and
+    what only other datasets read (:func:`dataset_config`).
+
+    A change of E2's block thus leaves E1's record (and E1's jobs) alone, and a change of
+    ``synthetic`` leaves Coat's, while a change of a shared key reaches every experiment; two
+    studies of the same science record the same config, and their tables the same bytes.
     """
     from debiaseval.io.schema import experiment_names
 
     others = set(experiment_names()) - {experiment}
-    return {k: v for k, v in result_config(config).items() if k not in others}
+    own = {k: v for k, v in result_config(config).items() if k not in others}
+    return own if dataset is None else dataset_config(own, dataset)
 
 
 def result_config(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -252,9 +280,12 @@ def gather(
     config: Mapping[str, Any],
     experiment: str | None = None,
     inputs: Iterable[str | os.PathLike[str]] = (),
+    *,
+    dataset: str | None = None,
 ) -> dict[str, Any]:
     """The stable provenance record of ``experiment``'s results under ``config`` (the whole
-    config for ``None``), naming the raw ``inputs`` (files or folders) the results read.
+    config for ``None``), on ``dataset`` when given (:func:`experiment_config`), naming the raw
+    ``inputs`` (files or folders) the results read.
 
     Keys: ``debiaseval`` (version), ``experiment``, ``config_sha256``, ``config``, ``seeds``,
     ``inputs``, ``versions`` (Python and libraries), ``plugins``. Nothing in it changes
@@ -262,7 +293,7 @@ def gather(
     once per run and passes it to the aggregate jobs in ``params:``; each job then takes the
     inputs' checksums (:func:`record_run`), after any download.
     """
-    own = dict(config) if experiment is None else experiment_config(config, experiment)
+    own = dict(config) if experiment is None else experiment_config(config, experiment, dataset)
     seeds = config["seeds"] if experiment is None else config[experiment].get("seeds")
     return {
         "debiaseval": __version__,

@@ -136,7 +136,13 @@ def config_page(config: Mapping[str, Any]) -> str:
 
 
 def _module(package: str, experiment: str) -> Any:
-    return importlib.import_module(f"debiaseval.{package}.{experiment}")
+    """``debiaseval.figures.<experiment>`` or ``debiaseval.experiments.<experiment>``, each named
+    by its own literal head, which a job's code stamp resolves (debiaseval.workflow.code_stamps)."""
+    if package == "figures":
+        return importlib.import_module(f"debiaseval.figures.{experiment}")
+    if package == "experiments":
+        return importlib.import_module(f"debiaseval.experiments.{experiment}")
+    raise ValueError(f"no package {package!r} of experiment modules")
 
 
 def publish_report(experiment: str, dataset: str, folder: str | os.PathLike[str]) -> None:
@@ -341,7 +347,9 @@ def config_mismatch(
                 "it, or written before debiaseval recorded one); rerun the job that writes it: "
                 f"snakemake --forcerun {path}"
             )
-        own = config_hash(experiment_config(config, record["experiment"]))
+        own = config_hash(
+            experiment_config(config, record["experiment"], record.get("dataset"))
+        )
         if record["config_sha256"] != own:
             return (
                 f"debiaseval: no report: {path} was made by config sha256 "
