@@ -23,9 +23,10 @@ import pytest
 from debiaseval.data.preprocess import build_interactions
 from debiaseval.data.user_logs import MAX_ID_LENGTH, load_user_log
 from debiaseval.io.errors import ConfigError, DatasetError
-from debiaseval.io.files import move_across, rebuild_damaged, write_parquet
+from debiaseval.io.files import move_across, write_parquet
 from debiaseval.recommenders import registry
 from debiaseval.workflow.config import validate_config
+from debiaseval.workflow.repair import rebuild_damaged
 from debiaseval.workflow.studies import RECORDS, origin_conflict, record_origin, set_aside_foreign
 
 

@@ -696,7 +696,7 @@ def test_a_read_only_subfolder_stops_the_set_aside_of_a_damaged_output_as_a_user
     try:
         result = subprocess.run(
             [*unprivileged, sys.executable, "-c",
-             "from debiaseval.io.files import rebuild_damaged; "
+             "from debiaseval.workflow.repair import rebuild_damaged; "
              "print(rebuild_damaged('results', stamp='T')[1])"],
             cwd=tmp_path, capture_output=True, text=True, timeout=120, check=True,
         )  # fmt: skip

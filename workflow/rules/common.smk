@@ -24,9 +24,10 @@ from debiaseval.recommenders.registry import EXTERNAL, plugin_source_hash
 from debiaseval.selection.tuning import grid_chunks
 from debiaseval.workflow.data_check import missing_data_message, unobtainable
 from debiaseval.workflow.locks import guard_locks
-from debiaseval.io.files import read_only_message, rebuild_damaged, runs_jobs
+from debiaseval.io.files import read_only_message
 from debiaseval.workflow.params import job_params
 from debiaseval.workflow.provenance import gather as gather_provenance
+from debiaseval.workflow.repair import rebuild_damaged, runs_jobs
 from debiaseval.workflow.report import finished_message, report_command, table_labels
 from debiaseval.workflow.studies import config_notice, origin_conflict, record_origin
 
@@ -65,6 +66,9 @@ except ConfigError as error:
 
 STUDY = config["study"]
 RESULTS = f"results/{STUDY}"
+# Whether this command runs jobs, read from its command line (debiaseval.workflow.repair): the
+# parse-time steps below (the damage repair, the refusal of another config file's study) need
+# it before the DAG is built, which onstart comes after.
 RUNS_JOBS = (
     workflow.is_main_process
     and not workflow.output_settings.dryrun
@@ -128,7 +132,9 @@ def bench(path):
 # deleted. Only a command that runs jobs checks (not -n, --list-rules, --summary, --lint,
 # --dag, --unlock, --report, ...), and only in the main process, not in the jobs it starts.
 # A file the file system does not let us read (permission denied, an I/O error) is reported
-# and left alone.
+# and left alone. This runs here, while Snakemake parses the workflow, not in onstart:
+# Snakemake plans the jobs from the files present, so an output moved after the DAG is built
+# would not be rebuilt by this run (debiaseval.workflow.repair).
 if RUNS_JOBS:
     _lines, _stop = rebuild_damaged(RESULTS)
     for _line in _lines:

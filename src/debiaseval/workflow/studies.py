@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from debiaseval.io.files import FOREIGN, made_outputs, move_outputs, write_text
+from debiaseval.io.files import FOREIGN, move_outputs, write_text
 from debiaseval.workflow.provenance import (
     canonical_json,
     config_hash,
@@ -37,6 +37,7 @@ from debiaseval.workflow.provenance import (
     read_provenance,
     result_config,
 )
+from debiaseval.workflow.repair import made_outputs
 
 __all__ = [
     "NOTICE_KEYS",
