@@ -134,6 +134,9 @@ def test_the_workflow_s_scripts_reach_their_own_experiment_s_figures_only():
     assert "debiaseval.figures.e3" in e3 and "debiaseval.figures.e1" not in e3
     e1 = file_closure(SCRIPTS / "e1_split.py", within="debiaseval", bindings={"experiment": "e1"})
     assert not any(name.startswith("debiaseval.figures") for name in e1)
+    run_config = file_closure(SCRIPTS / "run_config.py", within="debiaseval")  # no experiment
+    assert not any(name.startswith(("debiaseval.figures", "debiaseval.experiments"))
+                   for name in run_config)  # fmt: skip
 
 
 def test_every_module_that_reads_package_data_names_it():

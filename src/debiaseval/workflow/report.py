@@ -12,7 +12,7 @@ them too). Every page is a standalone HTML file that Snakemake's report embeds:
   wrote, rendered as HTML, so the report's tables have the Markdown's pivoted
   layout;
 - ``results/<study>/config.html``: the resolved configuration of the run
-  (:func:`config_page`).
+  (:func:`debiaseval.workflow.pages.config_page`, re-exported here).
 
 ``snakemake --report`` first compares the config it is given with the one recorded with the
 results (:func:`config_mismatch`) and refuses, in one line, to pair results with another
@@ -35,10 +35,11 @@ from pathlib import Path
 from typing import Any
 
 import markdown
-import pandas as pd
 import yaml
 
 from debiaseval.io.files import read_parquet, write_text
+from debiaseval.workflow.pages import config_page, flatten_config
+from debiaseval.workflow.pages import page as _page
 from debiaseval.workflow.provenance import config_hash, experiment_config, read_provenance
 
 __all__ = [
@@ -60,22 +61,6 @@ __all__ = [
     "verdict_items",
 ]
 
-_STYLE = (
-    "body{font-family:sans-serif;margin:1em;max-width:75em}"
-    "table{border-collapse:collapse;font-size:0.9em;margin-bottom:1em}"
-    "th,td{border:1px solid #ccc;padding:2px 6px;text-align:right}"
-    "th{background:#f2f2f2}td:first-child,th:first-child{text-align:left}"
-    "figure{margin:0}svg{max-width:100%;height:auto}"
-    "figcaption{max-width:60em;margin-top:0.5em;line-height:1.4}"
-)
-
-
-def _page(title: str, body: str) -> str:
-    name = html.escape(title)
-    return (
-        f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{name}</title>'
-        f"<style>{_STYLE}</style></head>\n<body>\n{body}\n</body></html>\n"
-    )
 
 
 def figure_page(svg: str, title: str, caption: str) -> str:
@@ -105,34 +90,6 @@ def markdown_html(text: str) -> str:
 def markdown_page(text: str, title: str) -> str:
     """A standalone HTML page of the Markdown document ``text`` (:func:`markdown_html`)."""
     return _page(title, markdown_html(text))
-
-
-def flatten_config(config: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str]]:
-    """``(dotted key, value)`` of every leaf of ``config``; lists and scalars in YAML flow style."""
-    rows: list[tuple[str, str]] = []
-    for key, value in config.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, Mapping) and value:
-            rows += flatten_config(value, f"{name}.")
-        else:
-            text = yaml.safe_dump(value, default_flow_style=True, width=10**6, sort_keys=False)
-            rows.append((name, text.strip().removesuffix("...").strip()))
-    return rows
-
-
-def config_page(config: Mapping[str, Any]) -> str:
-    """The resolved configuration of a run (every default filled in, ``study`` resolved) as
-    one table of keys."""
-    frame = pd.DataFrame(flatten_config(config), columns=["key", "value"])
-    table = frame.to_html(index=False, border=0, escape=True)
-    folder = html.escape(f"results/{config.get('study') or '<study>'}")
-    body = (
-        "<h2>Configuration of the run</h2>\n<p>Every key the run read, defaults filled in, "
-        f"as validated against the config schema. <code>{folder}/config.yaml</code> holds the "
-        f"same configuration as YAML: <code>snakemake --configfile {folder}/config.yaml</code> "
-        f"reruns it.</p>\n{table}"
-    )
-    return _page("Configuration of the run", body)
 
 
 def _module(package: str, experiment: str) -> Any:
