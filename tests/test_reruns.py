@@ -12,7 +12,12 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, snakemake
 
-from debiaseval.workflow.provenance import config_hash, dataset_config, experiment_config
+from debiaseval.workflow.provenance import (
+    config_hash,
+    dataset_config,
+    dataset_record,
+    experiment_config,
+)
 
 CONFIG = {
     "datasets": ["synthetic", "coat"],
@@ -54,6 +59,11 @@ def test_changing_synthetic_changes_coat_s_record_not():
         assert config_hash(synthetic[0]) != config_hash(synthetic[1])
     # without a dataset, the experiment's record keeps every dataset's blocks, as before
     assert experiment_config(CONFIG, "e1")["synthetic"] == CONFIG["synthetic"]
+    record = {"experiment": "e1", "config_sha256": "x", "config": experiment_config(CONFIG, "e1")}
+    narrowed = dataset_record(record, "coat")
+    assert narrowed["config"] == experiment_config(CONFIG, "e1", "coat")
+    assert narrowed["config_sha256"] == config_hash(narrowed["config"])
+    assert list(narrowed) == list(record)  # the record's keys in their order
 
 
 def planned(workdir: Path, *args: str) -> dict[str, int]:

@@ -26,6 +26,7 @@ from debiaseval.workflow.data_check import missing_data_message, unobtainable
 from debiaseval.workflow.locks import guard_locks
 from debiaseval.io.files import read_only_message
 from debiaseval.workflow.params import job_params
+from debiaseval.workflow.provenance import dataset_record
 from debiaseval.workflow.provenance import gather as gather_provenance
 from debiaseval.workflow.repair import rebuild_damaged, runs_jobs
 from debiaseval.workflow.report import finished_message, report_command, table_labels
@@ -377,8 +378,13 @@ def export_targets():
 
 
 @functools.cache
-def _provenance(experiment, dataset):
-    return gather_provenance(config, experiment, dataset=dataset)
+def _provenance(experiment):
+    return gather_provenance(config, experiment)
+
+
+@functools.cache
+def _dataset_provenance(experiment, dataset):
+    return dataset_record(_provenance(experiment), dataset)
 
 
 def provenance(experiment):
@@ -389,7 +395,7 @@ def provenance(experiment):
 
     def record(wildcards):
         inputs = sorted(str(path) for path in preprocess_input(wildcards).values())
-        own = _provenance(experiment, wildcards.dataset)
+        own = _dataset_provenance(experiment, wildcards.dataset)
         return {**own, "dataset": wildcards.dataset, "inputs": inputs}
 
     return record

@@ -47,6 +47,7 @@ __all__ = [
     "canonical_json",
     "config_hash",
     "dataset_config",
+    "dataset_record",
     "experiment_config",
     "file_checksums",
     "gather",
@@ -293,9 +294,9 @@ def gather(
     once per run and passes it to the aggregate jobs in ``params:``; each job then takes the
     inputs' checksums (:func:`record_run`), after any download.
     """
-    own = dict(config) if experiment is None else experiment_config(config, experiment, dataset)
+    own = dict(config) if experiment is None else experiment_config(config, experiment)
     seeds = config["seeds"] if experiment is None else config[experiment].get("seeds")
-    return {
+    record = {
         "debiaseval": __version__,
         "experiment": experiment,
         "config_sha256": config_hash(own),
@@ -305,6 +306,15 @@ def gather(
         "versions": library_versions(),
         "plugins": plugin_versions(own),
     }
+    return record if dataset is None else dataset_record(record, dataset)
+
+
+def dataset_record(record: Mapping[str, Any], dataset: str) -> dict[str, Any]:
+    """An experiment's record (:func:`gather`) narrowed to its results on ``dataset``: its
+    ``config`` without what only other datasets read (:func:`dataset_config`), and that
+    config's hash; the rest (versions, plugins) as it is, so it is gathered once per run."""
+    own = dataset_config(record["config"], dataset)
+    return {**record, "config_sha256": config_hash(own), "config": own}
 
 
 def with_checksums(

@@ -62,7 +62,6 @@ __all__ = [
 ]
 
 
-
 def figure_page(svg: str, title: str, caption: str) -> str:
     """A standalone HTML page: the figure ``svg`` inline, with ``caption`` under it."""
     start = svg.find("<svg")
@@ -304,9 +303,7 @@ def config_mismatch(
                 "it, or written before debiaseval recorded one); rerun the job that writes it: "
                 f"snakemake --forcerun {path}"
             )
-        own = config_hash(
-            experiment_config(config, record["experiment"], record.get("dataset"))
-        )
+        own = config_hash(experiment_config(config, record["experiment"], record.get("dataset")))
         if record["config_sha256"] != own:
             return (
                 f"debiaseval: no report: {path} was made by config sha256 "

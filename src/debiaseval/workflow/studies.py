@@ -337,9 +337,7 @@ def set_aside_foreign(
         record = read_provenance(table)
         if record is None:
             continue  # the report refuses it (debiaseval.workflow.report.config_mismatch)
-        own = config_hash(
-            experiment_config(config, record["experiment"], record.get("dataset"))
-        )
+        own = config_hash(experiment_config(config, record["experiment"], record.get("dataset")))
         if record["config_sha256"] == own:
             continue
         other = f"made by config sha256 {record['config_sha256'][:16]}, not this run's ({own[:16]})"
