@@ -82,6 +82,7 @@ def test_a_dataset_name_and_its_frames_give_the_same_tables():
     _equal(api.run("e3", "synthetic", config, seeds=1), api.run("e3", truth, config, seeds=1))
 
 
+@pytest.mark.slow
 def test_e5_takes_the_whole_config_like_e1():
     """The call of the issue: a whole-config mapping with an e5 block, and seeds."""
     out = api.run_e5("synthetic", {**TINY, "e5": {**TINY["e5"], "ks": [5]}}, seeds=2)
@@ -119,6 +120,7 @@ def test_an_experiment_s_own_run_takes_only_a_validated_config(experiment):
         module.run("synthetic", {experiment: {"seeds": 1}})  # partial: api.run validates it
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("experiment", EXPERIMENTS)
 def test_a_run_reports_its_stages_on_stderr_unless_told_not_to(experiment, capsys):
     """Issue 43, case 20: the API was silent for 20-90 s a run; each stage is now one line on

@@ -151,3 +151,18 @@ def test_kendall_groups_default_to_the_mf_recommenders():
     assert block["kendall_groups"] is None and kendall_groups(block) == {"MF": ["MF"]}
     mine = {"MF": ["MF"], "NEIGHBOURS": ["UserKNN", "ItemKNN"]}
     assert kendall_groups(validate_config({"e1": {"kendall_groups": mine}})["e1"]) == mine
+
+
+def test_defaults_behind_a_ref_are_filled_where_snakemakes_validate_leaves_them(tmp_path):
+    """Why the workflow validates with jsonschema itself (config/README.md, docs/configuration.md):
+    `snakemake.utils.validate` fills only a default written beside its key, so E2's `resources`
+    (a `$ref` to the shared block) stays out; ours fills it."""
+    import yaml
+    from snakemake.utils import validate
+
+    schema = tmp_path / "config.schema.yaml"
+    schema.write_text(yaml.safe_dump(load_schema()))
+    theirs: dict = {}
+    validate(theirs, str(schema))
+    assert "rho" in theirs["e2"] and "resources" not in theirs["e2"]
+    assert validate_config({})["e2"]["resources"] == {"threads": 1, "mem_mb": None, "runtime": None}

@@ -223,6 +223,23 @@ def test_the_readme_links_to_pages_that_exist():
             assert target.removeprefix("docs/") in nav, target
 
 
+def test_the_config_readme_names_every_config_file():
+    """config/README.md, as in the Snakemake catalogue: every file of config/ in its table, every
+    `--configfile` it gives exists, and its relative links name files of the repository."""
+    import re
+
+    readme = (ROOT / "config" / "README.md").read_text(encoding="utf-8")
+    files = {p.name for p in (ROOT / "config").glob("*.yaml")}
+    listed = set(re.findall(r"^\| `([\w.-]+\.yaml)` \|", readme, re.M))
+    assert files and listed == files
+    given = re.findall(r"config/([\w.-]+\.yaml)", readme)
+    assert given and set(given) <= files
+    links = [link.split("#", 1)[0] for link in re.findall(r"\]\(([^)]+)\)", readme)]
+    assert links and all((ROOT / "config" / link).exists() for link in links), links
+    for word in ("--configfile", "--config", "src/debiaseval/schemas", "snakemake.utils.validate"):
+        assert word in readme, word
+
+
 def test_every_table_row_has_as_many_cells_as_its_header():
     """A | inside an equation of a table cell splits the row silently (one inside a code span
     does not: Python-Markdown's tables skip code spans)."""

@@ -363,6 +363,8 @@ def test_estimator_config_errors_name_the_key():
         "e1.estimators.S.scale": {"S": {"estimator": "dr", "scale": 0.5}},
         "e1.estimators.W.weight_control": {"W": {"estimator": "dr", "form": "scaled",
                                                   "weight_control": {"method": "clip"}}},
+        "e1.estimators.V.weight_control": {"V": {"estimator": "dr", "weight_control": {
+            "method": "shrink", "value": 4.0, "quantile": 0.5}}},
         "e1.estimators.K.propensity": {"K": {"estimator": "snips", "propensity": "known"}},
         "e1.estimators.FULL": {"FULL": {"estimator": "snips"}},
     }

@@ -1,4 +1,4 @@
-"""E1's verdict (debiaseval.experiments.e1_verdict): a few short sentences that claim only what
+"""E1's verdict (debiaseval.experiments.e1.verdict): a few short sentences that claim only what
 the resampling supports, with the pair lists in comparisons.md and the truth's separation in
 the Kendall table's notes."""
 
@@ -12,8 +12,8 @@ import pandas as pd
 import yaml
 
 from debiaseval import api
-from debiaseval.experiments import e1_verdict as v1
 from debiaseval.experiments import verdicts as v
+from debiaseval.experiments.e1 import verdict as v1
 
 TINY = yaml.safe_load((Path(__file__).parent / "configs" / "tiny.yaml").read_text())
 BLOCK = {"tuning": {"metric": "recall", "k": 10}, "confidence": 0.95}

@@ -8,7 +8,6 @@ import pytest
 from scipy.stats import wilcoxon
 
 from debiaseval import api
-from debiaseval.active_learning import summary as e2_tables
 from debiaseval.active_learning.evaluation import (
     active_users,
     change_summary,
@@ -22,6 +21,7 @@ from debiaseval.data.preprocess import build_interactions
 from debiaseval.data.splits import filter_users, run_rng, split_e2
 from debiaseval.data.synthetic import generate_synthetic
 from debiaseval.experiments import e2
+from debiaseval.experiments.e2 import tables as e2_tables
 from debiaseval.io.errors import ConfigError
 from debiaseval.workflow.config import validate_config
 

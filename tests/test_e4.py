@@ -10,8 +10,8 @@ from debiaseval import api
 from debiaseval.data import build_interactions
 from debiaseval.data.draws import seed_block
 from debiaseval.data.synthetic import generate_synthetic
-from debiaseval.evaluation import learning_errors as le
 from debiaseval.experiments import e4
+from debiaseval.experiments.e4 import tables as le
 from debiaseval.io.errors import ConfigError
 from debiaseval.recommenders.rating_mf import WeightedMF
 from debiaseval.workflow.config import validate_config

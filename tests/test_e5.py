@@ -9,12 +9,6 @@ import pandas as pd
 import pytest
 
 from debiaseval.api import run_e5 as run
-from debiaseval.evaluation.recall_tables import (
-    INTERVAL_SUFFIXES,
-    agreement_markdown,
-    agreement_table,
-    estimates_markdown,
-)
 from debiaseval.experiments.e5 import (
     agreement_intervals,
     check_config,
@@ -22,6 +16,12 @@ from debiaseval.experiments.e5 import (
     full_data,
     observed_data,
     positive_threshold_of,
+)
+from debiaseval.experiments.e5.tables import (
+    INTERVAL_SUFFIXES,
+    agreement_markdown,
+    agreement_table,
+    estimates_markdown,
 )
 from debiaseval.io.errors import ConfigError
 from debiaseval.workflow.config import validate_config
@@ -292,7 +292,7 @@ def test_per_user_values_average_to_the_estimates_and_models_are_compared(full):
 def test_bootstrap_table_covers_each_estimate_at_its_nominal_rate():
     # 400 models' per-user values, Bernoulli(0.3), each over its own 150 of 300 users, like
     # estimates defined on different users: each interval covers 0.3 about 95% of the time.
-    from debiaseval.evaluation.recall_tables import bootstrap_table
+    from debiaseval.experiments.e5.tables import bootstrap_table
 
     rng = np.random.default_rng(5)
     frames = []

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from debiaseval.data.synthetic import generate_synthetic
-from debiaseval.evaluation.estimators import estimate, evaluate, ips, naive, snips
+from debiaseval.evaluation.loss_estimators import estimate, evaluate, ips, naive, snips
 from debiaseval.evaluation.losses import loss_matrix
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from debiaseval.evaluation.recall_tables import agreement_table
+from debiaseval.experiments.e5.tables import agreement_table
 from debiaseval.figures import e5
 
 matplotlib.use("Agg", force=True)

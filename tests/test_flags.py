@@ -128,7 +128,7 @@ def e5_run():
 def test_e5_degenerate_k_is_flagged_and_its_nan_tau_says_why(e5_run):
     """10 random items per user: at K = 10 the traditional Recall@K ranks every one of them,
     so it is the same for Random and PosPop; the rows say so, and so does the NaN tau."""
-    from debiaseval.evaluation.recall_tables import agreement_markdown, estimates_markdown
+    from debiaseval.experiments.e5.tables import agreement_markdown, estimates_markdown
 
     per_seed, est, agr = e5_run["per_seed"], e5_run["estimates"], e5_run["agreement"]
     at = per_seed.set_index("k")
@@ -152,7 +152,7 @@ def test_e5_degenerate_k_is_flagged_and_its_nan_tau_says_why(e5_run):
 
 
 def test_e5_few_users_and_few_models(e5_run):
-    from debiaseval.evaluation.recall_tables import agreement_table, estimates_table
+    from debiaseval.experiments.e5.tables import agreement_table, estimates_table
 
     per_seed = e5_run["per_seed"]
     flags = estimates_table(per_seed, min_users=10_000)["flags"]

@@ -7,7 +7,6 @@ import pandas as pd
 import pytest
 
 from debiaseval.estimation import sensitivity as sens
-from debiaseval.estimation.arena import with_gamma_stars
 from debiaseval.estimation.sensitivity import (
     Resamples,
     bounds,
@@ -17,7 +16,8 @@ from debiaseval.estimation.sensitivity import (
     percentile_rank,
     sensitivity_markdown,
 )
-from debiaseval.experiments.e1_verdict import comparisons_markdown
+from debiaseval.experiments.e1.arena import with_gamma_stars
+from debiaseval.experiments.e1.verdict import comparisons_markdown
 
 
 def _case(seed: int, n_users: int = 50, lead: float = 0.5, zero_users: int = 5):

@@ -11,8 +11,9 @@ import pandas as pd
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-from debiaseval.evaluation import learning_errors
-from debiaseval.experiments.verdicts import e4_verdict, verdict_markdown
+from debiaseval.experiments.e4 import tables as e4_tables
+from debiaseval.experiments.e4.verdict import e4_verdict
+from debiaseval.experiments.verdicts import verdict_markdown
 from debiaseval.figures import e1 as e1_figures
 from debiaseval.figures import figure_module, grouped_bars, legend_outside
 from debiaseval.io.schema import experiment_names
@@ -120,7 +121,7 @@ def test_a_zero_tau_is_drawn_and_labelled_and_a_missing_one_marked():
 
 
 def _e4_folder(tmp_path):
-    summary = learning_errors.summarise(
+    summary = e4_tables.summarise(
         pd.DataFrame(
             {
                 "seed": [0, 0, 1, 1],
@@ -135,7 +136,7 @@ def _e4_folder(tmp_path):
     folder = tmp_path / "results" / "e4" / "toy"
     folder.mkdir(parents=True)
     summary.to_parquet(folder / "summary.parquet")
-    md = learning_errors.summary_markdown(summary, title="E4 on toy", alpha=0.25)
+    md = e4_tables.summary_markdown(summary, title="E4 on toy", alpha=0.25)
     (folder / "summary.md").write_text(md)
     tests = pd.DataFrame(columns=["model", "propensity", "metric", "alpha", "seed", "p_value"])
     verdict = verdict_markdown(e4_verdict(summary, tests, dataset="toy", alpha=0.25))

@@ -20,9 +20,9 @@ from test_weighting import (
 )
 
 from debiaseval.debiasing.propensities import as_model, popularity, scaled
-from debiaseval.estimation.estimators import estimate, estimate_all
 from debiaseval.estimation.heldout import prepare
 from debiaseval.estimation.imputation import ItemRate, Predicted, build_imputation
+from debiaseval.estimation.ranking_estimators import estimate, estimate_all
 from debiaseval.estimation.scaled_dr import SCALES
 from debiaseval.estimation.weight_control import WeightControl
 from debiaseval.evaluation.metrics import evaluate_topk

@@ -204,6 +204,25 @@ def test_best_row_only_when_its_lead_has_an_interval_above_zero():
     assert "No row is named best" in line and "holds 0" in line and "Best row" not in line
 
 
+def test_best_row_only_when_its_lead_over_every_row_has_an_interval_above_zero():
+    """X leads the runner-up Y in every seed (Y = X + .05), but Z, worse on average, equals X
+    but for two seeds far off and one exact: X's lead over Z holds 0, so nothing is named."""
+    shift = _values(8) + [(r, s, "Y", v + 0.05, tr) for r, s, _, v, tr in _values(8)]
+    z = [(r, s, "Z", tr + (0.5 if s < 2 else 0.0 if s == 2 else v - tr), tr)
+         for r, s, _, v, tr in _values(8)]  # fmt: skip
+    families = {**FAMILIES, "Z": "weighting"}
+    board, pairs = scoreboard(_scored(shift), NO_REPLICATES, truth="gt", families=families,
+                              plan=_plan(8))  # fmt: skip
+    assert verdict(board, pairs, _separation(True)).count("Best row: X") == 1
+    board, pairs = scoreboard(_scored(shift + z), NO_REPLICATES, truth="gt", families=families,
+                              plan=_plan(8))  # fmt: skip
+    rmse = board.set_index("testset")["rmse"]
+    assert rmse["X"] < rmse["Y"] < rmse["Z"]
+    line = verdict(board, pairs, _separation(True))
+    assert "Best row" not in line and "No row is named best" in line
+    assert "below Y's" in line and "not told apart from Z's" in line and "holds 0" in line
+
+
 def test_centred_rmse_and_constant_said_plainly():
     """Y misses by a common offset of .3: RMSE far above CONSTANT's (worse, plainly), centred
     RMSE 0 (it tells the models apart). Z ranks them backwards: centred RMSE above CONSTANT's

@@ -1,5 +1,6 @@
-"""The verdicts of E2..E6 (debiaseval.experiments.verdicts): computed from the tables, plain
-sentences with their numbers, inert names, and the first section of every main summary (E1's:
+"""The verdicts of E2..E6 (``debiaseval.experiments.eN.verdict``, on the shared
+``debiaseval.experiments.verdicts``): computed from the tables, plain sentences with their
+numbers, inert names, and the first section of every main summary (E1's:
 tests/test_e1_verdict.py)."""
 
 from __future__ import annotations
@@ -15,6 +16,11 @@ import yaml
 
 from debiaseval import api
 from debiaseval.experiments import verdicts as v
+from debiaseval.experiments.e2.verdict import e2_directions, e2_verdict
+from debiaseval.experiments.e3.verdict import e3_gap, e3_verdict
+from debiaseval.experiments.e4.verdict import e4_verdict
+from debiaseval.experiments.e5.verdict import e5_verdict
+from debiaseval.experiments.e6.verdict import e6_drifts, e6_verdict
 
 TINY = yaml.safe_load((Path(__file__).parent / "configs" / "tiny.yaml").read_text())
 
@@ -53,7 +59,7 @@ E2_BLOCK = {"alpha": 0.05, "metrics": ["recall"], "ks": [10]}
 def _e2(pairs: dict[tuple[str, str], list[tuple[float, float]]]) -> list[str]:
     from debiaseval.active_learning.evaluation import combine_seeds
 
-    return v.e2_verdict(combine_seeds(_seed_tests(pairs)), E2_BLOCK, dataset="d")
+    return e2_verdict(combine_seeds(_seed_tests(pairs)), E2_BLOCK, dataset="d")
 
 
 def test_e2_claims_a_direction_where_the_seeds_agree_in_sign():
@@ -98,10 +104,10 @@ def test_e2_a_one_sided_combined_p_can_settle_a_direction_the_seeds_split_on():
     from debiaseval.active_learning.evaluation import combine_seeds
 
     seeds = _seed_tests({("RND", "POP"): [(0.001, -0.05), (0.001, -0.04), (0.8, 0.001)]})
-    tests = v.e2_directions(combine_seeds(seeds), 0.05).iloc[0]
+    tests = e2_directions(combine_seeds(seeds), 0.05).iloc[0]
     assert not tests["agree"] and tests["differs"] and tests["directed"]
     assert tests["direction_p"] == pytest.approx(2 * 1.5 * 0.0005)
-    (out, _) = v.e2_verdict(combine_seeds(seeds), E2_BLOCK, dataset="d")
+    (out, _) = e2_verdict(combine_seeds(seeds), E2_BLOCK, dataset="d")
     assert "POP gains more than RND by 0.0297 on average" in out
     assert "one-sided p, doubled and adjusted, 0.0015)" in out
 
@@ -110,7 +116,7 @@ def test_e2_names_are_inert_and_an_empty_table_says_so():
     out = _e2({("<b>A</b>", "B|C"): [(0.001, 0.04), (0.001, 0.06)]})
     assert "<b>" not in out[0] and "&lt;b&gt;A&lt;/b&gt; gains more than B&#124;C" in out[0]
     empty = _seed_tests({}).iloc[:0]
-    assert v.e2_verdict(empty, E2_BLOCK, dataset="d") == [
+    assert e2_verdict(empty, E2_BLOCK, dataset="d") == [
         "On d, no Wilcoxon test between strategies was run (fewer than two)."
     ]
 
@@ -132,7 +138,7 @@ def _e3(draws: pd.DataFrame) -> str:
     from debiaseval.experiments.e3 import mean_over_matrices, rmse_table
 
     rmse = mean_over_matrices(rmse_table(draws, propensity="known", by="alpha"))
-    (out,) = v.e3_verdict(rmse, draws, {"alpha": 0.25}, dataset="d")
+    (out,) = e3_verdict(rmse, draws, {"alpha": 0.25}, dataset="d")
     return out
 
 
@@ -145,13 +151,24 @@ def test_e3_says_the_draws_and_names_the_closest_only_with_an_interval():
     # IPS's squared error minus SNIPS's, per draw: 0.0375, 0.0884, 0.0589, 0.0375, 0.0884
     gap = np.array([0.2**2 - 0.05**2, 0.3**2 - 0.04**2, 0.25**2 - 0.06**2, 0.2**2 - 0.05**2,
                     0.3**2 - 0.04**2] * 2)  # fmt: skip
-    mean, low, high, n = v.e3_gap(draws, metric="mae", alpha=0.25, best="snips", runner="ips")
+    mean, low, high, n = e3_gap(draws, metric="mae", alpha=0.25, best="snips", runner="ips")
     assert n == 10 and mean == pytest.approx(gap.mean()) and 0 < low < mean < high
     assert out.endswith(
         f"; SNIPS comes closest: IPS's squared error, averaged over the matrices, exceeds "
         f"SNIPS's by {mean:.3g} [{low:.3g}, {high:.3g}] (95% paired t interval over the 10 "
-        "draws)."
+        "draws), and every other's by an interval above 0."
     )
+
+
+def test_e3_names_no_closest_when_a_worse_estimator_is_not_told_apart():
+    # SNIPS leads IPS in every draw, but Naive, worse on average, is exact in 4 draws of 5:
+    # SNIPS's lead over Naive holds 0, so nothing is named
+    draws = _e3_draws({"naive": [1.5, 0.0, 0.0, 0.0, 0.0], "ips": [0.2, -0.3, 0.25, -0.2, 0.3],
+                       "snips": [0.05, -0.04, 0.06, -0.05, 0.04]})  # fmt: skip
+    out = _e3(draws)
+    assert out.index("SNIPS 0.0") < out.index("IPS 0.2") < out.index("Naive 0.6")
+    assert "comes closest" not in out
+    assert "; SNIPS and Naive are not told apart: Naive's squared error" in out
 
 
 def test_e3_says_two_estimators_are_not_told_apart():
@@ -190,7 +207,7 @@ E4_TESTS = pd.DataFrame(
 
 def test_e4_verdict_compares_mf_ips_with_mf_naive_per_seed():
     # 2 seeds: no t interval, so no t-test across seeds either, even if a table holds its p
-    (out,) = v.e4_verdict(_e4_summary(2), E4_TESTS, dataset="d", alpha=0.25)
+    (out,) = e4_verdict(_e4_summary(2), E4_TESTS, dataset="d", alpha=0.25)
     assert "MF-IPS (known propensities) has a test MSE of 2.100 against" in out
     assert (
         "MF-Naive's 2.800 (means over seeds; fewer than 3 seeds give no interval and no test "
@@ -201,26 +218,26 @@ def test_e4_verdict_compares_mf_ips_with_mf_naive_per_seed():
     assert "better in 1 and worse in 0 of 2 seeds" in out
     assert "grid" not in out
     # 3 seeds: the interval and the test across seeds, as the summary prints them
-    (out,) = v.e4_verdict(_e4_summary(3), E4_TESTS, dataset="d", alpha=0.25)
+    (out,) = e4_verdict(_e4_summary(3), E4_TESTS, dataset="d", alpha=0.25)
     assert "MSE of 2.100 [1.800, 2.500] against MF-Naive's 2.800 [2.600, 3.000]" in out
     assert "(mean [95% t interval over seeds, within [0, ∞)])" in out
     assert "lower by 0.700; paired t-test across seeds: p = 0.03; over the MAR test" in out
     # a NaN interval is no interval, a NaN p no test
     nan = _e4_summary(3, p_value=np.nan).assign(ci_low=np.nan)
-    (out,) = v.e4_verdict(nan, E4_TESTS.iloc[:0], dataset="d", alpha=0.25)
+    (out,) = e4_verdict(nan, E4_TESTS.iloc[:0], dataset="d", alpha=0.25)
     assert "[" not in out and "across seeds: p" not in out and "MAR test pairs" not in out
 
 
 def test_e4_verdict_carries_the_grid_edge_flag():
     summary = _e4_summary(3, flags=("", "grid_edge,not_converged"))
-    (out,) = v.e4_verdict(summary, E4_TESTS, dataset="d", alpha=0.25)
+    (out,) = e4_verdict(summary, E4_TESTS, dataset="d", alpha=0.25)
     assert out.endswith(
         "; for MF-IPS the tuning picked factors or λ at an end of the grid in some seed (flag "
         "grid_edge): the best setting may lie beyond the grid, and a wider one may change the "
         "comparison."
     )
     summary = _e4_summary(2, flags=("grid_edge", "grid_edge"))
-    (out,) = v.e4_verdict(summary, E4_TESTS, dataset="d", alpha=0.25)
+    (out,) = e4_verdict(summary, E4_TESTS, dataset="d", alpha=0.25)
     assert "for MF-IPS and MF-Naive the tuning picked" in out
 
 
@@ -234,12 +251,12 @@ def test_e5_verdict_gives_tau_of_ure_and_of_recall():
         }
     )  # fmt: skip
     estimates = pd.DataFrame({"n_seeds": [3, 3]})
-    out = v.e5_verdict(agreement, estimates, dataset="d")
+    out = e5_verdict(agreement, estimates, dataset="d")
     assert "by traditional recall against the true recall: 0.40 at K = 5" in out[0]
     assert "undefined (every model scores the same) at K = 10" in out[0]
     assert "over 3 seeds and 5 models" in out[0]
     agreement.loc[1, "flags"] = ""  # undefined for another reason: no reason given
-    assert "undefined at K = 10" in v.e5_verdict(agreement, estimates, dataset="d")[0]
+    assert "undefined at K = 10" in e5_verdict(agreement, estimates, dataset="d")[0]
     assert "by URE against the true recall: 1.00 at K = 5" in out[1]
 
 
@@ -264,14 +281,14 @@ def test_e6_verdict_gives_the_drift_per_p_and_leaves_out_every_item_free():
         [(0, "none", 0, 0.10), (2, "none", 0, 0.30), (0, "kl", 10, 0.10), (2, "kl", 10, 0.12),
          (0, "kl", 80, 0.10), (2, "kl", 80, 0.10)]
     )  # fmt: skip
-    (out,) = v.e6_verdict(scores, snapshots, dataset="d")
+    (out,) = e6_verdict(scores, snapshots, dataset="d")
     assert "over 2 seeds, the constant recommender g1" in out and "from t0 to t2" in out
     assert out.index("unweighted: +0.2000") < out.index("KL weights with p = 10: +0.0200")
     assert "the weights shrink |drift| in all 2 seeds at p = 10" in out
     # p = 80 = every item: its drift of 0 holds by construction, named and not counted
     assert "p = 80:" not in out and "+0.0000" not in out
     assert "p = 80 (every item) is left out" in out and "by construction" in out
-    drifts = v.e6_drifts(scores, snapshots)
+    drifts = e6_drifts(scores, snapshots)
     assert drifts.loc[drifts["p"] == 80, "degenerate"].all()
     assert not drifts.loc[drifts["p"] < 80, "degenerate"].any()
 
@@ -281,7 +298,7 @@ def test_e6_verdict_says_when_only_the_degenerate_weighting_ran():
         [(0, "none", 0, 0.10), (2, "none", 0, 0.30), (0, "kl", 60, 0.10), (2, "kl", 60, 0.10)],
         seeds=(0,), n_items=60,  # 60 items present at the last snapshot: p = 60 frees all
     )  # fmt: skip
-    (out,) = v.e6_verdict(scores, snapshots, dataset="d")
+    (out,) = e6_verdict(scores, snapshots, dataset="d")
     assert "shrink" not in out and "nothing here tests them" in out
     assert "p = 60 (every item) is left out" in out
     # one seed: the scores and intervals at both ends
@@ -291,7 +308,7 @@ def test_e6_verdict_says_when_only_the_degenerate_weighting_ran():
         [(0, "none", 0, 0.10), (2, "none", 0, 0.30), (0, "kl", 10, 0.10), (2, "kl", 10, 0.35)]
     )  # fmt: skip
     scores.loc[(scores["seed"] == 1) & (scores["p"] == 10) & (scores["t"] == 2), "score"] = 0.2
-    (out,) = v.e6_verdict(scores, snapshots, dataset="d")
+    (out,) = e6_verdict(scores, snapshots, dataset="d")
     assert "the weights shrink |drift| in 1 of 2 seeds at p = 10" in out
     assert "(seeds: +0.1000 to +0.2500)" in out
 
@@ -321,7 +338,7 @@ def test_seed_counts_read_as_english_for_one_seed_and_for_all():
     assert in_any_seed(1) == "in its one seed" and in_any_seed(4) == "in any of 4 seeds"
     import pandas as pd
 
-    from debiaseval.experiments.e1_verdict import pair_sentences
+    from debiaseval.experiments.e1.verdict import pair_sentences
 
     pairs = pd.DataFrame({"recommender_a": ["MF", "Pop"], "recommender_b": ["Pop", "Rnd"],
                           "n_a_better": [1, 0], "n_b_better": [0, 0], "mean_diff": [0.1, 0.0],

@@ -6,9 +6,9 @@ import numpy as np
 from test_weighting import N_ITEMS, N_USERS, K, World, _right_imputation, _true, _wrong_imputation
 
 from debiaseval.debiasing.propensities import scaled
-from debiaseval.estimation.estimators import estimate_all
 from debiaseval.estimation.heldout import prepare
-from debiaseval.estimation.weight_control import WeightControl, estimated_mse
+from debiaseval.estimation.ranking_estimators import estimate_all
+from debiaseval.estimation.weight_control import WeightControl, candidates, estimated_mse
 
 
 def test_estimated_mse_counts_a_bias_beyond_its_noise_only():
@@ -67,3 +67,22 @@ def test_the_rule_keeps_no_control_when_shrinking_is_clearly_wrong():
     share, none, rule = _rule("wrong")
     assert share <= 0.1
     assert rule <= none + 1e-4
+
+
+def test_a_fixed_quantile_is_the_one_threshold_tried():
+    w = np.arange(1.0, 101.0)
+    median = float(np.quantile(w, 0.5))
+    assert candidates(WeightControl("clip", quantile=0.5), w).tolist() == [median]
+    assert candidates(WeightControl("shrink", quantile=0.5), w).tolist() == [median**2]
+    assert candidates(WeightControl("switch", quantile=0.9), w).tolist() == [np.quantile(w, 0.9)]
+    # the data-driven choice tries every quantile of QUANTILES, then no control
+    assert candidates(WeightControl("clip"), w)[-1] == np.inf
+
+
+def test_a_weight_control_takes_a_value_or_a_quantile_not_both():
+    import pytest
+
+    with pytest.raises(ValueError, match="not both"):
+        WeightControl("clip", value=3.0, quantile=0.5)
+    with pytest.raises(ValueError, match=r"in \(0, 1\)"):
+        WeightControl("clip", quantile=1.0)

@@ -21,9 +21,9 @@ from debiaseval.debiasing.propensities import (
     wtd,
 )
 from debiaseval.estimation.diagnostics import weight_diagnostics
-from debiaseval.estimation.estimators import estimate
 from debiaseval.estimation.heldout import gains, list_ranks, prepare
 from debiaseval.estimation.imputation import ItemRate, Predicted, build_imputation, item_rate
+from debiaseval.estimation.ranking_estimators import estimate
 from debiaseval.estimation.weight_control import WeightControl
 from debiaseval.evaluation.metrics import evaluate_topk
 

@@ -707,13 +707,13 @@ def test_e4_outputs_and_api_parity(tiny_workflow, tmp_path):
     import yaml
 
     from debiaseval.api import run_e4
-    from debiaseval.evaluation import learning_errors
     from debiaseval.experiments import e4
+    from debiaseval.experiments.e4 import tables as e4_tables
 
     workdir = tiny_workflow
     folder = workdir / "results" / "tiny" / "e4" / "synthetic"
     summary = pd.read_parquet(folder / "summary.parquet")
-    assert list(summary.columns) == list(learning_errors.SUMMARY_COLUMNS)
+    assert list(summary.columns) == list(e4_tables.SUMMARY_COLUMNS)
     assert set(zip(summary["model"], summary["propensity"], strict=True)) == {
         ("MF-Naive", "none"), ("MF-IPS", "known")
     }  # fmt: skip

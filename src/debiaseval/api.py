@@ -31,7 +31,7 @@ from debiaseval.data.interactions import rating_matrix
 from debiaseval.data.splits import assign_parts, run_rng, split_e1, split_e2
 from debiaseval.datasets.load import load_dataset
 from debiaseval.debiasing.interventions import TestSetSpec, intervene, sampling_weights
-from debiaseval.evaluation.estimators import ips, naive, snips
+from debiaseval.evaluation.loss_estimators import ips, naive, snips
 from debiaseval.evaluation.metrics import TOPK_METRICS, evaluate_topk, summarise
 from debiaseval.experiments import Data
 from debiaseval.experiments.e4 import learning_data

@@ -5,7 +5,8 @@ from pathlib import Path
 import pandas as pd
 
 from debiaseval.experiments import e3
-from debiaseval.experiments.verdicts import e3_verdict, verdict_markdown, with_verdict
+from debiaseval.experiments.e3.verdict import e3_verdict
+from debiaseval.experiments.verdicts import verdict_markdown, with_verdict
 from debiaseval.io.files import read_parquet
 from debiaseval.workflow.provenance import record_run, write_markdown, write_table
 from debiaseval.workflow.report import publish_report

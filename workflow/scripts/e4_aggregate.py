@@ -2,9 +2,9 @@
 
 from pathlib import Path
 
-from debiaseval.evaluation import learning_errors
-from debiaseval.experiments import e4
-from debiaseval.experiments.verdicts import e4_verdict, verdict_markdown, with_verdict
+from debiaseval.experiments.e4.tables import aggregate, summary_markdown, summary_title
+from debiaseval.experiments.e4.verdict import e4_verdict
+from debiaseval.experiments.verdicts import verdict_markdown, with_verdict
 from debiaseval.io.files import read_parquet
 from debiaseval.workflow.provenance import record_run, write_markdown, write_table
 from debiaseval.workflow.report import publish_report
@@ -13,7 +13,7 @@ from debiaseval.workflow.runtime import job
 with job(snakemake.log[0]) as log:
     p = snakemake.params
     prov = record_run(p.provenance, snakemake.output.provenance)  # also provenance.json
-    tables = learning_errors.aggregate(
+    tables = aggregate(
         [read_parquet(path) for path in snakemake.input.errors],
         [read_parquet(path) for path in snakemake.input.losses],
         grid=p.grid,
@@ -22,9 +22,9 @@ with job(snakemake.log[0]) as log:
     write_table(tables["errors"], snakemake.output.errors, prov)
     write_table(tables["summary"], snakemake.output.summary, prov)
     write_table(tables["pair_tests"], snakemake.output.pair_tests, prov)
-    title = e4.summary_title(p.dataset)
-    md = learning_errors.summary_markdown(tables["summary"], title=title, alpha=p.alpha,
-                             tests=tables["pair_tests"])  # fmt: skip
+    title = summary_title(p.dataset)
+    md = summary_markdown(tables["summary"], title=title, alpha=p.alpha,
+                          tests=tables["pair_tests"])  # fmt: skip
     verdict = verdict_markdown(
         e4_verdict(tables["summary"], tables["pair_tests"], dataset=p.dataset, alpha=p.alpha)
     )

@@ -4,9 +4,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from debiaseval.evaluation.recall_tables import agreement_markdown, estimates_markdown
 from debiaseval.experiments.e5 import aggregate_step
-from debiaseval.experiments.verdicts import e5_verdict, verdict_markdown, with_verdict
+from debiaseval.experiments.e5.tables import agreement_markdown, estimates_markdown
+from debiaseval.experiments.e5.verdict import e5_verdict
+from debiaseval.experiments.verdicts import verdict_markdown, with_verdict
 from debiaseval.io.files import read_parquet
 from debiaseval.workflow.provenance import record_run, write_markdown, write_table
 from debiaseval.workflow.report import publish_report

@@ -3,7 +3,8 @@
 from pathlib import Path
 
 from debiaseval.experiments.e6 import TABLES, aggregate, markdown
-from debiaseval.experiments.verdicts import e6_verdict, verdict_markdown, with_verdict
+from debiaseval.experiments.e6.verdict import e6_verdict
+from debiaseval.experiments.verdicts import verdict_markdown, with_verdict
 from debiaseval.io.files import read_parquet
 from debiaseval.workflow.provenance import record_run, write_markdown, write_table
 from debiaseval.workflow.report import publish_report

@@ -3,8 +3,8 @@ how far to trust them (docs/estimators.md).
 
 - :mod:`~debiaseval.estimation.heldout`: the recommender-independent part of an estimator
   for one seed (held-out pairs, labels, weights 1/P, imputation) and the ranks of the pairs;
-- :mod:`~debiaseval.estimation.estimators`: naive, SNIPS and doubly robust estimates per user
-  (DR's one-step form by default, its ratio form as an option);
+- :mod:`~debiaseval.estimation.ranking_estimators`: naive, SNIPS and doubly robust estimates
+  of a ranking metric per user (DR's one-step form by default, its ratio form as an option);
 - :mod:`~debiaseval.estimation.scaled_dr`: DR's ratio form with the imputation scaled by λ,
   SNIPS at λ = 0, λ chosen per seed;
 - :mod:`~debiaseval.estimation.weight_control`: clipping, shrinkage (DRos) and switching of

@@ -31,9 +31,9 @@ from debiaseval.estimation.imputation import Imputation
 from debiaseval.evaluation.metrics import GAINS
 
 __all__ = [
-    "ESTIMATORS",
     "FORMS",
     "GAINS",
+    "RANKING_ESTIMATORS",
     "HeldOut",
     "PairIndex",
     "candidate_counts",
@@ -44,8 +44,9 @@ __all__ = [
     "sorted_pair_keys",
 ]
 
-ESTIMATORS: tuple[str, ...] = ("naive", "snips", "dr")
-"""The weighting estimators: naive (no weights), snips and dr."""
+RANKING_ESTIMATORS: tuple[str, ...] = ("naive", "snips", "dr")
+"""The estimators of a ranking metric per user: naive (no weights), snips and dr
+(:mod:`~debiaseval.estimation.ranking_estimators`)."""
 
 FORMS: tuple[str, ...] = ("one_step", "ratio", "scaled")
 """DR's forms: the one-step (linearised) form, the default, the ratio form N_u / D_u, and the
@@ -207,8 +208,8 @@ def prepare(
     ``n_items`` when given. ``scale``: the scaled form's λ (None = chosen per seed).
     Computed once per seed, shared by every recommender.
     """
-    if estimator not in ESTIMATORS:
-        raise ValueError(f"unknown estimator {estimator!r}; known: {', '.join(ESTIMATORS)}")
+    if estimator not in RANKING_ESTIMATORS:
+        raise ValueError(f"unknown estimator {estimator!r}; known: {', '.join(RANKING_ESTIMATORS)}")
     if form not in FORMS:
         raise ValueError(f"unknown DR form {form!r}; known: {', '.join(FORMS)}")
     if scale is not None and not 0.0 <= scale <= 1.0:

@@ -1,7 +1,7 @@
 """Imputations r̂_ui ≈ P(y_ui = 1) of a candidate pair for the doubly robust estimator
 (docs/estimators.md, Imputations).
 
-DR (:mod:`debiaseval.estimation.estimators`) needs r̂ at a few pairs (the held-out pairs and
+DR (:mod:`debiaseval.estimation.ranking_estimators`) needs r̂ at a few pairs (the held-out pairs and
 the top-K lists) and, per user, its sum over the user's candidate items C_u (every item
 without a training pair). r̂ must be the relevance of a *candidate* pair under full exposure,
 what u would answer about i if asked at random: the MAR relevance, not the share of

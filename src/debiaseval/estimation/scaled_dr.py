@@ -1,8 +1,8 @@
 """The doubly robust estimator that contains SNIPS: the ratio form with the imputation scaled
 by λ ∈ [0, 1] (docs/estimators.md, DR that contains SNIPS).
 
-With the notation of :mod:`debiaseval.estimation.estimators` (H_u: u's held-out pairs, C_u its
-candidates, w = 1/P, r̂ the imputation, M_u = Σ_{C_u} r̂, c the rank gain),
+With the notation of :mod:`debiaseval.estimation.ranking_estimators` (H_u: u's held-out pairs,
+C_u its candidates, w = 1/P, r̂ the imputation, M_u = Σ_{C_u} r̂, c the rank gain),
 
     N_u(λ) = λ Σ_{C_u} c r̂ + Σ_{H_u} w c (y − λ r̂),   D_u(λ) = λ M_u + Σ_{H_u} w (y − λ r̂),
 

@@ -416,9 +416,10 @@ def verdict(
     """The lines on one (metric, k) of the scoreboard: no interval and no best row below
     :data:`MIN_SCOREBOARD_SEEDS` seeds; no best row where the truth separates none of the
     ranked pairs (``separation``, :func:`~debiaseval.estimation.separation.truth_separation`);
-    else the row of lowest RMSE named best only if its lead over the runner-up has an interval
-    above 0, and what CONSTANT says of it: worse than a constant, plainly, and no information
-    about differences where its centred RMSE is not below CONSTANT's RMSE. ``flags``: row ->
+    else the row of lowest RMSE named best only if its lead over every other row has an
+    interval above 0 (else the first row it is not told apart from), and what CONSTANT says
+    of it: worse than a constant, plainly, and no information about differences where its
+    centred RMSE is not below CONSTANT's RMSE. ``flags``: row ->
     its flag codes, shown with its name (:func:`row_label`); ``state_separation``: say how many
     pairs the truth separates (a verdict that says it elsewhere leaves it out)."""
     if board.empty:
@@ -459,14 +460,32 @@ def verdict(
         runner = ranked.iloc[1]
         d = _difference(pairs, name, str(runner["testset"]), "rmse")
         runner_label = row_label(str(runner["testset"]), flags)
-        if np.isfinite(d[2]) and d[2] < 0:
+        # named only if its lead over every other row has an interval below 0 (an
+        # intersection-union test: each at the level, no correction needed); else the first
+        # row, in RMSE order, that it is not told apart from
+        tied = next(
+            (row for _, row in ranked.iloc[1:].iterrows()
+             if not _difference(pairs, name, str(row["testset"]), "rmse")[2] < 0),
+            None,
+        )  # fmt: skip
+        if tied is None:
             parts.append(f"Best row: {label}, RMSE {rmse}, below {runner_label}'s "
-                         f"{_num(runner['rmse'])} (difference {_cell(*d)}).")  # fmt: skip
-        else:
+                         f"{_num(runner['rmse'])} (difference {_cell(*d)}) and every other "
+                         "row's.")  # fmt: skip
+        elif tied["testset"] == runner["testset"]:
             second = _cell(runner["rmse"], runner["rmse_low"], runner["rmse_high"])
             parts.append(
                 f"No row is named best: the two lowest RMSEs, {rmse} for {label} and {second} "
                 f"for {runner_label}, are not told apart (difference {_cell(*d)} holds 0)."
+            )
+        else:
+            other = str(tied["testset"])
+            d_tied = _difference(pairs, name, other, "rmse")
+            parts.append(
+                f"No row is named best: the lowest RMSE, {rmse} for {label}, is below "
+                f"{runner_label}'s {_num(runner['rmse'])} (difference {_cell(*d)}), but not "
+                f"told apart from {row_label(other, flags)}'s {_num(tied['rmse'])} (difference "
+                f"{_cell(*d_tied)} holds 0)."
             )
     else:
         parts.append(f"The only row, {label}, has RMSE {rmse}.")

@@ -12,7 +12,8 @@ control replaces w by ŵ in it, trading that variance for a bias the imputation 
   the weight exceeds τ;
 - ``none``: ŵ = w.
 
-λ (or τ) is the config's ``value`` or, when that is null, chosen from the data by
+λ (or τ) is the config's ``value``, or the weights' ``quantile`` (for ``shrink`` its square), or,
+when both are null, chosen from the data by
 :func:`choose` over :func:`candidates`: the value minimising :func:`estimated_mse`, the
 variance of the mean over users plus the squared bias the control adds, estimated signed with
 its standard error (Su, Dimakopoulou, Krishnamurthy & Dudík 2020, §5): the control changes the
@@ -47,16 +48,22 @@ QUANTILES: tuple[float, ...] = (0.5, 0.75, 0.9, 0.95, 0.99, 0.999)
 
 @dataclass(frozen=True)
 class WeightControl:
-    """A control ``method`` of :data:`CONTROLS` and its ``value`` (λ or τ; None = chosen)."""
+    """A control ``method`` of :data:`CONTROLS` at a fixed ``value`` (λ or τ), at a fixed
+    ``quantile`` of the weights, or chosen from the data (both None)."""
 
     method: str = "none"
     value: float | None = None
+    quantile: float | None = None
 
     def __post_init__(self) -> None:
         if self.method not in CONTROLS:
             raise ValueError(f"unknown weight control {self.method!r}; known: {CONTROLS}")
         if self.value is not None and not (np.isfinite(self.value) and self.value > 0):
             raise ValueError(f"a weight control's value must be positive, got {self.value}")
+        if self.quantile is not None and not 0 < self.quantile < 1:
+            raise ValueError(f"a weight control's quantile must be in (0, 1), got {self.quantile}")
+        if self.value is not None and self.quantile is not None:
+            raise ValueError("a weight control takes a value or a quantile, not both")
 
 
 def controlled(w: np.ndarray, method: str, value: float) -> np.ndarray:
@@ -76,15 +83,18 @@ def controlled(w: np.ndarray, method: str, value: float) -> np.ndarray:
 def candidates(control: WeightControl, w: np.ndarray) -> np.ndarray:
     """The thresholds the choice tries, ascending, the last one ``inf`` (no control).
 
-    A given ``value`` is the only candidate. Otherwise the :data:`QUANTILES` of ``w`` (for
-    ``shrink`` their squares, so that ŵ ≈ w below the quantile and the largest ŵ, √λ/2,
-    is half of it), then ``inf``.
+    A given ``value`` is the only candidate, and so is a given ``quantile`` of ``w``. Otherwise
+    the :data:`QUANTILES` of ``w``, then ``inf``. For ``shrink`` a quantile enters squared, so
+    that ŵ ≈ w below it and the largest ŵ, √λ/2, is half of it.
     """
     if control.method == "none":
         return np.array([np.inf])
     if control.value is not None:
         return np.array([float(control.value)])
     w = np.asarray(w, dtype=np.float64)
+    if control.quantile is not None:
+        q = float(np.quantile(w, control.quantile)) if w.size else np.inf
+        return np.array([q * q if control.method == "shrink" else q])
     q = np.unique(np.quantile(w, QUANTILES)) if w.size else np.empty(0)
     q = q[q > 0]
     if control.method == "shrink":

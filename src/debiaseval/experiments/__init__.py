@@ -1,11 +1,14 @@
-"""Experiments E1–E6 (docs/experiments/): each module composes the library's methods for one study.
+"""Experiments E1–E6 (docs/experiments/): each package composes the library's methods for one study.
 
-An experiment module holds no method of its own: splits, interventions,
-recommenders, metrics and estimators live in their own modules and are usable
-without Snakemake; ``experiments/eN.py`` only wires them into the study's
-steps, which the workflow's ``eN_*`` rules call one at a time.
+An experiment holds no method of its own: splits, interventions, recommenders,
+metrics and estimators live in their own modules and are usable without Snakemake.
+The package ``experiments/eN/`` holds all of one study: its steps, which the workflow's
+``eN_*`` rules call one at a time (``steps.py``), its tables over seeds (``tables.py``),
+its verdict (``verdict.py``) and its ``run``; it re-exports their public names. What every
+experiment shares stays here (the data of a run, below) and in
+:mod:`~debiaseval.experiments.verdicts`.
 
-Each module's ``run`` chains those steps in-process on a *validated* config: the whole
+Each package's ``run`` chains those steps in-process on a *validated* config: the whole
 config with its defaults filled and every check passed, as
 :func:`debiaseval.api.run` makes it (with the workflow's whole-config check,
 :func:`debiaseval.workflow.config.validate_config`). The experiments import nothing of

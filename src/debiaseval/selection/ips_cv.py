@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from debiaseval.evaluation.estimators import ips, naive
+from debiaseval.evaluation.loss_estimators import ips, naive
 from debiaseval.recommenders.rating_mf import WeightedMF
 
 __all__ = ["LOSS_OF_METRIC", "cv_select", "fold_labels", "model_l2", "pair_losses"]

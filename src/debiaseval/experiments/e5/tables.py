@@ -4,7 +4,9 @@ Per model and k: the true recall, the traditional recall over the randomly expos
 URE (:mod:`debiaseval.evaluation.ure`) with their seed intervals, bootstrap bounds and flags
 (:func:`estimates_table`), the paired comparisons of models per user
 (:func:`comparisons_table`), the agreement of each estimate's model ranking with the truth's
-(:func:`agreement_table`), and their Markdown pages.
+(:func:`agreement_table`) with its intervals over seeds (:func:`agreement_intervals`), their
+Markdown pages, and all of them from every seed's files (rule ``e5_aggregate``,
+:func:`aggregate_step`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import pandas as pd
 import scipy.sparse as sp
 
 from debiaseval.data.splits import run_rng
+from debiaseval.estimation.resampling import ResamplingPlan, percentile_interval
+from debiaseval.estimation.seed_scores import kendall_tau_b
 from debiaseval.evaluation.aggregate import markdown_table
 from debiaseval.evaluation.agreement import agreement
 from debiaseval.evaluation.flags import (
@@ -36,9 +40,11 @@ from debiaseval.evaluation.uncertainty import (
 __all__ = [
     "ESTIMATE_COLUMN",
     "ESTIMATE_COLUMNS",
-    "ESTIMATORS",
     "INTERVAL_SUFFIXES",
     "PER_USER_COLUMNS",
+    "RECALL_ESTIMATORS",
+    "aggregate_step",
+    "agreement_intervals",
     "agreement_markdown",
     "agreement_table",
     "bootstrap_table",
@@ -51,10 +57,10 @@ __all__ = [
 ]
 
 
-ESTIMATORS = ("traditional", "ure")
-"""The estimates whose ranking of the models is compared with the truth's."""
+RECALL_ESTIMATORS = ("traditional", "ure")
+"""The estimators of Recall@K whose ranking of the models is compared with the truth's."""
 ESTIMATE_COLUMN = {"traditional": "traditional_recall", "ure": "ure"}
-"""The ``estimates`` column of each estimator of :data:`ESTIMATORS`."""
+"""The ``estimates`` column of each estimator of :data:`RECALL_ESTIMATORS`."""
 
 
 PER_USER_COLUMNS = ["model", "params", "user", "k", "metric", "value"]
@@ -145,9 +151,6 @@ ESTIMATE_COLUMNS = ("true_recall", "traditional_recall", "ure")
 """The estimates of ``estimates.parquet``, one column each."""
 INTERVAL_SUFFIXES = ("ci_low", "ci_high", "boot_low", "boot_high")
 """Suffixes of the interval columns of ``estimates.parquet``, after each estimate's name."""
-
-
-# --------------------------------------------------------------------------- aggregation
 
 
 def estimates_table(
@@ -249,7 +252,7 @@ def agreement_table(estimates: pd.DataFrame) -> pd.DataFrame:
     reference = "true_recall" if has_truth else "ure"
     rows = []
     for k, block in estimates.groupby("k", sort=True):
-        for estimator in ESTIMATORS if has_truth else ("traditional",):
+        for estimator in RECALL_ESTIMATORS if has_truth else ("traditional",):
             stats = agreement(
                 block[ESTIMATE_COLUMN[estimator]].to_numpy(), block[reference].to_numpy()
             )
@@ -351,3 +354,67 @@ def evaluated_users(labelled: pd.DataFrame, *, positive_threshold: float) -> np.
     if not (part == "unexposed").any():
         counted &= part == "exposed"
     return np.unique(labelled["user"].to_numpy(np.int64)[counted])
+
+
+def agreement_intervals(
+    per_seed: pd.DataFrame, agreement: pd.DataFrame, *, level: float, resamples: int,
+    rng: np.random.Generator,
+) -> pd.DataFrame:  # fmt: skip
+    """``agreement`` with ``tau_low``/``tau_high``: the interval of Kendall's τ at ``level``
+    over ``resamples`` resamples of the seeds, τ recomputed from the models' means over each
+    resample's seeds (:class:`~debiaseval.estimation.resampling.ResamplingPlan`, expanded
+    percentile interval), for a new draw of the exposure.
+
+    Given only where the reference is the true recall: every seed then simulates its own
+    exposure of the fully exposed data, so the seeds are independent draws of what E5 varies.
+    On an MNAR/MAR dataset the seeds re-split one MAR sample and a bootstrap over seeds would
+    describe the split alone: no interval. None either below
+    :data:`~debiaseval.estimation.resampling.MIN_SCOREBOARD_SEEDS` seeds."""
+    out = agreement.copy()
+    at = out.columns.get_loc("kendall_tau") + 1 if "kendall_tau" in out else len(out.columns)
+    out.insert(at, "tau_high", np.nan)
+    out.insert(at, "tau_low", np.nan)
+    seeds = np.sort(per_seed["seed"].unique())
+    if out.empty or (out["reference"] != "true_recall").all() or seeds.size < 2:
+        return out
+    plan = ResamplingPlan.of(seeds.size, draws="independent", resamples=resamples,
+                             user_resamples=0, rng=rng)  # fmt: skip
+    models = per_seed.assign(model=per_seed["model"] + "\x1f" + per_seed["params"].astype(str))
+    names = np.sort(models["model"].unique())
+    for j, row in out.iterrows():
+        at_k = models[models["k"] == row["k"]]
+        draws = []
+        for column in (ESTIMATE_COLUMN[row["estimator"]], row["reference"]):
+            wide = at_k.pivot_table(index="seed", columns="model", values=column,
+                                    aggfunc="first", dropna=False)  # fmt: skip
+            wide = wide.reindex(index=seeds, columns=names)
+            value = wide.to_numpy(dtype=np.float64)
+            has = np.isfinite(value)
+            with np.errstate(invalid="ignore", divide="ignore"):  # a model no seed scores: NaN
+                draws.append(plan.counts @ np.where(has, value, 0.0) / (plan.counts @ has))
+        estimate, reference = draws
+        keep = np.isfinite(estimate).all(0) & np.isfinite(reference).all(0)
+        tau = kendall_tau_b(estimate[:, keep], reference[:, keep])
+        _, low, high = percentile_interval(tau, level, intervals=plan.gives_intervals,
+                                           tail=plan.tail(level), bounds=(-1.0, 1.0))  # fmt: skip
+        out.loc[j, ["tau_low", "tau_high"]] = low, high
+    return out
+
+
+def aggregate_step(
+    per_seed: pd.DataFrame, per_user: pd.DataFrame, *, dataset: str, min_users: int,
+    level: float, resamples: int,
+) -> dict[str, pd.DataFrame]:  # fmt: skip
+    """E5's aggregated tables from the seeds' estimates (``per_seed``) and per-user values
+    (``per_user``): ``estimates`` (seed means with their intervals), ``agreement`` (τ of each
+    estimator against the reference, with its interval over seeds: :func:`agreement_intervals`),
+    ``comparisons`` (the models' paired comparisons, agreed over seeds) and
+    ``seed_comparisons``."""
+    bounds = bootstrap_table(per_user, resamples=resamples, level=level, dataset=dataset)
+    estimates = estimates_table(per_seed, min_users=min_users, bounds=bounds, level=level)
+    tests, agreed = comparisons_table(per_user, level=level)
+    agreement = agreement_intervals(per_seed, agreement_table(estimates), level=level,
+                                    resamples=resamples,
+                                    rng=run_rng(0, dataset, "e5_agreement"))  # fmt: skip
+    return {"estimates": estimates, "agreement": agreement, "comparisons": agreed,
+            "seed_comparisons": tests}  # fmt: skip

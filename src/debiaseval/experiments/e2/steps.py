@@ -1,18 +1,6 @@
-"""Experiment E2: debiased offline evaluation of active learning ([FLAIRS20]).
-
-See docs/experiments/e2.md.
-
-Carraro & Bridge, *Debiased offline evaluation of active learning in recommender
-systems*, FLAIRS-33 2020. Per seed, after the dataset's user filter, the MNAR
-part is split into K_before (``known``, 60%), H_he (``hidden_pool``, 20%) and
-T_he (``test_pool``, 20%); each evaluation method draws the hidden set H and
-the test set T from the pools (CLASSIC: both uniform; INT_T: T by WTD_H; INT_HT:
-both by WTD_H, posteriors of the pool sampled, [FLAIRS20] eqs. 5–6); an MF tuned
-on a validation part of K_before is trained on K_before; every strategy asks
-``n`` items of each active user and elicits those found in H; the MF is
-retrained on K_before ∪ elicited with the same hyperparameters, and both are
-evaluated on T. One step function per rule; :func:`run` chains them in-process.
-"""
+"""E2's steps, one function per rule (``e2_<stage>``), and what the workflow asks of E2 before
+any job: the parts of a dataset it needs, its outputs, its config check ([FLAIRS20];
+docs/experiments/e2.md)."""
 
 from __future__ import annotations
 
@@ -24,27 +12,11 @@ import numpy as np
 import pandas as pd
 
 from debiaseval.active_learning.elicitation import STRATEGIES, ElicitationContext, ask, elicit
-from debiaseval.active_learning.evaluation import (
-    active_users,
-    combine_seeds,
-    metric_changes,
-    pairwise_wilcoxon,
-)
-from debiaseval.active_learning.summary import (
-    elicited_table,
-    per_user_values,
-    summary_markdown,
-    summary_table,
-)
-from debiaseval.data.catalog import positive_threshold_of
+from debiaseval.active_learning.evaluation import active_users, metric_changes
 from debiaseval.data.interactions import rating_matrix
 from debiaseval.data.splits import assign_parts, check_fractions, run_rng, split_e2
 from debiaseval.debiasing.interventions import TestSetSpec, intervene, sampling_weights
-from debiaseval.evaluation.flags import MIN_USERS
-from debiaseval.experiments import seed_frames, seed_ids, validated
-from debiaseval.experiments.verdicts import e2_verdict, verdict_entries, with_verdict
 from debiaseval.io.errors import ConfigError
-from debiaseval.io.progress import stage, staged
 from debiaseval.recommenders.base import trains_by_epochs
 from debiaseval.recommenders.ranking import top_k
 from debiaseval.recommenders.registry import EXTERNAL, make_recommender, resolve_recommender
@@ -59,11 +31,10 @@ from debiaseval.selection.tuning import (
 __all__ = [
     "NEEDS",
     "OUTPUTS",
-    "aggregate_step",
+    "ROLES",
     "check_config",
     "elicit_step",
     "evaluate_step",
-    "run",
     "sample_step",
     "selected_params",
     "split_step",
@@ -72,6 +43,7 @@ __all__ = [
 
 NEEDS: tuple[tuple[str, ...], ...] = (("mnar",),)
 """The parts E2 needs of a dataset (:mod:`debiaseval.data.catalog`): MNAR (MAR is not used)."""
+
 
 OUTPUTS = (
     "verdict.md",
@@ -83,6 +55,7 @@ OUTPUTS = (
     "summary.md",
 )
 """E2's aggregated files in ``results/<study>/e2/<dataset>/``."""
+
 
 ROLES = ("hidden", "test")
 
@@ -162,9 +135,6 @@ def selected_params(
     if tuning["early_stopping"] is not None and by_epochs:
         out["epochs"] = int(row["epochs"])
     return out
-
-
-# -- the workflow's steps, one function per rule; run() chains them in-process ------------------
 
 
 def split_step(
@@ -378,154 +348,3 @@ def evaluate_step(
         changes.insert(0, "seed", np.int32(seed))
         tables.append(changes)
     return pd.concat(tables, ignore_index=True)
-
-
-def aggregate_step(
-    changes: Sequence[pd.DataFrame],
-    counts: pd.DataFrame,
-    block: Mapping[str, Any],
-    *,
-    dataset: str,
-    min_users: int = MIN_USERS,
-) -> dict[str, Any]:
-    """Rule ``e2_aggregate``: the tables of ``OUTPUTS`` (Markdown as text, by file stem).
-
-    ``changes``: the per-user tables of :func:`evaluate_step`; ``counts``: ``seed``,
-    ``method``, ``strategy``, ``n_elicited``, ``n_active`` of every elicitation;
-    ``min_users``: the top-level key, below which a mean is flagged ``few_users``. The verdict
-    (:func:`~debiaseval.experiments.verdicts.e2_verdict`): ``verdict`` and ``verdict_md``, also
-    the first section of ``summary_md``.
-    """
-    orders = {"method": list(block["methods"]), "strategy": list(block["strategies"])}
-    per_user = pd.concat(changes, ignore_index=True)
-    level = 1.0 - block["alpha"]  # the intervals' level: as E1's, one key with the tests'
-    elicited = elicited_table(counts, orders, level=level)
-    summary = summary_table(
-        per_user, {**orders, "metric": list(block["metrics"])}, min_users=min_users, level=level
-    )
-    per_seed = pairwise_wilcoxon(per_user, block["strategies"], alpha=block["alpha"])
-    wilcoxon = combine_seeds(per_seed, alpha=block["alpha"])
-    about = [
-        f"{block['seeds']} seed(s); split {block['split']}; user filter "
-        f"{block['user_filter'].get(dataset) or 'none'}; active users: "
-        f"{block['active_fraction']:.3g} of those with a known rating; n = {block['n_asked']} "
-        f"items asked; rho {block['rho']}.",
-    ]
-    found = verdict_entries(e2_verdict(wilcoxon, block, dataset=dataset))
-    md = summary_markdown(
-        elicited, summary, wilcoxon, dataset=dataset, about=about, alpha=block["alpha"]
-    )
-    return {
-        "elicited": elicited,
-        "metrics_per_user": per_user_values(per_user),
-        "summary": summary,
-        "wilcoxon": wilcoxon,
-        "wilcoxon_seeds": per_seed,
-        "summary_md": with_verdict(md, found["verdict_md"]),
-        **found,
-    }
-
-
-def run(
-    data: str | pd.DataFrame,
-    config: Mapping[str, Any] | None = None,
-    *,
-    seeds: int | Sequence[int] | None = None,
-    dataset: str | None = None,
-) -> dict[str, Any]:
-    """Run E2 in-process: the workflow's tables for the same config and seeds.
-
-    ``data``: a dataset name (loaded like the workflow, see
-    :func:`debiaseval.api.load_dataset`; ``synthetic`` drawn afresh for every seed unless
-    ``synthetic.per_seed`` is false, docs/datasets.md) or a canonical interactions frame with an
-    ``mnar`` part, named ``dataset`` (default "data"; the name seeds the random
-    streams). Returns ``elicited``, ``summary``, ``wilcoxon``, ``wilcoxon_seeds`` (as
-    written to ``results/<study>/e2/<dataset>/``), ``summary_md``, the verdict (``verdict``,
-    ``verdict_md``), and per seed ``changes``
-    (per user), ``tuning`` and ``elicited_pairs``.
-    """
-    full = validated(config, "e2")
-    block = full["e2"]
-    run_seeds = seed_ids(seeds, block["seeds"])
-    # each seed's data: its own draw of a generated dataset (docs/datasets.md, One draw per seed)
-    frames_of = seed_frames(data, full, dataset, experiment="e2")
-    dataset = frames_of(run_seeds[0]).dataset
-    threshold = positive_threshold_of(dataset, block["positive_threshold"], full["sources"])
-    block = {**block, "positive_threshold": threshold}
-    settings = {
-        "tuning": block["tuning"],
-        "positive_threshold": block["positive_threshold"],
-        "batch_size": block["batch_size"],
-    }
-    changes, counts, tunings, pairs = [], [], [], []
-    for seed in staged(run_seeds):
-        frames = frames_of(seed)
-        interactions = frames.interactions
-        sizes = {"n_users": frames.n_users, "n_items": frames.n_items}
-        common = {"dataset": dataset, **sizes}
-        split, active = split_step(
-            interactions,
-            fractions=block["split"],
-            user_filter=block["user_filter"].get(dataset),
-            active_fraction=block["active_fraction"],
-            dataset=dataset,
-            seed=seed,
-        )
-        table, before = train_step(
-            split, block["mf"], ks=block["ks"], seed=seed, **settings, **common
-        )
-        tunings.append(table.assign(seed=seed))
-        drawn = {
-            method: sample_step(split, spec, rho=block["rho"], dataset=dataset, seed=seed, **sizes)
-            for method, spec in block["methods"].items()
-        }
-        hidden = {method: pools[0] for method, pools in drawn.items()}
-        test = {method: pools[1] for method, pools in drawn.items()}
-        for strategy in block["strategies"]:
-            got = elicit_step(
-                split,
-                active,
-                hidden,
-                table,
-                strategy,
-                spec=block["mf"],
-                n_asked=block["n_asked"],
-                seed=seed,
-                **settings,
-                **common,
-            )
-            for method, frame in got.items():
-                pairs.append(frame.assign(seed=seed, method=method, strategy=strategy))
-                counts.append((seed, method, strategy, len(frame), len(active)))
-            changes.append(
-                evaluate_step(
-                    split,
-                    active,
-                    test,
-                    got,
-                    table,
-                    before,
-                    spec=block["mf"],
-                    ks=block["ks"],
-                    metrics=block["metrics"],
-                    seed=seed,
-                    strategy=strategy,
-                    **settings,
-                    **common,
-                )
-            )
-    block = {**block, "seeds": len(run_seeds)}
-    stage("aggregating")
-    out = aggregate_step(
-        changes, counts_frame(counts), block, dataset=dataset, min_users=full["min_users"]
-    )
-    out["changes"] = pd.concat(changes, ignore_index=True)
-    out["tuning"] = pd.concat(tunings, ignore_index=True)
-    out["elicited_pairs"] = pd.concat(pairs, ignore_index=True)
-    return out
-
-
-def counts_frame(rows: Sequence[tuple[int, str, str, int, int]]) -> pd.DataFrame:
-    """(seed, method, strategy, n_elicited, n_active) tuples as the ``counts`` of aggregation."""
-    frame = pd.DataFrame(rows, columns=["seed", "method", "strategy", "n_elicited", "n_active"])
-    return frame.astype({"seed": np.int64, "n_elicited": np.int64, "n_active": np.int64})

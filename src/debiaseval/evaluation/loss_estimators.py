@@ -25,10 +25,10 @@ import pandas as pd
 from debiaseval.debiasing.propensities import lookup
 from debiaseval.evaluation.losses import Scorer, pair_losses
 
-__all__ = ["ESTIMATORS", "estimate", "evaluate", "ips", "naive", "snips"]
+__all__ = ["LOSS_ESTIMATORS", "estimate", "evaluate", "ips", "naive", "snips"]
 
-ESTIMATORS = ("naive", "ips", "snips")
-"""Estimator names, in the order of [ICML16] Table 1."""
+LOSS_ESTIMATORS = ("naive", "ips", "snips")
+"""The estimators of a loss averaged over all pairs, in the order of [ICML16] Table 1."""
 
 
 def _losses(delta: np.ndarray) -> np.ndarray:
@@ -74,7 +74,7 @@ def estimate(
     propensity: np.ndarray,
     n_total: int,
     *,
-    estimators: Sequence[str] = ESTIMATORS,
+    estimators: Sequence[str] = LOSS_ESTIMATORS,
 ) -> dict[str, np.ndarray]:
     """Naive, IPS and SNIPS estimates of every row of ``delta`` at once.
 
@@ -88,9 +88,11 @@ def estimate(
         raise ValueError(f"delta must hold at least one observed pair, got shape {d.shape}")
     if not np.all(np.isfinite(d)):
         raise ValueError("delta contains NaN or infinite losses")
-    unknown = [e for e in estimators if e not in ESTIMATORS]
+    unknown = [e for e in estimators if e not in LOSS_ESTIMATORS]
     if unknown:
-        raise ValueError(f"unknown estimator(s) {unknown}, expected some of {list(ESTIMATORS)}")
+        raise ValueError(
+            f"unknown estimator(s) {unknown}, expected some of {list(LOSS_ESTIMATORS)}"
+        )
     if n_total < d.shape[-1]:
         raise ValueError(f"n_total = {n_total} is smaller than the {d.shape[-1]} observed pairs")
     inv = 1.0 / _propensities(propensity, d.shape[-1])
@@ -111,7 +113,7 @@ def evaluate(
     *,
     n_users: int,
     n_items: int,
-    estimators: Sequence[str] = ESTIMATORS,
+    estimators: Sequence[str] = LOSS_ESTIMATORS,
     positive_threshold: float | None = None,
     tie_break: np.ndarray | None = None,
     batch_size: int = 1024,

@@ -2,15 +2,17 @@
 
 The per-strategy counts of elicited ratings (:func:`elicited_table`), the per-user changes of
 each metric in long form (:func:`per_user_values`) and summarised with seed intervals and
-flags (:func:`summary_table`), and the summary's Markdown with the Wilcoxon tests
-(:func:`summary_markdown`). The steps that make the changes are
-:mod:`debiaseval.experiments.e2`'s.
+flags (:func:`summary_table`), the summary's Markdown with the Wilcoxon tests
+(:func:`summary_markdown`), and all of them with the verdict from every seed's changes (rule
+``e2_aggregate``, :func:`aggregate_step`). The steps that make the changes are
+:mod:`debiaseval.experiments.e2.steps`'.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -18,15 +20,21 @@ import pandas as pd
 from debiaseval.active_learning.evaluation import (
     SCOPES,
     change_summary,
+    combine_seeds,
+    pairwise_wilcoxon,
 )
 from debiaseval.evaluation.aggregate import markdown_table
 from debiaseval.evaluation.flags import MIN_USERS, join_flags, legend, marked
 from debiaseval.evaluation.uncertainty import interval_cell, seed_interval_note, seed_intervals
+from debiaseval.experiments.e2.verdict import e2_verdict
+from debiaseval.experiments.verdicts import verdict_entries, with_verdict
 
 __all__ = [
     "ELICITED_RANGE",
     "PCT_CHANGE_RANGE",
     "PER_USER_COLUMNS",
+    "aggregate_step",
+    "counts_frame",
     "elicited_table",
     "per_user_values",
     "summary_markdown",
@@ -228,3 +236,55 @@ def summary_markdown(
         "\n\n" + (markdown_table(shown) if len(shown) else "None.\n")
     )
     return "".join(parts)
+
+
+def aggregate_step(
+    changes: Sequence[pd.DataFrame],
+    counts: pd.DataFrame,
+    block: Mapping[str, Any],
+    *,
+    dataset: str,
+    min_users: int = MIN_USERS,
+) -> dict[str, Any]:
+    """Rule ``e2_aggregate``: the tables of ``OUTPUTS`` (Markdown as text, by file stem).
+
+    ``changes``: the per-user tables of :func:`evaluate_step`; ``counts``: ``seed``,
+    ``method``, ``strategy``, ``n_elicited``, ``n_active`` of every elicitation;
+    ``min_users``: the top-level key, below which a mean is flagged ``few_users``. The verdict
+    (:func:`~debiaseval.experiments.e2.verdict.e2_verdict`): ``verdict`` and ``verdict_md``, also
+    the first section of ``summary_md``.
+    """
+    orders = {"method": list(block["methods"]), "strategy": list(block["strategies"])}
+    per_user = pd.concat(changes, ignore_index=True)
+    level = 1.0 - block["alpha"]  # the intervals' level: as E1's, one key with the tests'
+    elicited = elicited_table(counts, orders, level=level)
+    summary = summary_table(
+        per_user, {**orders, "metric": list(block["metrics"])}, min_users=min_users, level=level
+    )
+    per_seed = pairwise_wilcoxon(per_user, block["strategies"], alpha=block["alpha"])
+    wilcoxon = combine_seeds(per_seed, alpha=block["alpha"])
+    about = [
+        f"{block['seeds']} seed(s); split {block['split']}; user filter "
+        f"{block['user_filter'].get(dataset) or 'none'}; active users: "
+        f"{block['active_fraction']:.3g} of those with a known rating; n = {block['n_asked']} "
+        f"items asked; rho {block['rho']}.",
+    ]
+    found = verdict_entries(e2_verdict(wilcoxon, block, dataset=dataset))
+    md = summary_markdown(
+        elicited, summary, wilcoxon, dataset=dataset, about=about, alpha=block["alpha"]
+    )
+    return {
+        "elicited": elicited,
+        "metrics_per_user": per_user_values(per_user),
+        "summary": summary,
+        "wilcoxon": wilcoxon,
+        "wilcoxon_seeds": per_seed,
+        "summary_md": with_verdict(md, found["verdict_md"]),
+        **found,
+    }
+
+
+def counts_frame(rows: Sequence[tuple[int, str, str, int, int]]) -> pd.DataFrame:
+    """(seed, method, strategy, n_elicited, n_active) tuples as the ``counts`` of aggregation."""
+    frame = pd.DataFrame(rows, columns=["seed", "method", "strategy", "n_elicited", "n_active"])
+    return frame.astype({"seed": np.int64, "n_elicited": np.int64, "n_active": np.int64})

@@ -1,24 +1,7 @@
-"""Experiment E6: weighted offline evaluation over time ([MYT14]; docs/experiments/e6.md).
-
-de Myttenaere, Golden, Le Grand, Rossi, *Reducing offline evaluation bias in
-recommendation systems* (Benelearn 2014) and *Study of a bias in the offline
-evaluation of a recommendation algorithm* (2015). Steps:
-
-1. :func:`time_log`: a time-stamped log and its snapshot cuts t0 < t1 < … —
-   the MNAR part of a real dataset cut by counts or dates, or the ``synthetic``
-   truth observed period by period under recommendation campaigns
-   (:mod:`debiaseval.data.campaigns`);
-2. :func:`evaluate_over_time`: at every t, the profiles of the users with at
-   least ``min_profile`` items, KL item weights fitted to the t0 marginal for
-   every p (:mod:`debiaseval.debiasing.kl_weights`), and the leave-one-out score of every
-   recommender, unweighted and weighted (:mod:`debiaseval.evaluation.leave_one_out`): exact
-   (the default), or from ``n_draws`` sampled draws as [MYT14] (``protocol: sampled``).
-
-The boosted set B is the campaign's items on ``synthetic``; on real data, the
-``n_boosted`` items whose marginal grows most from t0 to the last snapshot.
-g1 recommends the k items of B whose marginal grows most; g2 the k items most
-frequent at t0 outside B.
-"""
+"""E6's steps: a dataset's time-stamped log and its snapshots, and every recommender's
+leave-one-out score over time, unweighted and with KL weights, per seed (rule
+``e6_evaluate``), and what the workflow asks of E6 before any job: the parts of a dataset it
+needs, its outputs, its config check ([MYT14]; docs/experiments/e6.md)."""
 
 from __future__ import annotations
 
@@ -29,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from debiaseval.data.campaigns import simulate_campaigns
-from debiaseval.data.draws import generator_block, seed_block
+from debiaseval.data.draws import generator_block
 from debiaseval.data.snapshots import count_cuts, date_cuts, snapshot_masks
 from debiaseval.data.splits import run_rng
 from debiaseval.data.synthetic import generate_synthetic
@@ -40,7 +23,6 @@ from debiaseval.debiasing.kl_weights import (
     pair_weights,
 )
 from debiaseval.debiasing.kl_weights import profile_matrix as _profile_matrix
-from debiaseval.evaluation.flags import MIN_USERS, join_flags, legend, marked
 from debiaseval.evaluation.leave_one_out import (
     COSINE_NEIGHBOUR_EXPONENT,
     constant_hits,
@@ -50,24 +32,17 @@ from debiaseval.evaluation.leave_one_out import (
     sampled_hits,
     user_hit_rates,
 )
-from debiaseval.experiments import Data, input_frames, seed_ids, validated
-from debiaseval.experiments.verdicts import e6_verdict, verdict_entries
 from debiaseval.io.errors import ConfigError
-from debiaseval.io.progress import stage, staged
 
 __all__ = [
     "NEEDS",
     "OUTPUTS",
     "RECOMMENDERS",
     "TABLES",
-    "aggregate",
     "check_config",
     "constant_lists",
     "evaluate_over_time",
-    "markdown",
-    "run",
     "run_seed",
-    "score_flags",
     "snapshot_profiles",
     "time_log",
 ]
@@ -76,15 +51,18 @@ NEEDS: tuple[tuple[str, ...], ...] = (("mnar", "timestamps"), ("campaigns",))
 """The parts E6 needs of a dataset (:mod:`debiaseval.data.catalog`): a time-stamped MNAR log,
 or the synthetic truth with simulated campaigns."""
 
+
 TABLES = ("scores", "weights", "snapshots", "lists")
 """The tables of one run (``results/<study>/e6/<dataset>/seed<s>/<table>.parquet``) and
 aggregated."""
+
 
 OUTPUTS = (
     "verdict.md", "scores.parquet", "weights.parquet", "snapshots.parquet", "lists.parquet",
     "scores.md",
 )  # fmt: skip
 """E6's aggregated files in ``results/<study>/e6/<dataset>/``."""
+
 
 RECOMMENDERS: tuple[str, ...] = ("g1", "g2", "cosine_cf", "naive_cf")
 """The recommenders of [MYT14] §4–5, by their output names."""
@@ -348,45 +326,6 @@ def evaluate_over_time(
     return tables
 
 
-def markdown(scores: pd.DataFrame, dataset: str) -> str:
-    """The score-vs-t table: one row per (recommender, weighting, p), one column per t."""
-    frame = scores.copy()
-    flags = frame["flags"] if "flags" in frame else pd.Series("", index=frame.index)
-    frame["cell"] = marked(
-        [
-            f"{s:.4f} [{lo:.4f}, {hi:.4f}]"
-            for s, lo, hi in zip(frame["score"], frame["ci_low"], frame["ci_high"], strict=True)
-        ],
-        flags,
-    )
-    lines = [
-        f"# E6 on {dataset}: leave-one-out hit rate over time [interval]",
-        "",
-        "p = number of items whose KL weight may move (0 = unweighted); t0 = the reference. "
-        "In brackets, the interval of `e6.interval` at `e6.level`, always within [0, 1]: the "
-        "Wilson score interval (binomial), the normal approximation cut to [0, 1] (wald) or "
-        "the percentile bootstrap over users (bootstrap).",
-        "",
-    ]
-    for seed, part in frame.groupby("seed", sort=True):
-        table = part.pivot_table(
-            index=["recommender", "weighting", "p"], columns="t", values="cell", aggfunc="first"
-        )
-        rank = {name: i for i, name in enumerate(RECOMMENDERS)}
-        keys = sorted(table.index, key=lambda key: (rank.get(key[0], len(rank)), key[0],
-                                                    key[1] != "none", key[2]))  # fmt: skip
-        table = table.loc[keys]
-        ts = list(table.columns)
-        lines += [f"## Seed {seed}", ""]
-        lines.append("| recommender | weighting | p | " + " | ".join(f"t{t}" for t in ts) + " |")
-        lines.append("|---|---|---|" + "---|" * len(ts))
-        for (rec, weighting, p), row in table.iterrows():
-            lines.append(f"| {rec} | {weighting} | {p} | " + " | ".join(row[t] for t in ts) + " |")
-        lines.append("")
-    notes = legend(flags)
-    return "\n".join(lines) + (notes if notes else "")
-
-
 def run_seed(
     dataset: str,
     seed: int,
@@ -439,74 +378,3 @@ def run_seed(
         n_draws=block["n_draws"],
         cosine_neighbour_exponent=block["cosine_neighbour_exponent"],
     )
-
-
-def aggregate(
-    runs: Sequence[Mapping[str, pd.DataFrame]], *, min_users: int = MIN_USERS
-) -> dict[str, pd.DataFrame]:
-    """The tables of several runs (:func:`run_seed`) stacked in the given order; ``scores``
-    gains ``flags`` (:func:`score_flags`)."""
-    tables = {name: pd.concat([run[name] for run in runs], ignore_index=True) for name in TABLES}
-    tables["scores"] = score_flags(tables["scores"], tables["snapshots"], min_users=min_users)
-    return tables
-
-
-def score_flags(
-    scores: pd.DataFrame, snapshots: pd.DataFrame, *, min_users: int = MIN_USERS
-) -> pd.DataFrame:
-    """``scores`` with a ``flags`` column (:mod:`debiaseval.evaluation.flags`): ``few_users``
-    where the snapshot's leave-one-out evaluates fewer than ``min_users`` users
-    (``snapshots.n_evaluated``: a small dataset, an early snapshot, ``sample_users``), and
-    ``constant`` where the score is undefined (no user evaluated: empty)."""
-    evaluated = snapshots.set_index(["seed", "t"])["n_evaluated"]
-    n = evaluated.reindex(pd.MultiIndex.from_frame(scores[["seed", "t"]])).to_numpy()
-    return scores.assign(
-        flags=join_flags(
-            {"few_users": ~(n >= min_users), "constant": scores["score"].isna().to_numpy()}
-        )
-    )
-
-
-def run(
-    data: Data,
-    config: Mapping[str, Any] | None = None,
-    *,
-    seeds: int | Sequence[int] | None = None,
-    dataset: str | None = None,
-) -> dict[str, pd.DataFrame]:
-    """Run E6 in-process; the same tables as the workflow's
-    ``results/<study>/e6/<dataset>/*.parquet``.
-
-    ``data``: a dataset name ("synthetic": the campaign simulation from the config's
-    ``synthetic`` block, each seed its own draw unless ``synthetic.per_seed`` is false,
-    docs/datasets.md; a time-stamped dataset loaded like the workflow does) or a
-    time-stamped interactions frame (``user``, ``item``, ``timestamp``, optional
-    ``part``; contiguous 0-based ids), or ``(interactions, users, items)``, named
-    ``dataset`` (default "data"; the name seeds the random streams, so use the
-    workflow's name to reproduce it). ``config`` is a validated config (:func:`debiaseval.api.run`
-    validates a partial one); ``seeds`` a count (seeds 0..n−1) or explicit seeds, default the
-    ``e6.seeds`` of the config. Beside the tables, the verdict
-    (:func:`~debiaseval.experiments.verdicts.e6_verdict`): ``verdict`` and ``verdict_md``.
-    """
-    full = validated(config, "e6")
-    block = full["e6"]
-    seed_list = seed_ids(seeds, block["seeds"])
-    name = "synthetic"
-    if isinstance(data, str) and data == "synthetic":  # each seed's own draw (per_seed)
-        runs = [
-            run_seed("synthetic", s, block, synthetic=seed_block(full, "synthetic", s))
-            for s in staged(seed_list)
-        ]
-    else:
-        frames = input_frames(data, config, dataset, experiment="e6")
-        runs = [
-            run_seed(frames.dataset, s, block, synthetic=full["synthetic"],
-                     interactions=frames.interactions, n_users=frames.n_users,
-                     n_items=frames.n_items)
-            for s in staged(seed_list)
-        ]  # fmt: skip
-        name = frames.dataset
-    stage("aggregating")
-    tables = aggregate(runs, min_users=full["min_users"])
-    found = e6_verdict(tables["scores"], tables["snapshots"], dataset=name)
-    return {**tables, **verdict_entries(found)}

@@ -1,27 +1,11 @@
-"""Experiment E5: Unbiased Recall Evaluation for model selection ([URE24], docs/experiments/e5.md).
-
-*Debias can be unreliable: mitigating bias issue in evaluating debiasing
-recommendation* (arXiv 2409.04810). On a fully exposed dataset (KuaiRec's small
-matrix or ``synthetic``'s full matrix) a biased training set is drawn by
-simulated exposure and a randomly exposed set R of n items per user from the
-rest (:mod:`debiaseval.data.exposure`); every model (recommender × hyperparameters)
-is trained on the biased set and scored three ways (:mod:`debiaseval.evaluation.ure`):
-true Recall@K on the full data, traditional Recall@K ranking only R, and URE@K.
-Their agreement with the truth across models (:mod:`debiaseval.evaluation.agreement`) says
-which estimate selects models correctly. On a dataset with MNAR and MAR parts
-and no full data (yahoo-r3) the models train on all of MNAR, R is a seeded
-``mar_test_fraction`` of the MAR part (90% in [URE24]), and the traditional ranking of
-models is compared with URE's.
-
-Steps (the workflow's ``e5_*`` rules): :func:`full_data` / :func:`observed_data`
-→ :func:`expose` → :func:`evaluate_models` (one model entry, all its grid points)
-→ the tables over seeds (:mod:`debiaseval.evaluation.recall_tables`).
-"""
+"""E5's steps: the fully exposed or observed data, the simulated exposure, and every model's
+or list's Recall@K estimates per seed (rules ``e5_full``, ``e5_expose``, ``e5_evaluate``,
+``e5_evaluate_seeds``), and what the workflow asks of E5 before any job: the parts of a
+dataset it needs, its outputs, its config check ([URE24]; docs/experiments/e5.md)."""
 
 from __future__ import annotations
 
 import json
-import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -29,7 +13,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from debiaseval.data.catalog import positive_threshold_of
 from debiaseval.data.draws import generator_block
 from debiaseval.data.exposure import (
     attribute_weights,
@@ -42,41 +25,17 @@ from debiaseval.data.interactions import rating_matrix
 from debiaseval.data.semireal import block_frames
 from debiaseval.data.splits import run_rng
 from debiaseval.data.synthetic import generate_synthetic
-from debiaseval.datasets.load import raw_folder
-from debiaseval.estimation.resampling import ResamplingPlan, percentile_interval
-from debiaseval.estimation.seed_scores import kendall_tau_b
 from debiaseval.evaluation.external_lists import (
     ListScores,
     check_depth,
-    lists_of_seed,
     prepare_lists,
     traditional_decided,
 )
-from debiaseval.evaluation.recall_tables import (
-    ESTIMATE_COLUMN,
-    agreement_table,
-    bootstrap_table,
-    comparisons_table,
-    estimates_table,
-    evaluated_users,
-    per_user_values,
-    users_k_ge_exposed,
-)
 from debiaseval.evaluation.ure import mean_recall, recall_estimates
-from debiaseval.experiments import (
-    Data,
-    Frames,
-    seed_data,
-    seed_frames,
-    seed_generated,
-    seed_ids,
-    validated,
-)
-from debiaseval.experiments.verdicts import e5_verdict, verdict_entries
+from debiaseval.experiments.e5.tables import evaluated_users, per_user_values, users_k_ge_exposed
 from debiaseval.io.errors import ConfigError
-from debiaseval.io.progress import stage
 from debiaseval.io.schema import expand_grid
-from debiaseval.recommenders.registry import EXTERNAL, make_recommender
+from debiaseval.recommenders.registry import make_recommender
 from debiaseval.selection.specs import check_recommender_spec
 from debiaseval.selection.tuning import recommender_params
 
@@ -86,8 +45,6 @@ __all__ = [
     "MAR_PARTS",
     "NEEDS",
     "OUTPUTS",
-    "aggregate_step",
-    "agreement_intervals",
     "check_config",
     "evaluate_lists",
     "evaluate_models",
@@ -98,8 +55,6 @@ __all__ = [
     "fully_exposed_frames",
     "identity_tables",
     "observed_data",
-    "positive_threshold_of",
-    "run",
     "shared_fit_seed",
     "trains_once",
 ]
@@ -109,12 +64,17 @@ MAR_PARTS = ("exposed", "validation")
 and the rest, set aside as [URE24] sets aside 10% of Yahoo! R3's MAR part for validation
 (no model of E5 is selected on it)."""
 
+
 FULLY_EXPOSED = ("synthetic", "kuairec", "jester5k")
 """Datasets with full truth: exposure is simulated on them (synthetic's full matrix, KuaiRec's
 small matrix, Jester5k's fully observed block)."""
+
+
 NEEDS: tuple[tuple[str, ...], ...] = (("mnar", "mar"), ("full",))
 """The parts E5 needs of a dataset (:mod:`debiaseval.data.catalog`): MNAR and MAR (MAR = the
 random set, no truth), or fully exposed data (exposure simulated, :data:`FULLY_EXPOSED`)."""
+
+
 OUTPUTS = (
     "verdict.md",
     "estimates.parquet",
@@ -124,13 +84,12 @@ OUTPUTS = (
     "agreement.md",
 )
 """E5's aggregated files in ``results/<study>/e5/<dataset>/``."""
+
+
 EXPORT = {"train": "train"}
 """The part of a seed's exposure exported in raw ids
 (``results/<study>/e5/<dataset>/export/seed<s>/``):
 the biased training set (MNAR on a dataset without full data); E5 has no validation part."""
-
-
-# --------------------------------------------------------------------------- config
 
 
 def check_config(config: Mapping[str, Any]) -> None:
@@ -149,9 +108,6 @@ def check_config(config: Mapping[str, Any]) -> None:
 def fit_seed(seed: int, dataset: str, model: str) -> int:
     """The models' fit seed of run ``seed`` (independent across datasets and model entries)."""
     return int(run_rng(seed, dataset, "e5_fit", model).integers(2**31 - 1))
-
-
-# --------------------------------------------------------------------------- data
 
 
 def full_data(synthetic: Mapping[str, Any]) -> pd.DataFrame:
@@ -267,9 +223,6 @@ def expose(
         rng=rng,
     )
     return labelled.reset_index(drop=True)
-
-
-# --------------------------------------------------------------------------- models
 
 
 def evaluate_models(
@@ -479,229 +432,3 @@ def evaluate_lists(
     if per_user is not None:
         per_user.append(per_user_values(scored, model, json.dumps({})))
     return means, notes
-
-
-# --------------------------------------------------------------------------- API
-
-
-def _full_frames(name: str, synthetic: Mapping[str, Any]) -> Frames:
-    """The fully exposed frames of one draw of ``synthetic`` (:func:`full_data`), as
-    ``e5_full`` writes them: the pairs and the items table."""
-    pairs = full_data(synthetic)
-    items = pd.DataFrame({"item": np.arange(int(pairs["item"].max()) + 1, dtype=np.int32)})
-    return Frames(name, pairs, None, items)
-
-
-def run(
-    data: Data,
-    config: Mapping[str, Any] | None = None,
-    *,
-    seeds: int | Sequence[int] | None = None,
-    dataset: str | None = None,
-    lists: Mapping[str, Mapping[int, pd.DataFrame]] | None = None,
-) -> dict[str, pd.DataFrame]:
-    """Run E5 in-process; returns ``estimates``, ``agreement``, the per-seed rows and the
-    verdict (:func:`~debiaseval.experiments.verdicts.e5_verdict`: ``verdict``, ``verdict_md``).
-
-    ``data``: a dataset name (``synthetic``: its full matrix from the config's
-    ``synthetic`` block, as the workflow's ``e5_full``, each seed its own draw unless
-    ``synthetic.per_seed`` is false, docs/datasets.md; an MNAR/MAR dataset loaded like the
-    workflow does), or in-memory frames named ``dataset`` (default "data"): fully exposed
-    pairs (user, item, rating; ``part`` absent or ``full``), e.g. :func:`full_data` or
-    :func:`debiaseval.data.kuairec.fully_exposed_frame`, or an MNAR/MAR interactions
-    frame (``part`` ∈ mnar, mar) without truth; give ``(interactions, users, items)``
-    for exposure by an item attribute. ``config``: a validated workflow config
-    (:func:`debiaseval.api.run` validates a partial one); ``seeds``: a count or the seed
-    ids (default the ``e5`` block's). The name seeds the random streams, so the same config, dataset
-    and seed give the workflow's values. Models whose algorithm is ``external`` are read
-    from their ``recs`` files, or from ``lists`` (name -> seed -> lists frame, as
-    :func:`debiaseval.api.evaluate_lists` gives them), checked as the workflow checks
-    them; their warnings are Python warnings.
-    """
-    full = validated(config, "e5")
-    cfg = full["e5"]
-    if isinstance(data, str) and data in FULLY_EXPOSED:
-        name = dataset or data
-        if data == "synthetic":  # each seed's own draw of the full matrix (synthetic.per_seed)
-            frames_of = seed_generated(full, data, lambda block: _full_frames(name, block))
-        else:  # the real fully exposed matrix, the same for every seed
-            real = Frames(name, *fully_exposed_frames(data, raw_folder(data, full)))
-            frames_of = seed_data(lambda seed: real, drawn=False)
-    else:
-        frames_of = seed_frames(data, full, dataset, experiment="e5")
-    run_seeds = seed_ids(seeds, cfg["seeds"])
-    frames = frames_of(run_seeds[0])
-    dataset, data, items = frames.dataset, frames.interactions, frames.items
-    threshold = positive_threshold_of(dataset, cfg["positive_threshold"], full["sources"])
-    # sized from the pairs, as the workflow's e5_evaluate sizes them
-    n_users = int(data["user"].max()) + 1
-    n_items = int(data["item"].max()) + 1
-    fully_exposed = "part" not in data.columns or set(data["part"].unique()) <= {"full"}
-    labelled_of = {}
-    stage(f"exposing {len(run_seeds)} seed(s)")
-    for seed in run_seeds:
-        data = frames_of(seed).interactions
-        if fully_exposed:
-            labelled_of[seed] = expose(
-                data,
-                n_items=n_items,
-                exposure=cfg["exposure"],
-                positive_threshold=threshold,
-                rng=run_rng(seed, dataset, "e5_expose"),
-                items=items,
-            )
-        else:
-            labelled_of[seed] = observed_data(
-                data,
-                test_fraction=float(cfg["mar_test_fraction"]),
-                rng=run_rng(seed, dataset, "e5_mar_test"),
-            )
-    once = trains_once(fully_exposed, cfg["train_per_seed"])
-    # (seed, model) -> its estimates and per-user values; concatenated seed by seed in the
-    # models' order, as the workflow's aggregate reads them
-    results: dict[tuple[int, str], tuple[pd.DataFrame, list[pd.DataFrame]]] = {}
-    for name, spec in cfg["models"].items():
-        stage(f"evaluating {name}")
-        if spec["algorithm"] == EXTERNAL:
-            for seed, labelled in labelled_of.items():
-                given, source, where = lists_of_seed(
-                    spec,
-                    name=name,
-                    where=f"e5.models.{name}",
-                    dataset=dataset,
-                    seed=seed,
-                    lists=lists,
-                )
-                points: list[pd.DataFrame] = []
-                frame, notes = evaluate_lists(
-                    labelled,
-                    given,
-                    users=frames.users,
-                    items=items,
-                    n_users=n_users,
-                    n_items=n_items,
-                    model=name,
-                    ids=spec["ids"],
-                    on_train_items=spec["on_train_items"],
-                    ks=cfg["ks"],
-                    positive_threshold=threshold,
-                    ties=cfg["ties"],
-                    batch_size=cfg["batch_size"],
-                    source=source,
-                    where=where,
-                    per_user=points,
-                )
-                for note in notes:
-                    warnings.warn(note, stacklevel=2)
-                results[seed, name] = frame, points
-            continue
-        shared = {
-            "n_users": n_users,
-            "n_items": n_items,
-            "model": name,
-            "algorithm": spec["algorithm"],
-            "params": spec.get("params", {}),
-            "grid": spec.get("grid", {}),
-            "ks": cfg["ks"],
-            "positive_threshold": threshold,
-            "ties": cfg["ties"],
-            "batch_size": cfg["batch_size"],
-        }
-        if once:
-            evaluated = evaluate_models_on_seeds(
-                labelled_of, seed=shared_fit_seed(dataset, name), **shared
-            )
-            results.update({(seed, name): value for seed, value in evaluated.items()})
-        else:
-            for seed, labelled in labelled_of.items():
-                (value,) = evaluate_models_on_seeds(
-                    {seed: labelled}, seed=fit_seed(seed, dataset, name), **shared
-                ).values()
-                results[seed, name] = value
-    stage("aggregating")
-    rows, users = [], []
-    for seed in labelled_of:
-        for name in cfg["models"]:
-            frame, points = results[seed, name]
-            frame.insert(0, "seed", np.int32(seed))
-            rows.append(frame)
-            for values in points:
-                values.insert(0, "seed", np.int32(seed))
-            users.extend(points)
-    per_seed = pd.concat(rows, ignore_index=True)
-    per_user = pd.concat(users, ignore_index=True)
-    out = aggregate_step(per_seed, per_user, dataset=dataset, min_users=full["min_users"],
-                         level=cfg["confidence"], resamples=cfg["bootstrap"]["resamples"])
-    return {
-        "per_seed": per_seed,
-        **out,
-        **verdict_entries(e5_verdict(out["agreement"], out["estimates"], dataset=dataset)),
-        "metrics_per_user": per_user,
-    }
-
-
-# --------------------------------------------------------------------------- aggregation
-
-
-def agreement_intervals(
-    per_seed: pd.DataFrame, agreement: pd.DataFrame, *, level: float, resamples: int,
-    rng: np.random.Generator,
-) -> pd.DataFrame:  # fmt: skip
-    """``agreement`` with ``tau_low``/``tau_high``: the interval of Kendall's τ at ``level``
-    over ``resamples`` resamples of the seeds, τ recomputed from the models' means over each
-    resample's seeds (:class:`~debiaseval.estimation.resampling.ResamplingPlan`, expanded
-    percentile interval), for a new draw of the exposure.
-
-    Given only where the reference is the true recall: every seed then simulates its own
-    exposure of the fully exposed data, so the seeds are independent draws of what E5 varies.
-    On an MNAR/MAR dataset the seeds re-split one MAR sample and a bootstrap over seeds would
-    describe the split alone: no interval. None either below
-    :data:`~debiaseval.estimation.resampling.MIN_SCOREBOARD_SEEDS` seeds."""
-    out = agreement.copy()
-    at = out.columns.get_loc("kendall_tau") + 1 if "kendall_tau" in out else len(out.columns)
-    out.insert(at, "tau_high", np.nan)
-    out.insert(at, "tau_low", np.nan)
-    seeds = np.sort(per_seed["seed"].unique())
-    if out.empty or (out["reference"] != "true_recall").all() or seeds.size < 2:
-        return out
-    plan = ResamplingPlan.of(seeds.size, draws="independent", resamples=resamples,
-                             user_resamples=0, rng=rng)  # fmt: skip
-    models = per_seed.assign(model=per_seed["model"] + "\x1f" + per_seed["params"].astype(str))
-    names = np.sort(models["model"].unique())
-    for j, row in out.iterrows():
-        at_k = models[models["k"] == row["k"]]
-        draws = []
-        for column in (ESTIMATE_COLUMN[row["estimator"]], row["reference"]):
-            wide = at_k.pivot_table(index="seed", columns="model", values=column,
-                                    aggfunc="first", dropna=False)  # fmt: skip
-            wide = wide.reindex(index=seeds, columns=names)
-            value = wide.to_numpy(dtype=np.float64)
-            has = np.isfinite(value)
-            with np.errstate(invalid="ignore", divide="ignore"):  # a model no seed scores: NaN
-                draws.append(plan.counts @ np.where(has, value, 0.0) / (plan.counts @ has))
-        estimate, reference = draws
-        keep = np.isfinite(estimate).all(0) & np.isfinite(reference).all(0)
-        tau = kendall_tau_b(estimate[:, keep], reference[:, keep])
-        _, low, high = percentile_interval(tau, level, intervals=plan.gives_intervals,
-                                           tail=plan.tail(level), bounds=(-1.0, 1.0))  # fmt: skip
-        out.loc[j, ["tau_low", "tau_high"]] = low, high
-    return out
-
-
-def aggregate_step(
-    per_seed: pd.DataFrame, per_user: pd.DataFrame, *, dataset: str, min_users: int,
-    level: float, resamples: int,
-) -> dict[str, pd.DataFrame]:  # fmt: skip
-    """E5's aggregated tables from the seeds' estimates (``per_seed``) and per-user values
-    (``per_user``): ``estimates`` (seed means with their intervals), ``agreement`` (τ of each
-    estimator against the reference, with its interval over seeds: :func:`agreement_intervals`),
-    ``comparisons`` (the models' paired comparisons, agreed over seeds) and
-    ``seed_comparisons``."""
-    bounds = bootstrap_table(per_user, resamples=resamples, level=level, dataset=dataset)
-    estimates = estimates_table(per_seed, min_users=min_users, bounds=bounds, level=level)
-    tests, agreed = comparisons_table(per_user, level=level)
-    agreement = agreement_intervals(per_seed, agreement_table(estimates), level=level,
-                                    resamples=resamples,
-                                    rng=run_rng(0, dataset, "e5_agreement"))  # fmt: skip
-    return {"estimates": estimates, "agreement": agreement, "comparisons": agreed,
-            "seed_comparisons": tests}  # fmt: skip

@@ -3,8 +3,8 @@
 The per-seed errors of every propensity model's MF summarised with t intervals and flags
 (:func:`summarise`), the paired t-tests of MF-IPS against MF-Naive on the same MAR test pairs
 (:func:`pair_tests`), both together (:func:`aggregate`), and the summary's Markdown
-(:func:`summary_markdown`). The fits that make the errors are
-:func:`debiaseval.experiments.e4.fit`'s.
+(:func:`summary_markdown`) with its title (:func:`summary_title`). The fits that make the
+errors are :func:`debiaseval.experiments.e4.steps.fit`'s.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ __all__ = [
     "pair_tests",
     "summarise",
     "summary_markdown",
+    "summary_title",
 ]
 
 
@@ -326,3 +327,8 @@ def aggregate(
     pairs = pd.concat(list(losses), ignore_index=True) if losses else losses_frame([])
     summary = summarise(table, grid=grid, min_users=min_users)
     return {"errors": table, "summary": summary, "pair_tests": pair_tests(pairs)}
+
+
+def summary_title(dataset: str) -> str:
+    """Title of the Markdown summary of ``dataset``."""
+    return f"E4 on {dataset}: MF-Naive vs MF-IPS (ICML16 Table 2)"

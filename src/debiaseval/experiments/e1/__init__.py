@@ -1,0 +1,217 @@
+"""Experiment E1: train, tune, rank and evaluate on intervened test sets ([SAC20]).
+
+Carraro & Bridge, *Debiased offline evaluation of recommender systems: a
+weighted-sampling approach*, ACM SAC 2020: every recommender is trained on the
+MNAR ``train`` part, tuned on the MAR ``val`` part, and evaluated on the MAR
+``gt`` part (ground truth) and on test sets drawn from the MNAR ``heldout`` part.
+
+The package holds all of E1: :mod:`~debiaseval.experiments.e1.steps` (one function per rule,
+``NEEDS``, ``OUTPUTS``, ``check_config``), :mod:`~debiaseval.experiments.e1.arena` (the
+estimator rows: their config check, each seed's estimates and scores, the scoreboard),
+:mod:`~debiaseval.experiments.e1.tables` (the tables over seeds),
+:mod:`~debiaseval.experiments.e1.verdict`, and here :func:`run`, which chains the steps
+in-process. Their public names are importable from here (``e1.evaluate_step``).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from debiaseval.data.catalog import positive_threshold_of
+from debiaseval.data.draws import per_seed_draws, seed_block, seed_config
+from debiaseval.data.filters import Filtered, dropped_warnings
+from debiaseval.data.ids import raw_ids
+from debiaseval.datasets.load import raw_folder
+from debiaseval.datasets.truth import full_rating_rows_of
+from debiaseval.evaluation.aggregate import kendall_excluded, kendall_groups
+from debiaseval.evaluation.external_lists import lists_of_seed
+from debiaseval.experiments import Data, Frames, input_frames, seed_data, seed_ids, validated
+from debiaseval.experiments.e1.arena import estimator_features, estimator_truth
+from debiaseval.experiments.e1.steps import (
+    EVALUATE_OUTPUTS,
+    EXPORT,
+    NEEDS,
+    OUTPUTS,
+    TRUTH_DATASETS,
+    check_config,
+    data_step,
+    evaluate_step,
+    external_recommenders,
+    impute_step,
+    lists_step,
+    select_step,
+    split_step,
+    testset_step,
+    truth_step,
+    tune_step,
+)
+from debiaseval.experiments.e1.tables import aggregate_step, dropped_over_draws, dropped_text
+from debiaseval.io.errors import EmptyTestSetError
+from debiaseval.io.progress import stage, staged
+from debiaseval.recommenders.registry import EXTERNAL
+from debiaseval.selection.tuning import grid_chunks, merge_chunks
+
+__all__ = [
+    "EVALUATE_OUTPUTS", "EXPORT", "NEEDS", "OUTPUTS", "TRUTH_DATASETS", "EmptyTestSetError",
+    "aggregate_step", "check_config", "data_step", "dropped_over_draws", "dropped_text",
+    "evaluate_step",
+    "external_recommenders", "impute_step", "kendall_excluded", "kendall_groups", "lists_step",
+    "run", "select_step", "split_step", "testset_step", "truth_step",
+    "tune_step",
+]  # fmt: skip
+
+
+def _e1_frames(
+    data: Data, config: Mapping[str, Any] | None, dataset: str | None, block: Mapping[str, Any]
+) -> tuple[Frames, Filtered]:
+    """A run's data as E1's protocol takes it (:func:`data_step`), warning of what its filter
+    drops: the frames with the kept rows, and the filter's result."""
+    frames = input_frames(data, config, dataset, experiment="e1")
+    kept = data_step(frames.interactions, frames.users, frames.items, dataset=frames.dataset,
+                     common_users_items=block["common_users_items"])  # fmt: skip
+    for line in dropped_warnings(kept.dropped):
+        warnings.warn(f"E1 on {frames.dataset}: {line}", stacklevel=3)
+    frames = frames._replace(interactions=kept.interactions, users=kept.users, items=kept.items)
+    return frames, kept
+
+
+def in_process_config(data: Data, config: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The config an in-process E1 run on ``data`` is validated as: given a dataset name,
+    that dataset alone, so the estimators' needs are checked against the dataset run."""
+    given = dict(config or {})
+    if isinstance(data, str):
+        given = {**given, "datasets": [data], "e1": {**given.get("e1", {}), "datasets": None}}
+    return given
+
+
+def run(
+    data: Data,
+    config: Mapping[str, Any] | None = None,
+    *,
+    seeds: int | Sequence[int] | None = None,
+    dataset: str | None = None,
+    lists: Mapping[str, Mapping[int, pd.DataFrame]] | None = None,
+) -> dict[str, Any]:
+    """Run E1 in-process: the workflow's tables for the same config and seeds.
+
+    ``data``: a dataset name (loaded as the workflow does) or canonical frames, named
+    ``dataset`` (default "data"; the name seeds the random streams, so give the workflow's to
+    reproduce its files byte for byte); ``config``: a validated config
+    (:func:`debiaseval.api.run` validates a partial one, as :func:`in_process_config` says);
+    ``seeds``: a count or the seed ids (default: the ``e1`` block's). Recommenders with
+    algorithm ``external`` are read from their ``recs`` files or from ``lists`` (name -> seed ->
+    lists frame), checked as the workflow checks them, their warnings as Python warnings.
+    Returns every table and Markdown text of :func:`aggregate_step` (as written to
+    ``results/<study>/e1/<dataset>/``), ``dropped`` and ``dropped_md`` (:func:`data_step`; a
+    filter dropping more than half of a part warns), and the per-seed ``metrics`` (with
+    ``TRUE`` on synthetic), ``metrics_per_user``, ``arena``, ``reliability``,
+    ``estimators_diagnostics``, ``seed_comparisons`` and ``tuning``.
+    """
+    full = validated(config, "e1")
+    block = full["e1"]
+    drawn = isinstance(data, str) and per_seed_draws(full, data)
+    frames_of = seed_data(
+        lambda seed: _e1_frames(
+            data, seed_config(full, data, seed) if drawn else config, dataset, block
+        ),
+        drawn=drawn,
+    )  # each seed's own draw (docs/datasets.md, One draw per seed), else one dataset for all
+    run_seeds = seed_ids(seeds, block["seeds"])
+    dataset = frames_of(run_seeds[0])[0].dataset
+    threshold = positive_threshold_of(dataset, block["positive_threshold"], full["sources"])
+    block = {**block, "positive_threshold": threshold}
+    common = {"ks": block["ks"], "positive_threshold": threshold}
+    evaluated, diagnostics, tunings, truth, dropped = [], [], [], [], []
+    known = isinstance(data, str) and dataset in TRUTH_DATASETS  # its full matrix is known
+    exact = known and block["truth"]
+    truth_raw = raw_folder(dataset, full) if known else None  # jester5k-semi's; synthetic: None
+    described = frames_of(run_seeds[0])[0].interactions  # the summary describes the first seed's
+    for seed in staged(run_seeds):
+        generator = seed_block(full, dataset, seed) if isinstance(data, str) else None
+        frames, kept = frames_of(seed)
+        if drawn:
+            dropped.append(kept.dropped.assign(seed=seed))
+        interactions, n_users, n_items = frames.interactions, frames.n_users, frames.n_items
+        sizes = {"dataset": dataset, "n_users": n_users, "n_items": n_items}
+        split = split_step(interactions, mnar_split=block["mnar_split"],
+                           mar_split=block["mar_split"], dataset=dataset, seed=seed)  # fmt: skip
+        testsets = {}
+        for name, spec in block["testsets"].items():
+            testsets[name], checks = testset_step(
+                split, name, spec, rho=block["rho"], seed=seed, positive_threshold=threshold,
+                allow_empty=block["allow_empty_testsets"], **sizes,
+            )  # fmt: skip
+            diagnostics.append(checks)
+        recs = {}
+        for name, spec in block["recommenders"].items():
+            if spec["algorithm"] == EXTERNAL:
+                frame, source, where = lists_of_seed(spec, name=name, dataset=dataset, seed=seed,
+                                                     where=f"e1.recommenders.{name}",
+                                                     lists=lists)  # fmt: skip
+                recs[name], notes = lists_step(
+                    frame, split, users=frames.users, items=frames.items, n_users=n_users,
+                    n_items=n_items, ids=spec["ids"], on_train_items=spec["on_train_items"],
+                    ks=block["ks"], source=source, where=where,
+                )  # fmt: skip
+                for note in notes:
+                    warnings.warn(note, stacklevel=2)
+                continue
+            stage(f"seed {seed}: tuning and training {name}")
+            n_chunks = len(grid_chunks(spec["grid"], block["tuning"]["points_per_job"]))
+            tune = {"tuning": block["tuning"], "batch_size": block["batch_size"], **common}
+            chunks = [
+                tune_step(split, name, spec, chunk=chunk, seed=seed, **tune, **sizes)
+                for chunk in range(n_chunks)
+            ]
+            table, best = merge_chunks([t for t, _ in chunks],
+                                       f"the grid of {name} on {dataset}, seed {seed}")  # fmt: skip
+            recs[name] = chunks[best][1]
+            tunings.append(table.assign(seed=seed, recommender=name))
+        true_values = None
+        if exact:
+            table, true_values = truth_step(
+                split, recs, rating_rows=full_rating_rows_of(dataset, generator, truth_raw),
+                raw_users=raw_ids(frames.users, "user", n_users),
+                raw_items=raw_ids(frames.items, "item", n_items), seed=seed,
+                metrics=block["metrics"],
+                **common,
+            )  # fmt: skip
+            truth.append(table)
+        evaluated.append(evaluate_step(
+            split, recs, testsets, seed=seed, n_items=n_items, metrics=block["metrics"],
+            drop_train_overlap=block["drop_train_overlap"], level=block["confidence"],
+            resamples=block["bootstrap"]["resamples"], estimators=block["estimators"],
+            n_users=n_users, features=estimator_features(block, frames.users, frames.items),
+            truth=estimator_truth(block, dataset, generator, frames.users, frames.items,
+                                  truth_raw),
+            truth_per_user=true_values, gammas=block["sensitivity"]["gammas"],
+            excluded=kendall_excluded(block), **common,
+        ))  # fmt: skip
+
+    def seeds_of(stem: str) -> list[pd.DataFrame]:
+        return [seed[stem] for seed in evaluated]
+
+    block = {**block, "seeds": len(run_seeds)}
+    stage("aggregating")
+    out = aggregate_step(
+        seeds_of("metrics"), diagnostics, described, block, dataset=dataset,
+        min_users=full["min_users"], comparisons=seeds_of("comparisons"), truth=truth,
+        arena=seeds_of("arena"), arena_replicates=seeds_of("arena_replicates"),
+        reliability=seeds_of("reliability"), truth_tests=seeds_of("truth_tests"),
+        sensitivity=seeds_of("sensitivity"),
+        estimator_diagnostics=seeds_of("estimators_diagnostics"),
+        draws="independent" if drawn else "fixed",
+    )  # fmt: skip
+    for stem in ("metrics_per_user", "estimators_diagnostics", "arena", "arena_replicates",
+                 "reliability", "truth_tests"):  # fmt: skip
+        out[stem] = pd.concat(seeds_of(stem), ignore_index=True)
+    out["seed_comparisons"] = pd.concat(seeds_of("comparisons"), ignore_index=True)
+    out["dropped"] = dropped_over_draws(dropped) if drawn else frames_of(run_seeds[0])[1].dropped
+    out["dropped_md"] = dropped_text(out["dropped"], dataset)
+    out["metrics"] = pd.concat([*seeds_of("metrics"), *truth], ignore_index=True)
+    out["tuning"] = pd.concat(tunings, ignore_index=True) if tunings else pd.DataFrame()
+    return out
