@@ -73,12 +73,17 @@ def edit(path: Path, old: str, new: str) -> None:
 
 
 def test_the_closure_follows_lazy_imports_package_inits_and_the_script_s_experiment(demo):
-    closure = file_closure(demo / "e3_aggregate.py", within="stampdemo",
-                           bindings={"experiment": "e3"})  # fmt: skip
+    closure = file_closure(
+        demo / "e3_aggregate.py", within="stampdemo", bindings={"experiment": "e3"}
+    )
     assert list(closure) == [
-        "stampdemo", "stampdemo.core", "stampdemo.figures", "stampdemo.figures.e3",
-        "stampdemo.lazy", "stampdemo.util",
-    ]  # fmt: skip
+        "stampdemo",
+        "stampdemo.core",
+        "stampdemo.figures",
+        "stampdemo.figures.e3",
+        "stampdemo.lazy",
+        "stampdemo.util",
+    ]
     # a script of no experiment: every module the computed import could load
     everything = file_closure(demo / "run_config.py", within="stampdemo")
     assert {"stampdemo.figures.e1", "stampdemo.figures.e3"} <= set(everything)
@@ -129,14 +134,16 @@ def test_an_edit_outside_the_closure_leaves_the_stamp(demo):
 def test_the_workflow_s_scripts_reach_their_own_experiment_s_figures_only():
     stamps = code_stamps(SCRIPTS, cache=None)
     assert set(stamps) == {path.stem for path in SCRIPTS.glob("*.py")}
-    e3 = file_closure(SCRIPTS / "e3_aggregate.py", within="debiaseval",
-                      bindings={"experiment": "e3"})  # fmt: skip
+    e3 = file_closure(
+        SCRIPTS / "e3_aggregate.py", within="debiaseval", bindings={"experiment": "e3"}
+    )
     assert "debiaseval.figures.e3" in e3 and "debiaseval.figures.e1" not in e3
     e1 = file_closure(SCRIPTS / "e1_split.py", within="debiaseval", bindings={"experiment": "e1"})
     assert not any(name.startswith("debiaseval.figures") for name in e1)
     run_config = file_closure(SCRIPTS / "run_config.py", within="debiaseval")  # no experiment
-    assert not any(name.startswith(("debiaseval.figures", "debiaseval.experiments"))
-                   for name in run_config)  # fmt: skip
+    assert not any(
+        name.startswith(("debiaseval.figures", "debiaseval.experiments")) for name in run_config
+    )
 
 
 def test_every_module_that_reads_package_data_names_it():

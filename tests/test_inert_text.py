@@ -89,8 +89,17 @@ def test_inert_markdown_renders_as_the_text_itself(text: str) -> None:
 
 
 def test_inert_markdown_leaves_ordinary_names_and_cells_alone() -> None:
-    for text in ("MF-IPS", "zero_weight_share", "n users", "0.1234 [0.1, 0.2] ⟨0.1, 0.3⟩ †",
-                 "ml-100k", "tau with MF (n = 4)", "+3.5%", "Γ = 1.5", "e1.rho"):  # fmt: skip
+    for text in (
+        "MF-IPS",
+        "zero_weight_share",
+        "n users",
+        "0.1234 [0.1, 0.2] ⟨0.1, 0.3⟩ †",
+        "ml-100k",
+        "tau with MF (n = 4)",
+        "+3.5%",
+        "Γ = 1.5",
+        "e1.rho",
+    ):
         assert inert_markdown(text) == text
     assert inert_markdown("a\nb\r\nc") == "a b c"  # one line: a table row or a list item
     assert code_span("plain.csv") == "`plain.csv`"
@@ -153,11 +162,13 @@ def test_a_markdown_table_of_hostile_names_renders_them_as_text() -> None:
 
 def test_the_provenance_line_names_hostile_files_and_plugins_as_text() -> None:
     record = {
-        "debiaseval": "1.0", "config_sha256": "0" * 64, "seeds": 1,
+        "debiaseval": "1.0",
+        "config_sha256": "0" * 64,
+        "seeds": 1,
         "data": {f"mylog/{TICKS}.csv": "1" * 64, "mylog/random.tsv": "2" * 64},
         "versions": {"python": "3.11.1"},
         "plugins": {f"{IMG}:Pop": "source sha256:0123456789abcdef"},
-    }  # fmt: skip
+    }
     header = markdown_header(record)
     page = markdown_page(f"# E1 on mylog\n\n{header}", "t")
     found = assert_inert(page)
@@ -278,8 +289,11 @@ def _hostile_workdir(path: Path) -> Path:
 def _snakemake(workdir: Path, *args: str) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "snakemake", "--configfile", "inert.yaml", *args],
-        cwd=workdir, capture_output=True, text=True, timeout=900,
-    )  # fmt: skip
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     if result.returncode != 0:
         raise AssertionError(f"snakemake {args} failed:\n{result.stdout}\n{result.stderr}")
 

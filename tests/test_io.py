@@ -160,8 +160,9 @@ def test_move_outputs_keeps_relative_paths_whether_paths_are_absolute_or_not(tmp
     (tmp_path / "outside.parquet").write_bytes(b"o")
     place, moved = files.move_outputs(
         [str(tmp_path / "real/e1/link.parquet"), str(tmp_path / "outside.parquet")],
-        tmp_path / "study", stamp="T",
-    )  # fmt: skip
+        tmp_path / "study",
+        stamp="T",
+    )
     assert moved == [str(tmp_path / "real/e1/link.parquet")]
     assert (place / "e1/link.parquet").is_symlink()
     assert (tmp_path / "real/e1/a.parquet").read_bytes() == b"a"
@@ -218,15 +219,27 @@ def test_a_read_only_folder_of_a_damaged_output_stops_in_one_line_and_moves_noth
 @pytest.mark.parametrize(
     ("argv", "runs"),
     [
-        ([], True), (["--cores", "2"], True), (["-c1", "results/x.parquet"], True),
-        (["-n"], False), (["-np"], False), (["--dry-run"], False), (["--list-rules"], False),
-        (["-l"], False), (["--summary"], False), (["-D"], False), (["--lint"], False),
-        (["--dag"], False), (["--rulegraph"], False), (["--unlock"], False),
-        (["--report", "report.html"], False), (["--touch"], False),
-        (["--list-changes", "code"], False), (["--cleanup-metadata", "x"], False),
+        ([], True),
+        (["--cores", "2"], True),
+        (["-c1", "results/x.parquet"], True),
+        (["-n"], False),
+        (["-np"], False),
+        (["--dry-run"], False),
+        (["--list-rules"], False),
+        (["-l"], False),
+        (["--summary"], False),
+        (["-D"], False),
+        (["--lint"], False),
+        (["--dag"], False),
+        (["--rulegraph"], False),
+        (["--unlock"], False),
+        (["--report", "report.html"], False),
+        (["--touch"], False),
+        (["--list-changes", "code"], False),
+        (["--cleanup-metadata", "x"], False),
         (["--help"], False),
     ],
-)  # fmt: skip
+)
 def test_only_a_command_that_runs_jobs_checks_the_outputs(argv, runs):
     assert repair.runs_jobs(argv) is runs
 

@@ -45,8 +45,11 @@ def _results(folder: Path, config: dict, experiment: str = "e3") -> Path:
     record = {**gather(config, experiment, dataset="synthetic"), "dataset": "synthetic", "data": {}}
     table = folder / "estimates.parquet"
     write_table(pd.DataFrame({"metric": ["mse"], "mean": [0.5]}), table, record)
-    write_markdown("# E3 on synthetic\n\n| metric | mean |\n|---|---|\n| mse | 0.5 |\n\nmore\n",
-                   folder / "estimates.md", record)  # fmt: skip
+    write_markdown(
+        "# E3 on synthetic\n\n| metric | mean |\n|---|---|\n| mse | 0.5 |\n\nmore\n",
+        folder / "estimates.md",
+        record,
+    )
     write_record(record, folder / "provenance.json")
     return table
 

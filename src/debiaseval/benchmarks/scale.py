@@ -190,10 +190,15 @@ def child(options: dict[str, Any]) -> list[dict[str, Any]]:
         )
     evaluation = {key: block[key] for key in ("ks", "metrics", "drop_train_overlap")}
     step = {  # evaluate_step's settings but for the estimators
-        "seed": seed, "n_items": n_items, "n_users": n_users, "positive_threshold": threshold,
-        "resamples": block["bootstrap"]["resamples"], "level": block["confidence"],
-        "excluded": e1.kendall_excluded(block), **evaluation,
-    }  # fmt: skip
+        "seed": seed,
+        "n_items": n_items,
+        "n_users": n_users,
+        "positive_threshold": threshold,
+        "resamples": block["bootstrap"]["resamples"],
+        "level": block["confidence"],
+        "excluded": e1.kendall_excluded(block),
+        **evaluation,
+    }
     import scipy.stats  # noqa: F401  (the paired tests' import, a fixed cost: outside the stages)
 
     # E1's evaluate stage three ways, in turn, ``evaluate_repeat`` times (each stage's best time

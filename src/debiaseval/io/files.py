@@ -250,9 +250,10 @@ def output_damage(
     files, unlisted = _walk(root)
     # a folder of one's own that cannot be listed is none of our business
     found.unreadable += [
-        (path, reason) for path, reason in unlisted
+        (path, reason)
+        for path, reason in unlisted
         if recorded is None or any(_under(output, path) for output in recorded)
-    ]  # fmt: skip
+    ]
     candidates = (p for p in files if p.suffix.lower() in DAMAGE_CHECKED)
     for path in sorted(candidates):
         if recorded is not None and not _made_by_a_rule(path, recorded):

@@ -24,9 +24,17 @@ import re
 __all__ = ["code_span", "inert_markdown", "script_safe"]
 
 _ENTITIES = {
-    "&": "&amp;", "<": "&lt;", ">": "&gt;", "`": "&#96;", "|": "&#124;", "\\": "&#92;",
-    "*": "&#42;", "~": "&#126;", "_": "&#95;", "]": "&#93;",
-}  # fmt: skip
+    "&": "&amp;",
+    "<": "&lt;",
+    ">": "&gt;",
+    "`": "&#96;",
+    "|": "&#124;",
+    "\\": "&#92;",
+    "*": "&#42;",
+    "~": "&#126;",
+    "_": "&#95;",
+    "]": "&#93;",
+}
 
 _ACTIVE = re.compile(
     r"[&<>`|\\*~]"  # HTML, code spans, table cells, escapes, emphasis, strikethrough

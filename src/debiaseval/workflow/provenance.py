@@ -395,8 +395,10 @@ def markdown_header(provenance: Mapping[str, Any]) -> str:
     order = [*("python", *LIBRARIES), *sorted(set(versions) - {"python", *LIBRARIES})]
     libraries = ", ".join(f"{k} {versions[k]}" for k in order if versions.get(k) is not None)
     data = provenance.get("data", {})
-    files = "; ".join(f"{code_span(Path(p).name)} {inert_markdown(data[p][:12])}"
-                      for p in sorted(data)) or "generated"  # fmt: skip
+    files = (
+        "; ".join(f"{code_span(Path(p).name)} {inert_markdown(data[p][:12])}" for p in sorted(data))
+        or "generated"
+    )
     lines = [
         f"> debiaseval {inert_markdown(provenance.get('debiaseval'))} · config sha256 "
         f"{code_span(str(provenance.get('config_sha256'))[:16])} · seeds "

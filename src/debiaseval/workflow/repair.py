@@ -118,9 +118,10 @@ def _unwritable(paths: Iterable[str], folder: str | os.PathLike[str]) -> list[st
     them would fail half-way."""
     folders = {Path(folder), *(Path(p).parent for p in paths if Path(p).exists())}
     return sorted(
-        str(f) for f in folders
+        str(f)
+        for f in folders
         if f.is_dir() and not os.access(f, os.W_OK | os.X_OK, effective_ids=True)
-    )  # fmt: skip
+    )
 
 
 def runs_jobs(argv: Iterable[str]) -> bool:
@@ -138,12 +139,32 @@ def runs_jobs(argv: Iterable[str]) -> bool:
 
 
 _NO_JOBS = (
-    "dryrun", "touch", "report", "lint", "generate_unit_tests", "containerize", "export_cwl",
-    "list_rules", "list_target_rules", "dag", "rulegraph", "filegraph", "d3dag", "summary",
-    "detailed_summary", "archive", "cleanup_metadata", "unlock", "list_changes",
-    "list_untracked", "delete_all_output", "delete_temp_output", "print_compilation",
-    "conda_cleanup_envs", "conda_create_envs_only",
-)  # fmt: skip
+    "dryrun",
+    "touch",
+    "report",
+    "lint",
+    "generate_unit_tests",
+    "containerize",
+    "export_cwl",
+    "list_rules",
+    "list_target_rules",
+    "dag",
+    "rulegraph",
+    "filegraph",
+    "d3dag",
+    "summary",
+    "detailed_summary",
+    "archive",
+    "cleanup_metadata",
+    "unlock",
+    "list_changes",
+    "list_untracked",
+    "delete_all_output",
+    "delete_temp_output",
+    "print_compilation",
+    "conda_cleanup_envs",
+    "conda_create_envs_only",
+)
 """Snakemake's options (their ``argparse`` names) of the commands that run no job."""
 
 

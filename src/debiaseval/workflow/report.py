@@ -186,10 +186,17 @@ def exported_splits(outputs: Iterable[str]) -> dict[str, list[str]]:
 
 
 _KEPT_OPTIONS = {
-    "--configfile": "+", "--configfiles": "+", "--config": "*", "-C": "*",
-    "--directory": "1", "-d": "1", "--snakefile": "1", "-s": "1",
-    "--profile": "1", "--workflow-profile": "1",
-}  # fmt: skip
+    "--configfile": "+",
+    "--configfiles": "+",
+    "--config": "*",
+    "-C": "*",
+    "--directory": "1",
+    "-d": "1",
+    "--snakefile": "1",
+    "-s": "1",
+    "--profile": "1",
+    "--workflow-profile": "1",
+}
 """The options of a run that choose its workflow, folder and config, with how many values each
 takes: a report of the run needs the same."""
 
@@ -201,9 +208,7 @@ def report_command(argv: Sequence[str], executable: str = sys.executable) -> str
     import shlex
 
     program = argv[0] if argv else "snakemake"
-    head = (
-        [executable, "-m", "snakemake"] if Path(program).name == "__main__.py" else [program]
-    )
+    head = [executable, "-m", "snakemake"] if Path(program).name == "__main__.py" else [program]
     kept: list[str] = []
     taking: str | None = None
     for arg in argv[1:]:
@@ -236,8 +241,10 @@ def finished_message(
     ``--touch`` run, which ran no job and only marked ``outputs`` as up to date."""
     produced = run_datasets(outputs, experiments)
     if touched:
-        lines = [f"debiaseval: --touch marked the outputs of study {study} (results/{study}/) "
-                 "as up to date by their times; no job ran and no result changed."]  # fmt: skip
+        lines = [
+            f"debiaseval: --touch marked the outputs of study {study} (results/{study}/) "
+            "as up to date by their times; no job ran and no result changed."
+        ]
         if produced:
             lines.append("Results it marked (Markdown; Parquet beside them):")
             lines += [
@@ -249,8 +256,10 @@ def finished_message(
     if not produced:
         lines = [f"{done} It changed no experiment's results (only intermediate files)."]
     else:
-        lines = [f"{done} Results it produced or changed "
-                 "(Markdown; Parquet beside them, figures in figures/):"]  # fmt: skip
+        lines = [
+            f"{done} Results it produced or changed "
+            "(Markdown; Parquet beside them, figures in figures/):"
+        ]
         lines += [
             f"  {experiment.upper()} on {dataset}: {', '.join(files)}"
             for (experiment, dataset), files in produced.items()
@@ -376,8 +385,11 @@ def _provenance_rows(records: Sequence[Mapping[str, Any]]) -> str:
             r.get("date", ""),
             commit,
         ]
-        rows.append("<tr>" + "".join(f"<td>{html.escape(str(c), quote=False)}</td>"
-                                     for c in cells) + "</tr>")  # fmt: skip
+        rows.append(
+            "<tr>"
+            + "".join(f"<td>{html.escape(str(c), quote=False)}</td>" for c in cells)
+            + "</tr>"
+        )
     return "".join(rows)
 
 
@@ -563,8 +575,18 @@ def front_page(results: Sequence[tuple[str, str, str | os.PathLike[str]]]) -> st
         )
         if part
     )
-    head = "".join(f"<th>{h}</th>" for h in ("experiment", "dataset", "config sha256", "seeds",
-                                              "data (sha256)", "date (UTC)", "commit"))  # fmt: skip
+    head = "".join(
+        f"<th>{h}</th>"
+        for h in (
+            "experiment",
+            "dataset",
+            "config sha256",
+            "seeds",
+            "data (sha256)",
+            "date (UTC)",
+            "commit",
+        )
+    )
     listed = "\n".join(item for item in figures if item)
     return (
         f'<div id="{FRONT_ID}">\n{style}'
