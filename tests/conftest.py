@@ -156,8 +156,10 @@ UNMIRRORED = f"skipped without {MIRROR_ENV}"
 
 def _real_data_skip(report: pytest.TestReport) -> bool:
     """A skipped test marked ``realdata``, or one whose skip reason names the mirror."""
-    return report.skipped and not hasattr(report, "wasxfail") and (
-        "realdata" in report.keywords or MIRROR_ENV in str(report.longrepr)
+    return (
+        report.skipped
+        and not hasattr(report, "wasxfail")
+        and ("realdata" in report.keywords or MIRROR_ENV in str(report.longrepr))
     )
 
 

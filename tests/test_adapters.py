@@ -93,9 +93,12 @@ def test_als_equals_implicit_with_confidence_one_plus_alpha(train):
     model = ImplicitALS(factors=6, regularization=0.5, alpha=alpha, epochs=4).fit(train, seed=seed)
     with threadpool_limits(limits=1, user_api="blas"):
         reference = AlternatingLeastSquares(
-            factors=6, regularization=0.5, iterations=4, num_threads=1,
+            factors=6,
+            regularization=0.5,
+            iterations=4,
+            num_threads=1,
             random_state=np.random.default_rng(seed),
-        )  # fmt: skip
+        )
         confidence = positive_mask(train, 3.0).astype(np.float32) * np.float32(1 + alpha)
         reference.fit(confidence, show_progress=False)
     expected = reference.user_factors.astype(np.float64) @ reference.item_factors.T.astype(float)
@@ -195,19 +198,33 @@ def _synthetic_parts(seed: int = 0):
 def test_tuning_early_stops_implicit_epochs_and_never_selects_a_diverged_fit():
     train, val, n_users, n_items = _synthetic_parts()
     common = dict(
-        n_users=n_users, n_items=n_items, metric="recall", k=10, positive_threshold=3.0,
-        batch_size=64, seed=0, early_stopping=EarlyStopping(max_epochs=12, eval_every=3),
-    )  # fmt: skip
+        n_users=n_users,
+        n_items=n_items,
+        metric="recall",
+        k=10,
+        positive_threshold=3.0,
+        batch_size=64,
+        seed=0,
+        early_stopping=EarlyStopping(max_epochs=12, eval_every=3),
+    )
     selected, table = tune_recommender(
-        train, val, algorithm="implicit_als", params={"factors": 4}, grid={"alpha": [0.0, 5.0]},
+        train,
+        val,
+        algorithm="implicit_als",
+        params={"factors": 4},
+        grid={"alpha": [0.0, 5.0]},
         **common,
-    )  # fmt: skip
+    )
     assert set(table["epochs"]) <= {3, 6, 9, 12} and (table["status"] == "ok").all()
     assert selected["epochs"] == int(table.loc[table["selected"], "epochs"].iloc[0])
     selected, table = tune_recommender(
-        train, val, algorithm="implicit_bpr", params={"factors": 4},
-        grid={"learning_rate": [1e30, 0.05]}, **common,
-    )  # fmt: skip
+        train,
+        val,
+        algorithm="implicit_bpr",
+        params={"factors": 4},
+        grid={"learning_rate": [1e30, 0.05]},
+        **common,
+    )
     assert table["status"].tolist()[0].startswith("diverged: non-finite")
     assert table["selected"].tolist() == [False, True] and selected["learning_rate"] == 0.05
 
@@ -287,7 +304,16 @@ def test_the_adapters_config_joins_the_paper_config():
     update_config(config, yaml.safe_load((root / "adapters.yaml").read_text()))
     block = validate_config(config, "e1")["e1"]
     assert list(block["recommenders"]) == [
-        "Random", "PosPop", "AvgRating", "UserKNN", "ItemKNN", "MF", "ALS", "BPR", "EASE", "HPF"
-    ]  # fmt: skip
+        "Random",
+        "PosPop",
+        "AvgRating",
+        "UserKNN",
+        "ItemKNN",
+        "MF",
+        "ALS",
+        "BPR",
+        "EASE",
+        "HPF",
+    ]
     assert block["datasets"] == ["coat"] and config["seeds"] == 10
     assert block["tuning"]["early_stopping"] == {"max_epochs": 60, "eval_every": 5, "patience": 2}

@@ -51,8 +51,11 @@ def adapter_run(tmp_path_factory) -> Path:
     (workdir / "adapters.yaml").write_text(yaml.safe_dump(CONFIG))
     result = subprocess.run(
         [sys.executable, "-m", "snakemake", "--configfile", "adapters.yaml", "--cores", "2"],
-        cwd=workdir, capture_output=True, text=True, timeout=900,
-    )  # fmt: skip
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert result.returncode == 0, f"{result.stdout}\n{result.stderr}"
     return workdir
 

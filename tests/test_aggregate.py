@@ -99,8 +99,9 @@ def test_markdown():
 def test_summary_markdown_shows_the_intervals_when_the_summary_has_them():
     from debiaseval.evaluation.uncertainty import seed_intervals
 
-    per_seed = _per_seed().assign(boot_low=lambda f: f["value"] - 0.1,
-                                  boot_high=lambda f: f["value"] + 0.1)  # fmt: skip
+    per_seed = _per_seed().assign(
+        boot_low=lambda f: f["value"] - 0.1, boot_high=lambda f: f["value"] + 0.1
+    )
     keys = ["recommender", "testset", "metric", "k"]
     summary = summary_table(per_seed).merge(seed_intervals(per_seed, keys, level=0.95), on=keys)
     md = summary_markdown(summary, "toy")

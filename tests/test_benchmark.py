@@ -47,14 +47,29 @@ def test_benchmark_runs_at_a_tiny_size() -> None:
     rows = main(
         [
             "--quick",
-            "--users", "300", "--items", "120", "--density", "0.05",
-            "--recommenders", "pospop", "userknn",
-            "--shape", "200", "150", "3000", "2000",
-            "--knn-grid", "2", "5",
-            "--mf-epochs", "1",
-            "--batch-recommenders", "2",
+            "--users",
+            "300",
+            "--items",
+            "120",
+            "--density",
+            "0.05",
+            "--recommenders",
+            "pospop",
+            "userknn",
+            "--shape",
+            "200",
+            "150",
+            "3000",
+            "2000",
+            "--knn-grid",
+            "2",
+            "5",
+            "--mf-epochs",
+            "1",
+            "--batch-recommenders",
+            "2",
         ]
-    )  # fmt: skip
+    )
     assert all(np.isfinite(v) and v > 0 for v in rows.values())
     for name in (
         "stage fit userknn [s]",
@@ -71,8 +86,21 @@ def test_benchmark_runs_at_a_tiny_size() -> None:
 
 def test_e4_section_runs_at_a_tiny_size() -> None:
     """``--sections e4``: the reference and the new solver, one ratio per shape, d and loss."""
-    rows = main(["--sections", "e4", "--e4-scale", "0.05", "--e4-factors", "4", "12",
-                 "--e4-sweeps", "2", "--repeat", "1"])  # fmt: skip
+    rows = main(
+        [
+            "--sections",
+            "e4",
+            "--e4-scale",
+            "0.05",
+            "--e4-factors",
+            "4",
+            "12",
+            "--e4-sweeps",
+            "2",
+            "--repeat",
+            "1",
+        ]
+    )
     for shape in ("coat", "yahoo-r3"):
         for d in (4, 12):
             for loss in ("squared", "absolute"):
@@ -107,13 +135,27 @@ def test_scale_section_runs_each_size_in_a_child_at_tiny_sizes(capsys) -> None:
     assert scale_shape(20) == (138_493, 26_744, pytest.approx(20e6 / (138_493 * 26_744)))
     assert scale_shape(5)[:2] == (69_246, 13_372)  # ML-20M's aspect and density
     rows = main(
-        ["--sections", "scale", "--scale-sizes", "0.004,0.002", "--scale-e6-users", "40",
-         "--scale-mf-epochs", "1"]
-    )  # fmt: skip
+        [
+            "--sections",
+            "scale",
+            "--scale-sizes",
+            "0.004,0.002",
+            "--scale-e6-users",
+            "40",
+            "--scale-mf-epochs",
+            "1",
+        ]
+    )
     for size in ("0.002M", "0.004M"):
         assert rows[f"scale {size} peak RSS [GB]"] > 0
-        for stage in ("generate", "E1 tune+rank UserKNN", "E1 evaluate", "E1 evaluate+estimators",
-                      "E5 score+URE ItemKNN", "E6 KL weights + LOO"):  # fmt: skip
+        for stage in (
+            "generate",
+            "E1 tune+rank UserKNN",
+            "E1 evaluate",
+            "E1 evaluate+estimators",
+            "E5 score+URE ItemKNN",
+            "E6 KL weights + LOO",
+        ):
             assert np.isfinite(rows[f"scale {size} {stage} [s]"])
         assert rows[f"scale {size} estimators / evaluate"] > 0
     assert np.isfinite(rows["scale exponent 0.002M->0.004M total"])
@@ -147,9 +189,20 @@ def test_scale_best_of_keeps_each_stages_smallest_times() -> None:
 
 @pytest.mark.slow
 def test_scale_section_runs_e1s_stages_alone() -> None:
-    rows = main(["--sections", "scale", "--scale-sizes", "0.002", "--scale-stages", "e1",
-                 "--scale-recommenders", "Random,PosPop",
-                 "--scale-evaluate-repeat", "2"])  # fmt: skip
+    rows = main(
+        [
+            "--sections",
+            "scale",
+            "--scale-sizes",
+            "0.002",
+            "--scale-stages",
+            "e1",
+            "--scale-recommenders",
+            "Random,PosPop",
+            "--scale-evaluate-repeat",
+            "2",
+        ]
+    )
     stages = {key[len("scale 0.002M ") : -len(" [s]")] for key in rows if key.endswith(" [s]")}
     assert {"E1 evaluate", "E1 evaluate+estimators", "E1 tune+rank PosPop"} <= stages
     assert not any(stage.startswith(("E5", "E6")) for stage in stages)
@@ -161,8 +214,21 @@ def test_scale_section_runs_e1s_stages_alone() -> None:
 def test_ranking_section_runs_at_a_tiny_size() -> None:
     """``--sections ranking``: the project, the bare product and implicit (when installed),
     on 1 and 2 threads, with the same lists as implicit's, and PosPop's tune+rank."""
-    rows = main(["--sections", "ranking", "--ranking-shapes", "ML-1M", "--ranking-scale", "0.05",
-                 "--repeat", "1", "--ranking-threads", "1", "2"])  # fmt: skip
+    rows = main(
+        [
+            "--sections",
+            "ranking",
+            "--ranking-shapes",
+            "ML-1M",
+            "--ranking-scale",
+            "0.05",
+            "--repeat",
+            "1",
+            "--ranking-threads",
+            "1",
+            "2",
+        ]
+    )
     for label in ("ML-1M 1 thread", "ML-1M 2 threads"):
         assert rows[f"ranking {label}: debiaseval / product"] > 0
         assert rows[f"ranking {label}: E1 tune+rank PosPop cpu [s]"] > 0
@@ -177,8 +243,10 @@ def test_the_command_offers_every_section() -> None:
 
     run = subprocess.run(
         [sys.executable, "-m", "debiaseval.benchmark", "--help"],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert run.stdout.startswith("usage: ")
     assert "Stage timings and speed ratios" in run.stdout
     for section in ("stages", "ratios", "batching", "startup", "scale", "e4", "ranking", "knn"):

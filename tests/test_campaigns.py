@@ -62,24 +62,40 @@ def test_boosted_items_gain_share_after_t0_only() -> None:
 def test_simulation_is_deterministic_and_checks_arguments() -> None:
     truth = generate_synthetic(n_users=30, n_items=20, seed=0)
     a = simulate_campaigns(
-        truth.ratings, truth.propensities, n_periods=3, n_boosted=2, boost=3.0,
+        truth.ratings,
+        truth.propensities,
+        n_periods=3,
+        n_boosted=2,
+        boost=3.0,
         rng=np.random.default_rng(5),
-    )  # fmt: skip
+    )
     b = simulate_campaigns(
-        truth.ratings, truth.propensities, n_periods=3, n_boosted=2, boost=3.0,
+        truth.ratings,
+        truth.propensities,
+        n_periods=3,
+        n_boosted=2,
+        boost=3.0,
         rng=np.random.default_rng(5),
-    )  # fmt: skip
+    )
     pd.testing.assert_frame_equal(a.interactions, b.interactions)
     with pytest.raises(ValueError, match="n_periods"):
         simulate_campaigns(
-            truth.ratings, truth.propensities, n_periods=1, n_boosted=2, boost=3.0,
+            truth.ratings,
+            truth.propensities,
+            n_periods=1,
+            n_boosted=2,
+            boost=3.0,
             rng=np.random.default_rng(5),
-        )  # fmt: skip
+        )
     with pytest.raises(ValueError, match="n_boosted"):
         simulate_campaigns(
-            truth.ratings, truth.propensities, n_periods=2, n_boosted=21, boost=3.0,
+            truth.ratings,
+            truth.propensities,
+            n_periods=2,
+            n_boosted=21,
+            boost=3.0,
             rng=np.random.default_rng(5),
-        )  # fmt: skip
+        )
 
 
 def test_count_cuts() -> None:

@@ -8,9 +8,26 @@ import pytest
 
 from debiaseval.workflow.costs import costs_by_rule, main, read_benchmarks
 
-COLUMNS = ["s", "h:m:s", "max_rss", "max_vms", "max_uss", "max_pss", "io_in", "io_out",
-           "mean_load", "cpu_time", "jobid", "rule_name", "wildcards", "params", "threads",
-           "cpu_usage", "resources", "input_size_mb"]  # fmt: skip
+COLUMNS = [
+    "s",
+    "h:m:s",
+    "max_rss",
+    "max_vms",
+    "max_uss",
+    "max_pss",
+    "io_in",
+    "io_out",
+    "mean_load",
+    "cpu_time",
+    "jobid",
+    "rule_name",
+    "wildcards",
+    "params",
+    "threads",
+    "cpu_usage",
+    "resources",
+    "input_size_mb",
+]
 
 
 def _write(path: Path, rule: str, wall: float, cpu: float, rss: float, resources: str) -> None:

@@ -49,9 +49,13 @@ def test_dropping_names_every_list_that_holds_the_dataset():
     # what --config makes of them (Snakemake merges its mappings into the config's) is a valid
     # config whose experiments no longer name the dropped datasets
     narrowed = validate_config(
-        {**PAPER_LIKE, "datasets": ["coat"], "e2": {"datasets": ["ml-100k"]},
-         "experiments": ["e1", "e2"]}
-    )  # fmt: skip
+        {
+            **PAPER_LIKE,
+            "datasets": ["coat"],
+            "e2": {"datasets": ["ml-100k"]},
+            "experiments": ["e1", "e2"],
+        }
+    )
     for experiment in narrowed["experiments"]:
         assert not {"yahoo-r3", "librarything"} & set(narrowed[experiment]["datasets"])
 

@@ -109,9 +109,12 @@ def test_docs_build_strictly(tmp_path):
         pytest.skip("mkdocs is not installed (pip install -e '.[docs]')")
     result = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path)],
-        cwd=ROOT, capture_output=True, text=True, timeout=600,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
         env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
-    )  # fmt: skip
+    )
     assert result.returncode == 0, result.stderr[-4000:]
     built = {p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("index.html")}
     for page in ("configuration", "experiments/e1", "own-recommender", "api/data"):
@@ -175,12 +178,43 @@ def _hooks():
 
 
 JSON_SCHEMA_KEYWORDS = {
-    "$schema", "$defs", "$ref", "$comment", "title", "description", "default", "examples",
-    "type", "enum", "const", "properties", "additionalProperties", "propertyNames", "required",
-    "minProperties", "maxProperties", "items", "minItems", "maxItems", "uniqueItems",
-    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength",
-    "pattern", "format", "oneOf", "anyOf", "allOf", "not", "if", "then", "else",
-}  # fmt: skip
+    "$schema",
+    "$defs",
+    "$ref",
+    "$comment",
+    "title",
+    "description",
+    "default",
+    "examples",
+    "type",
+    "enum",
+    "const",
+    "properties",
+    "additionalProperties",
+    "propertyNames",
+    "required",
+    "minProperties",
+    "maxProperties",
+    "items",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "format",
+    "oneOf",
+    "anyOf",
+    "allOf",
+    "not",
+    "if",
+    "then",
+    "else",
+}
 
 
 def test_every_schema_keyword_is_a_json_schema_keyword():

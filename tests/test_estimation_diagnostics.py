@@ -44,8 +44,9 @@ def test_weight_diagnostics_hand_computed():
     """Two users; user 0 has 5 candidates and held-out weights 2, 4 (positive) and 2; user 1 has
     5 candidates and weights 5 (positive), 2.5. Σ_H w = 15.5 against Σ |C_u| = 10."""
     train = pd.DataFrame({"user": [0, 1], "item": [5, 0], "rating": [5.0, 5.0]})
-    held = pd.DataFrame({"user": [0, 0, 0, 1, 1], "item": [0, 2, 3, 2, 4],
-                         "rating": [5.0, 4.0, 1.0, 5.0, 2.0]})  # fmt: skip
+    held = pd.DataFrame(
+        {"user": [0, 0, 0, 1, 1], "item": [0, 2, 3, 2, 4], "rating": [5.0, 4.0, 1.0, 5.0, 2.0]}
+    )
     p = np.array([0.5, 0.25, 0.5, 0.2, 0.4])
     h = prepare("snips", held, p, n_users=2, positive_threshold=3.0, train=train, n_items=6)
     assert h.candidates.tolist() == [5, 5]
@@ -64,8 +65,9 @@ def test_candidate_counts_need_no_sorted_input():
 def test_mar_mass_ratio():
     # user 0: 10 candidates, MAR candidates 1 of 4 positive -> implies 2.5; user 1: no MAR
     mass = np.array([5.0, 9.0])
-    ratio = mar_mass_ratio(mass, np.array([10, 10]), np.array([0, 0, 0, 0]),
-                           np.array([1.0, 0, 0, 0]))  # fmt: skip
+    ratio = mar_mass_ratio(
+        mass, np.array([10, 10]), np.array([0, 0, 0, 0]), np.array([1.0, 0, 0, 0])
+    )
     assert ratio == pytest.approx(5.0 / 2.5)
     assert np.isnan(mar_mass_ratio(mass, np.array([10, 10]), np.array([]), np.array([])))
 
@@ -73,11 +75,19 @@ def test_mar_mass_ratio():
 def test_heavy_tailed_estimators_flag_their_summary_rows_and_out_of_range_values():
     diag = pd.DataFrame({"estimator": ["S", "S", "D"], "pareto_k": [0.2, 0.8, 0.1]})
     assert heavy_tailed(diag) == ["S"]
-    summary = pd.DataFrame({
-        "recommender": ["A"] * 4, "testset": ["gt", "S", "D", "D2"], "metric": "recall",
-        "k": 10, "mean": [0.1, 0.2, -0.29, 0.5], "ci_low": [0.05, 0.1, -0.5, 0.2],
-        "ci_high": [0.15, 0.3, 0.1, 1.2], "boot_low": 0.0, "boot_high": 0.3,
-    })  # fmt: skip
+    summary = pd.DataFrame(
+        {
+            "recommender": ["A"] * 4,
+            "testset": ["gt", "S", "D", "D2"],
+            "metric": "recall",
+            "k": 10,
+            "mean": [0.1, 0.2, -0.29, 0.5],
+            "ci_low": [0.05, 0.1, -0.5, 0.2],
+            "ci_high": [0.15, 0.3, 0.1, 1.2],
+            "boot_low": 0.0,
+            "boot_high": 0.3,
+        }
+    )
     per_seed = summary[["recommender", "testset", "metric", "k"]].assign(
         n_users=100, n_short_lists=0
     )

@@ -93,9 +93,13 @@ def test_a_training_item_is_named_with_its_user_and_seed(data):
         api.evaluate_lists("e1", data, {"Mine": {0: leaked}}, CONFIG, dataset="synthetic")
     with pytest.warns(UserWarning, match="dropped"):
         out = api.evaluate_lists(
-            "e1", data, {"Mine": {0: leaked}}, CONFIG, dataset="synthetic",
+            "e1",
+            data,
+            {"Mine": {0: leaked}},
+            CONFIG,
+            dataset="synthetic",
             on_train_items="drop",
-        )  # fmt: skip
+        )
     assert "Mine" in set(out["summary"]["recommender"])
 
 
@@ -116,9 +120,12 @@ def test_short_lists_warn_and_bad_calls_are_one_line(data):
 def test_e5_lists_of_every_candidate_give_the_models_estimates():
     config = {
         "synthetic": CONFIG["synthetic"],
-        "e5": {"ks": [5], "exposure": {"train_fraction": 0.3, "n_exposed": 12},
-               "models": {"PosPop": {"algorithm": "pospop"}}},
-    }  # fmt: skip
+        "e5": {
+            "ks": [5],
+            "exposure": {"train_fraction": 0.3, "n_exposed": 12},
+            "models": {"PosPop": {"algorithm": "pospop"}},
+        },
+    }
     reference = api.run("e5", "synthetic", config, seeds=[0])
     full = validate_config(config, "e5")
     pairs = full_data(seed_block(full, "synthetic", 0))  # seed 0's own draw (per_seed)

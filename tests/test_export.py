@@ -34,14 +34,18 @@ def test_parts_in_raw_ids_sorted_with_rating_and_timestamp(tmp_path):
         "timestamp": [30, 20, 50],
     }
     assert parts["val"].to_dict("list") == {
-        "user": ["amy"], "item": [20], "rating": [4.0], "timestamp": [40]
-    }  # fmt: skip
+        "user": ["amy"],
+        "item": [20],
+        "rating": [4.0],
+        "timestamp": [40],
+    }
     write_csv(parts["train"], tmp_path / "train.csv")
     assert (tmp_path / "train.csv").read_text() == (
         "user,item,rating,timestamp\namy,10,3.0,30\nzed,10,2.0,20\nzed,30,5.0,50\n"
     )
-    without = export_parts(SPLIT.drop(columns="timestamp"), {"train": "train"}, None, None,
-                           n_users=2, n_items=3)  # fmt: skip
+    without = export_parts(
+        SPLIT.drop(columns="timestamp"), {"train": "train"}, None, None, n_users=2, n_items=3
+    )
     assert list(without["train"].columns) == ["user", "item", "rating"]
     assert without["train"]["user"].tolist() == [0, 1, 1]  # no tables: the project's ids
 

@@ -109,8 +109,9 @@ def test_inverse_attribute_exposure_matches_successive_sampling():
     rng = np.random.default_rng(4)
     n_users, n_items = 20000, durations.size
     w = inverse_attribute_weights(durations, 1.0)
-    labels = simulate_exposure(_full(n_users, n_items, rng), w, train_fraction=2 / 6,
-                               n_exposed=1, rng=rng)  # fmt: skip
+    labels = simulate_exposure(
+        _full(n_users, n_items, rng), w, train_fraction=2 / 6, n_exposed=1, rng=rng
+    )
     exact = exact_inclusion_probabilities(w, 2)
     freq = _inclusion(labels, "train", n_items)
     assert np.abs(freq - exact).max() < 4 * np.sqrt(exact * (1 - exact) / n_users).max()

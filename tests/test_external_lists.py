@@ -134,8 +134,10 @@ def test_a_training_item_fails_naming_the_file_user_and_item_or_is_dropped():
     assert "on_train_items: drop (at e1.recommenders.ALS)" in message
     recs, notes = prepare(lists, on_train_items="drop")
     assert recs[["user", "item", "rank"]].values.tolist() == [[0, 2, 1], [2, 3, 1]]
-    assert notes == ["lists.csv: dropped 2 listed pair(s) of 2 user(s) that are in the user's "
-                     "own training part (on_train_items: drop)"]  # fmt: skip
+    assert notes == [
+        "lists.csv: dropped 2 listed pair(s) of 2 user(s) that are in the user's "
+        "own training part (on_train_items: drop)"
+    ]
 
 
 def test_bad_values_and_missing_columns_fail():

@@ -27,8 +27,15 @@ CONFIG = {
     "datasets": ["synthetic"],
     "seeds": 2,
     # one draw for every seed, as a log of one's own is: give_raw_ids rewrites its id tables
-    "synthetic": {"n_users": 60, "n_items": 80, "density": 0.1, "n_mar": 10, "rank": 4, "seed": 0,
-                  "per_seed": False},
+    "synthetic": {
+        "n_users": 60,
+        "n_items": 80,
+        "density": 0.1,
+        "n_mar": 10,
+        "rank": 4,
+        "seed": 0,
+        "per_seed": False,
+    },
     "e1": {
         "ks": [5, 10],
         # the data get raw ids unlike the generator's (give_raw_ids): no exact TRUE row
@@ -96,8 +103,11 @@ def give_raw_ids(workdir: Path) -> None:
     """Preprocess, then give the synthetic data raw ids unlike its project ids, as a log of
     one's own has: E1's users become strings ``u1000, u1007, ...``, its items 3, 8, 13, ...;
     E5's items strings ``v00, v01, ...`` (every later job reads these tables)."""
-    tables = [workdir / f"results/lists/{e}/synthetic/{t}.parquet" for e in ("data", "e5") for t in
-              ("users", "items")]  # fmt: skip
+    tables = [
+        workdir / f"results/lists/{e}/synthetic/{t}.parquet"
+        for e in ("data", "e5")
+        for t in ("users", "items")
+    ]
     snakemake(workdir, "--cores", "2", *(str(t.relative_to(workdir)) for t in tables))
     users, items, _, e5_items = (pd.read_parquet(path) for path in tables)
     users["raw_user"] = [f"u{1000 + 7 * i}" for i in users["user"]]
@@ -264,10 +274,14 @@ def test_coat_round_trip_from_the_mirror(tmp_path):
         "experiments": ["e1", "e5"],
         "datasets": ["coat"],
         "seeds": 1,
-        "e1": {"recommenders": {"PosPop": {"algorithm": "pospop"},
-                                "ItemKNN": {"algorithm": "itemknn", "grid": {"k": [20, 50]}}}},
+        "e1": {
+            "recommenders": {
+                "PosPop": {"algorithm": "pospop"},
+                "ItemKNN": {"algorithm": "itemknn", "grid": {"k": [20, 50]}},
+            }
+        },
         "e5": {"ks": [5, 10], "models": {"ItemKNN": {"algorithm": "itemknn"}}},
-    }  # fmt: skip
+    }
     (workdir / "lists.yaml").write_text(yaml.safe_dump(config))
     snakemake(workdir, "--cores", "2", "export")
     train = pd.read_csv(workdir / "results/lists/e1/coat/export/seed0/train.csv")
@@ -288,8 +302,10 @@ def test_coat_round_trip_from_the_mirror(tmp_path):
     (workdir / "lists.yaml").write_text(yaml.safe_dump(config))
     snakemake(workdir, "--cores", "2")
     summary = pd.read_parquet(workdir / "results/lists/e1/coat/summary.parquet")
-    rows = {name: summary[summary["recommender"] == name].drop(columns="recommender")
-            for name in ("ItemKNN", "Lists")}  # fmt: skip
+    rows = {
+        name: summary[summary["recommender"] == name].drop(columns="recommender")
+        for name in ("ItemKNN", "Lists")
+    }
     assert len(rows["Lists"]) == 6 * 5 + 2  # and the two default estimators' Recall@10
     pd.testing.assert_frame_equal(*(r.reset_index(drop=True) for r in rows.values()))
     estimates = pd.read_parquet(workdir / "results/lists/e5/coat/estimates.parquet")

@@ -20,11 +20,20 @@ def _summary(testsets: list[str], n_seeds: int) -> pd.DataFrame:
         for i, recommender in enumerate(["MF", "PosPop"]):
             mean = 0.2 + 0.05 * j + 0.1 * i
             rows.append(
-                {"recommender": recommender, "testset": testset, "metric": "recall", "k": 10,
-                 "mean": mean, "pct_diff_vs_gt": 10.0 * j, "n_seeds": n_seeds,
-                 "ci_low": mean - 0.15, "ci_high": mean + 0.2,
-                 "boot_low": mean - 0.02, "boot_high": mean + 0.03}
-            )  # fmt: skip
+                {
+                    "recommender": recommender,
+                    "testset": testset,
+                    "metric": "recall",
+                    "k": 10,
+                    "mean": mean,
+                    "pct_diff_vs_gt": 10.0 * j,
+                    "n_seeds": n_seeds,
+                    "ci_low": mean - 0.15,
+                    "ci_high": mean + 0.2,
+                    "boot_low": mean - 0.02,
+                    "boot_high": mean + 0.03,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -92,10 +101,20 @@ def test_e2_figures_draw_the_summarys_interval_and_share_colours(n_seeds):
     for j, method in enumerate(["CLASSIC", "INT_T", "INT_HT"]):
         for i, strategy in enumerate(["RND", "POP"]):
             mean = -90.0 + 5 * i + j
-            rows.append({"method": method, "strategy": strategy, "scope": "user",
-                         "metric": "recall", "k": 10, "pct_change": mean, "sd": 20.0,
-                         "ci_low": mean - 4.0 - j, "ci_high": mean + 7.0,
-                         "n_seeds": n_seeds})  # fmt: skip
+            rows.append(
+                {
+                    "method": method,
+                    "strategy": strategy,
+                    "scope": "user",
+                    "metric": "recall",
+                    "k": 10,
+                    "pct_change": mean,
+                    "sd": 20.0,
+                    "ci_low": mean - 4.0 - j,
+                    "ci_high": mean + 7.0,
+                    "n_seeds": n_seeds,
+                }
+            )
     summary = pd.concat([pd.DataFrame(rows), pd.DataFrame(rows).assign(scope="system")])
     elicited = summary[summary["scope"] == "user"].rename(columns={"pct_change": "mean"})
     elicited = elicited.assign(mean=1.0, ci_low=0.5, ci_high=1.5)
@@ -133,9 +152,17 @@ def _e6_scores(p_values: tuple[int, ...]) -> pd.DataFrame:
     for p in (0, *p_values):
         for t in (0, 1, 2):
             score = 0.3 if p else 0.3 + 0.1 * t  # every weighting holds the score: one curve
-            rows.append({"recommender": "g1", "weighting": "kl" if p else "none", "p": p,
-                         "t": t, "score": score, "ci_low": score - 0.05,
-                         "ci_high": score + 0.05})  # fmt: skip
+            rows.append(
+                {
+                    "recommender": "g1",
+                    "weighting": "kl" if p else "none",
+                    "p": p,
+                    "t": t,
+                    "score": score,
+                    "ci_low": score - 0.05,
+                    "ci_high": score + 0.05,
+                }
+            )
     return pd.DataFrame(rows)
 
 

@@ -52,9 +52,15 @@ def test_the_scatter_gives_every_model_its_own_colour():
     repeated the first's colour; every model now has its own (the figures' shared palette)."""
     models = [f"m{j:02d}" for j in range(12)]
     est = pd.DataFrame(
-        {"model": models, "params": "{}", "k": 10, "true_recall": np.linspace(0.1, 0.4, 12),
-         "traditional_recall": np.linspace(0.2, 0.8, 12), "ure": np.linspace(0.1, 0.4, 12)}
-    )  # fmt: skip
+        {
+            "model": models,
+            "params": "{}",
+            "k": 10,
+            "true_recall": np.linspace(0.1, 0.4, 12),
+            "traditional_recall": np.linspace(0.2, 0.8, 12),
+            "ure": np.linspace(0.1, 0.4, 12),
+        }
+    )
     fig = e5.draw("scatter", {"estimates": est, "agreement": agreement_table(est)}, "synthetic")
     for ax in fig.axes:
         colours = [tuple(c.get_facecolor()[0]) for c in ax.collections]

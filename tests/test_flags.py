@@ -42,9 +42,15 @@ def _per_seed(recs: dict[str, pd.DataFrame], seeds=(0, 1)) -> pd.DataFrame:
     tables = []
     for seed in seeds:
         table = evaluate_recommenders(
-            recs, {"gt": TEST}, TRAIN, n_items=6, ks=[1, 3], metrics=["recall"],
-            positive_threshold=3.0, drop_train_overlap=False,
-        )  # fmt: skip
+            recs,
+            {"gt": TEST},
+            TRAIN,
+            n_items=6,
+            ks=[1, 3],
+            metrics=["recall"],
+            positive_threshold=3.0,
+            drop_train_overlap=False,
+        )
         table.insert(1, "seed", seed)
         tables.append(table)
     return pd.concat(tables, ignore_index=True)

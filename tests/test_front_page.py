@@ -20,9 +20,16 @@ from debiaseval.workflow.report import (
 )
 
 PAPER = [
-    ("e1", "coat"), ("e1", "yahoo-r3"), ("e1", "synthetic"), ("e2", "ml-100k"), ("e3", "synthetic"),
-    ("e4", "coat"), ("e4", "yahoo-r3"), ("e5", "yahoo-r3"), ("e6", "ml-100k"),
-]  # fmt: skip
+    ("e1", "coat"),
+    ("e1", "yahoo-r3"),
+    ("e1", "synthetic"),
+    ("e2", "ml-100k"),
+    ("e3", "synthetic"),
+    ("e4", "coat"),
+    ("e4", "yahoo-r3"),
+    ("e5", "yahoo-r3"),
+    ("e6", "ml-100k"),
+]
 """A paper-like study: several experiments, several datasets each."""
 
 
@@ -72,8 +79,14 @@ def _study(root: Path, runs: list[tuple[str, str]], verdicts: bool = True) -> li
                 f"- {experiment.upper()} on {dataset}: the first finding.\n"
                 "- The second finding, 0.12 [0.10, 0.14].\n"
             )
-        first = {"e1": "recall", "e2": "elicited", "e3": "rmse_vs_alpha", "e4": "test_error",
-                 "e5": "correlation", "e6": "scores"}[experiment]  # fmt: skip
+        first = {
+            "e1": "recall",
+            "e2": "elicited",
+            "e3": "rmse_vs_alpha",
+            "e4": "test_error",
+            "e5": "correlation",
+            "e6": "scores",
+        }[experiment]
         (folder / "figures" / f"{first}.html").write_text("<p>figure</p>")
         entries.append((experiment, dataset, folder))
     return entries

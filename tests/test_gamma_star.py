@@ -33,8 +33,9 @@ def _case(seed: int, n_users: int = 50, lead: float = 0.5, zero_users: int = 5):
 
 def _draws(users, delta, resamples=200, seed=1):
     kept = np.unique(users[delta != 0])
-    return Resamples.draw(np.random.default_rng(seed), resamples, kept,
-                          np.unique(users).size - kept.size)  # fmt: skip
+    return Resamples.draw(
+        np.random.default_rng(seed), resamples, kept, np.unique(users).size - kept.size
+    )
 
 
 def _lower_confidence_bound(users, delta, w, draws, gamma, level=0.95):
@@ -111,14 +112,27 @@ def test_gamma_star_is_inf_when_the_lower_bound_never_reaches_0():
 def test_gamma_star_protects_the_leader_whichever_side_it_is_on():
     users, delta, w = _case(7)
     draws = _draws(users, delta)
-    a_ahead, b_ahead = gamma_star(users, delta, w, draws=draws), gamma_star(users, -delta, w,
-                                                                           draws=draws)  # fmt: skip
+    a_ahead, b_ahead = (
+        gamma_star(users, delta, w, draws=draws),
+        gamma_star(users, -delta, w, draws=draws),
+    )
     assert (a_ahead.leader, b_ahead.leader) == (1, -1)
     assert b_ahead.gamma == pytest.approx(a_ahead.gamma, rel=1e-4) and a_ahead.gamma > 1
-    comparisons = pd.DataFrame({"testset": ["S", "S", "gt"], "recommender_a": ["A", "C", "A"],
-                                "recommender_b": ["B", "D", "B"]})  # fmt: skip
-    stars = {"S": pd.DataFrame({"gamma_star": [a_ahead.gamma, b_ahead.gamma],
-                                "leader": [a_ahead.leader, b_ahead.leader]})}  # fmt: skip
+    comparisons = pd.DataFrame(
+        {
+            "testset": ["S", "S", "gt"],
+            "recommender_a": ["A", "C", "A"],
+            "recommender_b": ["B", "D", "B"],
+        }
+    )
+    stars = {
+        "S": pd.DataFrame(
+            {
+                "gamma_star": [a_ahead.gamma, b_ahead.gamma],
+                "leader": [a_ahead.leader, b_ahead.leader],
+            }
+        )
+    }
     out = with_gamma_stars(comparisons, stars)
     assert out["gamma_leader"].tolist()[:2] == ["A", "D"]
     assert pd.isna(out["gamma_leader"].iloc[2]) and np.isnan(out["gamma_star"].iloc[2])
@@ -163,18 +177,27 @@ def test_over_seeds_inf_is_kept_and_the_leader_named():
     """Pairs A–B (B ahead, robust in two seeds), A–C (C ahead over seeds, A in seed 0), B–C
     (a mean difference of 0: no leader) and a test-set row without Γ*."""
     keys = {"metric": "recall", "k": 10}
-    seeds = pd.DataFrame({
-        **keys, "testset": ["S"] * 9 + ["gt"] * 3, "seed": [0, 1, 2] * 4,
-        "recommender_a": ["A"] * 6 + ["B"] * 3 + ["A"] * 3,
-        "recommender_b": ["B"] * 3 + ["C"] * 6 + ["B"] * 3,
-        "gamma_star": [np.inf, np.inf, 2.0, 3.0, np.inf, 1.5, 1.2, 1.0, 1.3] + [np.nan] * 3,
-        "gamma_leader": ["B", "B", "B", "A", "C", "C", "B", "C", "C"] + [None] * 3,
-    })  # fmt: skip
-    agreement = pd.DataFrame({**keys, "testset": ["S", "S", "S", "gt"],
-                              "recommender_a": ["A", "A", "B", "A"],
-                              "recommender_b": ["B", "C", "C", "B"],
-                              "mean_diff": [-0.2, -0.01, 0.0, -0.1]},
-                             index=[3, 4, 5, 6])  # fmt: skip
+    seeds = pd.DataFrame(
+        {
+            **keys,
+            "testset": ["S"] * 9 + ["gt"] * 3,
+            "seed": [0, 1, 2] * 4,
+            "recommender_a": ["A"] * 6 + ["B"] * 3 + ["A"] * 3,
+            "recommender_b": ["B"] * 3 + ["C"] * 6 + ["B"] * 3,
+            "gamma_star": [np.inf, np.inf, 2.0, 3.0, np.inf, 1.5, 1.2, 1.0, 1.3] + [np.nan] * 3,
+            "gamma_leader": ["B", "B", "B", "A", "C", "C", "B", "C", "C"] + [None] * 3,
+        }
+    )
+    agreement = pd.DataFrame(
+        {
+            **keys,
+            "testset": ["S", "S", "S", "gt"],
+            "recommender_a": ["A", "A", "B", "A"],
+            "recommender_b": ["B", "C", "C", "B"],
+            "mean_diff": [-0.2, -0.01, 0.0, -0.1],
+        },
+        index=[3, 4, 5, 6],
+    )
     over = gamma_star_over_seeds(seeds, agreement)
     assert over.index.tolist() == [3, 4, 5, 6]
     # A–C: seed 0's leader is A, so it counts as 1; B–C: no leader, every seed counts as 1
@@ -184,16 +207,34 @@ def test_over_seeds_inf_is_kept_and_the_leader_named():
 
 
 def test_the_tables_print_inf_and_name_the_leader():
-    comparisons = pd.DataFrame({
-        "testset": "SNIPS", "metric": "recall", "k": 10,
-        "recommender_a": ["Random", "Random", "PosPop"], "recommender_b": ["PosPop", "MF", "MF"],
-        "n_seeds": 3, "mean_diff": [-0.09, -0.12, 0.001], "n_a_better": 0, "n_b_better": 3,
-        "max_p_holm": 0.01, "gamma_star": [19.694912, np.inf, 1.0],
-        "gamma_leader": ["PosPop", "MF", "PosPop"],
-    })  # fmt: skip
-    bounds_table = pd.DataFrame({"recommender": ["Random"], "estimator": ["SNIPS"],
-                                 "metric": ["recall"], "k": [10], "estimate": [0.1],
-                                 "gamma": [2.0], "low": [0.05], "high": [0.2]})  # fmt: skip
+    comparisons = pd.DataFrame(
+        {
+            "testset": "SNIPS",
+            "metric": "recall",
+            "k": 10,
+            "recommender_a": ["Random", "Random", "PosPop"],
+            "recommender_b": ["PosPop", "MF", "MF"],
+            "n_seeds": 3,
+            "mean_diff": [-0.09, -0.12, 0.001],
+            "n_a_better": 0,
+            "n_b_better": 3,
+            "max_p_holm": 0.01,
+            "gamma_star": [19.694912, np.inf, 1.0],
+            "gamma_leader": ["PosPop", "MF", "PosPop"],
+        }
+    )
+    bounds_table = pd.DataFrame(
+        {
+            "recommender": ["Random"],
+            "estimator": ["SNIPS"],
+            "metric": ["recall"],
+            "k": [10],
+            "estimate": [0.1],
+            "gamma": [2.0],
+            "low": [0.05],
+            "high": [0.2],
+        }
+    )
     text = sensitivity_markdown(bounds_table, comparisons, "synthetic")
     assert (
         "PosPop above Random unless the propensities are wrong by more than a factor 19.7" in text

@@ -23,9 +23,10 @@ import pytest
 from debiaseval.data.preprocess import build_interactions
 from debiaseval.data.user_logs import MAX_ID_LENGTH, load_user_log
 from debiaseval.io.errors import ConfigError, DatasetError
-from debiaseval.io.files import move_across, rebuild_damaged, write_parquet
+from debiaseval.io.files import move_across, write_parquet
 from debiaseval.recommenders import registry
 from debiaseval.workflow.config import validate_config
+from debiaseval.workflow.repair import rebuild_damaged
 from debiaseval.workflow.studies import RECORDS, origin_conflict, record_origin, set_aside_foreign
 
 
@@ -46,8 +47,14 @@ def _files(folder: Path) -> dict[str, bytes]:
 
 
 def _own(path: Path) -> dict:
-    config = {"sources": {"mylog": {"ratings": str(path), "columns": {
-        "user": "uid", "item": "iid", "rating": "stars"}}}}  # fmt: skip
+    config = {
+        "sources": {
+            "mylog": {
+                "ratings": str(path),
+                "columns": {"user": "uid", "item": "iid", "rating": "stars"},
+            }
+        }
+    }
     return validate_config(config)["sources"]["mylog"]
 
 
@@ -76,8 +83,9 @@ def test_string_ids_cost_what_they_hold_not_the_longest_times_the_rows(tmp_path)
     n = 20_000
     users = [f"u{i % 1000}" for i in range(n)]
     users[0] = "x" * MAX_ID_LENGTH
-    frame = pd.DataFrame({"uid": users, "iid": [f"i{i // 1000}" for i in range(n)],
-                          "stars": np.arange(n) % 5 + 1})  # fmt: skip
+    frame = pd.DataFrame(
+        {"uid": users, "iid": [f"i{i // 1000}" for i in range(n)], "stars": np.arange(n) % 5 + 1}
+    )
     path = tmp_path / "r.csv"
     frame.to_csv(path, index=False)
     spec = _own(path)
@@ -284,8 +292,10 @@ def test_damage_under_a_symlinked_folder_is_found_without_loops(tmp_path, monkey
     assert stop is None, stop
     assert lines[0].startswith(f"debiaseval: {split} is damaged (Parquet magic bytes not found")
     assert len(lines) == 2, lines  # found once, not again through a link
-    assert lines[1].startswith("debiaseval: moved 2 output(s), the damaged ones and those made "
-                               "from them, to results/s/.damaged/T/")  # fmt: skip
+    assert lines[1].startswith(
+        "debiaseval: moved 2 output(s), the damaged ones and those made "
+        "from them, to results/s/.damaged/T/"
+    )
     assert Path("results/s/.damaged/T/e1/seed0/split.parquet").read_bytes() == damaged
     assert not (elsewhere / "seed0/split.parquet").exists()
     assert Path("results/s/e1").is_symlink() and (elsewhere / "back").is_symlink()
@@ -381,8 +391,11 @@ def test_deleting_one_record_of_a_study_keeps_its_owner(tmp_path, monkeypatch):
     record_origin(folder, "t1", ["cfg/t1.yaml"])
     (folder / "study.json").unlink()
     line = origin_conflict(folder, "t1", ["cfg2/t1.yaml"])
-    _one_line(line, "study 't1' (results/t1/) holds the results of cfg/t1.yaml, and cfg2/t1.yaml "
-              "has the same name")  # fmt: skip
+    _one_line(
+        line,
+        "study 't1' (results/t1/) holds the results of cfg/t1.yaml, and cfg2/t1.yaml "
+        "has the same name",
+    )
     record_origin(folder, "t1", ["cfg/t1.yaml"])  # the owner's next run restores it
     assert json.loads((folder / "study.json").read_text())["configfile"] == "cfg/t1.yaml"
     Path(RECORDS, "t1.json").unlink()  # and the other way round
@@ -408,13 +421,18 @@ def test_an_unusable_study_record_is_one_line_and_stays(tmp_path, monkeypatch, d
         (folder / "study.json").write_text(damage)
     for given in ("cfg/t1.yaml", "cfg2/t1.yaml"):
         line = origin_conflict(folder, "t1", [given])
-        _one_line(line, f"debiaseval: results/t1/study.json, the record of the config file that "
-                  f"made study 't1', is unusable ({problem}); move it away and run again (the "
-                  "run copies back .snakemake/debiaseval/studies/t1.json, which names "
-                  "cfg/t1.yaml)")  # fmt: skip
+        _one_line(
+            line,
+            f"debiaseval: results/t1/study.json, the record of the config file that "
+            f"made study 't1', is unusable ({problem}); move it away and run again (the "
+            "run copies back .snakemake/debiaseval/studies/t1.json, which names "
+            "cfg/t1.yaml)",
+        )
         record_origin(folder, "t1", [given])
-    assert (folder / "study.json").is_dir() if damage == "folder" else (
-        (folder / "study.json").read_text() == damage
+    assert (
+        (folder / "study.json").is_dir()
+        if damage == "folder"
+        else ((folder / "study.json").read_text() == damage)
     )
 
 
@@ -462,10 +480,15 @@ def test_results_copied_in_leave_a_users_own_files_where_they_are(tmp_path, monk
         "them again"
     )
     assert all(path.read_bytes() == data for path, data in own.items())
-    assert sorted(str(p.relative_to("results/s/.foreign/T")) for p in
-                  Path("results/s/.foreign/T").rglob("*") if p.is_file()) == [
-        "e3/synthetic/estimates.md", "e3/synthetic/estimates.parquet",
-        "e3/synthetic/seed0/errors.parquet"]  # fmt: skip
+    assert sorted(
+        str(p.relative_to("results/s/.foreign/T"))
+        for p in Path("results/s/.foreign/T").rglob("*")
+        if p.is_file()
+    ) == [
+        "e3/synthetic/estimates.md",
+        "e3/synthetic/estimates.parquet",
+        "e3/synthetic/seed0/errors.parquet",
+    ]
 
 
 # --------------------------------------------------------------------------- runs (14)
@@ -494,9 +517,13 @@ rule all:
 
 def _toy_run(workdir: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "snakemake", "--cores", "1", *args], cwd=workdir,
-        env={**os.environ, **env}, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        [sys.executable, "-m", "snakemake", "--cores", "1", *args],
+        cwd=workdir,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 @pytest.mark.parametrize("guard", ["0", "1"])
@@ -544,6 +571,9 @@ def test_a_lock_folder_that_keeps_vanishing_is_one_line(tmp_path, monkeypatch):
     monkeypatch.setattr(locks.os, "makedirs", vanished)
     with pytest.raises(WorkflowError) as error:
         persistence._write_locks("input", ["a"])
-    _one_line(error.value, f"debiaseval: {tmp_path}/locks/ was removed 5 times while this run "
-              "took its locks (other Snakemake runs in this folder ending): nothing was run; "
-              "run again")  # fmt: skip
+    _one_line(
+        error.value,
+        f"debiaseval: {tmp_path}/locks/ was removed 5 times while this run "
+        "took its locks (other Snakemake runs in this folder ending): nothing was run; "
+        "run again",
+    )

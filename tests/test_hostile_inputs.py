@@ -66,46 +66,91 @@ def _one_line(error: BaseException, expected: str) -> None:
 CONFIG_CASES = [
     ({"e1": {"rho": ".nan"}}, "config error at 'e1.rho': got nan; expected a finite number"),
     ({"e1": {"rho": float("nan")}}, "config error at 'e1.rho': got nan; expected a finite number"),
-    ({"synthetic": {"noise": ".inf"}}, "config error at 'synthetic.noise': got inf; expected a "
-     "finite number"),
-    ({"e4": {"grid": {"l2": [1.0, float("-inf")]}}}, "config error at 'e4.grid.l2.1': got -inf; "
-     "expected a finite number"),
-    ({"synthetic": {"marginal": [0, 0, 0, 0, 0]}}, "config error at 'synthetic.marginal': every "
-     "share is 0; expected the shares of ratings 1..5, at least one of them positive"),
-    ({"semisynthetic": {"marginal": [0, 0, 0, 0, 0]}}, "config error at 'semisynthetic.marginal': "
-     "every share is 0"),
-    ({"e1": {"ks": [10, 40000]}}, "config error at 'e1.ks.1': 40000 is beyond the ranking's "
-     "limit; expected a cut-off in [1, 32767]"),
-    ({"synthetic": {"n_users": 1_000_000_000}}, "config error at 'synthetic': 1,000,000,000 users "
-     "× 400 items need about "),
-    ({"synthetic": {"n_items": 100}, "e5": {"exposure": {"n_exposed": 100}}}, "config error at "
-     "'e5.exposure.n_exposed': 100 exposed items leave none unexposed on synthetic (100 items, 10 "
-     "of them a user's training set), so the true recall is undefined; expected at most 89"),
-    ({"synthetic": {"n_mar": 500}}, "config error at 'synthetic.n_mar': 500 MAR ratings per user, "
-     "more than the 400 items; expected at most synthetic.n_items"),
-    ({"download": {"deadline": 0}}, "config error at 'download.deadline': 0 is less than or equal "
-     "to the minimum of 0"),
+    (
+        {"synthetic": {"noise": ".inf"}},
+        "config error at 'synthetic.noise': got inf; expected a finite number",
+    ),
+    (
+        {"e4": {"grid": {"l2": [1.0, float("-inf")]}}},
+        "config error at 'e4.grid.l2.1': got -inf; expected a finite number",
+    ),
+    (
+        {"synthetic": {"marginal": [0, 0, 0, 0, 0]}},
+        "config error at 'synthetic.marginal': every "
+        "share is 0; expected the shares of ratings 1..5, at least one of them positive",
+    ),
+    (
+        {"semisynthetic": {"marginal": [0, 0, 0, 0, 0]}},
+        "config error at 'semisynthetic.marginal': every share is 0",
+    ),
+    (
+        {"e1": {"ks": [10, 40000]}},
+        "config error at 'e1.ks.1': 40000 is beyond the ranking's "
+        "limit; expected a cut-off in [1, 32767]",
+    ),
+    (
+        {"synthetic": {"n_users": 1_000_000_000}},
+        "config error at 'synthetic': 1,000,000,000 users × 400 items need about ",
+    ),
+    (
+        {"synthetic": {"n_items": 100}, "e5": {"exposure": {"n_exposed": 100}}},
+        "config error at "
+        "'e5.exposure.n_exposed': 100 exposed items leave none unexposed on "
+        "synthetic (100 items, 10 "
+        "of them a user's training set), so the true recall is undefined; expected at most 89",
+    ),
+    (
+        {"synthetic": {"n_mar": 500}},
+        "config error at 'synthetic.n_mar': 500 MAR ratings per user, "
+        "more than the 400 items; expected at most synthetic.n_items",
+    ),
+    (
+        {"download": {"deadline": 0}},
+        "config error at 'download.deadline': 0 is less than or equal to the minimum of 0",
+    ),
     # the second audit (issue 35, items 6 and 7)
-    ({"seeds": 10000}, "config error at 'seeds': 10,000 seeds; expected at most 1,000: Snakemake "
-     "plans every job before the first runs, and on the default study 10,000 seeds are about "
-     "280,000 jobs, 15 min and 7.8 GiB of planning alone"),
+    (
+        {"seeds": 10000},
+        "config error at 'seeds': 10,000 seeds; expected at most 1,000: Snakemake "
+        "plans every job before the first runs, and on the default study 10,000 seeds are about "
+        "280,000 jobs, 15 min and 7.8 GiB of planning alone",
+    ),
     ({"e2": {"seeds": 1001}}, "config error at 'e2.seeds': 1,001 seeds; expected at most 1,000"),
-    ({"e1": {"bootstrap": {"resamples": 1_000_000_000}}}, "config error at "
-     "'e1.bootstrap.resamples': 1,000,000,000 resamples keep 7.5 GiB of means per column of the "
-     "table they bound"),
-    ({"e5": {"bootstrap": {"resamples": 100_001}}}, "config error at 'e5.bootstrap.resamples': "
-     "100,001 resamples keep 1 MiB of means per column"),
+    (
+        {"e1": {"bootstrap": {"resamples": 1_000_000_000}}},
+        "config error at "
+        "'e1.bootstrap.resamples': 1,000,000,000 resamples keep 7.5 GiB of means per column of the "
+        "table they bound",
+    ),
+    (
+        {"e5": {"bootstrap": {"resamples": 100_001}}},
+        "config error at 'e5.bootstrap.resamples': "
+        "100,001 resamples keep 1 MiB of means per column",
+    ),
     ({"e6": {"resamples": 10**6}}, "config error at 'e6.resamples': 1,000,000 resamples"),
     ({"e6": {"level": 0.9}}, "config error at 'e6.level': renamed to 'e6.confidence'"),
     ({"e6": {"n_boot": 100}}, "config error at 'e6.n_boot': renamed to 'e6.resamples'"),
     ({"e1": {"scoreboard": {"resamples": 10**6}}}, "config error at 'e1.scoreboard.resamples'"),
-    ({"e1": {"estimators": {"S": {"estimator": "snips", "propensity": "popularity", "clip": 1.5}}}},
-     "config error at 'e1.estimators.S.clip': 1.5 is greater than the maximum of 1"),
-    ({"e1": {"estimators": {"S": {"estimator": "snips", "propensity": "popularity",
-                                  "smoothing": 0}}}},
-     "config error at 'e1.estimators.S.smoothing': 0 is less than or equal to the minimum of 0"),
+    (
+        {
+            "e1": {
+                "estimators": {"S": {"estimator": "snips", "propensity": "popularity", "clip": 1.5}}
+            }
+        },
+        "config error at 'e1.estimators.S.clip': 1.5 is greater than the maximum of 1",
+    ),
+    (
+        {
+            "e1": {
+                "estimators": {
+                    "S": {"estimator": "snips", "propensity": "popularity", "smoothing": 0}
+                }
+            }
+        },
+        "config error at 'e1.estimators.S.smoothing': 0 is less than or equal to the minimum of 0",
+    ),
     ({"study": "null"}, "config error at 'study': 'null' is YAML's null written as a name"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("config", "message"), CONFIG_CASES)
@@ -187,20 +232,38 @@ def _lists(**columns) -> pd.DataFrame:
 
 
 LISTS_CASES = [
-    (_lists(rank=[-1, -2, -1]), {}, "lists.csv: column rank has 3 value(s) that are not positive "
-     "integers, e.g. -1, -2; expected 1 for a user's best item, then 2, 3, ..."),
-    (_lists(rank=[1.5, 2, 1]), {}, "lists.csv: column rank has 1 value(s) that are not positive "
-     "integers, e.g. 1.5"),
-    (_lists(rank=[1, 1, 1]), {}, "lists.csv: 1 rank(s) repeated within the lists of 1 user(s), "
-     "e.g. user 2: rank 1 given to items 2 and 1; expected each item of a user's list its own "
-     "rank"),
-    (_lists(rank=[1, 2, 1], score=[0.1, 0.9, 1.0]), {}, "lists.csv: rank and score order the "
-     "items of 1 user(s) differently"),
-    (_lists(score=[3, 2, 1]), {"ids": "internal", "on_train_items": "drop"}, "lists.csv: the "
-     "lists are read with ids: internal, but they look like the dataset's raw ids: as the "
-     "project's ids 1 of 3 listed pairs are training pairs, as raw ids every id is known and no "
-     "pair is a training pair; set ids: raw (at e1.recommenders.X)"),
-]  # fmt: skip
+    (
+        _lists(rank=[-1, -2, -1]),
+        {},
+        "lists.csv: column rank has 3 value(s) that are not positive "
+        "integers, e.g. -1, -2; expected 1 for a user's best item, then 2, 3, ...",
+    ),
+    (
+        _lists(rank=[1.5, 2, 1]),
+        {},
+        "lists.csv: column rank has 1 value(s) that are not positive integers, e.g. 1.5",
+    ),
+    (
+        _lists(rank=[1, 1, 1]),
+        {},
+        "lists.csv: 1 rank(s) repeated within the lists of 1 user(s), "
+        "e.g. user 2: rank 1 given to items 2 and 1; expected each item of a user's list its own "
+        "rank",
+    ),
+    (
+        _lists(rank=[1, 2, 1], score=[0.1, 0.9, 1.0]),
+        {},
+        "lists.csv: rank and score order the items of 1 user(s) differently",
+    ),
+    (
+        _lists(score=[3, 2, 1]),
+        {"ids": "internal", "on_train_items": "drop"},
+        "lists.csv: the "
+        "lists are read with ids: internal, but they look like the dataset's raw ids: as the "
+        "project's ids 1 of 3 listed pairs are training pairs, as raw ids every id is known and no "
+        "pair is a training pair; set ids: raw (at e1.recommenders.X)",
+    ),
+]
 
 
 @pytest.mark.parametrize(("lists", "options", "message"), LISTS_CASES)
@@ -277,17 +340,29 @@ def plugin_folder(tmp_path, monkeypatch):
 
 
 SCORE_CASES = [
-    ("transposed", "oddmodels.Odd._score() returned shape (4, 3) (transposed?) (dtype float64); "
-     "expected a float64 array of shape (3, 4) (users × items)"),
-    ("short", "oddmodels.Odd._score() returned shape (3, 3) (dtype float64); expected a float64 "
-     "array of shape (3, 4) (users × items)"),
-    ("complex", "oddmodels.Odd._score() returned dtype complex128 (shape (3, 4)); expected a "
-     "float64 array of shape (3, 4) (users × items)"),
+    (
+        "transposed",
+        "oddmodels.Odd._score() returned shape (4, 3) (transposed?) (dtype float64); "
+        "expected a float64 array of shape (3, 4) (users × items)",
+    ),
+    (
+        "short",
+        "oddmodels.Odd._score() returned shape (3, 3) (dtype float64); expected a float64 "
+        "array of shape (3, 4) (users × items)",
+    ),
+    (
+        "complex",
+        "oddmodels.Odd._score() returned dtype complex128 (shape (3, 4)); expected a "
+        "float64 array of shape (3, 4) (users × items)",
+    ),
     ("strings", "oddmodels.Odd._score() returned dtype <U3 (shape (3, 4)); expected"),
     ("objects", "oddmodels.Odd._score() returned dtype object (shape (3, 4)); expected"),
-    ("sparse_wrong", "oddmodels.Odd._score() returned a sparse matrix of shape (4, 3); expected "
-     "a float64 array of shape (3, 4) (users × items)"),
-]  # fmt: skip
+    (
+        "sparse_wrong",
+        "oddmodels.Odd._score() returned a sparse matrix of shape (4, 3); expected "
+        "a float64 array of shape (3, 4) (users × items)",
+    ),
+]
 
 
 @pytest.mark.parametrize(("kind", "message"), SCORE_CASES)
@@ -310,20 +385,38 @@ def test_sparse_and_nested_list_scores_become_dense_float64(plugin_folder, kind)
 
 
 IMPORT_CASES = [
-    ("exits", "import sys\nsys.exit(3)\n", "config error at 'e1.recommenders.P.algorithm': cannot "
-     "import 'exits:Odd': importing module 'exits' raised SystemExit(3); a plugin module must not "
-     "exit or stop the process when imported"),
-    ("interrupts", "raise KeyboardInterrupt\n", "config error at 'e1.recommenders.P.algorithm': "
-     "cannot import 'interrupts:Odd': importing module 'interrupts' raised KeyboardInterrupt;"),
+    (
+        "exits",
+        "import sys\nsys.exit(3)\n",
+        "config error at 'e1.recommenders.P.algorithm': cannot "
+        "import 'exits:Odd': importing module 'exits' raised SystemExit(3); a "
+        "plugin module must not "
+        "exit or stop the process when imported",
+    ),
+    (
+        "interrupts",
+        "raise KeyboardInterrupt\n",
+        "config error at 'e1.recommenders.P.algorithm': "
+        "cannot import 'interrupts:Odd': importing module 'interrupts' raised KeyboardInterrupt;",
+    ),
     # what no except catches: the second audit's os._exit(0) ended snakemake with status 0
-    ("quits", "import os\nos._exit(0)\n", "config error at 'e1.recommenders.P.algorithm': "
-     "cannot import 'quits:Odd': importing module 'quits' ended the process (exit status 0) "
-     "before the import finished; a plugin module must not exit or stop the process when "
-     "imported"),
-    ("kills", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n", "cannot import "
-     "'kills:Odd': importing module 'kills' ended the process (signal SIGKILL) before the import "
-     "finished"),
-]  # fmt: skip
+    (
+        "quits",
+        "import os\nos._exit(0)\n",
+        "config error at 'e1.recommenders.P.algorithm': "
+        "cannot import 'quits:Odd': importing module 'quits' ended the process (exit status 0) "
+        "before the import finished; a plugin module must not exit or stop the process when "
+        "imported",
+    ),
+    (
+        "kills",
+        "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n",
+        "cannot import "
+        "'kills:Odd': importing module 'kills' ended the process (signal "
+        "SIGKILL) before the import "
+        "finished",
+    ),
+]
 
 
 @pytest.mark.parametrize(("module", "source", "message"), IMPORT_CASES)
@@ -425,18 +518,29 @@ def server() -> Iterator[str]:
 
 TIGHT = DownloadLimits(deadline=1.0, max_mb=1.0, max_extracted_mb=1.0)
 DOWNLOAD_CASES = [
-    ("/redirect?to=http://example.invalid/coat.zip", "refusing to download a redirect from "
-     "{base}/redirect?to=http://example.invalid/coat.zip to http://example.invalid/coat.zip: only "
-     "https:// (and file:// or http://127.0.0.1 as the URL asked for) are allowed"),
-    ("/redirect?to=file:///etc/passwd", "refusing to download a redirect from "
-     "{base}/redirect?to=file:///etc/passwd to file:///etc/passwd"),
+    (
+        "/redirect?to=http://example.invalid/coat.zip",
+        "refusing to download a redirect from "
+        "{base}/redirect?to=http://example.invalid/coat.zip to "
+        "http://example.invalid/coat.zip: only "
+        "https:// (and file:// or http://127.0.0.1 as the URL asked for) are allowed",
+    ),
+    (
+        "/redirect?to=file:///etc/passwd",
+        "refusing to download a redirect from "
+        "{base}/redirect?to=file:///etc/passwd to file:///etc/passwd",
+    ),
     ("/slow.zip", "cannot download {base}/slow.zip: not done within download.deadline = 1 s"),
-    ("/slow-headers.zip", "cannot download {base}/slow-headers.zip: not done within "
-     "download.deadline = 1 s"),
+    (
+        "/slow-headers.zip",
+        "cannot download {base}/slow-headers.zip: not done within download.deadline = 1 s",
+    ),
     ("/big.zip", "refusing {base}/big.zip: it announces 3.0 MB, more than download.max_mb = 1"),
-    ("/unannounced.zip", "refusing {base}/unannounced.zip: more than download.max_mb = 1 MB "
-     "downloaded"),
-]  # fmt: skip
+    (
+        "/unannounced.zip",
+        "refusing {base}/unannounced.zip: more than download.max_mb = 1 MB downloaded",
+    ),
+]
 
 
 @pytest.mark.parametrize(("path", "message"), DOWNLOAD_CASES)
@@ -468,13 +572,18 @@ def _zip(members: list[tuple[str, bytes]]) -> bytes:
 
 
 ARCHIVE_CASES = [
-    ([("coat/a.txt", b"1"), ("coat/a.txt/", b"")], "unsafe archive {archive}: member 'coat/a.txt/'"
-     ": a second member of the same name (which one would be kept?)"),
+    (
+        [("coat/a.txt", b"1"), ("coat/a.txt/", b"")],
+        "unsafe archive {archive}: member 'coat/a.txt/'"
+        ": a second member of the same name (which one would be kept?)",
+    ),
     ([("coat/a.txt", b"1"), ("coat/b.txt", b"2")], None),
-    ([("coat/zeros.bin", b"\0" * (2 * 2**20))], "refusing {archive}: it expands to more than "
-     "download.max_extracted_mb = 1 MB"),
+    (
+        [("coat/zeros.bin", b"\0" * (2 * 2**20))],
+        "refusing {archive}: it expands to more than download.max_extracted_mb = 1 MB",
+    ),
     ("damaged", "cannot extract {archive}: "),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("members", "message"), ARCHIVE_CASES)
@@ -496,9 +605,14 @@ def test_an_odd_archive_is_a_dataset_error(tmp_path, members, message):
 @pytest.fixture
 def toy(monkeypatch):
     source = DatasetSource(
-        name="toy", url=None, archive_sha256=None, archive_root="toy",
-        files={"ratings.txt": ()}, licence="test", citation="test",
-    )  # fmt: skip
+        name="toy",
+        url=None,
+        archive_sha256=None,
+        archive_root="toy",
+        files={"ratings.txt": ()},
+        licence="test",
+        citation="test",
+    )
     monkeypatch.setitem(SOURCES, "toy", source)
     monkeypatch.delenv("DEBIASEVAL_MIRROR", raising=False)
     return source
@@ -558,19 +672,34 @@ def _own(tmp_path: Path, name: str, frame_or_text) -> dict:
         path.write_text(frame_or_text)
     else:
         frame_or_text.to_parquet(path)
-    config = {"sources": {"mylog": {"ratings": str(path), "columns": {
-        "user": "uid", "item": "iid", "rating": "stars"}}}}  # fmt: skip
+    config = {
+        "sources": {
+            "mylog": {
+                "ratings": str(path),
+                "columns": {"user": "uid", "item": "iid", "rating": "stars"},
+            }
+        }
+    }
     return validate_config(config)["sources"]["mylog"]
 
 
 OWN_CASES = [
-    ("r.csv", 'uid,iid,stars,note\na,x,4,"two\nlines"\nb,y,oops,\n', "r.csv: line 4: expected a "
-     "numeric rating in column 'stars', got 'oops'"),
-    ("r.csv", 'uid,iid,stars\n"a\n\nb",x,4\nb,y,3\n"a\n\nb",x,5\n', "r.csv: line 6: duplicate "
-     "(user, item) pair ('a\\n\\nb', 'x') first seen on line 2"),
-    ("r.parquet", pd.DataFrame({"uid": [1, 2], "iid": [1, 2], "stars": [4.0, np.nan]}),
-     "r.parquet: row 2: expected a numeric rating in column 'stars', got NaN"),
-]  # fmt: skip
+    (
+        "r.csv",
+        'uid,iid,stars,note\na,x,4,"two\nlines"\nb,y,oops,\n',
+        "r.csv: line 4: expected a numeric rating in column 'stars', got 'oops'",
+    ),
+    (
+        "r.csv",
+        'uid,iid,stars\n"a\n\nb",x,4\nb,y,3\n"a\n\nb",x,5\n',
+        "r.csv: line 6: duplicate (user, item) pair ('a\\n\\nb', 'x') first seen on line 2",
+    ),
+    (
+        "r.parquet",
+        pd.DataFrame({"uid": [1, 2], "iid": [1, 2], "stars": [4.0, np.nan]}),
+        "r.parquet: row 2: expected a numeric rating in column 'stars', got NaN",
+    ),
+]
 
 
 @pytest.mark.parametrize(("name", "content", "message"), OWN_CASES)
@@ -667,8 +796,11 @@ def test_an_unreadable_output_is_reported_never_taken_for_damage(tmp_path, unpri
     )
     result = subprocess.run(
         [*unprivileged, sys.executable, "-c", script, str(tmp_path / "results")],
-        capture_output=True, text=True, timeout=120, check=True,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     assert "[] [(PosixPath(" in result.stdout
     assert "'Permission denied [EACCES]')]" in result.stdout
     path.chmod(0o644)
@@ -697,11 +829,19 @@ def test_a_read_only_subfolder_stops_the_set_aside_of_a_damaged_output_as_a_user
     metrics.parent.chmod(0o555)
     try:
         result = subprocess.run(
-            [*unprivileged, sys.executable, "-c",
-             "from debiaseval.io.files import rebuild_damaged; "
-             "print(rebuild_damaged('results', stamp='T')[1])"],
-            cwd=tmp_path, capture_output=True, text=True, timeout=120, check=True,
-        )  # fmt: skip
+            [
+                *unprivileged,
+                sys.executable,
+                "-c",
+                "from debiaseval.workflow.repair import rebuild_damaged; "
+                "print(rebuild_damaged('results', stamp='T')[1])",
+            ],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
     finally:
         metrics.parent.chmod(0o755)
     assert result.stdout.strip() == (
@@ -716,10 +856,23 @@ def test_a_read_only_subfolder_stops_the_set_aside_of_a_damaged_output_as_a_user
 
 def _snakemake(workdir: Path, *args: str, prefix: tuple[str, ...] = ()):
     return subprocess.run(
-        [*prefix, sys.executable, "-m", "snakemake", "--configfile", "tiny.yaml", "--cores", "1",
-         *args],
-        cwd=workdir, capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
+        [
+            *prefix,
+            sys.executable,
+            "-m",
+            "snakemake",
+            "--configfile",
+            "tiny.yaml",
+            "--cores",
+            "1",
+            *args,
+        ],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
 
 
 SPLIT = "results/tiny/e1/synthetic/seed0/split.parquet"
@@ -757,8 +910,10 @@ def test_a_damaged_intermediate_is_set_aside_and_rebuilt_and_a_dry_run_changes_n
     run = _snakemake(workdir, TESTSET)  # the target itself is complete: only its input is damaged
     assert run.returncode == 0, run.stderr
     assert f"debiaseval: {SPLIT} is damaged (Parquet magic bytes not found at the end" in run.stderr
-    assert "debiaseval: moved 11 output(s), the damaged ones and those made from them, to " \
-        "results/tiny/.damaged/" in run.stderr  # fmt: skip
+    assert (
+        "debiaseval: moved 11 output(s), the damaged ones and those made from them, to "
+        "results/tiny/.damaged/" in run.stderr
+    )
     assert "rule e1_split:" in run.stdout + run.stderr
     assert "rule e1_intervene:" in run.stdout + run.stderr
     assert _results(workdir) == intact
@@ -786,8 +941,15 @@ def test_no_command_deletes_a_users_files(finished, tmp_path):
     split = workdir / SPLIT
     split.write_bytes(split.read_bytes()[:100])
     before = _files(workdir / "results")
-    for args in (("--list-rules",), ("--summary",), ("--lint",), ("--dag",), ("--unlock",),
-                 ("-n",), ("--report", "report.html")):  # fmt: skip
+    for args in (
+        ("--list-rules",),
+        ("--summary",),
+        ("--lint",),
+        ("--dag",),
+        ("--unlock",),
+        ("-n",),
+        ("--report", "report.html"),
+    ):
         result = _snakemake(workdir, *args)
         # each succeeds (--lint finds nothing), but a report of a study not yet aggregated
         assert result.returncode == 0 or args[0] == "--report", (args, result.stderr)
@@ -796,8 +958,9 @@ def test_no_command_deletes_a_users_files(finished, tmp_path):
     run = _snakemake(workdir, TESTSET)
     assert run.returncode == 0, run.stderr
     assert all(path.read_bytes() == data for path, data in own.items())
-    assert any("/.damaged/" in p and p.endswith("seed0/split.parquet")
-               for p in _files(workdir / "results"))  # fmt: skip
+    assert any(
+        "/.damaged/" in p and p.endswith("seed0/split.parquet") for p in _files(workdir / "results")
+    )
 
 
 @pytest.mark.slow

@@ -20,8 +20,11 @@ def _world(seed=0, n_users=400, n_items=60):
     """Relevance P(y = 1) = σ(user + item + a low-rank term), observed with a probability that
     grows with relevance (MNAR): P(o) = 0.02 + 0.2·y."""
     rng = np.random.default_rng(seed)
-    logits = (rng.normal(-1.5, 0.7, (n_users, 1)) + rng.normal(0, 0.8, (1, n_items))
-              + rng.normal(size=(n_users, 2)) @ rng.normal(size=(2, n_items)) * 0.6)  # fmt: skip
+    logits = (
+        rng.normal(-1.5, 0.7, (n_users, 1))
+        + rng.normal(0, 0.8, (1, n_items))
+        + rng.normal(size=(n_users, 2)) @ rng.normal(size=(2, n_items)) * 0.6
+    )
     q = 1 / (1 + np.exp(-logits))
     y = rng.random(q.shape) < q
     pi = 0.02 + 0.2 * y
@@ -71,8 +74,9 @@ def test_logistic_mf_with_ips_weights_estimates_the_relevance_of_a_candidate():
     relevant = y[~seen].sum()
     assert mass / relevant == pytest.approx(1.0, abs=0.15)
     assert plain.candidate_mass(train["user"], train["item"], n_users).sum() / relevant > 3
-    every = weighted.pairs(np.repeat(np.arange(n_users), n_items), np.tile(np.arange(n_items),
-                                                                          n_users))  # fmt: skip
+    every = weighted.pairs(
+        np.repeat(np.arange(n_users), n_items), np.tile(np.arange(n_items), n_users)
+    )
     assert 0 < every.min() and every.max() < 1
     assert np.corrcoef(every[~seen.ravel()], q.ravel()[~seen.ravel()])[0, 1] > 0.4
     # the per-user candidate mass is the dense sum
@@ -88,8 +92,15 @@ def test_a_logistic_mf_survives_parquet(tmp_path):
     from debiaseval.io.files import read_parquet, write_parquet
 
     rng = np.random.default_rng(0)
-    model = LogisticMF(0.3, rng.normal(size=4), rng.normal(size=3), rng.normal(size=(4, 2)),
-                       rng.normal(size=(3, 2)), intercept=-0.5, slope=0.7)  # fmt: skip
+    model = LogisticMF(
+        0.3,
+        rng.normal(size=4),
+        rng.normal(size=3),
+        rng.normal(size=(4, 2)),
+        rng.normal(size=(3, 2)),
+        intercept=-0.5,
+        slope=0.7,
+    )
     write_parquet(model.to_frame(), tmp_path / "m.parquet")
     back = LogisticMF.from_frame(read_parquet(tmp_path / "m.parquet"))
     users, items = np.array([0, 3, 2]), np.array([2, 0, 1])

@@ -20,7 +20,7 @@ import yaml
 
 from debiaseval.evaluation.aggregate import markdown_table
 from debiaseval.io.markup import code_span, inert_markdown, script_safe
-from debiaseval.workflow.params import Digested, job_params
+from debiaseval.workflow.params import Slice, job_params
 from debiaseval.workflow.provenance import markdown_header
 from debiaseval.workflow.report import OPEN_RESULT, front_page, markdown_page
 
@@ -89,8 +89,17 @@ def test_inert_markdown_renders_as_the_text_itself(text: str) -> None:
 
 
 def test_inert_markdown_leaves_ordinary_names_and_cells_alone() -> None:
-    for text in ("MF-IPS", "zero_weight_share", "n users", "0.1234 [0.1, 0.2] ⟨0.1, 0.3⟩ †",
-                 "ml-100k", "tau with MF (n = 4)", "+3.5%", "Γ = 1.5", "e1.rho"):  # fmt: skip
+    for text in (
+        "MF-IPS",
+        "zero_weight_share",
+        "n users",
+        "0.1234 [0.1, 0.2] ⟨0.1, 0.3⟩ †",
+        "ml-100k",
+        "tau with MF (n = 4)",
+        "+3.5%",
+        "Γ = 1.5",
+        "e1.rho",
+    ):
         assert inert_markdown(text) == text
     assert inert_markdown("a\nb\r\nc") == "a b c"  # one line: a table row or a list item
     assert code_span("plain.csv") == "`plain.csv`"
@@ -113,10 +122,10 @@ def test_script_safe_text_cannot_close_or_comment_out_a_script() -> None:
     assert safe.replace("<\\/", "</").replace("<\\!--", "<!--") == text
 
 
-def test_a_digested_dict_is_itself_to_the_job_and_safe_in_the_report_s_text() -> None:
+def test_a_params_slice_is_itself_to_the_job_and_safe_in_the_report_s_text() -> None:
     plain = {"config": {"columns": {"rating": SCRIPT}}, "note": [COMMENT], "n": 1}
-    shown = Digested(plain)
-    assert shown == plain and repr(shown).startswith("sha256:")  # Snakemake's params trigger
+    shown = Slice(plain)
+    assert shown == plain and not isinstance(shown, dict)  # Snakemake's params trigger skips it
     for text in (str(shown), f"{shown}", f"params={shown}"):
         assert "</" not in text and "<!--" not in text and "alert(2)" in text
     again = pickle.loads(pickle.dumps(shown, protocol=4))  # what a job's script receives
@@ -129,10 +138,10 @@ def test_job_params_wraps_mappings_and_what_params_functions_return() -> None:
         return {"inputs": [f"{wildcards}/{input}", SCRIPT]}
 
     params = job_params(block={"a": SCRIPT}, code="abc", n=3, record=record)
-    assert isinstance(params["block"], Digested) and params["code"] == "abc" and params["n"] == 3
+    assert isinstance(params["block"], Slice) and params["code"] == "abc" and params["n"] == 3
     assert list(inspect.signature(params["record"]).parameters) == ["wildcards", "input"]
     out = params["record"]("w", input="i")
-    assert isinstance(out, Digested) and out == {"inputs": ["w/i", SCRIPT]}
+    assert isinstance(out, Slice) and out == {"inputs": ["w/i", SCRIPT]}
     assert "</" not in str(out)
 
 
@@ -153,11 +162,13 @@ def test_a_markdown_table_of_hostile_names_renders_them_as_text() -> None:
 
 def test_the_provenance_line_names_hostile_files_and_plugins_as_text() -> None:
     record = {
-        "debiaseval": "1.0", "config_sha256": "0" * 64, "seeds": 1,
+        "debiaseval": "1.0",
+        "config_sha256": "0" * 64,
+        "seeds": 1,
         "data": {f"mylog/{TICKS}.csv": "1" * 64, "mylog/random.tsv": "2" * 64},
         "versions": {"python": "3.11.1"},
         "plugins": {f"{IMG}:Pop": "source sha256:0123456789abcdef"},
-    }  # fmt: skip
+    }
     header = markdown_header(record)
     page = markdown_page(f"# E1 on mylog\n\n{header}", "t")
     found = assert_inert(page)
@@ -278,8 +289,11 @@ def _hostile_workdir(path: Path) -> Path:
 def _snakemake(workdir: Path, *args: str) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "snakemake", "--configfile", "inert.yaml", *args],
-        cwd=workdir, capture_output=True, text=True, timeout=900,
-    )  # fmt: skip
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     if result.returncode != 0:
         raise AssertionError(f"snakemake {args} failed:\n{result.stdout}\n{result.stderr}")
 

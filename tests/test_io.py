@@ -13,6 +13,7 @@ import pytest
 
 from debiaseval.io import files
 from debiaseval.io.errors import UnreadableFileError
+from debiaseval.workflow import repair
 
 
 @pytest.fixture
@@ -62,12 +63,15 @@ def test_unreadable_parquet_is_named_with_the_forcerun_that_rebuilds_it(tmp_path
     message = str(error.value)
     assert message.startswith(f"{path} is not a readable Parquet file (")
     assert message.endswith(f"snakemake --forcerun {path} (or delete the file and run again)")
-    # Where Snakemake recorded the producing rule, the message names the rule.
+    assert error.value.path == str(path)
+    # Where Snakemake recorded the producing rule, a workflow job's message names the rule.
     record = Path(".snakemake/metadata") / base64.urlsafe_b64encode(str(path).encode()).decode()
     record.parent.mkdir(parents=True)
     record.write_text(json.dumps({"rule": "e1_split"}))
-    with pytest.raises(UnreadableFileError, match="snakemake --forcerun e1_split "):
-        files.read_parquet(path)
+    named = repair.name_the_rule(error.value)
+    assert isinstance(named, UnreadableFileError) and named.path == str(path)
+    assert str(named) == message.replace(f"--forcerun {path} ", "--forcerun e1_split ")
+    assert repair.name_the_rule(ValueError("x")).args == ("x",)
 
 
 def test_other_read_errors_are_not_reported_as_unreadable(tmp_path):
@@ -124,7 +128,7 @@ def test_a_damaged_output_moves_aside_with_everything_made_from_it(tmp_path, mon
     _record(str(other), ["results/data/users.parquet"])
     split.write_bytes(split.read_bytes()[:-1])
     before = {p: p.read_bytes() for p in Path("results").rglob("*") if p.is_file()}
-    lines, stop = files.rebuild_damaged("results", stamp="T1")
+    lines, stop = repair.rebuild_damaged("results", stamp="T1")
     assert stop is None
     place = Path("results/.damaged/T1")
     assert lines == [
@@ -138,12 +142,12 @@ def test_a_damaged_output_moves_aside_with_everything_made_from_it(tmp_path, mon
     # a damaged figure inside a folder output takes the whole folder (Snakemake's output)
     figures.mkdir()
     (figures / "f.svg").write_text("<svg>")
-    assert files.rerun_target(figures / "f.svg") == str(figures)
-    files.rebuild_damaged("results", stamp="T1")  # T1 is taken: T1-1
+    assert repair.rerun_target(figures / "f.svg") == str(figures)
+    repair.rebuild_damaged("results", stamp="T1")  # T1 is taken: T1-1
     assert not figures.exists() and other.exists()
     assert Path("results/.damaged/T1-1/e1/figures/f.svg").read_text() == "<svg>"
     # what was set aside is never judged again
-    assert files.rebuild_damaged("results") == ([], None)
+    assert repair.rebuild_damaged("results") == ([], None)
 
 
 def test_move_outputs_keeps_relative_paths_whether_paths_are_absolute_or_not(tmp_path):
@@ -156,8 +160,9 @@ def test_move_outputs_keeps_relative_paths_whether_paths_are_absolute_or_not(tmp
     (tmp_path / "outside.parquet").write_bytes(b"o")
     place, moved = files.move_outputs(
         [str(tmp_path / "real/e1/link.parquet"), str(tmp_path / "outside.parquet")],
-        tmp_path / "study", stamp="T",
-    )  # fmt: skip
+        tmp_path / "study",
+        stamp="T",
+    )
     assert moved == [str(tmp_path / "real/e1/link.parquet")]
     assert (place / "e1/link.parquet").is_symlink()
     assert (tmp_path / "real/e1/a.parquet").read_bytes() == b"a"
@@ -180,7 +185,7 @@ def test_a_users_own_files_are_never_judged_or_moved(tmp_path, monkeypatch):
     for path, data in own.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
-    assert files.rebuild_damaged("results/t1") == ([], None)
+    assert repair.rebuild_damaged("results/t1") == ([], None)
     assert all(path.read_bytes() == data for path, data in own.items())
     assert not Path("results/t1/.damaged").exists()
 
@@ -203,7 +208,7 @@ def test_a_read_only_folder_of_a_damaged_output_stops_in_one_line_and_moves_noth
 
     monkeypatch.setattr(files.os, "access", access)
     before = {p: p.read_bytes() for p in Path("results").rglob("*") if p.is_file()}
-    _lines, stop = files.rebuild_damaged("results", stamp="T")
+    _lines, stop = repair.rebuild_damaged("results", stamp="T")
     assert stop == (
         "debiaseval: results/e1/b/ is read-only for this user, so its damaged outputs cannot be "
         "set aside (nothing was moved or run); make it writable, then run again"
@@ -214,17 +219,29 @@ def test_a_read_only_folder_of_a_damaged_output_stops_in_one_line_and_moves_noth
 @pytest.mark.parametrize(
     ("argv", "runs"),
     [
-        ([], True), (["--cores", "2"], True), (["-c1", "results/x.parquet"], True),
-        (["-n"], False), (["-np"], False), (["--dry-run"], False), (["--list-rules"], False),
-        (["-l"], False), (["--summary"], False), (["-D"], False), (["--lint"], False),
-        (["--dag"], False), (["--rulegraph"], False), (["--unlock"], False),
-        (["--report", "report.html"], False), (["--touch"], False),
-        (["--list-changes", "code"], False), (["--cleanup-metadata", "x"], False),
+        ([], True),
+        (["--cores", "2"], True),
+        (["-c1", "results/x.parquet"], True),
+        (["-n"], False),
+        (["-np"], False),
+        (["--dry-run"], False),
+        (["--list-rules"], False),
+        (["-l"], False),
+        (["--summary"], False),
+        (["-D"], False),
+        (["--lint"], False),
+        (["--dag"], False),
+        (["--rulegraph"], False),
+        (["--unlock"], False),
+        (["--report", "report.html"], False),
+        (["--touch"], False),
+        (["--list-changes", "code"], False),
+        (["--cleanup-metadata", "x"], False),
         (["--help"], False),
     ],
-)  # fmt: skip
+)
 def test_only_a_command_that_runs_jobs_checks_the_outputs(argv, runs):
-    assert files.runs_jobs(argv) is runs
+    assert repair.runs_jobs(argv) is runs
 
 
 def test_the_damage_check_of_a_study_leaves_other_studies_alone(tmp_path, monkeypatch):
@@ -236,7 +253,7 @@ def test_the_damage_check_of_a_study_leaves_other_studies_alone(tmp_path, monkey
         _record(str(path), [])
         path.write_bytes(path.read_bytes()[:-1])
     damaged = theirs.read_bytes()
-    lines, stop = files.rebuild_damaged("results/a", stamp="T")
+    lines, stop = repair.rebuild_damaged("results/a", stamp="T")
     assert stop is None and lines[0].startswith(f"debiaseval: {mine} is damaged")
     assert not any(str(theirs) in line for line in lines)
     assert not mine.exists() and Path("results/a/.damaged/T/e1/split.parquet").exists()

@@ -49,8 +49,11 @@ def test_zero_ratings_are_read_back_as_zero(tiny: Path) -> None:
     assert got["rating"].tolist() == [1.5, 0.0, -9.95, 2.0, 9.9, 0.0, 0.0, 5.0, 3.0]
     assert (got["rating"] == 0.0).sum() == 3 and got["rating"].abs().min() == 0.0
     assert raw.users.set_index("user")["full_block"].to_dict() == {
-        10: True, 11: False, 12: True, 13: False,
-    }  # fmt: skip
+        10: True,
+        11: False,
+        12: True,
+        13: False,
+    }
     assert raw.items["text"].tolist() == ["joke j1", "joke j2", "joke j3"]
     assert jokes is not None and len(jokes) == 3
 
@@ -102,8 +105,13 @@ def test_bad_names_and_ratings_are_refused(tmp_path: Path) -> None:
 
 
 def test_dgcmatrix_constructor_checks_the_slots() -> None:
-    slots = {"i": np.array([0, 1, 0]), "p": np.array([0, 2, 3]), "x": np.array([1.0, 2.0, 3.0]),
-             "Dim": np.array([2, 2]), "Dimnames": [np.array(["u1", "u2"]), None]}  # fmt: skip
+    slots = {
+        "i": np.array([0, 1, 0]),
+        "p": np.array([0, 2, 3]),
+        "x": np.array([1.0, 2.0, 3.0]),
+        "Dim": np.array([2, 2]),
+        "Dimnames": [np.array(["u1", "u2"]), None],
+    }
     read = dgcmatrix_constructor(None, slots)
     assert read.matrix.toarray().tolist() == [[1.0, 3.0], [2.0, 0.0]]
     assert read.row_names.tolist() == ["u1", "u2"] and read.col_names is None
@@ -130,9 +138,15 @@ def single_file(tmp_path: Path, monkeypatch) -> tuple[DatasetSource, Path]:
     """The registry's ``jester5k`` entry pointed at a tiny file of the test's own."""
     file = write_jester(tmp_path / "served.rda", TINY)
     source = DatasetSource(
-        name="jester5k", url=file.as_uri(), archive_sha256=_sha(file), archive_root="",
-        files={JESTER5K_FILE: (_sha(file),)}, licence="test", citation="test", archive=False,
-    )  # fmt: skip
+        name="jester5k",
+        url=file.as_uri(),
+        archive_sha256=_sha(file),
+        archive_root="",
+        files={JESTER5K_FILE: (_sha(file),)},
+        licence="test",
+        citation="test",
+        archive=False,
+    )
     monkeypatch.setitem(SOURCES, "jester5k", source)
     monkeypatch.delenv("DEBIASEVAL_MIRROR", raising=False)
     return source, file

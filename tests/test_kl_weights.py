@@ -156,6 +156,8 @@ def test_ml1m_sized_fit_takes_seconds() -> None:
     start = time.perf_counter()
     fit = fit_kl_weights(x, p_ref)
     seconds = time.perf_counter() - start
-    print(f"ml-1m-sized KL fit: {seconds:.2f} s, {fit.n_iterations} L-BFGS-B iterations, "
-          f"D {fit.initial_divergence:.3g} -> {fit.divergence:.3g}")  # fmt: skip
+    print(
+        f"ml-1m-sized KL fit: {seconds:.2f} s, {fit.n_iterations} L-BFGS-B iterations, "
+        f"D {fit.initial_divergence:.3g} -> {fit.divergence:.3g}"
+    )
     assert fit.converged and fit.divergence < 1e-3 * fit.initial_divergence

@@ -53,8 +53,12 @@ def test_fully_exposed_frame_reindexes_and_marks_positives():
     assert (inter["part"] == "full").all()
     positive = inter[inter["rating"] > KUAIREC_POSITIVE_THRESHOLD]
     assert sorted(zip(positive["user"], positive["item"], strict=True)) == [
-        (0, 4), (1, 1), (2, 3), (3, 1), (3, 3),
-    ]  # fmt: skip
+        (0, 4),
+        (1, 1),
+        (2, 3),
+        (3, 1),
+        (3, 3),
+    ]
     assert load_kuairec(FIXTURE, big=True).big is not None
 
 

@@ -78,8 +78,9 @@ def test_cosine_cf_neighbour_exponent_by_hand() -> None:
     # users 0 {0, 1}, 1 {0, 2}, 2 {0, 3, 4, 5}: user 0's votes from user 1 (|I| = 2) for item 2
     # and from user 2 (|I| = 4) for items 3-5, both sharing item 0 with user 0 (|I| = 2): the
     # co-counts tie items 2 and 3, the cosine and the division by the neighbour's size do not
-    x = sp.csr_matrix(np.array([[1, 1, 0, 0, 0, 0], [1, 0, 1, 0, 0, 0], [1, 0, 0, 1, 1, 1]],
-                               dtype=float))  # fmt: skip
+    x = sp.csr_matrix(
+        np.array([[1, 1, 0, 0, 0, 0], [1, 0, 1, 0, 0, 0], [1, 0, 0, 1, 1, 1]], dtype=float)
+    )
     for exponent, (item2, item3) in {0.0: (1, 1), 0.5: (2**-0.5, 0.5), 1.0: (0.5, 0.25)}.items():
         scores = cosine_cf_scores(x, np.array([0]), neighbour_exponent=exponent)[0] * math.sqrt(2)
         np.testing.assert_allclose(scores[[2, 3]], [item2, item3])

@@ -169,8 +169,12 @@ def test_block_columns_are_stack_block_values_columns_in_their_dtypes() -> None:
     parts = [first, nobody, second]
     columns = block_columns(parts)
     frame = pd.DataFrame(columns, copy=False)
-    rows = [(m, k, u, v) for p in parts for (m, k), vs in zip(p.blocks, p.values, strict=True)
-            for u, v in zip(p.users, vs, strict=True)]  # fmt: skip
+    rows = [
+        (m, k, u, v)
+        for p in parts
+        for (m, k), vs in zip(p.blocks, p.values, strict=True)
+        for u, v in zip(p.users, vs, strict=True)
+    ]
     expected = pd.DataFrame(
         {
             "user": np.array([r[2] for r in rows], dtype=np.int32),

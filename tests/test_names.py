@@ -35,8 +35,12 @@ def _workdir(path: Path) -> Path:
 def _dry_run(workdir: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "snakemake", "-n", "--cores", "1", *args],
-        cwd=workdir, capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
 
 
 def _own(ratings: str) -> dict:
@@ -110,10 +114,16 @@ LONG = "R" * 300
         ({"e1": {"recommenders": {LONG: {"algorithm": "pospop"}}}}, "e1.recommenders"),
         ({"e5": {"models": {LONG: {"algorithm": "pospop"}}}}, "e5.models"),
         ({"e1": {"testsets": {LONG: {"strategy": "skew"}}}}, "e1.testsets"),
-        ({"datasets": [LONG], "experiments": ["e2"],
-          "sources": {LONG: {"ratings": "x.csv", "columns": COLUMNS}}}, "sources"),
+        (
+            {
+                "datasets": [LONG],
+                "experiments": ["e2"],
+                "sources": {LONG: {"ratings": "x.csv", "columns": COLUMNS}},
+            },
+            "sources",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_name_longer_than_the_file_system_allows_is_refused_at_config_time(config, where):
     with pytest.raises(ConfigError) as error:
         validate_config(config)

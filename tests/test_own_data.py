@@ -441,8 +441,16 @@ def test_built_in_datasets_keep_their_experiments():
     """The parts the built-ins declare select exactly the datasets each experiment ran on."""
     before = {
         "e1": ["synthetic", "coat", "yahoo-r3", "jester5k-semi"],
-        "e2": ["synthetic", "coat", "yahoo-r3", "ml-100k", "ml-1m", "librarything", "jester5k",
-               "jester5k-semi"],
+        "e2": [
+            "synthetic",
+            "coat",
+            "yahoo-r3",
+            "ml-100k",
+            "ml-1m",
+            "librarything",
+            "jester5k",
+            "jester5k-semi",
+        ],
         "e3": ["synthetic", "ml-100k-semi"],
         "e4": ["synthetic", "ml-100k-semi", "coat", "yahoo-r3", "jester5k-semi"],
         "e5": ["synthetic", "yahoo-r3", "coat", "jester5k-semi", "jester5k"],  # the block
@@ -502,9 +510,13 @@ def test_readme_example_runs_as_written(monkeypatch):
     config = yaml.safe_load(re.search(r"```yaml\n(.*?)```", section, re.S).group(1))
     full = validate_config(config)
     assert {e: full[e]["datasets"] for e in full["experiments"]} == {
-        "e1": ["mylog"], "e2": ["mylog"], "e3": [], "e4": ["mylog"], "e5": ["mylog"],
+        "e1": ["mylog"],
+        "e2": ["mylog"],
+        "e3": [],
+        "e4": ["mylog"],
+        "e5": ["mylog"],
         "e6": ["mylog"],
-    }  # fmt: skip
+    }
     interactions, _, _ = api.load_dataset("mylog", config=config)
     assert interactions["part"].value_counts().to_dict() == {"mnar": 346, "mar": 500}
     namespace: dict = {}
@@ -674,11 +686,17 @@ def test_coat_as_a_csv_with_shuffled_string_ids(tmp_path, monkeypatch):
     own, users, items = _load(spec, "coatcsv")
     assert own["part"].value_counts().to_dict() == {"mnar": 6960, "mar": 4640}
     back = own.assign(
-        user=pd.Series(user_ids).reset_index().set_index(0).loc[users["raw_user"], "index"]
+        user=pd.Series(user_ids)
+        .reset_index()
+        .set_index(0)
+        .loc[users["raw_user"], "index"]
         .to_numpy()[own["user"]],
-        item=pd.Series(item_ids).reset_index().set_index(0).loc[items["raw_item"], "index"]
+        item=pd.Series(item_ids)
+        .reset_index()
+        .set_index(0)
+        .loc[items["raw_item"], "index"]
         .to_numpy()[own["item"]],
-    )  # fmt: skip
+    )
     cols = ["part", "user", "item", "rating", "propensity"]
     pd.testing.assert_frame_equal(
         back[cols].sort_values(cols[:3], ignore_index=True),
@@ -695,19 +713,28 @@ def test_coat_as_a_csv_gives_coats_e1_summary(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv(DATA_ENV, str(tmp_path / "cache"))
     coat = _coat()
-    spec = _export(coat, tmp_path / "export", [f"u{k:03d}" for k in range(290)],
-                   [f"i{k:03d}" for k in range(300)])  # fmt: skip
+    spec = _export(
+        coat,
+        tmp_path / "export",
+        [f"u{k:03d}" for k in range(290)],
+        [f"i{k:03d}" for k in range(300)],
+    )
     own, _, _ = _load(spec, "coatcsv")
     pd.testing.assert_frame_equal(own, coat, check_dtype=False)
     config = {
         "mirror": os.environ["DEBIASEVAL_MIRROR"],
         "sources": {"coatcsv": spec},
-        "e1": {"recommenders": {"PosPop": {"algorithm": "pospop"},
-                                "ItemKNN": {"algorithm": "itemknn", "grid": {"k": [20]}}}},
-    }  # fmt: skip
+        "e1": {
+            "recommenders": {
+                "PosPop": {"algorithm": "pospop"},
+                "ItemKNN": {"algorithm": "itemknn", "grid": {"k": [20]}},
+            }
+        },
+    }
     builtin = api.run_e1("coat", config, seeds=1)
-    exported = api.run_e1(api.load_dataset("coatcsv", config=config)[0], config, seeds=1,
-                          dataset="coat")  # fmt: skip
+    exported = api.run_e1(
+        api.load_dataset("coatcsv", config=config)[0], config, seeds=1, dataset="coat"
+    )
     for stem in ("summary", "kendall", "testsets"):
         pd.testing.assert_frame_equal(exported[stem], builtin[stem])
 
@@ -762,7 +789,7 @@ def test_no_experiment_uses_the_mar_part_s_times(tmp_path, monkeypatch):
         "e4": own["e4"],
         "e5": own["e5"],
         "e6": own["e6"] | {"datasets": ["mylog"]},
-    }  # fmt: skip
+    }
     for experiment, block in blocks.items():
         outs = [
             api.run(experiment, "mylog", {"sources": {"mylog": spec}, experiment: block}, seeds=1)
@@ -777,8 +804,11 @@ def test_no_experiment_uses_the_mar_part_s_times(tmp_path, monkeypatch):
 def test_duplicates_last_in_a_mar_file_without_timestamps_is_one_line(tmp_path):
     ratings = _write(tmp_path / "r.csv", "uid,iid,stars,ts\na,x,4,1\nb,x,2,2\n")
     mar = _write(tmp_path / "m.csv", "uid,iid,stars\na,x,3\nb,y,4\na,x,5\n")
-    spec = {**_spec(ratings, mar=mar), "columns": {**COLUMNS, "timestamp": "ts"},
-            "duplicates": "last"}  # fmt: skip
+    spec = {
+        **_spec(ratings, mar=mar),
+        "columns": {**COLUMNS, "timestamp": "ts"},
+        "duplicates": "last",
+    }
     with pytest.raises(DatasetError) as error:
         load_user_log("mylog", spec)
     assert str(error.value) == (

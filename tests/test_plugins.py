@@ -113,14 +113,21 @@ def _without(frame: pd.DataFrame, column: str, old: str, new: str) -> pd.DataFra
 @pytest.mark.slow
 def test_a_plugin_pospop_gives_the_builtin_pospop_rows_in_e1_and_e5(plugins):
     plugins("mymodels", MY_POP)
-    e1 = {**TINY["e1"], "recommenders": {
-        "PosPop": {"algorithm": "pospop"},
-        "Mine": {"algorithm": "mymodels:MyPop"},
-        "ItemKNN": {"algorithm": "itemknn", "grid": {"k": [5]}},
-    }}  # fmt: skip
-    e5 = {**TINY["e5"], "models": {
-        "pospop": {"algorithm": "pospop"}, "mine": {"algorithm": "mymodels:MyPop"},
-    }}  # fmt: skip
+    e1 = {
+        **TINY["e1"],
+        "recommenders": {
+            "PosPop": {"algorithm": "pospop"},
+            "Mine": {"algorithm": "mymodels:MyPop"},
+            "ItemKNN": {"algorithm": "itemknn", "grid": {"k": [5]}},
+        },
+    }
+    e5 = {
+        **TINY["e5"],
+        "models": {
+            "pospop": {"algorithm": "pospop"},
+            "mine": {"algorithm": "mymodels:MyPop"},
+        },
+    }
     config = _config(plugins.folder, e1=e1, e5=e5)
     out = api.run("e1", "synthetic", config, seeds=2)
     summary = out["summary"]
@@ -173,27 +180,54 @@ def test_a_plugin_trained_by_epochs_gets_early_stopping(plugins):
 @pytest.mark.parametrize(
     ("source", "algorithm", "message"),
     [
-        (None, "mymodels:ImplicitALS", "cannot import 'mymodels:ImplicitALS': No module named "
-         "'mymodels'"),
-        (MY_POP, "mymodels:ImplicitALS", "cannot import 'mymodels:ImplicitALS': module "
-         "'mymodels' has no attribute 'ImplicitALS'"),
+        (
+            None,
+            "mymodels:ImplicitALS",
+            "cannot import 'mymodels:ImplicitALS': No module named 'mymodels'",
+        ),
+        (
+            MY_POP,
+            "mymodels:ImplicitALS",
+            "cannot import 'mymodels:ImplicitALS': module "
+            "'mymodels' has no attribute 'ImplicitALS'",
+        ),
         (MY_POP, "mymodels", "unknown recommender 'mymodels'; known: random, pospop"),
         ("def broken(:\n", "mymodels:MyPop", "cannot import 'mymodels:MyPop': invalid syntax"),
-        ("class MyPop:\n    name = 'x'\n", "mymodels:MyPop", "'mymodels:MyPop' is not a subclass "
-         "of debiaseval.recommenders.Recommender"),
-        (MY_POP.replace('    name = "mypop"\n', ""), "mymodels:MyPop", "'mymodels:MyPop' has no "
-         "class attribute `name`"),
-        (MY_POP.replace("def _score", "def score_"), "mymodels:MyPop", "'mymodels:MyPop' does not "
-         "implement _score"),
-        (MY_POP.replace("self, *, positive", "self, positive"), "mymodels:MyPop", "'mymodels:MyPop'"
-         ".__init__ parameter 'positive_threshold' is not keyword-only"),
-        (MY_POP.replace("self.positive_threshold = positive_threshold",
-                        "self.threshold = positive_threshold"), "mymodels:MyPop",
-         "'mymodels:MyPop'.__init__ does not store parameter 'positive_threshold' unchanged"),
-        (MY_POP.replace("float = 3.0", "float"), "mymodels:MyPop", "'mymodels:MyPop'.__init__ "
-         "parameter 'positive_threshold' has no default"),
+        (
+            "class MyPop:\n    name = 'x'\n",
+            "mymodels:MyPop",
+            "'mymodels:MyPop' is not a subclass of debiaseval.recommenders.Recommender",
+        ),
+        (
+            MY_POP.replace('    name = "mypop"\n', ""),
+            "mymodels:MyPop",
+            "'mymodels:MyPop' has no class attribute `name`",
+        ),
+        (
+            MY_POP.replace("def _score", "def score_"),
+            "mymodels:MyPop",
+            "'mymodels:MyPop' does not implement _score",
+        ),
+        (
+            MY_POP.replace("self, *, positive", "self, positive"),
+            "mymodels:MyPop",
+            "'mymodels:MyPop'.__init__ parameter 'positive_threshold' is not keyword-only",
+        ),
+        (
+            MY_POP.replace(
+                "self.positive_threshold = positive_threshold",
+                "self.threshold = positive_threshold",
+            ),
+            "mymodels:MyPop",
+            "'mymodels:MyPop'.__init__ does not store parameter 'positive_threshold' unchanged",
+        ),
+        (
+            MY_POP.replace("float = 3.0", "float"),
+            "mymodels:MyPop",
+            "'mymodels:MyPop'.__init__ parameter 'positive_threshold' has no default",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_plugin_that_cannot_be_used_is_one_line_naming_key_and_path(
     plugins, source, algorithm, message
 ):
@@ -243,8 +277,10 @@ def test_a_plugin_next_to_the_config_file_is_found(plugins, tmp_path, monkeypatc
 
 
 def test_a_plugin_that_is_not_found_names_the_folders_and_plugin_paths(plugins):
-    config = {"plugin_paths": [str(plugins.folder)],
-              "e1": {"recommenders": {"P": {"algorithm": "nowhere.models:MyPop"}}}}  # fmt: skip
+    config = {
+        "plugin_paths": [str(plugins.folder)],
+        "e1": {"recommenders": {"P": {"algorithm": "nowhere.models:MyPop"}}},
+    }
     with pytest.raises(ConfigError) as error:
         validate_config(config)
     text = str(error.value)
@@ -253,8 +289,9 @@ def test_a_plugin_that_is_not_found_names_the_folders_and_plugin_paths(plugins):
         "No module named 'nowhere' (looked in the installed packages and in the plugin folders: "
     ), text
     assert str(plugins.folder) in text
-    assert text.endswith("put nowhere.py in one of them, or its folder in the config key "
-                         "plugin_paths")  # fmt: skip
+    assert text.endswith(
+        "put nowhere.py in one of them, or its folder in the config key plugin_paths"
+    )
     plugins("brokenmodels", "import notinstalledpackage\n")
     config["e1"]["recommenders"]["P"]["algorithm"] = "brokenmodels:MyPop"
     with pytest.raises(ConfigError) as error:  # the plugin was found: its own import failed
@@ -274,11 +311,17 @@ def _install(site: Path, dist: str, module: str, source: str, entry_points: str)
 def test_an_installed_package_registers_short_names_by_entry_point(tmp_path, monkeypatch):
     site = tmp_path / "site"
     site.mkdir()
-    _install(site, "tinyplug", "tinyplug", MY_POP, """
+    _install(
+        site,
+        "tinyplug",
+        "tinyplug",
+        MY_POP,
+        """
         [debiaseval.recommenders]
         tinypop = tinyplug:MyPop
         ghost = tinyplug_missing:Ghost
-    """)  # fmt: skip
+    """,
+    )
     monkeypatch.syspath_prepend(str(site))
     monkeypatch.delitem(sys.modules, "tinyplug", raising=False)
     cls = resolve_recommender("tinypop")
@@ -345,8 +388,10 @@ def test_the_plugin_source_hash_follows_the_code(plugins):
     assert plugin_source_hash("mymodels:MyPop") != first
     # a base class of one's own, in another file, is part of the plugin's source
     plugins("base_plugin", MY_POP)
-    child = plugins("child_plugin", "from base_plugin import MyPop\n\n\nclass Child(MyPop):\n"
-                                    "    name = 'child'\n")  # fmt: skip
+    child = plugins(
+        "child_plugin",
+        "from base_plugin import MyPop\n\n\nclass Child(MyPop):\n    name = 'child'\n",
+    )
     before = plugin_source_hash("child_plugin:Child")
     (child.parent / "base_plugin.py").write_text(MY_POP + "\nEDITED = True\n")
     assert plugin_source_hash("child_plugin:Child") != before
@@ -356,14 +401,23 @@ def test_the_plugin_source_hash_follows_the_code(plugins):
     ("spec", "where", "message"),
     [
         ({"algorithm": "external"}, "e1.recommenders.L", "algorithm external needs `recs`"),
-        ({"algorithm": "external", "recs": "x/{dataset}/{seed}.csv", "params": {"k": 1}},
-         "e1.recommenders.L.params", "precomputed lists (algorithm external) take no params"),
-        ({"algorithm": "pospop", "recs": "x.csv"}, "e1.recommenders.L.recs",
-         "only precomputed lists (algorithm external) take recs, ids, on_train_items"),
-        ({"algorithm": "pospop", "on_train_items": "drop"}, "e1.recommenders.L.on_train_items",
-         "only precomputed lists"),
+        (
+            {"algorithm": "external", "recs": "x/{dataset}/{seed}.csv", "params": {"k": 1}},
+            "e1.recommenders.L.params",
+            "precomputed lists (algorithm external) take no params",
+        ),
+        (
+            {"algorithm": "pospop", "recs": "x.csv"},
+            "e1.recommenders.L.recs",
+            "only precomputed lists (algorithm external) take recs, ids, on_train_items",
+        ),
+        (
+            {"algorithm": "pospop", "on_train_items": "drop"},
+            "e1.recommenders.L.on_train_items",
+            "only precomputed lists",
+        ),
     ],
-)  # fmt: skip
+)
 def test_precomputed_lists_keys_are_checked_across_fields(spec, where, message):
     with pytest.raises(ConfigError) as error:
         validate_config({"e1": {"recommenders": {"L": spec}}})
@@ -458,10 +512,12 @@ def test_nan_scores_are_the_documented_nan_line_not_a_determinism_failure(plugin
     """Issue 43, case 11: NaN != NaN made NaN scores read as "not deterministic"."""
     plugins("nanmodels", NAN_SCORES)
     with pytest.raises(ConfigError) as error:
-        validate_config({
-            "plugin_paths": [str(plugins.folder)],
-            "e1": {"recommenders": {"mine": {"algorithm": "nanmodels:MyPop"}}},
-        })  # fmt: skip
+        validate_config(
+            {
+                "plugin_paths": [str(plugins.folder)],
+                "e1": {"recommenders": {"mine": {"algorithm": "nanmodels:MyPop"}}},
+            }
+        )
     assert str(error.value) == (
         "config error at 'e1.recommenders.mine': nanmodels.MyPop._score() returned NaN scores "
         "for 13 of the 40 users of a batch (the first: user 1); expected finite scores, or -inf "
@@ -479,11 +535,13 @@ def test_a_deterministic_plugin_passes_and_is_checked_once_per_run(plugins, monk
     plugins("svdmodels", PURE_SVD)
     config = {
         "plugin_paths": [str(plugins.folder)],
-        "e1": {"recommenders": {
-            "Mine": {"algorithm": "popmodels:MyPop"},
-            "SVD": {"algorithm": "svdmodels:PureSVD", "grid": {"factors": [8, 16]}},
-        }},
-    }  # fmt: skip
+        "e1": {
+            "recommenders": {
+                "Mine": {"algorithm": "popmodels:MyPop"},
+                "SVD": {"algorithm": "svdmodels:PureSVD", "grid": {"factors": [8, 16]}},
+            }
+        },
+    }
     validate_config(config)
     assert len(os.environ[CHECKED_ENV].split(",")) == 2  # MyPop, PureSVD's first grid point
 
@@ -498,16 +556,28 @@ def test_a_deterministic_plugin_passes_and_is_checked_once_per_run(plugins, monk
 def test_built_ins_and_plugins_that_fail_on_the_sample_are_left_to_the_jobs(plugins):
     """Built-in recommenders are not fitted by the config check (the package's tests check
     them); a plugin that raises on the small sample is not refused for it."""
-    plugins("bigmodels", MY_POP.replace("def _fit(self, train, seed):\n", (
-        "def _fit(self, train, seed):\n"
-        "        if train.shape[0] < 100:\n"
-        "            raise ValueError('needs 100 users')\n"
-    )))  # fmt: skip
-    validate_config({
-        "plugin_paths": [str(plugins.folder)],
-        "e1": {"recommenders": {"B": {"algorithm": "bigmodels:MyPop"},
-                                "P": {"algorithm": "pospop"}}},
-    })  # fmt: skip
+    plugins(
+        "bigmodels",
+        MY_POP.replace(
+            "def _fit(self, train, seed):\n",
+            (
+                "def _fit(self, train, seed):\n"
+                "        if train.shape[0] < 100:\n"
+                "            raise ValueError('needs 100 users')\n"
+            ),
+        ),
+    )
+    validate_config(
+        {
+            "plugin_paths": [str(plugins.folder)],
+            "e1": {
+                "recommenders": {
+                    "B": {"algorithm": "bigmodels:MyPop"},
+                    "P": {"algorithm": "pospop"},
+                }
+            },
+        }
+    )
     assert os.environ.get(CHECKED_ENV, "") == ""
 
 
@@ -547,15 +617,23 @@ def test_the_workflow_refuses_a_nondeterministic_plugin_before_any_job(tmp_path)
     workdir = make_workdir(tmp_path / "run")
     (workdir / "noisymodels.py").write_text(NOISY_FIT)  # next to the config: plugin_paths ["."]
     config = {**TINY, "experiments": ["e1"]}
-    config["e1"] = {**TINY.get("e1", {}), "recommenders": {
-        "PosPop": {"algorithm": "pospop"}, "mine": {"algorithm": "noisymodels:MyPop"},
-    }}  # fmt: skip
+    config["e1"] = {
+        **TINY.get("e1", {}),
+        "recommenders": {
+            "PosPop": {"algorithm": "pospop"},
+            "mine": {"algorithm": "noisymodels:MyPop"},
+        },
+    }
     (workdir / "noisy.yaml").write_text(yaml.safe_dump(config))
     env = {k: v for k, v in os.environ.items() if k not in (PLUGIN_PATHS_ENV, CHECKED_ENV)}
     result = subprocess.run(
         [sys.executable, "-m", "snakemake", "--configfile", "noisy.yaml", "--cores", "1"],
-        cwd=workdir, capture_output=True, text=True, timeout=300, env=env,
-    )  # fmt: skip
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert result.returncode != 0
     lines = [line for line in result.stderr.splitlines() if "config error" in line]
     assert lines == [
@@ -583,7 +661,11 @@ def test_the_workflow_finds_a_plugin_next_to_its_config_file(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in (PLUGIN_PATHS_ENV, CHECKED_ENV)}
     result = subprocess.run(
         [sys.executable, "-m", "snakemake", "-n", "--configfile", "cfg/mine.yaml", "--cores", "1"],
-        cwd=workdir, capture_output=True, text=True, timeout=300, env=env,
-    )  # fmt: skip
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert result.returncode == 0, result.stderr
     assert "results/mine/e1/synthetic/seed0/tuning/mine.parquet" in result.stdout

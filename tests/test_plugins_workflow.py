@@ -70,20 +70,30 @@ HELPERS = {
 # evaluate of mine per seed (then aggregate), and every E2 job that trains E2's model (train,
 # and elicit and evaluate of the seed's strategies; then aggregate).
 PLUGIN_JOBS = {
-    "e1_tune": 2, "e1_evaluate": 2, "e1_truth": 2, "e1_aggregate": 1,
-    "e5_evaluate": 2, "e5_aggregate": 1,
-    "e2_train": 1, "e2_elicit": 1, "e2_evaluate": 1, "e2_aggregate": 1,
+    "e1_tune": 2,
+    "e1_evaluate": 2,
+    "e1_truth": 2,
+    "e1_aggregate": 1,
+    "e5_evaluate": 2,
+    "e5_aggregate": 1,
+    "e2_train": 1,
+    "e2_elicit": 1,
+    "e2_evaluate": 1,
+    "e2_aggregate": 1,
     "all": 1,
-}  # fmt: skip
+}
 
 
 def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
     result = subprocess.run(
         [sys.executable, "-m", "snakemake", "--configfile", "plugins.yaml", *args],
-        cwd=workdir, capture_output=True, text=True, timeout=900,
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=900,
         # plugin folders that in-process tests added must not reach this run
         env={k: v for k, v in os.environ.items() if k != PLUGIN_PATHS_ENV},
-    )  # fmt: skip
+    )
     if check and result.returncode != 0:
         raise AssertionError(f"snakemake {args} failed:\n{result.stdout}\n{result.stderr}")
     return result
@@ -193,6 +203,7 @@ def test_a_missing_plugin_stops_before_any_job_with_one_line(plugin_run, tmp_pat
         "config error at 'e1.recommenders.Mine.algorithm': cannot import 'mymodels:MyPop': "
         "No module named 'mymodels' (looked in the installed packages and in the plugin folders: "
     ), lines
-    assert lines[0].endswith("put mymodels.py in one of them, or its folder in the config key "
-                             "plugin_paths")  # fmt: skip
+    assert lines[0].endswith(
+        "put mymodels.py in one of them, or its folder in the config key plugin_paths"
+    )
     assert not (workdir / "results").exists()

@@ -143,8 +143,7 @@ def test_logistic_cv_chooses_l2_by_held_out_log_loss():
     overfits the per-user and per-item offsets; the held-out log-loss prefers neither."""
     xu, xi, p, pairs = _logistic_world()
     grid = [1e-4, 3.0, 1e5]
-    best, table = prop.logistic_cv(pairs, xu, xi, l2=grid, n_folds=3,
-                                   rng=np.random.default_rng(0))  # fmt: skip
+    best, table = prop.logistic_cv(pairs, xu, xi, l2=grid, n_folds=3, rng=np.random.default_rng(0))
     assert list(table.columns) == ["l2", "fold", "log_loss", "selected"]
     assert len(table) == 9 and table["selected"].sum() == 3
     means = table.groupby("l2", sort=False)["log_loss"].mean()

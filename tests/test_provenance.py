@@ -61,8 +61,11 @@ def test_two_studies_of_the_same_science_share_one_hash_and_a_science_key_change
         assert not {"study", "mirror", "plugin_paths"} & set(own)
         assert own["sources"]["coat"] == {}
     assert elsewhere["sources"]["coat"]["path"] == "/data/coat"  # the config is left untouched
-    for science in ({"seeds": 3}, {"e1": {**config["e1"], "rho": 0.25}},
-                    {"synthetic": {**config["synthetic"], "seed": 7}}):  # fmt: skip
+    for science in (
+        {"seeds": 3},
+        {"e1": {**config["e1"], "rho": 0.25}},
+        {"synthetic": {**config["synthetic"], "seed": 7}},
+    ):
         changed = {**elsewhere, **science}
         assert prov.config_hash(changed) != prov.config_hash(config)
         assert prov.config_hash(prov.experiment_config(changed, "e1")) != prov.config_hash(
@@ -121,8 +124,14 @@ def test_a_plugin_recommender_is_named_with_its_code_hash(tmp_path: Path, monkey
 
     (tmp_path / "myrecs_prov.py").write_text(MY_POP)
     monkeypatch.syspath_prepend(str(tmp_path))
-    config = {"e1": {"recommenders": {"Mine": {"algorithm": "myrecs_prov:MyPop"},
-                                      "Pop": {"algorithm": "pospop"}}}}  # fmt: skip
+    config = {
+        "e1": {
+            "recommenders": {
+                "Mine": {"algorithm": "myrecs_prov:MyPop"},
+                "Pop": {"algorithm": "pospop"},
+            }
+        }
+    }
     found = prov.plugin_versions(config)
     assert list(found) == ["myrecs_prov:MyPop"]
     assert found["myrecs_prov:MyPop"].startswith("source sha256:")
@@ -133,10 +142,21 @@ def test_git_state_outside_a_checkout_is_none(tmp_path: Path) -> None:
 
 
 def test_git_state_names_the_commit_and_dirty_flag(tmp_path: Path) -> None:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}  # fmt: skip
-    run = lambda *a: subprocess.run(["git", *a], cwd=tmp_path, env=env, check=True,  # noqa: E731
-                                    capture_output=True, text=True)  # fmt: skip
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
+    run = lambda *a: subprocess.run(  # noqa: E731
+        ["git", *a],
+        cwd=tmp_path,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     run("init", "-q")
     (tmp_path / "f").write_text("1")
     run("add", "f")
@@ -172,9 +192,14 @@ def test_read_provenance_of_a_plain_file_is_none(tmp_path: Path) -> None:
 
 
 def test_the_markdown_header_sits_under_the_title(tmp_path: Path) -> None:
-    record = {"debiaseval": "9.9", "config_sha256": "ab" * 32, "seeds": 3,
-              "data": {"resources/raw/coat/train.ascii": "cd" * 32},
-              "versions": {"python": "3.11.1", "lightfm": None}, "plugins": {}}  # fmt: skip
+    record = {
+        "debiaseval": "9.9",
+        "config_sha256": "ab" * 32,
+        "seeds": 3,
+        "data": {"resources/raw/coat/train.ascii": "cd" * 32},
+        "versions": {"python": "3.11.1", "lightfm": None},
+        "plugins": {},
+    }
     text = "# E1 on coat\n\n| a |\n|---|\n| 1 |\n"
     out = prov.with_header(text, record)
     lines = out.splitlines()
@@ -187,8 +212,11 @@ def test_the_markdown_header_sits_under_the_title(tmp_path: Path) -> None:
     prov.write_markdown(text, tmp_path / "s.md", record)
     assert (tmp_path / "s.md").read_text() == out
     # a record read back from a file (keys sorted) gives the same header
-    reordered = json.loads(prov.canonical_json({**record, "versions": {"lightfm": None,
-                                                "numpy": "2", "python": "3.11.1"}}))  # fmt: skip
+    reordered = json.loads(
+        prov.canonical_json(
+            {**record, "versions": {"lightfm": None, "numpy": "2", "python": "3.11.1"}}
+        )
+    )
     assert list(reordered["versions"]) == ["lightfm", "numpy", "python"]
     assert "> python 3.11.1, numpy 2" in prov.markdown_header(reordered)
 
@@ -199,8 +227,11 @@ def test_the_record_file_adds_the_run_fields(tmp_path: Path, monkeypatch) -> Non
     (tmp_path / "raw" / "r.txt").write_bytes(b"r")
     record = {"debiaseval": __version__, "config_sha256": "x", "inputs": ["raw"]}
     stable = prov.record_run(record, tmp_path / "provenance.json")
-    assert stable == {"debiaseval": __version__, "config_sha256": "x",
-                      "data": {"raw/r.txt": hashlib.sha256(b"r").hexdigest()}}  # fmt: skip
+    assert stable == {
+        "debiaseval": __version__,
+        "config_sha256": "x",
+        "data": {"raw/r.txt": hashlib.sha256(b"r").hexdigest()},
+    }
     written = json.loads((tmp_path / "provenance.json").read_text())
     assert written == {**stable, "date": written["date"], "commit": None, "dirty": None}
     assert (tmp_path / prov.CHECKSUM_CACHE).is_file()

@@ -264,6 +264,7 @@ def test_a_model_that_overrides_score_is_ranked_by_its_score() -> None:
 
     scores, train = random_case(3, np.float32)
     got = top_k(Flipped(table=scores).fit(train), train, 5)
-    expected = reference_top_k(-scores.astype(np.float64), sp.csr_matrix(train), 5,
-                               np.arange(scores.shape[0]))  # fmt: skip
+    expected = reference_top_k(
+        -scores.astype(np.float64), sp.csr_matrix(train), 5, np.arange(scores.shape[0])
+    )
     pd.testing.assert_frame_equal(got, expected)

@@ -19,9 +19,15 @@ def biased():
 
 def _fit(frame, weights=None, init=None, **params):
     return WeightedMF(**params).fit(
-        frame["user"].to_numpy(), frame["item"].to_numpy(), frame["rating"].to_numpy(),
-        n_users=200, n_items=250, weights=weights, rng=np.random.default_rng(0), init=init,
-    )  # fmt: skip
+        frame["user"].to_numpy(),
+        frame["item"].to_numpy(),
+        frame["rating"].to_numpy(),
+        n_users=200,
+        n_items=250,
+        weights=weights,
+        rng=np.random.default_rng(0),
+        init=init,
+    )
 
 
 @pytest.mark.parametrize("loss", ["squared", "absolute"])
@@ -54,8 +60,9 @@ def test_biases_are_unpenalised_as_in_eq_14(biased, penalise_biases: bool) -> No
     penalty ([ICML16] eq. 14) every user's and item's weighted residuals sum to zero."""
     _, frame = biased
     w = 1.0 / frame["propensity"].to_numpy()
-    model = _fit(frame, w, factors=4, l2=2.0, max_iter=2000, tol=0.0,
-                 penalise_biases=penalise_biases)  # fmt: skip
+    model = _fit(
+        frame, w, factors=4, l2=2.0, max_iter=2000, tol=0.0, penalise_biases=penalise_biases
+    )
     u, i = frame["user"].to_numpy(), frame["item"].to_numpy()
     r = normalise_weights(w, w.size) * (frame["rating"].to_numpy() - model.predict(u, i))
     lam = 2.0 if penalise_biases else 0.0
@@ -109,14 +116,22 @@ def test_bad_input_raises(biased) -> None:
     y[0] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         WeightedMF().fit(
-            frame["user"].to_numpy(), frame["item"].to_numpy(), y, n_users=200, n_items=250,
+            frame["user"].to_numpy(),
+            frame["item"].to_numpy(),
+            y,
+            n_users=200,
+            n_items=250,
             rng=np.random.default_rng(0),
-        )  # fmt: skip
+        )
     with pytest.raises(ValueError, match="item ids"):
         WeightedMF().fit(
-            frame["user"].to_numpy(), frame["item"].to_numpy(), frame["rating"].to_numpy(),
-            n_users=200, n_items=10, rng=np.random.default_rng(0),
-        )  # fmt: skip
+            frame["user"].to_numpy(),
+            frame["item"].to_numpy(),
+            frame["rating"].to_numpy(),
+            n_users=200,
+            n_items=10,
+            rng=np.random.default_rng(0),
+        )
 
 
 def test_fold_labels_are_balanced() -> None:
@@ -188,8 +203,9 @@ def test_ridge_rows_equal_the_reference_half_step(
         theta, fitted = groups.solve(weight, target, x, 2.5, free_last=free_last)
         expected = reference_ridge_rows(groups, weight, target, x, 2.5, free_last=free_last)
         np.testing.assert_allclose(theta, expected, rtol=1e-9, atol=1e-12)
-        np.testing.assert_allclose(fitted, np.einsum("nk,nk->n", x[cols], expected[rows]),
-                                   rtol=1e-9, atol=1e-12)  # fmt: skip
+        np.testing.assert_allclose(
+            fitted, np.einsum("nk,nk->n", x[cols], expected[rows]), rtol=1e-9, atol=1e-12
+        )
         assert np.all(theta[:3] == 0)
 
 
@@ -216,9 +232,14 @@ def test_new_solver_reaches_the_reference_objective(biased, loss: str) -> None:
         params = dict(factors=8, l2=3.0, loss=loss, max_iter=300, tol=1e-10)
         new = _fit(frame, weights, **params)
         ref = ReferenceWeightedMF(**params).fit(
-            frame["user"].to_numpy(), frame["item"].to_numpy(), frame["rating"].to_numpy(),
-            n_users=200, n_items=250, weights=weights, rng=np.random.default_rng(0),
-        )  # fmt: skip
+            frame["user"].to_numpy(),
+            frame["item"].to_numpy(),
+            frame["rating"].to_numpy(),
+            n_users=200,
+            n_items=250,
+            weights=weights,
+            rng=np.random.default_rng(0),
+        )
         assert new.objective_[-1] == pytest.approx(ref.objective_[-1], rel=1e-6)
         assert new.objective_[0] == pytest.approx(ref.objective_[0], rel=1e-12)
 
@@ -227,9 +248,14 @@ def test_warm_start_continues_from_the_given_model(biased) -> None:
     _, frame = biased
     first = _fit(frame, None, factors=5, l2=3.0, tol=1e-4)
     again = WeightedMF(factors=5, l2=3.0, tol=1e-4).fit(
-        frame["user"].to_numpy(), frame["item"].to_numpy(), frame["rating"].to_numpy(),
-        n_users=200, n_items=250, rng=np.random.default_rng(0), init=first,
-    )  # fmt: skip
+        frame["user"].to_numpy(),
+        frame["item"].to_numpy(),
+        frame["rating"].to_numpy(),
+        n_users=200,
+        n_items=250,
+        rng=np.random.default_rng(0),
+        init=first,
+    )
     assert again.objective_[0] == pytest.approx(first.objective_[-1], rel=1e-12)
     assert len(again.objective_) <= 3  # converged already: one or two sweeps
     with pytest.raises(ValueError, match="init must be a fitted WeightedMF with 6 factors"):
@@ -244,8 +270,9 @@ def test_cv_select_warm_start_draws_the_same_random_stream(biased) -> None:
     streams, tables = [], []
     for warm in (False, True):
         rng = np.random.default_rng(4)
-        _, table = cv_select(*args, frame["propensity"].to_numpy(), **kwargs, rng=rng,
-                             warm_start=warm)  # fmt: skip
+        _, table = cv_select(
+            *args, frame["propensity"].to_numpy(), **kwargs, rng=rng, warm_start=warm
+        )
         streams.append(rng.random())
         tables.append(table)
     assert streams[0] == streams[1]
@@ -260,13 +287,23 @@ def test_cv_select_per_pair_l2_is_the_summed_l2_over_training_pairs(biased) -> N
 
     _, frame = biased
     frame = frame.iloc[: 2 * (len(frame) // 2)]  # two folds of n/2 training pairs each
-    args = (frame["user"].to_numpy(), frame["item"].to_numpy(), frame["rating"].to_numpy(),
-            frame["propensity"].to_numpy())  # fmt: skip
+    args = (
+        frame["user"].to_numpy(),
+        frame["item"].to_numpy(),
+        frame["rating"].to_numpy(),
+        frame["propensity"].to_numpy(),
+    )
     half = len(frame) // 2
     kwargs = dict(n_users=200, n_items=250, metric="mse", n_folds=2)
-    _, summed = cv_select(*args, **kwargs, grid=[{"factors": 3, "l2": 5.0}],
-                          rng=np.random.default_rng(2))  # fmt: skip
-    _, per_pair = cv_select(*args, **kwargs, grid=[{"factors": 3, "l2": 5.0 / half}],
-                            rng=np.random.default_rng(2), l2_per_pair=True)  # fmt: skip
+    _, summed = cv_select(
+        *args, **kwargs, grid=[{"factors": 3, "l2": 5.0}], rng=np.random.default_rng(2)
+    )
+    _, per_pair = cv_select(
+        *args,
+        **kwargs,
+        grid=[{"factors": 3, "l2": 5.0 / half}],
+        rng=np.random.default_rng(2),
+        l2_per_pair=True,
+    )
     np.testing.assert_allclose(per_pair["value"], summed["value"], rtol=1e-10)
     assert model_l2(1e-3, 5220, True) == pytest.approx(5.22) and model_l2(3.0, 10, False) == 3.0

@@ -29,19 +29,28 @@ def _world(seed: int) -> tuple[np.ndarray, pd.DataFrame]:
     mar_items = np.argsort(rng.random((N_USERS, N_ITEMS)), axis=1)[:, :20]
     mar_users = np.repeat(np.arange(N_USERS), 20)
     parts = np.where(rng.random(users.size) < 0.6, "train", "heldout")
-    frame = pd.DataFrame({
-        "user": np.concatenate([users, mar_users]).astype(np.int32),
-        "item": np.concatenate([items, mar_items.ravel()]).astype(np.int32),
-        "rating": np.concatenate([ratings[users, items], ratings[mar_users, mar_items.ravel()]
-                                  ]).astype(np.float32),
-        "part": np.concatenate([parts, np.full(mar_users.size, "weights")]),
-    })  # fmt: skip
+    frame = pd.DataFrame(
+        {
+            "user": np.concatenate([users, mar_users]).astype(np.int32),
+            "item": np.concatenate([items, mar_items.ravel()]).astype(np.int32),
+            "rating": np.concatenate(
+                [ratings[users, items], ratings[mar_users, mar_items.ravel()]]
+            ).astype(np.float32),
+            "part": np.concatenate([parts, np.full(mar_users.size, "weights")]),
+        }
+    )
     return ratings, frame
 
 
 def _heldout(split: pd.DataFrame, propensity: str):
-    return estimator_heldout(split, {"estimator": "dr", "propensity": propensity}, seed=0,
-                             n_users=N_USERS, n_items=N_ITEMS, positive_threshold=3.0)  # fmt: skip
+    return estimator_heldout(
+        split,
+        {"estimator": "dr", "propensity": propensity},
+        seed=0,
+        n_users=N_USERS,
+        n_items=N_ITEMS,
+        positive_threshold=3.0,
+    )
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -67,14 +76,16 @@ def test_rating_aware_propensities_sum_to_the_held_out_size_over_the_candidates(
     ratings, split = _world(2)
     parts = SplitParts(split)
     train, held = parts.train, parts.heldout
-    model = propensity_model(split, {"propensity": "popularity_nb"}, n_users=N_USERS,
-                             n_items=N_ITEMS, parts=parts)  # fmt: skip
+    model = propensity_model(
+        split, {"propensity": "popularity_nb"}, n_users=N_USERS, n_items=N_ITEMS, parts=parts
+    )
     seen = np.zeros(ratings.shape, dtype=bool)
     seen[train["user"], train["item"]] = True
     cu, ci = np.nonzero(~seen)
     candidates = pd.DataFrame({"user": cu, "item": ci, "rating": ratings[cu, ci].astype(float)})
-    p, _ = scaled(model, candidates, train=train, n_pairs=len(held),
-                  n_observed=len(train) + len(held))  # fmt: skip
+    p, _ = scaled(
+        model, candidates, train=train, n_pairs=len(held), n_observed=len(train) + len(held)
+    )
     assert p.sum() / len(held) == pytest.approx(1.0, abs=0.05)
 
 

@@ -56,10 +56,20 @@ def test_real_data_tests_name_the_mirror_in_the_summary_line(tmp_path):
 
     env = {k: v for k, v in os.environ.items() if k != "DEBIASEVAL_MIRROR"}
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "tests/test_realdata_loaders.py", "-p",
-         "no:cacheprovider"],
-        cwd=ROOT, capture_output=True, text=True, timeout=300, env=env,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "tests/test_realdata_loaders.py",
+            "-p",
+            "no:cacheprovider",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     last = result.stdout.strip().splitlines()[-1]
     assert re.search(r"\d+ skipped without DEBIASEVAL_MIRROR", last), result.stdout
     assert "export DEBIASEVAL_MIRROR=/path/to/datasets" in result.stdout
@@ -201,8 +211,13 @@ def test_round_trip_runs_as_written_on_coat(tmp_path, monkeypatch):
     workdir = make_workdir(tmp_path / "work")
     (workdir / "my.yaml").write_text(yaml.safe_dump(config))
     args = command.split()[1:]  # without .venv/bin/snakemake
-    subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=workdir, check=True,
-                   capture_output=True, timeout=900)  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-m", "snakemake", *args],
+        cwd=workdir,
+        check=True,
+        capture_output=True,
+        timeout=900,
+    )
     assert sorted(p.name for p in (workdir / "results/my/e1/coat/export").iterdir()) == [
         "seed0",
         "seed1",

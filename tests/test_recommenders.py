@@ -147,8 +147,14 @@ def test_make_recommender_errors() -> None:
     assert "\n" not in str(err.value)
     assert make_recommender("itemknn", k=7).k == 7
     assert set(RECOMMENDERS) == {
-        "random", "pospop", "avgrating", "userknn", "itemknn", "mf", "mf_ips",
-    }  # fmt: skip
+        "random",
+        "pospop",
+        "avgrating",
+        "userknn",
+        "itemknn",
+        "mf",
+        "mf_ips",
+    }
 
 
 @pytest.mark.parametrize(

@@ -13,18 +13,22 @@ from debiaseval.api import run_e1
 CONFIG = {
     "synthetic": {"n_users": 200, "n_items": 150, "density": 0.08, "alpha": 0.1, "n_mar": 15},
     "e1": {
-        "ks": [10], "metrics": ["recall"], "kendall_exclude": ["Random"],
-        "bootstrap": {"resamples": 100}, "scoreboard": {"resamples": 1000},
+        "ks": [10],
+        "metrics": ["recall"],
+        "kendall_exclude": ["Random"],
+        "bootstrap": {"resamples": 100},
+        "scoreboard": {"resamples": 1000},
         "sensitivity": {"gammas": []},
         "testsets": {"FULL": {"strategy": "full"}},
         "estimators": {"SNIPS_POP": {"estimator": "snips", "propensity": "popularity"}},
         "recommenders": {
-            "Random": {"algorithm": "random"}, "PosPop": {"algorithm": "pospop"},
+            "Random": {"algorithm": "random"},
+            "PosPop": {"algorithm": "pospop"},
             "AvgRating": {"algorithm": "avgrating"},
             "ItemKNN": {"algorithm": "itemknn", "params": {"k": 20}},
         },
     },
-}  # fmt: skip
+}
 
 
 def _study(base_seed: int) -> dict:
@@ -47,8 +51,10 @@ def test_a_best_row_named_on_one_draw_is_not_significantly_worse_on_another():
     rows = board[~board["testset"].isin(["CONSTANT"])].sort_values("rmse")
     lowest = rows.iloc[0]["testset"]
     if lowest != best:
-        hit = pairs[((pairs["testset_a"] == best) & (pairs["testset_b"] == lowest))
-                    | ((pairs["testset_a"] == lowest) & (pairs["testset_b"] == best))].iloc[0]
+        hit = pairs[
+            ((pairs["testset_a"] == best) & (pairs["testset_b"] == lowest))
+            | ((pairs["testset_a"] == lowest) & (pairs["testset_b"] == best))
+        ].iloc[0]
         sign = 1 if hit["testset_a"] == best else -1
         low = min(sign * hit["d_rmse_low"], sign * hit["d_rmse_high"])
         assert low <= 0, (best, lowest, hit.to_dict())

@@ -224,8 +224,10 @@ def test_the_closing_message_lists_only_what_the_run_wrote():
     assert "synthetic" not in message and "E2" not in message
     assert "snakemake --report report.html" in message
     touched = finished_message(outputs, ["e1", "e2"], "A", touched=True)  # issue 43, case 14
-    assert touched.startswith("debiaseval: --touch marked the outputs of study A (results/A/) as "
-                              "up to date by their times; no job ran and no result changed.")
+    assert touched.startswith(
+        "debiaseval: --touch marked the outputs of study A (results/A/) as "
+        "up to date by their times; no job ran and no result changed."
+    )
     assert "produced or changed" not in touched and "complete" not in touched
     assert "  E1 on coat: results/A/e1/coat/verdict.md" in touched
     intermediate = finished_message(["results/A/e1/coat/seed0/split.parquet"], ["e1"], "A")
@@ -252,9 +254,19 @@ def test_the_closing_message_lists_only_what_the_run_wrote():
 def test_the_closing_message_gives_this_run_s_report_command():
     """Issue 43, case 17: "(with this run's --configfile/--config)" left the user to rebuild
     the command; the message gives it, with the options that choose the config and folder."""
-    argv = [".venv/bin/snakemake", "--cores", "8", "--configfile", "config/paper.yaml",
-            "--config", "datasets=[coat]", "e1={rho: 0.4}", "-n",
-            "--directory", "/my study"]  # fmt: skip
+    argv = [
+        ".venv/bin/snakemake",
+        "--cores",
+        "8",
+        "--configfile",
+        "config/paper.yaml",
+        "--config",
+        "datasets=[coat]",
+        "e1={rho: 0.4}",
+        "-n",
+        "--directory",
+        "/my study",
+    ]
     command = report_command(argv)
     assert command == (
         ".venv/bin/snakemake --report report.html --configfile config/paper.yaml --config "

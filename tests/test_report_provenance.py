@@ -42,11 +42,14 @@ def configs() -> tuple[dict, dict]:
 def _results(folder: Path, config: dict, experiment: str = "e3") -> Path:
     """A summary Parquet, Markdown and provenance.json made under ``config``, as an aggregate
     job makes them (:func:`record_run`: the same record in all three)."""
-    record = {**gather(config, experiment), "dataset": "synthetic", "data": {}}
+    record = {**gather(config, experiment, dataset="synthetic"), "dataset": "synthetic", "data": {}}
     table = folder / "estimates.parquet"
     write_table(pd.DataFrame({"metric": ["mse"], "mean": [0.5]}), table, record)
-    write_markdown("# E3 on synthetic\n\n| metric | mean |\n|---|---|\n| mse | 0.5 |\n\nmore\n",
-                   folder / "estimates.md", record)  # fmt: skip
+    write_markdown(
+        "# E3 on synthetic\n\n| metric | mean |\n|---|---|\n| mse | 0.5 |\n\nmore\n",
+        folder / "estimates.md",
+        record,
+    )
     write_record(record, folder / "provenance.json")
     return table
 
@@ -73,8 +76,8 @@ def test_results_of_another_config_are_refused_in_one_line_naming_both_hashes(
     a, b = configs
     table = _results(tmp_path, b)
     line = config_mismatch(a, [table])
-    ha = config_hash(experiment_config(a, "e3"))[:16]
-    hb = config_hash(experiment_config(b, "e3"))[:16]
+    ha = config_hash(experiment_config(a, "e3", "synthetic"))[:16]
+    hb = config_hash(experiment_config(b, "e3", "synthetic"))[:16]
     assert ha != hb
     assert line is not None and "\n" not in line
     assert hb in line and ha in line and str(tmp_path / "provenance.json") in line
@@ -158,7 +161,7 @@ def test_the_front_page_shows_the_provenance(tmp_path: Path, configs) -> None:
     _results(tmp_path, a)
     page = front_page([("e3", "synthetic", tmp_path), ("e3", "other", tmp_path / "no")])
     record = json.loads((tmp_path / "provenance.json").read_text())
-    assert config_hash(experiment_config(a, "e3"))[:16] in page
+    assert config_hash(experiment_config(a, "e3", "synthetic"))[:16] in page
     assert record["date"] in page and (record["commit"] or "not a checkout")[:12] in page
     assert "<h3>E3 on synthetic</h3>" in page and "E3 on other" not in page
     assert "No results yet" in front_page([])

@@ -38,8 +38,11 @@ def test_every_error_class_of_the_ground_floor_is_exported():
     list :data:`USER_ERRORS` is made from: a class added there but not listed would print a
     traceback in a job instead of one line."""
     tree = ast.parse(Path(errors.__file__).read_text(encoding="utf-8"))
-    written = {node.name for node in tree.body
-               if isinstance(node, ast.ClassDef) and not node.name.startswith("_")}  # fmt: skip
+    written = {
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.ClassDef) and not node.name.startswith("_")
+    }
     assert written and written == set(errors.__all__)  # _Inert: a mixin, not an error
     assert all(issubclass(getattr(errors, name), Exception) for name in written)
 

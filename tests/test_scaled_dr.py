@@ -40,15 +40,17 @@ def _lists(world: World) -> dict[str, pd.DataFrame]:
 
 
 def _held(world: World, estimator: str, held, p, **kw):
-    return prepare(estimator, held, p, n_users=N_USERS, positive_threshold=3.0,
-                   train=world.train_frame, **kw)  # fmt: skip
+    return prepare(
+        estimator, held, p, n_users=N_USERS, positive_threshold=3.0, train=world.train_frame, **kw
+    )
 
 
 def _candidate_rate(world: World):
     tr = world.train_frame
     p_train = 0.04 * world.pop.clip(max=10)[tr["item"].to_numpy()]
-    return build_imputation("candidate_rate", tr, p_train, n_users=N_USERS, n_items=N_ITEMS,
-                            positive_threshold=3.0)  # fmt: skip
+    return build_imputation(
+        "candidate_rate", tr, p_train, n_users=N_USERS, n_items=N_ITEMS, positive_threshold=3.0
+    )
 
 
 def test_scale_zero_is_snips_and_one_is_the_ratio_form():
@@ -58,16 +60,19 @@ def test_scale_zero_is_snips_and_one_is_the_ratio_form():
     lists, kw = _lists(world), {"ks": [5, 10], "metrics": ["recall", "avgdcg"], "n_items": N_ITEMS}
     snips = estimate_all(_held(world, "snips", held, p), lists, **kw)
     imputation = _candidate_rate(world)
-    zero = estimate_all(_held(world, "dr", held, p, imputation=imputation, form="scaled",
-                              scale=0.0), lists, **kw)  # fmt: skip
+    zero = estimate_all(
+        _held(world, "dr", held, p, imputation=imputation, form="scaled", scale=0.0), lists, **kw
+    )
     np.testing.assert_array_equal(zero.users, snips.users)
     for rec in lists:
         assert np.max(np.abs(zero.values[rec] - snips.values[rec])) <= 1e-12
     assert zero.scale == 0.0 and zero.table("Pop")["imputation_scale"].eq(0.0).all()
-    one = estimate_all(_held(world, "dr", held, p, imputation=imputation, form="scaled",
-                             scale=1.0), lists, **kw)  # fmt: skip
-    ratio = estimate_all(_held(world, "dr", held, p, imputation=imputation, form="ratio"),
-                         lists, **kw)  # fmt: skip
+    one = estimate_all(
+        _held(world, "dr", held, p, imputation=imputation, form="scaled", scale=1.0), lists, **kw
+    )
+    ratio = estimate_all(
+        _held(world, "dr", held, p, imputation=imputation, form="ratio"), lists, **kw
+    )
     _, a, b = np.intersect1d(one.users, ratio.users, return_indices=True)
     assert a.size > 0.9 * one.users.size
     for rec in lists:
@@ -80,11 +85,24 @@ def test_scaled_form_takes_no_weight_control_and_checks_its_scale():
     p, _ = scaled(_true(world), held, train=world.train_frame, n_pairs=len(held))
     h = _held(world, "dr", held, p, imputation=ItemRate(world.q.mean(axis=0)), form="scaled")
     with pytest.raises(ValueError, match="no weight control"):
-        estimate(h, world.recs, ks=[K], metrics=["recall"], n_items=N_ITEMS,
-                 control=WeightControl("shrink"))  # fmt: skip
+        estimate(
+            h,
+            world.recs,
+            ks=[K],
+            metrics=["recall"],
+            n_items=N_ITEMS,
+            control=WeightControl("shrink"),
+        )
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
-        _held(world, "dr", held, p, imputation=ItemRate(world.q.mean(axis=0)), form="scaled",
-              scale=1.5)  # fmt: skip
+        _held(
+            world,
+            "dr",
+            held,
+            p,
+            imputation=ItemRate(world.q.mean(axis=0)),
+            form="scaled",
+            scale=1.5,
+        )
 
 
 def _matrix_imputation(r: np.ndarray) -> Predicted:
@@ -97,8 +115,9 @@ def test_a_perfect_imputation_gets_scale_one_and_the_exact_value():
     world = World(2, scale=3.0)
     held = world.heldout()
     p, _ = scaled(_true(world), held, train=world.train_frame, n_pairs=len(held))
-    h = _held(world, "dr", held, p, imputation=_matrix_imputation(world.y.astype(float)),
-              form="scaled")  # fmt: skip
+    h = _held(
+        world, "dr", held, p, imputation=_matrix_imputation(world.y.astype(float)), form="scaled"
+    )
     values, counts = estimate(h, world.recs, ks=[K], metrics=["recall"], n_items=N_ITEMS)
     assert counts.loc[0, "imputation_scale"] == 1.0
     truth = world.truth()
@@ -112,8 +131,7 @@ def test_an_anti_informative_imputation_gets_scale_zero():
     world = World(2, scale=3.0)
     held = world.heldout()
     p, _ = scaled(_true(world), held, train=world.train_frame, n_pairs=len(held))
-    h = _held(world, "dr", held, p, imputation=_matrix_imputation(1.0 - world.y),
-              form="scaled")  # fmt: skip
+    h = _held(world, "dr", held, p, imputation=_matrix_imputation(1.0 - world.y), form="scaled")
     _, counts = estimate(h, world.recs, ks=[K], metrics=["recall"], n_items=N_ITEMS)
     assert counts.loc[0, "imputation_scale"] == 0.0
 
@@ -132,8 +150,7 @@ def test_the_chosen_scale_is_near_the_best_fixed_scale_by_simulation():
         p, _ = scaled(_true(world), held, train=world.train_frame, n_pairs=len(held))
         for s in means:
             h = _held(world, "dr", held, p, imputation=imputation, form="scaled", scale=s)
-            out = estimate_all(h, {"A": world.recs}, ks=[K], metrics=["recall"],
-                               n_items=N_ITEMS)  # fmt: skip
+            out = estimate_all(h, {"A": world.recs}, ks=[K], metrics=["recall"], n_items=N_ITEMS)
             means[s].append(float(out.values["A"].mean()))
             if s is None:
                 chosen.append(out.scale)
@@ -151,35 +168,41 @@ def _errors(seed: int, propensity: str, scale: float) -> tuple[np.ndarray, np.nd
     world = World(100 + seed, scale=scale)
     held = world.heldout()
     tr = world.train_frame
-    model = _true(world) if propensity == "true" else as_model(
-        popularity(tr, n_users=N_USERS, n_items=N_ITEMS), n_users=N_USERS, n_items=N_ITEMS)
+    model = (
+        _true(world)
+        if propensity == "true"
+        else as_model(
+            popularity(tr, n_users=N_USERS, n_items=N_ITEMS), n_users=N_USERS, n_items=N_ITEMS
+        )
+    )
     p, _ = scaled(model, held, train=tr, n_pairs=len(held))
     lists = _lists(world)
     cu, ci = np.nonzero(world.y & ~world.train)
     full = _frame(cu, ci, np.full(cu.size, 5.0))
     out = []
-    for h in (_held(world, "snips", held, p),
-              _held(world, "dr", held, p, imputation=_candidate_rate(world), form="scaled")):
+    for h in (
+        _held(world, "snips", held, p),
+        _held(world, "dr", held, p, imputation=_candidate_rate(world), form="scaled"),
+    ):
         est = estimate_all(h, lists, ks=[K], metrics=["recall"], n_items=N_ITEMS)
         errors = []
         for rec, recs in lists.items():
             truth = evaluate_topk(recs, full, [K], n_items=N_ITEMS, metrics=["recall"])
             truth = truth.set_index("user")["value"]
-            common, at, _ = np.intersect1d(est.users, truth.index.to_numpy(),
-                                           return_indices=True)  # fmt: skip
+            common, at, _ = np.intersect1d(est.users, truth.index.to_numpy(), return_indices=True)
             errors.append(est.values[rec][0, at].mean() - truth[common].mean())
         out.append(np.array(errors))
     return out[0], out[1]
 
 
-@pytest.mark.parametrize(("propensity", "scale"), [("true", 1.0), ("true", 3.0),
-                                                   ("popularity", 3.0)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("propensity", "scale"), [("true", 1.0), ("true", 3.0), ("popularity", 3.0)]
+)
 def test_scaled_dr_is_not_materially_worse_than_snips_over_independent_draws(propensity, scale):
     """Over 25 independent draws (about 6 or 19 held-out pairs per user) and three
     recommenders, the scaled DR's RMSE of the mean Recall@10 is at most SNIPS's + 0.005 with
     the same propensities: the data-chosen λ never pays for its imputation."""
-    snips, scaled_dr = zip(*(_errors(seed, propensity, scale) for seed in range(25)),
-                           strict=True)  # fmt: skip
+    snips, scaled_dr = zip(*(_errors(seed, propensity, scale) for seed in range(25)), strict=True)
     rmse_snips = float(np.sqrt(np.mean(np.square(snips))))
     rmse_scaled = float(np.sqrt(np.mean(np.square(scaled_dr))))
     assert rmse_scaled <= rmse_snips + 0.005, (rmse_scaled, rmse_snips)

@@ -29,18 +29,22 @@ NO_REPLICATES = pd.DataFrame(columns=REPLICATE_COLUMNS)
 def _scored(values, truth_name="gt", low=np.nan, high=np.nan):
     """``values``: (recommender, seed, row, value, truth); the truth's own rows are added
     from the truths of the first row seen per (recommender, seed)."""
-    rows = [(r, s, t, "recall", 10, v, tr, 50, low, high, np.nan, np.nan)
-            for r, s, t, v, tr in values]  # fmt: skip
+    rows = [
+        (r, s, t, "recall", 10, v, tr, 50, low, high, np.nan, np.nan) for r, s, t, v, tr in values
+    ]
     own = {(r, s): tr for r, s, _, _, tr in values}
-    rows += [(r, s, truth_name, "recall", 10, tr, tr, 60, np.nan, np.nan, np.nan, np.nan)
-             for (r, s), tr in own.items()]  # fmt: skip
+    rows += [
+        (r, s, truth_name, "recall", 10, tr, tr, 60, np.nan, np.nan, np.nan, np.nan)
+        for (r, s), tr in own.items()
+    ]
     return pd.DataFrame(rows, columns=SCORED_COLUMNS).astype({"k": np.int16})
 
 
 def _plan(n_seeds, draws="independent", resamples=2000, user_resamples=0, seed=0):
     rng = np.random.default_rng(seed)
-    return ResamplingPlan.of(n_seeds, draws=draws, resamples=resamples,
-                             user_resamples=user_resamples, rng=rng)  # fmt: skip
+    return ResamplingPlan.of(
+        n_seeds, draws=draws, resamples=resamples, user_resamples=user_resamples, rng=rng
+    )
 
 
 # Seed s: truth A .3, B .2, C .1; X adds error (+.1, -.1, +.1) in even seeds and (+.2, +.1, 0)
@@ -50,13 +54,17 @@ ERRORS = [{"A": 0.1, "B": -0.1, "C": 0.1}, {"A": 0.2, "B": 0.1, "C": 0.0}]
 
 
 def _values(n_seeds, errors=ERRORS):
-    return [(r, s, "X", TRUTHS[r] + errors[s % len(errors)][r], TRUTHS[r])
-            for s in range(n_seeds) for r in TRUTHS]  # fmt: skip
+    return [
+        (r, s, "X", TRUTHS[r] + errors[s % len(errors)][r], TRUTHS[r])
+        for s in range(n_seeds)
+        for r in TRUTHS
+    ]
 
 
 def test_hand_computed_statistics():
-    board, _ = scoreboard(_scored(_values(6)), NO_REPLICATES, truth="gt", families=FAMILIES,
-                          plan=_plan(6))  # fmt: skip
+    board, _ = scoreboard(
+        _scored(_values(6)), NO_REPLICATES, truth="gt", families=FAMILIES, plan=_plan(6)
+    )
     assert list(board.columns) == SCOREBOARD_COLUMNS
     assert list(board["testset"]) == ["X", "Y", CONSTANT]  # Y: configured, never scored
     assert board.iloc[1]["n_seeds"] == 0 and np.isnan(board.iloc[1]["rmse"])
@@ -78,9 +86,13 @@ def test_hand_computed_statistics():
 
 
 def test_no_interval_below_five_seeds():
-    board, pairs = scoreboard(_scored(_values(MIN_SCOREBOARD_SEEDS - 1)), NO_REPLICATES,
-                              truth="gt", families=FAMILIES,
-                              plan=_plan(MIN_SCOREBOARD_SEEDS - 1))  # fmt: skip
+    board, pairs = scoreboard(
+        _scored(_values(MIN_SCOREBOARD_SEEDS - 1)),
+        NO_REPLICATES,
+        truth="gt",
+        families=FAMILIES,
+        plan=_plan(MIN_SCOREBOARD_SEEDS - 1),
+    )
     assert np.isfinite(board[board["testset"] != "Y"]["rmse"]).all()  # Y: never scored
     assert board[[c for c in board if c.endswith(("_low", "_high"))]].isna().all().all()
     assert pairs["d_rmse_low"].isna().all()
@@ -91,8 +103,13 @@ def test_no_interval_below_five_seeds():
 
 def test_independent_draws_resample_whole_seeds():
     """Seeds alone: the bias interval spans the biases of single seeds (even +.1/3, odd +.1)."""
-    board, _ = scoreboard(_scored(_values(6)), NO_REPLICATES, truth="gt", families=FAMILIES,
-                          plan=_plan(6, resamples=4000))  # fmt: skip
+    board, _ = scoreboard(
+        _scored(_values(6)),
+        NO_REPLICATES,
+        truth="gt",
+        families=FAMILIES,
+        plan=_plan(6, resamples=4000),
+    )
     row = board.iloc[0]
     assert row["bias_low"] >= 0.1 / 3 - 1e-9 and row["bias_high"] <= 0.1 + 1e-9
     assert row["bias_low"] < 0.05 and row["bias_high"] > 0.08
@@ -110,10 +127,12 @@ def _fixed_case(n_seeds=5, n_reps=40, seed=0):
             values.append((r, s, "X", v, t))
             for j in range(n_reps):
                 noise = rng.normal(0, 0.005)
-                reps.append((r, s, "X", "recall", 10, j, v + user_effect[j] + noise,
-                             t + user_effect[j] / 2))  # fmt: skip
-                reps.append((r, s, "gt", "recall", 10, j, t + user_effect[j] / 2,
-                             t + user_effect[j] / 2))  # fmt: skip
+                reps.append(
+                    (r, s, "X", "recall", 10, j, v + user_effect[j] + noise, t + user_effect[j] / 2)
+                )
+                reps.append(
+                    (r, s, "gt", "recall", 10, j, t + user_effect[j] / 2, t + user_effect[j] / 2)
+                )
     replicates = pd.DataFrame(reps, columns=REPLICATE_COLUMNS).astype({"k": np.int16})
     return _scored(values), replicates
 
@@ -148,8 +167,9 @@ def test_two_level_bootstrap_matches_a_brute_force_resample():
     assert row["bias_low"] == pytest.approx(low) and row["bias_high"] == pytest.approx(high)
     assert set(plan.replicate[1:]) == set(range(1, 41))  # every user resample is used
     # the same data read as independent draws: seeds alone, a narrower interval (no user term)
-    seeds_only, _ = scoreboard(scored, replicates, truth="gt", families=FAMILIES,
-                               plan=_plan(5, resamples=300, seed=3))  # fmt: skip
+    seeds_only, _ = scoreboard(
+        scored, replicates, truth="gt", families=FAMILIES, plan=_plan(5, resamples=300, seed=3)
+    )
     x = seeds_only[seeds_only["testset"] == "X"].iloc[0]
     assert x["bias_high"] - x["bias_low"] < row["bias_high"] - row["bias_low"]
 
@@ -157,32 +177,46 @@ def test_two_level_bootstrap_matches_a_brute_force_resample():
 def test_coverage_against_an_exact_and_an_estimated_truth():
     """TRUE: a row's own interval holds the truth; gt: the joint interval of row − gt holds 0."""
     values = [("A", s, "X", 0.32, 0.3) for s in range(5)] + [
-        ("B", s, "X", 0.10, 0.2) for s in range(5)]  # fmt: skip
+        ("B", s, "X", 0.10, 0.2) for s in range(5)
+    ]
     scored = _scored(values, TRUE, low=0.25, high=0.35)
     board, _ = scoreboard(scored, NO_REPLICATES, truth=TRUE, families=FAMILIES, plan=_plan(5))
     covered = board.set_index("testset")["coverage"]
     assert covered["X"] == pytest.approx(0.5)  # A's [.25, .35] holds .3, B's not .2
-    joint = scored.assign(diff_low=np.where(scored["recommender"] == "A", -0.01, 0.02),
-                          diff_high=0.05)  # fmt: skip
+    joint = scored.assign(
+        diff_low=np.where(scored["recommender"] == "A", -0.01, 0.02), diff_high=0.05
+    )
     board, _ = scoreboard(joint, NO_REPLICATES, truth="gt", families=FAMILIES, plan=_plan(5))
     assert board.set_index("testset")["coverage"]["X"] == pytest.approx(0.5)
 
 
 def _separation(separated: bool, metric="recall", k=10, truth="gt", method="stouffer"):
-    return pd.DataFrame({
-        "metric": [metric], "k": [k], "truth": [truth], "leader": ["A"], "other": ["B"],
-        "mean_diff": [0.1], "p_value": [0.001 if separated else 0.6],
-        "p_holm": [0.001 if separated else 0.6], "separated": [separated], "n_seeds": [5],
-        "n_seeds_significant": [5 if separated else 0], "method": [method],
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "metric": [metric],
+            "k": [k],
+            "truth": [truth],
+            "leader": ["A"],
+            "other": ["B"],
+            "mean_diff": [0.1],
+            "p_value": [0.001 if separated else 0.6],
+            "p_holm": [0.001 if separated else 0.6],
+            "separated": [separated],
+            "n_seeds": [5],
+            "n_seeds_significant": [5 if separated else 0],
+            "method": [method],
+        }
+    )
 
 
 def test_no_best_row_where_the_truth_separates_nothing():
     """A hand-built case where gt separates no pair: nothing is named, whatever the RMSEs."""
-    values = _values(8) + [(r, s, "Y", TRUTHS[r] + 0.3, TRUTHS[r])
-                           for s in range(8) for r in TRUTHS]  # fmt: skip
-    board, pairs = scoreboard(_scored(values), NO_REPLICATES, truth="gt", families=FAMILIES,
-                              plan=_plan(8))  # fmt: skip
+    values = _values(8) + [
+        (r, s, "Y", TRUTHS[r] + 0.3, TRUTHS[r]) for s in range(8) for r in TRUTHS
+    ]
+    board, pairs = scoreboard(
+        _scored(values), NO_REPLICATES, truth="gt", families=FAMILIES, plan=_plan(8)
+    )
     line = verdict(board, pairs, _separation(False))
     assert "gt separates 0 of 1 ranked pairs" in line and "no row is named best" in line
     assert "Best row" not in line and "X" not in line
@@ -194,10 +228,12 @@ def test_no_best_row_where_the_truth_separates_nothing():
 def test_best_row_only_when_its_lead_has_an_interval_above_zero():
     """Y's errors are X's with the seeds' parity swapped: the same RMSE over the seeds, the
     difference + or − by seed, so its interval holds 0 and neither is named."""
-    close = _values(8) + [(r, s, "Y", TRUTHS[r] + ERRORS[(s + 1) % 2][r], TRUTHS[r])
-                          for s in range(8) for r in TRUTHS]  # fmt: skip
-    board, pairs = scoreboard(_scored(close), NO_REPLICATES, truth="gt", families=FAMILIES,
-                              plan=_plan(8))  # fmt: skip
+    close = _values(8) + [
+        (r, s, "Y", TRUTHS[r] + ERRORS[(s + 1) % 2][r], TRUTHS[r]) for s in range(8) for r in TRUTHS
+    ]
+    board, pairs = scoreboard(
+        _scored(close), NO_REPLICATES, truth="gt", families=FAMILIES, plan=_plan(8)
+    )
     line = verdict(board, pairs, _separation(True))
     d = pairs[(pairs["testset_a"] == "X") & (pairs["testset_b"] == "Y")].iloc[0]
     assert d["d_rmse_low"] < 0 < d["d_rmse_high"]
@@ -208,14 +244,18 @@ def test_best_row_only_when_its_lead_over_every_row_has_an_interval_above_zero()
     """X leads the runner-up Y in every seed (Y = X + .05), but Z, worse on average, equals X
     but for two seeds far off and one exact: X's lead over Z holds 0, so nothing is named."""
     shift = _values(8) + [(r, s, "Y", v + 0.05, tr) for r, s, _, v, tr in _values(8)]
-    z = [(r, s, "Z", tr + (0.5 if s < 2 else 0.0 if s == 2 else v - tr), tr)
-         for r, s, _, v, tr in _values(8)]  # fmt: skip
+    z = [
+        (r, s, "Z", tr + (0.5 if s < 2 else 0.0 if s == 2 else v - tr), tr)
+        for r, s, _, v, tr in _values(8)
+    ]
     families = {**FAMILIES, "Z": "weighting"}
-    board, pairs = scoreboard(_scored(shift), NO_REPLICATES, truth="gt", families=families,
-                              plan=_plan(8))  # fmt: skip
+    board, pairs = scoreboard(
+        _scored(shift), NO_REPLICATES, truth="gt", families=families, plan=_plan(8)
+    )
     assert verdict(board, pairs, _separation(True)).count("Best row: X") == 1
-    board, pairs = scoreboard(_scored(shift + z), NO_REPLICATES, truth="gt", families=families,
-                              plan=_plan(8))  # fmt: skip
+    board, pairs = scoreboard(
+        _scored(shift + z), NO_REPLICATES, truth="gt", families=families, plan=_plan(8)
+    )
     rmse = board.set_index("testset")["rmse"]
     assert rmse["X"] < rmse["Y"] < rmse["Z"]
     line = verdict(board, pairs, _separation(True))
@@ -228,23 +268,26 @@ def test_centred_rmse_and_constant_said_plainly():
     RMSE 0 (it tells the models apart). Z ranks them backwards: centred RMSE above CONSTANT's
     RMSE, no information about differences."""
     offset = [(r, s, "Y", TRUTHS[r] + 0.3, TRUTHS[r]) for s in range(6) for r in TRUTHS]
-    board, pairs = scoreboard(_scored(offset), NO_REPLICATES, truth="gt", families=FAMILIES,
-                              plan=_plan(6))  # fmt: skip
+    board, pairs = scoreboard(
+        _scored(offset), NO_REPLICATES, truth="gt", families=FAMILIES, plan=_plan(6)
+    )
     y = board.set_index("testset").loc["Y"]
     assert y["crmse"] == pytest.approx(0.0, abs=1e-12) and y["rmse"] == pytest.approx(0.3)
     line = verdict(board, pairs, _separation(True))
     assert "The lowest RMSE, Y's, is worse than CONSTANT's" in line
     assert "tells the models apart better than a constant" in line
     backwards = [(r, s, "Y", 0.4 - TRUTHS[r], TRUTHS[r]) for s in range(6) for r in TRUTHS]
-    board, pairs = scoreboard(_scored(backwards), NO_REPLICATES, truth="gt", families=FAMILIES,
-                              plan=_plan(6))  # fmt: skip
+    board, pairs = scoreboard(
+        _scored(backwards), NO_REPLICATES, truth="gt", families=FAMILIES, plan=_plan(6)
+    )
     line = verdict(board, pairs, _separation(True))
     assert "carries no information about differences between the models" in line
 
 
 def test_only_like_is_scored_like_and_true_is_the_truth():
-    scored = pd.concat([_scored(_values(5), TRUE), _scored(_values(5), TRUE).assign(
-        metric="hitrate")])  # fmt: skip
+    scored = pd.concat(
+        [_scored(_values(5), TRUE), _scored(_values(5), TRUE).assign(metric="hitrate")]
+    )
     assert truth_of(scored["testset"]) == TRUE
     board, _ = scoreboard(scored, NO_REPLICATES, truth=TRUE, families=FAMILIES, plan=_plan(5))
     assert set(board["metric"]) == {"recall"} and set(board["truth"]) == {TRUE}
@@ -252,11 +295,25 @@ def test_only_like_is_scored_like_and_true_is_the_truth():
 
 
 def test_gt_halves_with_its_spearman_brown_value():
-    reliability = pd.DataFrame({"seed": range(5), "metric": "recall", "k": np.int16(10),
-                                "tau": 0.5, "tau_full": 0.62, "n_splits": 1000,
-                                "n_recommenders": 3})  # fmt: skip
-    board, pairs = scoreboard(_scored(_values(5)), NO_REPLICATES, truth="gt", families=FAMILIES,
-                              plan=_plan(5), reliability=reliability)  # fmt: skip
+    reliability = pd.DataFrame(
+        {
+            "seed": range(5),
+            "metric": "recall",
+            "k": np.int16(10),
+            "tau": 0.5,
+            "tau_full": 0.62,
+            "n_splits": 1000,
+            "n_recommenders": 3,
+        }
+    )
+    board, pairs = scoreboard(
+        _scored(_values(5)),
+        NO_REPLICATES,
+        truth="gt",
+        families=FAMILIES,
+        plan=_plan(5),
+        reliability=reliability,
+    )
     halves = board[board["testset"] == GT_HALVES].iloc[0]
     assert halves["tau"] == pytest.approx(0.5) and halves["tau_full"] == pytest.approx(0.62)
     assert np.isnan(halves["rmse"]) and halves["family"] == "baseline"
@@ -266,12 +323,14 @@ def test_gt_halves_with_its_spearman_brown_value():
 
 def test_flags_travel_with_the_row_name_and_names_are_inert():
     assert row_label("SNIPS_WTD", {"SNIPS_WTD": "heavy_tail"}) == (
-        "SNIPS_WTD (κ heavy-tailed weights)")  # fmt: skip
+        "SNIPS_WTD (κ heavy-tailed weights)"
+    )
     evil = "<b>x</b>"
     values = [(r, s, evil, TRUTHS[r] + 0.01, TRUTHS[r]) for s in range(6) for r in TRUTHS]
     values += [(r, s, "Y", TRUTHS[r] + 0.2, TRUTHS[r]) for s in range(6) for r in TRUTHS]
-    board, pairs = scoreboard(_scored(values), NO_REPLICATES, truth="gt", families=FAMILIES,
-                              plan=_plan(6))  # fmt: skip
+    board, pairs = scoreboard(
+        _scored(values), NO_REPLICATES, truth="gt", families=FAMILIES, plan=_plan(6)
+    )
     line = verdict(board, pairs, _separation(True), flags={evil: "heavy_tail,out_of_range"})
     assert "<b>" not in line and "&lt;b&gt;x&lt;/b&gt; (κ heavy-tailed weights, ⇅ values" in line
     text = scoreboard_markdown(board, pairs, "<i>d</i>", _separation(True))
@@ -283,10 +342,14 @@ def test_accuracy_figure_draws_no_whisker_without_an_interval():
 
     summary = pd.DataFrame({"metric": "recall", "k": [10, 10], "testset": ["gt", "X"]})
     for n_seeds, whiskers in ((4, False), (6, True)):
-        board, _ = scoreboard(_scored(_values(n_seeds)), NO_REPLICATES, truth="gt",
-                              families=FAMILIES, plan=_plan(n_seeds))  # fmt: skip
-        fig = e1_figures.draw("accuracy", {"estimator_accuracy": board, "summary": summary},
-                              "toy")  # fmt: skip
+        board, _ = scoreboard(
+            _scored(_values(n_seeds)),
+            NO_REPLICATES,
+            truth="gt",
+            families=FAMILIES,
+            plan=_plan(n_seeds),
+        )
+        fig = e1_figures.draw("accuracy", {"estimator_accuracy": board, "summary": summary}, "toy")
         assert len([ax for ax in fig.axes if ax.get_visible() and ax.axison]) == 5
         segments = [seg for c in fig.axes[0].collections for seg in c.get_segments()]
         drawn = [seg for seg in segments if seg.size and np.isfinite(seg).all()]
@@ -339,10 +402,16 @@ def test_an_interval_over_independent_draws_holds_a_fresh_study_at_the_two_means
     hits = []
     for b in range(200):
         first, fresh = _study(rng), _study(rng)
-        board, _ = scoreboard(first, NO_REPLICATES, truth="gt", families=FAMILIES,
-                              plan=_plan(10, resamples=400, seed=b))  # fmt: skip
-        again, _ = scoreboard(fresh, NO_REPLICATES, truth="gt", families=FAMILIES,
-                              plan=_plan(10, resamples=1, seed=b))  # fmt: skip
+        board, _ = scoreboard(
+            first,
+            NO_REPLICATES,
+            truth="gt",
+            families=FAMILIES,
+            plan=_plan(10, resamples=400, seed=b),
+        )
+        again, _ = scoreboard(
+            fresh, NO_REPLICATES, truth="gt", families=FAMILIES, plan=_plan(10, resamples=1, seed=b)
+        )
         x, y = board.iloc[0], again.iloc[0]
         hits.append(x["rmse_low"] <= y["rmse"] <= x["rmse_high"])
     assert 0.77 <= np.mean(hits) <= 0.89, np.mean(hits)
@@ -356,16 +425,14 @@ def test_a_row_that_cannot_be_scored_says_why():
     scored = _scored(values + empty)
     scored.loc[scored["testset"] == "Y", "n_users"] = 0
     families = {"gt": "MAR sample", "Y": "resampling", "X": "weighting", "Z": "weighting"}
-    board, pairs = scoreboard(scored, NO_REPLICATES, truth="gt", families=families,
-                              plan=_plan(6))  # fmt: skip
+    board, pairs = scoreboard(scored, NO_REPLICATES, truth="gt", families=families, plan=_plan(6))
     assert list(board["testset"]) == ["Y", "X", "Z", CONSTANT]
     by = board.set_index("testset")
     assert by.loc["Y", "n_seeds"] == 6 and by.loc["Z", "n_seeds"] == 0
     assert "no user has both" in unscored_reason(by.loc["Y"])
     assert "no seed computed it" in unscored_reason(by.loc["Z"])
     nan_users = _scored(values + empty)  # users, but no finite value
-    board, _ = scoreboard(nan_users, NO_REPLICATES, truth="gt", families=families,
-                          plan=_plan(6))  # fmt: skip
+    board, _ = scoreboard(nan_users, NO_REPLICATES, truth="gt", families=families, plan=_plan(6))
     assert "not finite" in unscored_reason(board.set_index("testset").loc["Y"])
     md = scoreboard_markdown(board, pairs, "synthetic")
     assert "- Y has no value: its per-user values are not finite" in md

@@ -26,11 +26,18 @@ def test_common_means_average_a_row_and_its_truth_over_the_same_users():
     are 1-3, and the row and the truth are both averaged over them; the truth's own row is
     over all its users."""
     row = BlockValues(np.arange(5, dtype=np.int32), np.array([[0.0, 0.1, 0.2, 0.3, 0.4]]), BLOCK)
-    truth = BlockValues(np.arange(1, 6, dtype=np.int32), np.array([[1.0, 2.0, 3.0, 4.0, 5.0]]),
-                        BLOCK)  # fmt: skip
-    arena, reps = common_means({"A": {"X": row, "gt": truth}}, {"A": truth}, seed=3,
-                               heldout_users=np.arange(4), n_users=6, truth_name="gt",
-                               resamples=200)  # fmt: skip
+    truth = BlockValues(
+        np.arange(1, 6, dtype=np.int32), np.array([[1.0, 2.0, 3.0, 4.0, 5.0]]), BLOCK
+    )
+    arena, reps = common_means(
+        {"A": {"X": row, "gt": truth}},
+        {"A": truth},
+        seed=3,
+        heldout_users=np.arange(4),
+        n_users=6,
+        truth_name="gt",
+        resamples=200,
+    )
     assert arena["testset"].tolist() == ["X", "gt"]
     x, own = arena.iloc[0], arena.iloc[1]
     assert x["value"] == pytest.approx(0.2) and x["truth"] == pytest.approx(2.0)
@@ -51,9 +58,18 @@ def test_user_resamples_are_the_same_in_every_seed():
     rng = np.random.default_rng(0)
     values = BlockValues(np.arange(50, dtype=np.int32), rng.random((1, 50)), BLOCK)
     truth = BlockValues(np.arange(50, dtype=np.int32), rng.random((1, 50)), BLOCK)
-    runs = [common_means({"A": {"X": values}}, {"A": truth}, seed=seed,
-                         heldout_users=np.arange(50), n_users=50, truth_name="gt",
-                         resamples=100)[1] for seed in (0, 7)]  # fmt: skip
+    runs = [
+        common_means(
+            {"A": {"X": values}},
+            {"A": truth},
+            seed=seed,
+            heldout_users=np.arange(50),
+            n_users=50,
+            truth_name="gt",
+            resamples=100,
+        )[1]
+        for seed in (0, 7)
+    ]
     assert np.array_equal(runs[0]["value"], runs[1]["value"])
     assert not np.allclose(runs[0]["value"], runs[0]["value"].iloc[0])
 
@@ -100,8 +116,10 @@ def test_truth_tests_are_paired_t_tests():
     rng = np.random.default_rng(2)
     users = np.arange(30, dtype=np.int32)
     a, b = rng.random(30), rng.random(30)
-    out = truth_tests({"A": BlockValues(users, a[None, :], BLOCK),
-                       "B": BlockValues(users, b[None, :], BLOCK)}, seed=4)  # fmt: skip
+    out = truth_tests(
+        {"A": BlockValues(users, a[None, :], BLOCK), "B": BlockValues(users, b[None, :], BLOCK)},
+        seed=4,
+    )
     row = out.iloc[0]
     assert (row["recommender_a"], row["recommender_b"], row["seed"]) == ("A", "B", 4)
     assert row["p_value"] == pytest.approx(ttest_rel(a, b).pvalue)
@@ -111,9 +129,18 @@ def test_truth_tests_are_paired_t_tests():
 def _tests(rows):
     return pd.DataFrame(
         [(s, "recall", 10, a, b, 100, d, np.nan, p) for s, a, b, d, p in rows],
-        columns=["seed", "metric", "k", "recommender_a", "recommender_b", "n_users",
-                 "mean_diff", "t", "p_value"],
-    ).astype({"k": np.int16})  # fmt: skip
+        columns=[
+            "seed",
+            "metric",
+            "k",
+            "recommender_a",
+            "recommender_b",
+            "n_users",
+            "mean_diff",
+            "t",
+            "p_value",
+        ],
+    ).astype({"k": np.int16})
 
 
 def test_stouffer_pools_independent_draws_and_holm_corrects():
@@ -138,8 +165,9 @@ def test_fixed_data_separation_by_the_two_level_bootstrap():
     holds its sign under the users' resamples."""
     tests = _tests([(s, "A", "B", 0.01, 1e-10) for s in range(2)])
     reps = 100
-    plan = ResamplingPlan.of(2, draws="fixed", resamples=1000, user_resamples=reps,
-                             rng=np.random.default_rng(0))  # fmt: skip
+    plan = ResamplingPlan.of(
+        2, draws="fixed", resamples=1000, user_resamples=reps, rng=np.random.default_rng(0)
+    )
     rng = np.random.default_rng(1)
     for spread, separated in ((0.001, True), (0.05, False)):
         shared = rng.normal(0, spread, reps)  # the users' resample, the same in both seeds
@@ -151,8 +179,13 @@ def test_fixed_data_separation_by_the_two_level_bootstrap():
         columns = ["seed", "recommender", "metric", "k", "value"]
         means = pd.DataFrame(observed, columns=columns).astype({"k": np.int16})
         replicates = pd.DataFrame(resampled, columns=["seed", "replicate", *columns[1:]])
-        out = truth_separation(tests, truth="gt", plan=plan, truth_means=means,
-                               truth_replicates=replicates.astype({"k": np.int16}))  # fmt: skip
+        out = truth_separation(
+            tests,
+            truth="gt",
+            plan=plan,
+            truth_means=means,
+            truth_replicates=replicates.astype({"k": np.int16}),
+        )
         assert out.loc[0, "method"] == "bootstrap"
         assert bool(out.loc[0, "separated"]) is separated
         assert out.loc[0, "leader"] == "A" and out.loc[0, "mean_diff"] == pytest.approx(0.01)

@@ -183,12 +183,20 @@ def test_true_on_a_hand_built_block(tiny_block: Path) -> None:
     )
     # user 0 (u10): candidates j2..j4, relevant {j3}; user 1 (u12): j1..j3 (5.0 is not above
     # 5.0), relevant {j2}; user 2 (u13): j1, j2, j4, relevant {j2}
-    recs = pd.DataFrame({"user": [0, 0, 1, 1, 2, 2], "item": [2, 1, 0, 2, 0, 3],
-                         "rank": [1, 2, 1, 2, 1, 2]})  # fmt: skip
+    recs = pd.DataFrame(
+        {"user": [0, 0, 1, 1, 2, 2], "item": [2, 1, 0, 2, 0, 3], "rank": [1, 2, 1, 2, 1, 2]}
+    )
     table, per_user = truth_step(
-        split, {"M": recs}, rating_rows=rows, raw_users=np.arange(3), raw_items=np.arange(4),
-        seed=0, ks=[1, 2], metrics=["recall", "precision"], positive_threshold=5.0,
-    )  # fmt: skip
+        split,
+        {"M": recs},
+        rating_rows=rows,
+        raw_users=np.arange(3),
+        raw_items=np.arange(4),
+        seed=0,
+        ks=[1, 2],
+        metrics=["recall", "precision"],
+        positive_threshold=5.0,
+    )
     got = table.set_index(["metric", "k"])["value"]
     assert got.loc[("recall", 1)] == pytest.approx(1 / 3)  # only u10's first item is relevant
     assert got.loc[("recall", 2)] == pytest.approx(1 / 3)
@@ -220,11 +228,13 @@ def test_e1_runs_on_semi_real_jester_in_process(monkeypatch, tmp_path: Path) -> 
     config = {
         "seeds": 2,
         "e1": {
-            "ks": [10], "metrics": ["recall"], "tuning": {"metric": "recall", "k": 10},
+            "ks": [10],
+            "metrics": ["recall"],
+            "tuning": {"metric": "recall", "k": 10},
             "recommenders": {"Random": {"algorithm": "random"}, "PosPop": {"algorithm": "pospop"}},
             "kendall_exclude": ["Random"],
         },
-    }  # fmt: skip
+    }
     out = api.run_e1("jester5k-semi", config)
     metrics = out["metrics"]
     true = metrics[metrics["testset"] == "TRUE"]
@@ -246,13 +256,21 @@ def test_the_block_is_e5s_fully_exposed_data(tiny_block: Path) -> None:
     assert len(inter) == 12 and set(inter["part"]) == {"full"}
     assert users["raw_user"].tolist() == [10, 12, 13] and items["raw_item"].tolist() == [1, 2, 3, 4]
     wide = inter.pivot(index="user", columns="item", values="rating").to_numpy()
-    assert np.array_equal(wide, [[7.0, -2.0, 6.5, 0.0], [5.0, 5.5, -8.0, 8.25],
-                                 [-3.0, 9.5, 6.0, 1.0]])  # fmt: skip
-    block = FullBlock(np.arange(6.0).reshape(2, 3), np.array([4, 9]), np.array([2, 5, 7]),
-                      JESTER_SCALE)  # fmt: skip
+    assert np.array_equal(
+        wide, [[7.0, -2.0, 6.5, 0.0], [5.0, 5.5, -8.0, 8.25], [-3.0, 9.5, 6.0, 1.0]]
+    )
+    block = FullBlock(
+        np.arange(6.0).reshape(2, 3), np.array([4, 9]), np.array([2, 5, 7]), JESTER_SCALE
+    )
     pairs, users, items = block_frames(block)
-    assert pairs[["user", "item"]].to_numpy().tolist() == [[0, 0], [0, 1], [0, 2], [1, 0],
-                                                           [1, 1], [1, 2]]  # fmt: skip
+    assert pairs[["user", "item"]].to_numpy().tolist() == [
+        [0, 0],
+        [0, 1],
+        [0, 2],
+        [1, 0],
+        [1, 1],
+        [1, 2],
+    ]
     assert pairs["rating"].tolist() == [0, 1, 2, 3, 4, 5]
     assert users["raw_user"].tolist() == [4, 9] and items["raw_item"].tolist() == [2, 5, 7]
 
@@ -268,8 +286,11 @@ def test_e5_runs_on_jester5ks_block_with_tau_intervals(monkeypatch, tmp_path: Pa
     from debiaseval import api
 
     monkeypatch.setenv("DEBIASEVAL_DATA", str(tmp_path / "cache"))
-    models = {"random": {"algorithm": "random"}, "pospop": {"algorithm": "pospop"},
-              "userknn": {"algorithm": "userknn", "grid": {"k": [5, 50]}}}  # fmt: skip
+    models = {
+        "random": {"algorithm": "random"},
+        "pospop": {"algorithm": "pospop"},
+        "userknn": {"algorithm": "userknn", "grid": {"k": [5, 50]}},
+    }
     out = api.run_e5("jester5k", {"seeds": 5, "e5": {"ks": [5, 10], "models": models}})
     agreement = out["agreement"]
     assert set(agreement["reference"]) == {"true_recall"} and len(agreement) == 4

@@ -93,32 +93,49 @@ def test_gamma_star_edges():
 
 
 def test_tables_of_a_seed_and_over_seeds():
-    heldout = pd.DataFrame({"user": [0, 0, 1, 1, 2], "item": [0, 1, 0, 2, 1],
-                            "rating": [5.0, 5.0, 4.0, 5.0, 5.0]})  # fmt: skip
-    held = prepare("snips", heldout, np.array([0.5, 0.25, 0.5, 0.2, 0.4]), n_users=3,
-                   positive_threshold=3.0)  # fmt: skip
+    heldout = pd.DataFrame(
+        {"user": [0, 0, 1, 1, 2], "item": [0, 1, 0, 2, 1], "rating": [5.0, 5.0, 4.0, 5.0, 5.0]}
+    )
+    held = prepare(
+        "snips", heldout, np.array([0.5, 0.25, 0.5, 0.2, 0.4]), n_users=3, positive_threshold=3.0
+    )
     ranks = {"A": np.array([1, 0, 2, 0, 1]), "B": np.array([0, 1, 0, 0, 0])}
-    table = sensitivity_table(held, ranks, estimator="S", blocks=[("recall", 2)],
-                              gammas=[1.0, 2.0])  # fmt: skip
+    table = sensitivity_table(held, ranks, estimator="S", blocks=[("recall", 2)], gammas=[1.0, 2.0])
     assert table["gamma"].tolist() == [1.0, 2.0, 1.0, 2.0]
     one = table[(table["recommender"] == "A") & (table["gamma"] == 1.0)].iloc[0]
     # A's SNIPS recall: user 0 (w 2 hit, 4 miss) 1/3, user 1 (w 2 hit, 5 miss) 2/7, user 2: 1
     assert one["low"] == pytest.approx((1 / 3 + 2 / 7 + 1) / 3) == one["high"]
     two = table[(table["recommender"] == "A") & (table["gamma"] == 2.0)].iloc[0]
     assert two["low"] < one["low"] < two["high"]
-    stars = gamma_stars(held, ranks, blocks=[("recall", 2)], resamples=50,
-                        rng=np.random.default_rng(0))  # fmt: skip
+    stars = gamma_stars(
+        held, ranks, blocks=[("recall", 2)], resamples=50, rng=np.random.default_rng(0)
+    )
     assert len(stars) == 1 and stars["gamma_star"].iloc[0] >= 1 and stars["leader"].iloc[0] == 1
     # no resamples, no sampling-aware Γ*
     assert gamma_stars(held, ranks, blocks=[("recall", 2)])["gamma_star"].isna().all()
-    seeds = pd.DataFrame({
-        "testset": "S", "metric": "recall", "k": 2, "recommender_a": "A", "recommender_b": "B",
-        "seed": [0, 1, 2], "mean_diff": [0.2, 0.1, -0.05], "gamma_star": [3.0, 2.0, 1.5],
-        "gamma_leader": ["A", "A", "B"],
-    })  # fmt: skip
-    agreement = pd.DataFrame({"testset": ["S"], "metric": ["recall"], "k": [2],
-                              "recommender_a": ["A"], "recommender_b": ["B"],
-                              "mean_diff": [0.25 / 3]})  # fmt: skip
+    seeds = pd.DataFrame(
+        {
+            "testset": "S",
+            "metric": "recall",
+            "k": 2,
+            "recommender_a": "A",
+            "recommender_b": "B",
+            "seed": [0, 1, 2],
+            "mean_diff": [0.2, 0.1, -0.05],
+            "gamma_star": [3.0, 2.0, 1.5],
+            "gamma_leader": ["A", "A", "B"],
+        }
+    )
+    agreement = pd.DataFrame(
+        {
+            "testset": ["S"],
+            "metric": ["recall"],
+            "k": [2],
+            "recommender_a": ["A"],
+            "recommender_b": ["B"],
+            "mean_diff": [0.25 / 3],
+        }
+    )
     # the seed whose leader is the other one counts as Γ* = 1: median of 3, 2, 1
     over = gamma_star_over_seeds(seeds, agreement)
     assert over["gamma_star"].tolist() == [2.0] and over["gamma_leader"].tolist() == ["A"]
@@ -134,14 +151,21 @@ def test_the_seed_tables_group_only_the_listed_pairs_and_agree_with_the_general_
 
     rng = np.random.default_rng(5)
     n_users, n_pairs, k = 40, 600, 5
-    heldout = pd.DataFrame({"user": np.sort(rng.integers(0, n_users, n_pairs)),
-                            "item": rng.permutation(n_pairs),
-                            "rating": rng.choice([1.0, 5.0], n_pairs, p=[0.3, 0.7])})  # fmt: skip
-    held = prepare("snips", heldout, rng.uniform(0.01, 0.5, n_pairs), n_users=n_users,
-                   positive_threshold=3.0)  # fmt: skip
+    heldout = pd.DataFrame(
+        {
+            "user": np.sort(rng.integers(0, n_users, n_pairs)),
+            "item": rng.permutation(n_pairs),
+            "rating": rng.choice([1.0, 5.0], n_pairs, p=[0.3, 0.7]),
+        }
+    )
+    held = prepare(
+        "snips", heldout, rng.uniform(0.01, 0.5, n_pairs), n_users=n_users, positive_threshold=3.0
+    )
     # A lists more pairs: A ahead of B and C beyond Γ = 1, B and C not separated
-    ranks = {name: np.where(rng.random(n_pairs) < share, rng.integers(1, 9, n_pairs), 0)
-             for name, share in (("A", 0.6), ("B", 0.3), ("C", 0.25))}  # fmt: skip
+    ranks = {
+        name: np.where(rng.random(n_pairs) < share, rng.integers(1, 9, n_pairs), 0)
+        for name, share in (("A", 0.6), ("B", 0.3), ("C", 0.25))
+    }
     table = sensitivity_table(held, ranks, estimator="S", blocks=[(metric, k)], gammas=[2.0])
     keep = member(held.users, held.evaluated, n_users) & (held.labels > 0)
     users, w = held.users[keep], held.weights[keep]
@@ -149,8 +173,9 @@ def test_the_seed_tables_group_only_the_listed_pairs_and_agree_with_the_general_
         _, low, high = bounds(users, gain_of(metric, rank[keep], k), w, 2.0)
         row = table[table["recommender"] == rec].iloc[0]
         assert row["low"] == pytest.approx(low.mean()) and row["high"] == pytest.approx(high.mean())
-    stars = gamma_stars(held, ranks, blocks=[(metric, k)], resamples=200,
-                        rng=np.random.default_rng(9))  # fmt: skip
+    stars = gamma_stars(
+        held, ranks, blocks=[(metric, k)], resamples=200, rng=np.random.default_rng(9)
+    )
 
     def gain(rec):
         return gain_of(metric, ranks[rec][keep], k)
@@ -162,8 +187,10 @@ def test_the_seed_tables_group_only_the_listed_pairs_and_agree_with_the_general_
         listed |= (rank[keep] >= 1) & (rank[keep] <= k)
     kept = np.unique(users[listed])
     draws = Resamples.draw(np.random.default_rng(9), 200, kept, np.unique(users).size - kept.size)
-    expected = [gamma_star(users, gain(a) - gain(b), w, draws=draws)
-                for a, b in (("A", "B"), ("A", "C"), ("B", "C"))]  # fmt: skip
+    expected = [
+        gamma_star(users, gain(a) - gain(b), w, draws=draws)
+        for a, b in (("A", "B"), ("A", "C"), ("B", "C"))
+    ]
     np.testing.assert_allclose(stars["gamma_star"], [e.gamma for e in expected], rtol=1e-4)
     assert (stars["gamma_star"] > 1).sum() == 2 and stars["gamma_star"].iloc[2] == 1.0
     assert stars["leader"].tolist() == [e.leader for e in expected]

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from test_plugins import MY_POP, _install
 
+from debiaseval.io.source_hash import import_closure, source_digest, sources_hash
 from debiaseval.recommenders.registry import (
     PLUGIN_PATHS_ENV,
     add_plugin_paths,
     plugin_source_hash,
     resolve_recommender,
 )
-from debiaseval.recommenders.source_hash import import_closure, source_digest, sources_hash
 
 # MyPop whose counts come from a helper package of one's own, reached by every form of import.
 PLUGIN = '''
@@ -69,9 +69,15 @@ FILES = {
 }
 
 CLOSURE = [
-    "own_by_name", "own_helpers", "own_helpers.counts", "own_helpers.scale", "own_helpers.util",
-    "own_lazy", "own_namespace.part", "own_plugin",
-]  # fmt: skip
+    "own_by_name",
+    "own_helpers",
+    "own_helpers.counts",
+    "own_helpers.scale",
+    "own_helpers.util",
+    "own_lazy",
+    "own_namespace.part",
+    "own_plugin",
+]
 
 
 @pytest.fixture
@@ -189,10 +195,16 @@ def test_an_installed_plugin_covers_its_own_package_not_other_installed_ones(tmp
     source = MY_POP.replace(
         "import numpy as np\n", "import numpy as np\nimport otherlib\n\nfrom . import helper\n"
     )
-    _install(site, "tinyplug", "tinyplug_placeholder", "", """
+    _install(
+        site,
+        "tinyplug",
+        "tinyplug_placeholder",
+        "",
+        """
         [debiaseval.recommenders]
         tinypop = tinyplug:MyPop
-    """)  # fmt: skip
+    """,
+    )
     (site / "tinyplug").mkdir()
     (site / "tinyplug/__init__.py").write_text(textwrap.dedent(source))
     (site / "tinyplug/helper.py").write_text("H = 1\n")

@@ -102,6 +102,7 @@ def test_results_of_another_config_are_named_or_set_aside(tmp_path, monkeypatch)
         name = base64.urlsafe_b64encode(str(made).encode()).decode()
         Path(".snakemake/metadata").mkdir(parents=True, exist_ok=True)
         Path(".snakemake/metadata", name).write_text(json.dumps({"rule": "r", "input": []}))
+
     def is_output(path: str) -> bool:
         return path.rsplit("/", 1)[-1] in ("estimates.md", "estimates.parquet")
 
@@ -135,10 +136,24 @@ SMALL = {
     "synthetic": {"n_users": 60, "n_items": 80, "density": 0.1, "n_mar": 10, "rank": 4, "seed": 0},
 }
 TESTSETS = {"REG": {"strategy": "reg"}, "SKEW": {"strategy": "skew"}}
-A = {**SMALL, "seeds": 2, "e1": {"ks": [5], "testsets": TESTSETS, "recommenders": {
-    "Random": {"algorithm": "random"}, "PosPop": {"algorithm": "pospop"}}}}  # fmt: skip
-B = {**SMALL, "seeds": 1, "e1": {"ks": [5], "testsets": TESTSETS, "recommenders": {
-    "ItemKNN": {"algorithm": "itemknn", "grid": {"k": [5]}}}}}  # fmt: skip
+A = {
+    **SMALL,
+    "seeds": 2,
+    "e1": {
+        "ks": [5],
+        "testsets": TESTSETS,
+        "recommenders": {"Random": {"algorithm": "random"}, "PosPop": {"algorithm": "pospop"}},
+    },
+}
+B = {
+    **SMALL,
+    "seeds": 1,
+    "e1": {
+        "ks": [5],
+        "testsets": TESTSETS,
+        "recommenders": {"ItemKNN": {"algorithm": "itemknn", "grid": {"k": [5]}}},
+    },
+}
 
 
 def digests(folder: Path) -> dict[str, str]:
@@ -224,8 +239,9 @@ def test_another_file_of_the_same_name_is_refused_before_any_job(two_studies):
     workdir, _ = two_studies
     before = digests(workdir / "results/a")
     assert json.loads((workdir / "results/a/study.json").read_text()) == {
-        "study": "a", "configfile": "a.yaml"
-    }  # fmt: skip
+        "study": "a",
+        "configfile": "a.yaml",
+    }
     (workdir / "other").mkdir(exist_ok=True)
     (workdir / "other/a.yaml").write_text(yaml.safe_dump(B))
     for args in (("-n",), ("--cores", "2")):
@@ -279,8 +295,9 @@ def test_a_changed_config_names_its_keys_old_to_new_and_the_way_to_keep_both(tmp
     lines = notice.splitlines()
     assert lines[1] == "  e1.rho: 0.5 -> 0.4" and len(lines) == 3, notice
     assert f"study 's' ({folder / 'config.yaml'})" in lines[0]
-    assert lines[-1].endswith("to keep both studies, give this run a study of its own: "
-                              "--config study=NAME")  # fmt: skip
+    assert lines[-1].endswith(
+        "to keep both studies, give this run a study of its own: --config study=NAME"
+    )
 
 
 def test_adding_a_dataset_says_nothing_is_replaced_and_why_an_experiment_has_none(tmp_path):
@@ -299,8 +316,10 @@ def test_adding_a_dataset_says_nothing_is_replaced_and_why_an_experiment_has_non
     )
     swapped = {**validate_config({"datasets": ["coat"]}), "study": "default"}
     lines = config_notice(folder, "default", swapped).splitlines()
-    assert "  e3.datasets: [synthetic] -> [] (from datasets [coat]: none of them has what E3 " \
-        "needs, a full rating matrix with its observation model)" in lines  # fmt: skip
+    assert (
+        "  e3.datasets: [synthetic] -> [] (from datasets [coat]: none of them has what E3 "
+        "needs, a full rating matrix with its observation model)" in lines
+    )
     assert lines[-1] == (
         f"debiaseval: the jobs of the datasets added run and write beside the results in "
         f"{folder}/, replacing none; the results of the datasets left out stay in {folder}/ "
@@ -318,11 +337,18 @@ def test_a_big_change_is_a_few_short_lines(tmp_path):
     changed = {
         **config,
         "seeds": 7,
-        "e1": {**e1, "ks": [5, 10, 20], "rho": 1, "recommenders": {
-            **e1["recommenders"], "MF2": {**e1["recommenders"]["MF"], "grid": grid}}},
+        "e1": {
+            **e1,
+            "ks": [5, 10, 20],
+            "rho": 1,
+            "recommenders": {
+                **e1["recommenders"],
+                "MF2": {**e1["recommenders"]["MF"], "grid": grid},
+            },
+        },
         "e3": {**config["e3"], "n_draws": 3},
         "synthetic": {**config["synthetic"], "seed": 4},
-    }  # fmt: skip
+    }
     del changed["e1"]["tuning"]
     notice = config_notice(folder, "s", changed)
     lines = notice.splitlines()

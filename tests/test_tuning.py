@@ -62,9 +62,16 @@ def test_a_degenerate_point_is_never_selected(parts):
     grid = {"factors": [8], "alpha": [0.6, 0.06, 1e-5]}  # diverges, collapses, learns
     stop = EarlyStopping(max_epochs=30, eval_every=10, patience=1)
     selected, table = tune_recommender(
-        frames["train"], frames["val"], n_users=n_users, n_items=n_items, algorithm="mf",
-        params={}, grid=grid, early_stopping=stop, **COMMON,
-    )  # fmt: skip
+        frames["train"],
+        frames["val"],
+        n_users=n_users,
+        n_items=n_items,
+        algorithm="mf",
+        params={},
+        grid=grid,
+        early_stopping=stop,
+        **COMMON,
+    )
     assert table["status"].iloc[0].startswith("diverged"), table
     assert table["status"].iloc[1].startswith("collapsed"), table
     assert table["status"].iloc[2] == "ok" and table["selected"].iloc[2]
@@ -74,9 +81,12 @@ def test_a_degenerate_point_is_never_selected(parts):
 
 def test_no_usable_point_is_an_error_naming_every_reason():
     table = pd.DataFrame(
-        {"params": ['{"alpha": 1}', '{"alpha": 2}'], "value": [np.nan, np.nan],
-         "status": ["collapsed: x", "diverged: y"]}
-    )  # fmt: skip
+        {
+            "params": ['{"alpha": 1}', '{"alpha": 2}'],
+            "value": [np.nan, np.nan],
+            "status": ["collapsed: x", "diverged: y"],
+        }
+    )
     with pytest.raises(ValueError, match=r"no usable model in MF.*collapsed: x.*diverged: y"):
         select_point(table, "MF")
 
@@ -112,10 +122,15 @@ def test_early_stopping_keeps_the_epochs_where_val_peaks(parts, monkeypatch):
     monkeypatch.setitem(RECOMMENDERS, "peaking", PeakingRanker)
     matrix = rating_matrix(frames["train"], n_users, n_items)
     table, _ = tune_points(
-        matrix, val, [{"peak": 10}, {"peak": 25}], algorithm="peaking", params={"good": good},
-        depth=None, early_stopping=EarlyStopping(max_epochs=60, eval_every=5, patience=2),
+        matrix,
+        val,
+        [{"peak": 10}, {"peak": 25}],
+        algorithm="peaking",
+        params={"good": good},
+        depth=None,
+        early_stopping=EarlyStopping(max_epochs=60, eval_every=5, patience=2),
         **COMMON,
-    )  # fmt: skip
+    )
     assert table["epochs"].tolist() == [5, 5]  # the earliest of the equal best evaluations
     strict = EarlyStopping(max_epochs=60, eval_every=5, patience=2)
     model = PeakingRanker(peak=12, good=good).set_params(epochs=strict.max_epochs)
@@ -153,10 +168,15 @@ def test_early_stopping_stops_after_patience_and_returns_the_peak(parts, monkeyp
 
     monkeypatch.setattr(Ramp, "iter_epochs", counting)
     table, _ = tune_points(
-        rating_matrix(frames["train"], n_users, n_items), val, [{"peak": 15}], algorithm="ramp",
-        params={"good": good}, depth=None,
-        early_stopping=EarlyStopping(max_epochs=60, eval_every=5, patience=2), **COMMON,
-    )  # fmt: skip
+        rating_matrix(frames["train"], n_users, n_items),
+        val,
+        [{"peak": 15}],
+        algorithm="ramp",
+        params={"good": good},
+        depth=None,
+        early_stopping=EarlyStopping(max_epochs=60, eval_every=5, patience=2),
+        **COMMON,
+    )
     assert table["epochs"].iloc[0] == 15
     assert calls == [5, 10, 15, 20, 25]  # two evaluations without improvement, then stop
 

@@ -218,9 +218,12 @@ def test_comparison_pairs_values_by_user():
     users = np.arange(30)
     a = np.linspace(0.0, 1.0, 30)
     per_user = pd.DataFrame(
-        {"user": np.concatenate([users, users[::-1]]), "name": ["a"] * 30 + ["b"] * 30,
-         "value": np.concatenate([a, (a + 0.1)[::-1]])}
-    )  # fmt: skip
+        {
+            "user": np.concatenate([users, users[::-1]]),
+            "name": ["a"] * 30 + ["b"] * 30,
+            "value": np.concatenate([a, (a + 0.1)[::-1]]),
+        }
+    )
     wide = per_user.pivot(index="user", columns="name", values="value")
     table = compare_recommenders(wide.to_numpy(), list(wide.columns))
     assert table["p_value"].iloc[0] == 0.0 and table["mean_diff"].iloc[0] == pytest.approx(-0.1)
@@ -235,24 +238,38 @@ def test_identical_recommenders_have_p_one_and_holm_spans_every_pair():
     values[:, 1] = values[:, 0]
     table = compare_recommenders(values, ["x", "y", "z"])
     assert list(zip(table["recommender_a"], table["recommender_b"], strict=True)) == [
-        ("x", "y"), ("x", "z"), ("y", "z"),
-    ]  # fmt: skip
+        ("x", "y"),
+        ("x", "z"),
+        ("y", "z"),
+    ]
     assert table["p_value"].iloc[0] == 1.0
     np.testing.assert_allclose(table["p_holm"], holm(table["p_value"].to_numpy()))
 
 
 def test_seed_intervals_and_agreement_over_seeds():
     per_seed = pd.DataFrame(
-        {"recommender": "r", "testset": "gt", "seed": [0, 1, 2], "value": [1.0, 2.0, 3.0],
-         "boot_low": [0.5, 1.5, 2.5], "boot_high": [1.5, 2.5, 3.5]}
-    )  # fmt: skip
+        {
+            "recommender": "r",
+            "testset": "gt",
+            "seed": [0, 1, 2],
+            "value": [1.0, 2.0, 3.0],
+            "boot_low": [0.5, 1.5, 2.5],
+            "boot_high": [1.5, 2.5, 3.5],
+        }
+    )
     out = seed_intervals(per_seed, ["recommender", "testset"], level=0.95)
     assert out["ci_high"].iloc[0] == pytest.approx(2 + 4.302653 / np.sqrt(3), rel=1e-6)
     assert out["boot_low"].iloc[0] == 1.5 and out["boot_high"].iloc[0] == 2.5
     tests = pd.DataFrame(
-        {"seed": [0, 1, 2], "testset": "gt", "recommender_a": "a", "recommender_b": "b",
-         "mean_diff": [0.1, 0.2, -0.1], "p_holm": [0.01, 0.2, 0.001]}
-    )  # fmt: skip
+        {
+            "seed": [0, 1, 2],
+            "testset": "gt",
+            "recommender_a": "a",
+            "recommender_b": "b",
+            "mean_diff": [0.1, 0.2, -0.1],
+            "p_holm": [0.01, 0.2, 0.001],
+        }
+    )
     agree = agreement_over_seeds(tests, ["testset"], alpha=0.05).iloc[0]
     assert (agree["n_seeds"], agree["n_a_better"], agree["n_b_better"]) == (3, 1, 1)
     assert agree["max_p_holm"] == 0.2
@@ -275,14 +292,16 @@ def test_range_t_interval_matches_hand_computed_cases():
 
 
 def test_range_t_interval_boundary_cases_give_no_garbage(recwarn):
-    values = np.array([
-        [1.0, 1.0],  # every seed at the upper bound: [1, 1]
-        [0.0, 0.0],  # every seed at 0: [0, 0]
-        [0.9, 1.0],  # near the bound: inside (0, 1), however wide
-        [np.nan, 0.5],  # one seed: no interval
-        [-0.1, 0.05],  # a mean outside [0, 1]: no interval in the range can hold it
-        [np.nan, np.nan],  # nothing
-    ])  # fmt: skip
+    values = np.array(
+        [
+            [1.0, 1.0],  # every seed at the upper bound: [1, 1]
+            [0.0, 0.0],  # every seed at 0: [0, 0]
+            [0.9, 1.0],  # near the bound: inside (0, 1), however wide
+            [np.nan, 0.5],  # one seed: no interval
+            [-0.1, 0.05],  # a mean outside [0, 1]: no interval in the range can hold it
+            [np.nan, np.nan],  # nothing
+        ]
+    )
     mean, low, high = range_t_interval(values, lower=0.0, upper=1.0)
     assert low[:2].tolist() == [1.0, 0.0] and high[:2].tolist() == [1.0, 0.0]
     assert 0.0 < low[2] < mean[2] < high[2] < 1.0
@@ -323,11 +342,14 @@ def test_within_range_cuts_bootstrap_bounds_and_drops_an_estimate_outside():
 
 def test_seed_intervals_respect_each_metrics_range():
     per_seed = pd.DataFrame(
-        {"metric": ["hitrate"] * 2 + ["dcg"] * 2 + ["bias"] * 2, "seed": [0, 1] * 3,
-         "value": [0.97, 1.0, 0.1, 0.3, -0.2, 0.1],
-         "boot_low": [0.9, 0.95, 0.0, 0.1, -0.5, -0.1], "boot_high": [1.02, 1.04, 0.3, 0.5,
-                                                                       0.1, 0.3]}
-    )  # fmt: skip
+        {
+            "metric": ["hitrate"] * 2 + ["dcg"] * 2 + ["bias"] * 2,
+            "seed": [0, 1] * 3,
+            "value": [0.97, 1.0, 0.1, 0.3, -0.2, 0.1],
+            "boot_low": [0.9, 0.95, 0.0, 0.1, -0.5, -0.1],
+            "boot_high": [1.02, 1.04, 0.3, 0.5, 0.1, 0.3],
+        }
+    )
     out = seed_intervals(per_seed, ["metric"], level=0.95).set_index("metric")
     assert 0 < out.at["hitrate", "ci_low"] and out.at["hitrate", "ci_high"] < 1
     assert out.at["hitrate", "boot_high"] == 1.0  # the bootstrap bound cut to [0, 1]
@@ -341,9 +363,12 @@ def test_fewer_than_three_seeds_show_the_bootstrap_interval():
     assert interval_cell(0.5, 0.4, 0.6, 0.45, 0.55, 3) == "0.5000 [0.4000, 0.6000] ⟨0.4500, 0.5500⟩"
     assert interval_cell(0.5, np.nan, np.nan, np.nan, np.nan, 1) == "0.5000"
     low, high = shown_interval(
-        np.array([0.1, 0.4]), np.array([0.9, 0.6]), np.array([0.45, 0.45]),
-        np.array([0.55, 0.55]), np.array([2, 3]),
-    )  # fmt: skip
+        np.array([0.1, 0.4]),
+        np.array([0.9, 0.6]),
+        np.array([0.45, 0.45]),
+        np.array([0.55, 0.55]),
+        np.array([2, 3]),
+    )
     assert low.tolist() == [0.45, 0.4] and high.tolist() == [0.55, 0.6]
 
 
@@ -357,18 +382,25 @@ def test_seed_intervals_of_another_column_with_given_bounds_and_nan_keys():
     plain = seed_intervals(pct.rename(columns={"pct": "value"}), ["key"], level=0.95)
     assert plain.at[0, "ci_low"] < -100  # unbounded: the plain t interval crosses -100%
     losses = pd.DataFrame(
-        {"metric": ["accuracy"] * 3 + ["precision@5"] * 3, "seed": [0, 1, 2] * 2,
-         "value": [0.9, 0.99, 0.95, 2.0, 4.5, 0.2]}
-    )  # fmt: skip
+        {
+            "metric": ["accuracy"] * 3 + ["precision@5"] * 3,
+            "seed": [0, 1, 2] * 2,
+            "value": [0.9, 0.99, 0.95, 2.0, 4.5, 0.2],
+        }
+    )
     ranges = {"accuracy": (0.0, 1.0), "precision@5": (0.0, np.inf)}
     out = seed_intervals(losses, ["metric"], level=0.95, bounds=ranges.__getitem__)
     out = out.set_index("metric")
     assert out.at["accuracy", "ci_high"] < 1 and out.at["precision@5", "ci_high"] > 1
     assert out.at["precision@5", "ci_low"] > 0
     nan_key = pd.DataFrame(
-        {"metric": "mse", "alpha": [np.nan] * 3 + [0.5] * 3, "seed": [0, 1, 2] * 2,
-         "value": [0.1, 0.5, 0.2, 1, 1.1, 1.2]}
-    )  # fmt: skip
+        {
+            "metric": "mse",
+            "alpha": [np.nan] * 3 + [0.5] * 3,
+            "seed": [0, 1, 2] * 2,
+            "value": [0.1, 0.5, 0.2, 1, 1.1, 1.2],
+        }
+    )
     out = seed_intervals(nan_key, ["metric", "alpha"], level=0.95)
     assert len(out) == 2 and out["alpha"].isna().sum() == 1 and (out["ci_low"] > 0).all()
 

@@ -157,8 +157,13 @@ def test_recall_estimates_drives_the_kernels_in_batches():
     np.testing.assert_allclose(one["ure"].to_numpy(), expected.ravel())
     means = mean_recall(one)
     assert list(means.columns) == [
-        "k", "true_recall", "traditional_recall", "ure", "n_users_true", "n_users_exposed",
-    ]  # fmt: skip
+        "k",
+        "true_recall",
+        "traditional_recall",
+        "ure",
+        "n_users_true",
+        "n_users_exposed",
+    ]
     no_truth = recall_estimates(model, train, exposed, [3], positive_threshold=3)
     assert no_truth["true_recall"].isna().all()
 

@@ -38,18 +38,32 @@ def test_verdict_markdown_and_the_section_first_in_a_summary():
     assert v.verdict_entries(["A."]) == {"verdict": ["A."], "verdict_md": "## Verdict\n\n- A.\n"}
 
 
-def _seed_tests(pairs: dict[tuple[str, str], list[tuple[float, float]]],
-                scope: str = "user") -> pd.DataFrame:  # fmt: skip
+def _seed_tests(
+    pairs: dict[tuple[str, str], list[tuple[float, float]]], scope: str = "user"
+) -> pd.DataFrame:
     """Per-seed Wilcoxon rows (as ``wilcoxon_seeds.parquet``) of CLASSIC at Recall@10: per pair
     of strategies, one (two-sided p, mean difference a − b) per seed; the one-sided p-values
     follow the sign of the difference, as a symmetric test's do."""
     rows = [
-        {"method": "CLASSIC", "scope": scope, "metric": "recall", "k": 10, "strategy_a": a,
-         "strategy_b": b, "seed": seed, "statistic": 1.0, "p_value": p,
-         "p_greater": p / 2 if d > 0 else 1 - p / 2, "p_less": p / 2 if d < 0 else 1 - p / 2,
-         "n_users": 40, "mean_difference": d, "significant": p < 0.05}
-        for (a, b), seeds in pairs.items() for seed, (p, d) in enumerate(seeds)
-    ]  # fmt: skip
+        {
+            "method": "CLASSIC",
+            "scope": scope,
+            "metric": "recall",
+            "k": 10,
+            "strategy_a": a,
+            "strategy_b": b,
+            "seed": seed,
+            "statistic": 1.0,
+            "p_value": p,
+            "p_greater": p / 2 if d > 0 else 1 - p / 2,
+            "p_less": p / 2 if d < 0 else 1 - p / 2,
+            "n_users": 40,
+            "mean_difference": d,
+            "significant": p < 0.05,
+        }
+        for (a, b), seeds in pairs.items()
+        for seed, (p, d) in enumerate(seeds)
+    ]
     return pd.DataFrame(rows)
 
 
@@ -63,8 +77,13 @@ def _e2(pairs: dict[tuple[str, str], list[tuple[float, float]]]) -> list[str]:
 
 
 def test_e2_claims_a_direction_where_the_seeds_agree_in_sign():
-    out = _e2({("RND", "POP"): [(0.001, -0.04), (0.004, -0.06)], ("RND", "HP"): [(0.5, 0.01)] * 2,
-               ("POP", "HP"): [(0.7, 0.0), (0.9, 0.01)]})  # fmt: skip
+    out = _e2(
+        {
+            ("RND", "POP"): [(0.001, -0.04), (0.004, -0.06)],
+            ("RND", "HP"): [(0.5, 0.01)] * 2,
+            ("POP", "HP"): [(0.7, 0.0), (0.9, 0.01)],
+        }
+    )
     assert out[0].startswith("On d, CLASSIC, active users, Recall@10 over 2 seeds: 1 of 3 ")
     # combined p = 2 · 0.001 = 0.002; Holm over the block's 3 pairs: 0.006
     assert (
@@ -93,8 +112,10 @@ def test_e2_claims_no_direction_where_the_seeds_disagree():
     assert "rests on 15 Wilcoxon tests" in out[-1] and "1 of them have a combined p" in out[-1]
     # significant in both seeds, in opposite directions: they differ, no direction is claimed
     out = _e2({("RND", "POP"): [(0.002, 0.03), (0.001, -0.05)]})
-    assert "RND and POP differ (Holm-adjusted combined p = 0.002) but the seeds do not settle " \
-        "which gains more (RND ahead in 1 of 2 seeds" in out[0]  # fmt: skip
+    assert (
+        "RND and POP differ (Holm-adjusted combined p = 0.002) but the seeds do not settle "
+        "which gains more (RND ahead in 1 of 2 seeds" in out[0]
+    )
     assert "gains more than" not in out[0]
 
 
@@ -125,12 +146,24 @@ def _e3_draws(errors: dict[str, list[float]], seeds: int = 2) -> pd.DataFrame:
     """E3's draws at α = 0.25 with the known propensities on MAE (true value 1): per
     estimator, the error of each draw, the same in every seed and both matrices."""
     rows = [
-        {"seed": seed, "draw": draw, "propensity": "known", "alpha": 0.25, "mar_size": 0,
-         "matrix": matrix, "metric": "mae", "estimator": est, "value": 1.0 + error,
-         "true_value": 1.0, "n_observed": 50}
-        for seed in range(seeds) for matrix in ("ONES", "ROTATE")
-        for est, per_draw in errors.items() for draw, error in enumerate(per_draw)
-    ]  # fmt: skip
+        {
+            "seed": seed,
+            "draw": draw,
+            "propensity": "known",
+            "alpha": 0.25,
+            "mar_size": 0,
+            "matrix": matrix,
+            "metric": "mae",
+            "estimator": est,
+            "value": 1.0 + error,
+            "true_value": 1.0,
+            "n_observed": 50,
+        }
+        for seed in range(seeds)
+        for matrix in ("ONES", "ROTATE")
+        for est, per_draw in errors.items()
+        for draw, error in enumerate(per_draw)
+    ]
     return pd.DataFrame(rows)
 
 
@@ -143,14 +176,21 @@ def _e3(draws: pd.DataFrame) -> str:
 
 
 def test_e3_says_the_draws_and_names_the_closest_only_with_an_interval():
-    draws = _e3_draws({"naive": [0.5] * 5, "ips": [0.2, -0.3, 0.25, -0.2, 0.3],
-                       "snips": [0.05, -0.04, 0.06, -0.05, 0.04]})  # fmt: skip
+    draws = _e3_draws(
+        {
+            "naive": [0.5] * 5,
+            "ips": [0.2, -0.3, 0.25, -0.2, 0.3],
+            "snips": [0.05, -0.04, 0.06, -0.05, 0.04],
+        }
+    )
     out = _e3(draws)
     assert "over 2 seeds × 5 draws of O and 2 prediction matrices" in out
     assert out.index("SNIPS 0.0") < out.index("IPS 0.2") < out.index("Naive 0.5000")
     # IPS's squared error minus SNIPS's, per draw: 0.0375, 0.0884, 0.0589, 0.0375, 0.0884
-    gap = np.array([0.2**2 - 0.05**2, 0.3**2 - 0.04**2, 0.25**2 - 0.06**2, 0.2**2 - 0.05**2,
-                    0.3**2 - 0.04**2] * 2)  # fmt: skip
+    gap = np.array(
+        [0.2**2 - 0.05**2, 0.3**2 - 0.04**2, 0.25**2 - 0.06**2, 0.2**2 - 0.05**2, 0.3**2 - 0.04**2]
+        * 2
+    )
     mean, low, high, n = e3_gap(draws, metric="mae", alpha=0.25, best="snips", runner="ips")
     assert n == 10 and mean == pytest.approx(gap.mean()) and 0 < low < mean < high
     assert out.endswith(
@@ -163,8 +203,13 @@ def test_e3_says_the_draws_and_names_the_closest_only_with_an_interval():
 def test_e3_names_no_closest_when_a_worse_estimator_is_not_told_apart():
     # SNIPS leads IPS in every draw, but Naive, worse on average, is exact in 4 draws of 5:
     # SNIPS's lead over Naive holds 0, so nothing is named
-    draws = _e3_draws({"naive": [1.5, 0.0, 0.0, 0.0, 0.0], "ips": [0.2, -0.3, 0.25, -0.2, 0.3],
-                       "snips": [0.05, -0.04, 0.06, -0.05, 0.04]})  # fmt: skip
+    draws = _e3_draws(
+        {
+            "naive": [1.5, 0.0, 0.0, 0.0, 0.0],
+            "ips": [0.2, -0.3, 0.25, -0.2, 0.3],
+            "snips": [0.05, -0.04, 0.06, -0.05, 0.04],
+        }
+    )
     out = _e3(draws)
     assert out.index("SNIPS 0.0") < out.index("IPS 0.2") < out.index("Naive 0.6")
     assert "comes closest" not in out
@@ -173,12 +218,17 @@ def test_e3_names_no_closest_when_a_worse_estimator_is_not_told_apart():
 
 def test_e3_says_two_estimators_are_not_told_apart():
     # SNIPS ahead in RMSE by a hair, IPS closer in half the draws: the interval holds 0
-    draws = _e3_draws({"naive": [0.5] * 4, "ips": [0.1, -0.3, 0.1, -0.3],
-                       "snips": [0.3, -0.09, 0.3, -0.09]})  # fmt: skip
+    draws = _e3_draws(
+        {"naive": [0.5] * 4, "ips": [0.1, -0.3, 0.1, -0.3], "snips": [0.3, -0.09, 0.3, -0.09]}
+    )
     out = _e3(draws)
     assert "comes closest" not in out
-    assert "; SNIPS and IPS are not told apart: IPS's squared error, averaged over the matrices, " \
-        "minus SNIPS's is" in out and "an interval not above 0." in out  # fmt: skip
+    assert (
+        "; SNIPS and IPS are not told apart: IPS's squared error, averaged over the matrices, "
+        "minus SNIPS's is"
+        in out
+        and "an interval not above 0." in out
+    )
     # one seed of one draw: no interval, so no closest either
     out = _e3(_e3_draws({"ips": [0.3], "snips": [0.1]}, seeds=1))
     assert "over 1 seed × 1 draw of O" in out
@@ -188,21 +238,35 @@ def test_e3_says_two_estimators_are_not_told_apart():
 def _e4_summary(n_seeds: int, p_value: float = 0.03, flags=("", "")) -> pd.DataFrame:
     return pd.DataFrame(
         {
-            "model": ["MF-Naive", "MF-IPS"], "propensity": ["none", "known"], "metric": "mse",
-            "alpha": 0.25, "mar_size": np.nan, "mean": [2.8, 2.1], "sd": [0.1, 0.2],
-            "ci_low": [2.6, 1.8], "ci_high": [3.0, 2.5], "n_seeds": n_seeds,
-            "p_value": [np.nan, p_value], "flags": list(flags),
+            "model": ["MF-Naive", "MF-IPS"],
+            "propensity": ["none", "known"],
+            "metric": "mse",
+            "alpha": 0.25,
+            "mar_size": np.nan,
+            "mean": [2.8, 2.1],
+            "sd": [0.1, 0.2],
+            "ci_low": [2.6, 1.8],
+            "ci_high": [3.0, 2.5],
+            "n_seeds": n_seeds,
+            "p_value": [np.nan, p_value],
+            "flags": list(flags),
         }
-    )  # fmt: skip
+    )
 
 
 E4_TESTS = pd.DataFrame(
     {
-        "model": "MF-IPS", "propensity": "known", "metric": "mse", "alpha": 0.25,
-        "seed": [0, 1], "n_pairs": 100, "mean_diff": [-0.7, -0.6], "t": -5.0,
+        "model": "MF-IPS",
+        "propensity": "known",
+        "metric": "mse",
+        "alpha": 0.25,
+        "seed": [0, 1],
+        "n_pairs": 100,
+        "mean_diff": [-0.7, -0.6],
+        "t": -5.0,
         "p_value": [1e-4, 0.2],
     }
-)  # fmt: skip
+)
 
 
 def test_e4_verdict_compares_mf_ips_with_mf_naive_per_seed():
@@ -244,12 +308,16 @@ def test_e4_verdict_carries_the_grid_edge_flag():
 def test_e5_verdict_gives_tau_of_ure_and_of_recall():
     agreement = pd.DataFrame(
         {
-            "k": [5, 10, 5, 10], "estimator": ["traditional"] * 2 + ["ure"] * 2,
-            "reference": "true_recall", "kendall_tau": [0.4, np.nan, 1.0, 0.9],
-            "pearson_r": 0.5, "mean_bias": [0.1, 0.2, 0.0, -0.01], "n_models": 5,
+            "k": [5, 10, 5, 10],
+            "estimator": ["traditional"] * 2 + ["ure"] * 2,
+            "reference": "true_recall",
+            "kendall_tau": [0.4, np.nan, 1.0, 0.9],
+            "pearson_r": 0.5,
+            "mean_bias": [0.1, 0.2, 0.0, -0.01],
+            "n_models": 5,
             "flags": ["", "degenerate_k,constant", "", ""],
         }
-    )  # fmt: skip
+    )
     estimates = pd.DataFrame({"n_seeds": [3, 3]})
     out = e5_verdict(agreement, estimates, dataset="d")
     assert "by traditional recall against the true recall: 0.40 at K = 5" in out[0]
@@ -278,9 +346,15 @@ def _e6_tables(variants: list[tuple[int, str, int, float]], seeds=(0, 1), n_item
 
 def test_e6_verdict_gives_the_drift_per_p_and_leaves_out_every_item_free():
     scores, snapshots = _e6_tables(
-        [(0, "none", 0, 0.10), (2, "none", 0, 0.30), (0, "kl", 10, 0.10), (2, "kl", 10, 0.12),
-         (0, "kl", 80, 0.10), (2, "kl", 80, 0.10)]
-    )  # fmt: skip
+        [
+            (0, "none", 0, 0.10),
+            (2, "none", 0, 0.30),
+            (0, "kl", 10, 0.10),
+            (2, "kl", 10, 0.12),
+            (0, "kl", 80, 0.10),
+            (2, "kl", 80, 0.10),
+        ]
+    )
     (out,) = e6_verdict(scores, snapshots, dataset="d")
     assert "over 2 seeds, the constant recommender g1" in out and "from t0 to t2" in out
     assert out.index("unweighted: +0.2000") < out.index("KL weights with p = 10: +0.0200")
@@ -296,8 +370,9 @@ def test_e6_verdict_gives_the_drift_per_p_and_leaves_out_every_item_free():
 def test_e6_verdict_says_when_only_the_degenerate_weighting_ran():
     scores, snapshots = _e6_tables(
         [(0, "none", 0, 0.10), (2, "none", 0, 0.30), (0, "kl", 60, 0.10), (2, "kl", 60, 0.10)],
-        seeds=(0,), n_items=60,  # 60 items present at the last snapshot: p = 60 frees all
-    )  # fmt: skip
+        seeds=(0,),
+        n_items=60,  # 60 items present at the last snapshot: p = 60 frees all
+    )
     (out,) = e6_verdict(scores, snapshots, dataset="d")
     assert "shrink" not in out and "nothing here tests them" in out
     assert "p = 60 (every item) is left out" in out
@@ -306,7 +381,7 @@ def test_e6_verdict_says_when_only_the_degenerate_weighting_ran():
     # a weighting that does not shrink the drift in some seed says so
     scores, snapshots = _e6_tables(
         [(0, "none", 0, 0.10), (2, "none", 0, 0.30), (0, "kl", 10, 0.10), (2, "kl", 10, 0.35)]
-    )  # fmt: skip
+    )
     scores.loc[(scores["seed"] == 1) & (scores["p"] == 10) & (scores["t"] == 2), "score"] = 0.2
     (out,) = e6_verdict(scores, snapshots, dataset="d")
     assert "the weights shrink |drift| in 1 of 2 seeds at p = 10" in out
@@ -340,11 +415,20 @@ def test_seed_counts_read_as_english_for_one_seed_and_for_all():
 
     from debiaseval.experiments.e1.verdict import pair_sentences
 
-    pairs = pd.DataFrame({"recommender_a": ["MF", "Pop"], "recommender_b": ["Pop", "Rnd"],
-                          "n_a_better": [1, 0], "n_b_better": [0, 0], "mean_diff": [0.1, 0.0],
-                          "n_seeds": [1, 1]})  # fmt: skip
+    pairs = pd.DataFrame(
+        {
+            "recommender_a": ["MF", "Pop"],
+            "recommender_b": ["Pop", "Rnd"],
+            "n_a_better": [1, 0],
+            "n_b_better": [0, 0],
+            "mean_diff": [0.1, 0.0],
+            "n_seeds": [1, 1],
+        }
+    )
     text = pair_sentences(pairs, "Recall@10", 0.05)
-    assert "MF above Pop in its one seed (+0.1000 on average); no other pair differs in its " \
-        "one seed." in text  # fmt: skip
+    assert (
+        "MF above Pop in its one seed (+0.1000 on average); no other pair differs in its "
+        "one seed." in text
+    )
     none = pair_sentences(pairs.assign(n_a_better=0), "Recall@10", 0.05)
     assert none.startswith("No pair differs at Recall@10 in its one seed (")

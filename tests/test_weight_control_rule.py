@@ -38,13 +38,20 @@ def _rule(case: str, draws: int = 20) -> tuple[float, float, float]:
             # a fiftieth of the pairs get weights 30 times too large: noise only, since with
             # the right imputation the correction has mean 0 whatever its weights
             p = np.where(world.rng.random(p.size) < 0.02, p / 30, p)
-        h = prepare("dr", held, p, n_users=N_USERS, positive_threshold=3.0,
-                    imputation=imputation, train=world.train_frame)  # fmt: skip
+        h = prepare(
+            "dr",
+            held,
+            p,
+            n_users=N_USERS,
+            positive_threshold=3.0,
+            imputation=imputation,
+            train=world.train_frame,
+        )
         for name, control in (("none", WeightControl()), ("rule", WeightControl("shrink"))):
-            out = estimate_all(h, {"A": world.recs}, ks=[K], metrics=["recall"],
-                               n_items=N_ITEMS, control=control)  # fmt: skip
-            common, at, _ = np.intersect1d(out.users, truth.index.to_numpy(),
-                                           return_indices=True)  # fmt: skip
+            out = estimate_all(
+                h, {"A": world.recs}, ks=[K], metrics=["recall"], n_items=N_ITEMS, control=control
+            )
+            common, at, _ = np.intersect1d(out.users, truth.index.to_numpy(), return_indices=True)
             errors[name].append(out.values["A"][0, at].mean() - truth[common].mean())
             if name == "rule":
                 chose.append(np.isfinite(out.value))

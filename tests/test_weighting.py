@@ -92,8 +92,16 @@ def _bias(world, held, estimator, model, *, imputation=None, metric="recall", fo
     p = None
     if model is not None:
         p, _ = scaled(model, held, train=world.train_frame, n_pairs=len(held))
-    h = prepare(estimator, held, p, n_users=N_USERS, positive_threshold=3.0,
-                imputation=imputation, train=world.train_frame, form=form)  # fmt: skip
+    h = prepare(
+        estimator,
+        held,
+        p,
+        n_users=N_USERS,
+        positive_threshold=3.0,
+        imputation=imputation,
+        train=world.train_frame,
+        form=form,
+    )
     per_user, _ = estimate(h, world.recs, ks=[K], metrics=[metric], n_items=N_ITEMS)
     est = per_user.set_index("user")["value"]
     truth = world.truth(metric)
@@ -101,8 +109,9 @@ def _bias(world, held, estimator, model, *, imputation=None, metric="recall", fo
     return float(est[common].mean() - truth[common].mean())
 
 
-def _mean_bias(estimator, model_of, *, draws=12, scale=1.0, imputation_of=None, seed=0,
-               form="one_step"):  # fmt: skip
+def _mean_bias(
+    estimator, model_of, *, draws=12, scale=1.0, imputation_of=None, seed=0, form="one_step"
+):
     world = World(seed, scale=scale)
     out = []
     for _ in range(draws):
@@ -171,8 +180,9 @@ RATES = np.array([0.5, 0.1, 0.2, 0.3, 0.4, 0.6])
 def test_dr_one_step_hand_computed():
     """m̂_u = ψ_u + (1/M_u) Σ_{H_u} w (c − ψ_u)(y − r̂), ψ_u = Σ_{C_u} c r̂ / M_u."""
     train, recs, held, p = _small()
-    h = prepare("dr", held, p, n_users=2, positive_threshold=3.0, imputation=ItemRate(RATES),
-                train=train)  # fmt: skip
+    h = prepare(
+        "dr", held, p, n_users=2, positive_threshold=3.0, imputation=ItemRate(RATES), train=train
+    )
     per_user, counts = estimate(h, recs, ks=[2], metrics=["recall"], n_items=6)
     # user 0: candidates 0..4, M = 1.5; top-2 items 0, 1: ψ = (.5 + .1) / 1.5 = .4
     #   held: item 0 (c 1, y 1, r̂ .5, w 2): 2 (1 − .4)(.5) = .6
@@ -187,8 +197,16 @@ def test_dr_one_step_hand_computed():
 
 def test_dr_ratio_hand_computed():
     train, recs, held, p = _small()
-    h = prepare("dr", held, p, n_users=2, positive_threshold=3.0, imputation=ItemRate(RATES),
-                train=train, form="ratio")  # fmt: skip
+    h = prepare(
+        "dr",
+        held,
+        p,
+        n_users=2,
+        positive_threshold=3.0,
+        imputation=ItemRate(RATES),
+        train=train,
+        form="ratio",
+    )
     per_user, counts = estimate(h, recs, ks=[2], metrics=["recall"], n_items=6)
     # user 0: candidates 0..4, Σ r̂ = 1.5; corrections (y - r̂)/P: item 0 (1-.5)/.5 = 1,
     # item 2 (1-.2)/.25 = 3.2, item 3 (0-.3)/.5 = -.6 -> D = 1.5 + 3.6 = 5.1;
@@ -201,26 +219,48 @@ def test_dr_ratio_hand_computed():
 
 def test_dr_ratio_leaves_out_users_without_mass_and_one_step_without_imputed_mass():
     train, recs, held, p = _small()
-    h = prepare("dr", held, p, n_users=2, positive_threshold=3.0,
-                imputation=ItemRate(np.zeros(6)), train=train, form="ratio")  # fmt: skip
+    h = prepare(
+        "dr",
+        held,
+        p,
+        n_users=2,
+        positive_threshold=3.0,
+        imputation=ItemRate(np.zeros(6)),
+        train=train,
+        form="ratio",
+    )
     per_user, _counts = estimate(h, recs, ks=[2], metrics=["recall"], n_items=6)
     # zero imputation: the ratio form is SNIPS on the positives
     np.testing.assert_allclose(per_user["value"], [2 / 6, 1.0])
-    one_step = prepare("dr", held, p, n_users=2, positive_threshold=3.0,
-                       imputation=ItemRate(np.zeros(6)), train=train)  # fmt: skip
+    one_step = prepare(
+        "dr",
+        held,
+        p,
+        n_users=2,
+        positive_threshold=3.0,
+        imputation=ItemRate(np.zeros(6)),
+        train=train,
+    )
     values, counts = estimate(one_step, recs, ks=[2], metrics=["recall"], n_items=6)
     assert values.empty and counts.loc[0, "n_left_out"] == 2  # M_u = 0: no direct method
     # a large weight on a negative pair takes user 0's D_u below 0: left out, and counted
     held2 = _frame([0, 0, 1], [0, 3, 2], [5, 1, 5])
-    h3 = prepare("dr", held2, np.array([0.5, 0.02, 0.5]), n_users=2, positive_threshold=3.0,
-                 imputation=ItemRate(np.full(6, 0.1)), train=train, form="ratio")  # fmt: skip
+    h3 = prepare(
+        "dr",
+        held2,
+        np.array([0.5, 0.02, 0.5]),
+        n_users=2,
+        positive_threshold=3.0,
+        imputation=ItemRate(np.full(6, 0.1)),
+        train=train,
+        form="ratio",
+    )
     per_user3, counts3 = estimate(h3, recs, ks=[2], metrics=["recall"], n_items=6)
     assert per_user3["user"].tolist() == [1] and counts3.loc[0, "n_left_out"] == 1
 
 
 def test_gains_and_ranks():
-    np.testing.assert_allclose(gains("avgdcg", np.array([0, 1, 3, 11]), 10),
-                               [0, 1, 0.5, 0])  # fmt: skip
+    np.testing.assert_allclose(gains("avgdcg", np.array([0, 1, 3, 11]), 10), [0, 1, 0.5, 0])
     with pytest.raises(ValueError, match="not estimated by weighting"):
         gains("ndcg", np.array([1]), 10)
     recs = pd.DataFrame({"user": [0, 0, 1], "item": [4, 2, 4], "rank": [1, 2, 1]})
@@ -292,25 +332,37 @@ def test_dr_chooses_its_weight_control_from_the_data_and_records_it():
     pairs = held.reset_index(drop=True)
     row = int(np.flatnonzero(pairs["rating"].to_numpy() < 3)[0])
     user = int(pairs.loc[row, "user"])
-    recs = pd.concat([
-        world.recs[world.recs["user"] != user],
-        pd.DataFrame({"user": [user], "item": [int(pairs.loc[row, "item"])], "rank": [1]}),
-    ], ignore_index=True)  # fmt: skip
+    recs = pd.concat(
+        [
+            world.recs[world.recs["user"] != user],
+            pd.DataFrame({"user": [user], "item": [int(pairs.loc[row, "item"])], "rank": [1]}),
+        ],
+        ignore_index=True,
+    )
     p = p.copy()
     p[row] = 1e-4
-    h = prepare("dr", held, p, n_users=N_USERS, positive_threshold=3.0,
-                imputation=ItemRate(world.q.mean(axis=0)), train=world.train_frame)  # fmt: skip
+    h = prepare(
+        "dr",
+        held,
+        p,
+        n_users=N_USERS,
+        positive_threshold=3.0,
+        imputation=ItemRate(world.q.mean(axis=0)),
+        train=world.train_frame,
+    )
     plain, plain_counts = estimate(h, recs, ks=[K], metrics=["recall"], n_items=N_ITEMS)
-    auto, counts = estimate(h, recs, ks=[K], metrics=["recall"], n_items=N_ITEMS,
-                            control=WeightControl("switch"))  # fmt: skip
+    auto, counts = estimate(
+        h, recs, ks=[K], metrics=["recall"], n_items=N_ITEMS, control=WeightControl("switch")
+    )
     assert np.isinf(plain_counts.loc[0, "control_value"])
     assert counts.loc[0, "weight_control"] == "switch"
     assert np.isfinite(counts.loc[0, "control_value"])
     value = plain.set_index("user")["value"]
     assert value[user] < -10  # the heavy pair's correction, unchecked
     assert auto.set_index("user")["value"][user] > -1
-    _, fixed_counts = estimate(h, recs, ks=[K], metrics=["recall"], n_items=N_ITEMS,
-                                   control=WeightControl("clip", 50.0))  # fmt: skip
+    _, fixed_counts = estimate(
+        h, recs, ks=[K], metrics=["recall"], n_items=N_ITEMS, control=WeightControl("clip", 50.0)
+    )
     assert fixed_counts.loc[0, "control_value"] == 50.0
 
 
@@ -321,8 +373,15 @@ def test_dr_with_item_rate_imputation_and_model_imputation_run_and_are_close():
     # the training pairs' inclusion probabilities: World draws them with 0.04 · pop (pop ≤ 10)
     p_train = 0.04 * world.pop.clip(max=10)[tr["item"].to_numpy()]
     for name in ("item_rate", "candidate_rate", "logistic_mf"):
-        imp = build_imputation(name, world.train_frame, p_train, n_users=N_USERS,
-                               n_items=N_ITEMS, positive_threshold=3.0, seed=0)  # fmt: skip
+        imp = build_imputation(
+            name,
+            world.train_frame,
+            p_train,
+            n_users=N_USERS,
+            n_items=N_ITEMS,
+            positive_threshold=3.0,
+            seed=0,
+        )
         assert abs(_bias(world, held, "dr", _true(world), imputation=imp)) < 0.1
 
 
@@ -349,8 +408,9 @@ def test_imputation_candidate_mass_matches_dense_sum():
     np.testing.assert_allclose(
         ItemRate(rates).candidate_mass(tr["user"], tr["item"], N_USERS), dense
     )
-    pred = Predicted(lambda u, i: world.q[u, i], lambda users: world.q[users], lambda s: s,
-                     batch_size=7)  # fmt: skip
+    pred = Predicted(
+        lambda u, i: world.q[u, i], lambda users: world.q[users], lambda s: s, batch_size=7
+    )
     np.testing.assert_allclose(
         pred.candidate_mass(tr["user"], tr["item"], N_USERS),
         np.where(world.train, 0.0, world.q).sum(axis=1),
@@ -442,8 +502,15 @@ def test_wtd_propensities_are_the_inverse_of_the_wtd_weights():
     tr = (rng.integers(0, n_users, 800), rng.integers(0, n_items, 800))
     mar = (rng.integers(0, n_users, 300), rng.integers(0, n_items, 300))
     space = (rng.integers(0, n_users, 200), rng.integers(0, n_items, 200))
-    kw = dict(n_users=n_users, n_items=n_items, reference_users=tr[0], reference_items=tr[1],
-              mar_users=mar[0], mar_items=mar[1], smoothing=1.0)  # fmt: skip
+    kw = dict(
+        n_users=n_users,
+        n_items=n_items,
+        reference_users=tr[0],
+        reference_items=tr[1],
+        mar_users=mar[0],
+        mar_items=mar[1],
+        smoothing=1.0,
+    )
     weights = wtd_weights(space[0], space[1], **kw)
     model = wtd(**kw)
     np.testing.assert_allclose(model.pairs(space[0], space[1]) * weights, 1.0)
@@ -492,18 +559,27 @@ def _e1_arena(n_splits: int = 10):
         cu, ci = np.nonzero((y > 3) & ~seen)
         full = _frame(cu, ci, np.full(cu.size, 5.0))
         helds = {
-            name: estimator_heldout(split, spec, seed=seed, n_users=n_users, n_items=n_items,
-                                    positive_threshold=3.0, truth=truth_p)[0]
+            name: estimator_heldout(
+                split,
+                spec,
+                seed=seed,
+                n_users=n_users,
+                n_items=n_items,
+                positive_threshold=3.0,
+                truth=truth_p,
+            )[0]
             for name, spec in specs.items()
-        }  # fmt: skip
+        }
         for scorer, scores in scorers.items():
             s = np.where(seen, -np.inf, scores)
             top = np.argsort(-s, axis=1, kind="stable")[:, :K]
-            recs = pd.DataFrame({
-                "user": np.repeat(np.arange(n_users), K).astype(np.int32),
-                "item": top.ravel().astype(np.int32),
-                "rank": np.tile(np.arange(1, K + 1), n_users).astype(np.int16),
-            })  # fmt: skip
+            recs = pd.DataFrame(
+                {
+                    "user": np.repeat(np.arange(n_users), K).astype(np.int32),
+                    "item": top.ravel().astype(np.int32),
+                    "rank": np.tile(np.arange(1, K + 1), n_users).astype(np.int16),
+                }
+            )
             truth = evaluate_topk(recs, full, [K], n_items=n_items, metrics=["recall"])
             for name, held in helds.items():
                 values, _ = estimate(held, recs, ks=[K], metrics=["recall"], n_items=n_items)
@@ -563,15 +639,22 @@ def test_candidate_rate_recovers_the_relevance_rate_among_candidates():
     u, i = np.nonzero(obs)
     train = _frame(u, i, np.where(y[u, i], 5.0, 1.0))
     target = (y & ~obs).sum(axis=0) / (~obs).sum(axis=0)
-    fitted = build_imputation("candidate_rate", train, pi[u, i], n_users=n_users,
-                              n_items=n_items, positive_threshold=3.0)  # fmt: skip
+    fitted = build_imputation(
+        "candidate_rate", train, pi[u, i], n_users=n_users, n_items=n_items, positive_threshold=3.0
+    )
     error = np.abs(fitted.rates - target)
     assert error.mean() < 0.04 and abs(np.mean(fitted.rates - target)) < 0.01
     ratio = item_rate(train, pi[u, i], n_users=n_users, n_items=n_items, positive_threshold=3.0)
     assert np.mean(ratio.rates - target) > 3 * abs(np.mean(fitted.rates - target))
     with pytest.raises(ValueError, match="inclusion probabilities"):
-        build_imputation("candidate_rate", train, pi[u, i] * 10, n_users=n_users,
-                         n_items=n_items, positive_threshold=3.0)  # fmt: skip
+        build_imputation(
+            "candidate_rate",
+            train,
+            pi[u, i] * 10,
+            n_users=n_users,
+            n_items=n_items,
+            positive_threshold=3.0,
+        )
 
 
 # -- shared work across a seed's estimators (docs/performance.md) ------------------------------
@@ -584,13 +667,20 @@ def _e1_split(seed: int = 0) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
     n_users, n_items = 60, 80
     cells = rng.choice(n_users * n_items, size=1500, replace=False)
     users, items = np.divmod(cells, n_items)
-    parts = rng.choice(["train", "heldout", "gt", "val", "weights"], size=cells.size,
-                       p=[0.45, 0.3, 0.15, 0.05, 0.05])  # fmt: skip
-    split = pd.DataFrame({
-        "user": users.astype(np.int32), "item": items.astype(np.int32),
-        "rating": rng.integers(1, 6, cells.size).astype(np.float32),
-        "part": pd.Series(parts, dtype="str"), "propensity": rng.random(cells.size),
-    })  # fmt: skip
+    parts = rng.choice(
+        ["train", "heldout", "gt", "val", "weights"],
+        size=cells.size,
+        p=[0.45, 0.3, 0.15, 0.05, 0.05],
+    )
+    split = pd.DataFrame(
+        {
+            "user": users.astype(np.int32),
+            "item": items.astype(np.int32),
+            "rating": rng.integers(1, 6, cells.size).astype(np.float32),
+            "part": pd.Series(parts, dtype="str"),
+            "propensity": rng.random(cells.size),
+        }
+    )
     seen = np.zeros((n_users, n_items), dtype=bool)
     train = split[split["part"] == "train"]
     seen[train["user"], train["item"]] = True
@@ -646,11 +736,19 @@ def test_shared_parts_and_ranks_give_the_per_estimator_values():
         "SNIPS_WTD": {"estimator": "snips", "propensity": "wtd"},
         "SNIPS_NB": {"estimator": "snips", "propensity": "naive_bayes", "clip": 0.05},
         "DR_POP": {"estimator": "dr", "propensity": "popularity", "imputation": "item_rate"},
-        "DR_WTD": {"estimator": "dr", "propensity": "wtd", "mar_posterior": "uniform",
-                   "imputation": "candidate_rate"},
-        "DR_POP2": {"estimator": "dr", "propensity": "popularity", "gamma": 0.5,
-                    "imputation": "item_rate"},
-    }  # fmt: skip
+        "DR_WTD": {
+            "estimator": "dr",
+            "propensity": "wtd",
+            "mar_posterior": "uniform",
+            "imputation": "candidate_rate",
+        },
+        "DR_POP2": {
+            "estimator": "dr",
+            "propensity": "popularity",
+            "gamma": 0.5,
+            "imputation": "item_rate",
+        },
+    }
     sizes = {"n_users": n_users, "n_items": n_items, "positive_threshold": 3.0}
     ks, metrics = [5, 10], ["recall", "avgdcg"]
     out = evaluate_estimators(split, recs, specs, seed=4, ks=ks, metrics=metrics, **sizes)
@@ -667,8 +765,9 @@ def test_shared_parts_and_ranks_give_the_per_estimator_values():
         for rec, lists in recs.items():
             values, diag = estimate(held, lists, ks=ks, metrics=metrics, n_items=n_items)
             pd.testing.assert_frame_equal(per_user[rec][name].frame(), values)
-            rows = diagnostics[(diagnostics["estimator"] == name)
-                               & (diagnostics["recommender"] == rec)]  # fmt: skip
+            rows = diagnostics[
+                (diagnostics["estimator"] == name) & (diagnostics["recommender"] == rec)
+            ]
             pd.testing.assert_frame_equal(
                 rows[diag.columns].reset_index(drop=True), diag, check_dtype=True
             )
@@ -677,8 +776,7 @@ def test_shared_parts_and_ranks_give_the_per_estimator_values():
             np.testing.assert_array_equal(means["value"], summarise(values)["value"])
             # ranks looked up deeper than max(ks) give the same values
             deeper = list_ranks(lists, held.users, held.items, n_items=n_items, depth=50)
-            again, _ = estimate(held, lists, ks=ks, metrics=metrics, n_items=n_items,
-                                ranks=deeper)  # fmt: skip
+            again, _ = estimate(held, lists, ks=ks, metrics=metrics, n_items=n_items, ranks=deeper)
             pd.testing.assert_frame_equal(again, values)
     with pytest.raises(ValueError, match="one rank per held-out pair"):
         estimate(held, lists, ks=ks, metrics=metrics, n_items=n_items, ranks=deeper[:-1])

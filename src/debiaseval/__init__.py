@@ -4,6 +4,6 @@ The science lives in this package as plain functions on arrays and DataFrames;
 the Snakemake workflow in ``workflow/`` only reads, calls and writes.
 """
 
-from debiaseval._version import __version__, code_hash
+from debiaseval._version import __version__
 
-__all__ = ["__version__", "code_hash"]
+__all__ = ["__version__"]

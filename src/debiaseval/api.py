@@ -198,8 +198,12 @@ def evaluate_lists(
         raise ValueError(f"{experiment}.{entry} already names {taken}: rename the lists")
     for name in lists:
         # lists given in memory are never read from `recs`; the entry needs one to validate
-        models[name] = {"algorithm": EXTERNAL, "recs": "in-memory.parquet", "ids": ids,
-                        "on_train_items": on_train_items}  # fmt: skip
+        models[name] = {
+            "algorithm": EXTERNAL,
+            "recs": "in-memory.parquet",
+            "ids": ids,
+            "on_train_items": on_train_items,
+        }
     config[experiment] = {**block, entry: models}
     by_seed = {name: {int(s): frame for s, frame in sets.items()} for name, sets in lists.items()}
     with reporting(_label(experiment, data, dataset), enabled=progress):

@@ -6,8 +6,8 @@ import os
 import re
 import sys
 
-from debiaseval import code_hash
 from debiaseval.workflow import resources as scaled_resources
+from debiaseval.workflow.code_stamps import code_stamps
 from debiaseval.workflow.config import study_as_written, study_name, validate_config
 from debiaseval.workflow.names import check_workflow_paths
 from debiaseval.io.errors import ConfigError
@@ -24,9 +24,11 @@ from debiaseval.recommenders.registry import EXTERNAL, plugin_source_hash
 from debiaseval.selection.tuning import grid_chunks
 from debiaseval.workflow.data_check import missing_data_message, unobtainable
 from debiaseval.workflow.locks import guard_locks
-from debiaseval.io.files import read_only_message, rebuild_damaged, runs_jobs
+from debiaseval.io.files import read_only_message
 from debiaseval.workflow.params import job_params
+from debiaseval.workflow.provenance import dataset_record
 from debiaseval.workflow.provenance import gather as gather_provenance
+from debiaseval.workflow.repair import rebuild_damaged, runs_jobs
 from debiaseval.workflow.report import finished_message, report_command, table_labels
 from debiaseval.workflow.studies import config_notice, origin_conflict, record_origin
 
@@ -65,6 +67,9 @@ except ConfigError as error:
 
 STUDY = config["study"]
 RESULTS = f"results/{STUDY}"
+# Whether this command runs jobs, read from its command line (debiaseval.workflow.repair): the
+# parse-time steps below (the damage repair, the refusal of another config file's study) need
+# it before the DAG is built, which onstart comes after.
 RUNS_JOBS = (
     workflow.is_main_process
     and not workflow.output_settings.dryrun
@@ -128,7 +133,9 @@ def bench(path):
 # deleted. Only a command that runs jobs checks (not -n, --list-rules, --summary, --lint,
 # --dag, --unlock, --report, ...), and only in the main process, not in the jobs it starts.
 # A file the file system does not let us read (permission denied, an I/O error) is reported
-# and left alone.
+# and left alone. This runs here, while Snakemake parses the workflow, not in onstart:
+# Snakemake plans the jobs from the files present, so an output moved after the DAG is built
+# would not be rebuilt by this run (debiaseval.workflow.repair).
 if RUNS_JOBS:
     _lines, _stop = rebuild_damaged(RESULTS)
     for _line in _lines:
@@ -136,7 +143,11 @@ if RUNS_JOBS:
     if _stop:
         stop(_stop)
 
-CODE = code_hash()
+# Each script's code stamp (workflow/scripts/<name>.py: its code and that of the package modules
+# it imports, docstrings and comments left out; debiaseval.workflow.code_stamps), in the params
+# of its rule's jobs as code=CODE["<name>"]: a code edit reruns exactly the jobs whose step
+# imports the edited module, and a docstring or comment edit reruns none.
+CODE = code_stamps(os.path.join(workflow.basedir, "workflow", "scripts"))
 # A plugin recommender's code hash (empty for the package's own): its module and the modules of
 # one's own it imports, docstrings and comments left out; in the params of the jobs that use
 # it, so that a code edit of any of them reruns those jobs. Computed once per algorithm and run.
@@ -371,14 +382,21 @@ def _provenance(experiment):
     return gather_provenance(config, experiment)
 
 
+@functools.cache
+def _dataset_provenance(experiment, dataset):
+    return dataset_record(_provenance(experiment), dataset)
+
+
 def provenance(experiment):
-    """Params function: the stable provenance record of ``experiment``'s results
-    (debiaseval.workflow.provenance, gathered once per run) naming the raw files of the job's
-    dataset; the job takes their checksums and writes provenance.json (docs/report.md)."""
+    """Params function: the stable provenance record of ``experiment``'s results on the job's
+    dataset (debiaseval.workflow.provenance, gathered once per run and dataset: the config
+    without what only other datasets read) naming the raw files of the dataset; the job takes
+    their checksums and writes provenance.json (docs/report.md)."""
 
     def record(wildcards):
         inputs = sorted(str(path) for path in preprocess_input(wildcards).values())
-        return {**_provenance(experiment), "dataset": wildcards.dataset, "inputs": inputs}
+        own = _dataset_provenance(experiment, wildcards.dataset)
+        return {**own, "dataset": wildcards.dataset, "inputs": inputs}
 
     return record
 

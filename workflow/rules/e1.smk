@@ -59,7 +59,7 @@ rule e1_data:
         **job_params(
             dataset="{dataset}",
             common_users_items=E1["common_users_items"],
-            code=CODE,
+            code=CODE["e1_data"],
         ),
     conda:
         "../envs/debiaseval.yaml"
@@ -102,7 +102,11 @@ rule e1_dropped:
     wildcard_constraints:
         dataset=_alternatives(DRAWN),
     params:
-        **job_params(dataset="{dataset}", seeds=list(experiment_seeds("e1")), code=CODE),
+        **job_params(
+            dataset="{dataset}",
+            seeds=list(experiment_seeds("e1")),
+            code=CODE["e1_dropped"],
+        ),
     conda:
         "../envs/debiaseval.yaml"
     benchmark:
@@ -125,7 +129,7 @@ rule e1_split:
             seed=lambda w: int(w.seed),
             mnar_split=E1["mnar_split"],
             mar_split=E1["mar_split"],
-            code=CODE,
+            code=CODE["e1_split"],
         ),
     conda:
         "../envs/debiaseval.yaml"
@@ -148,7 +152,7 @@ rule e1_export:
     params:
         **job_params(
             parts=E1_EXPORT,
-            code=CODE,
+            code=CODE["export_split"],
         ),
     conda:
         "../envs/debiaseval.yaml"
@@ -184,7 +188,7 @@ rule e1_intervene:
             rho=E1["rho"],
             positive_threshold=positive_threshold(E1),
             allow_empty=E1["allow_empty_testsets"],
-            code=CODE,
+            code=CODE["e1_intervene"],
         ),
     conda:
         "../envs/debiaseval.yaml"
@@ -218,7 +222,7 @@ rule e1_train:
             ks=E1["ks"],
             positive_threshold=positive_threshold(E1),
             batch_size=E1["batch_size"],
-            code=CODE,
+            code=CODE["e1_train"],
             plugin=lambda w: plugin_hash(E1["recommenders"][w.recommender]["algorithm"]),
         ),
     threads: resources_of("train")["threads"]
@@ -272,7 +276,7 @@ rule e1_select:
             dataset="{dataset}",
             seed=lambda w: int(w.seed),
             recommender="{recommender}",
-            code=CODE,
+            code=CODE["e1_select"],
             plugin=lambda w: plugin_hash(E1["recommenders"][w.recommender]["algorithm"]),
         ),
     conda:
@@ -304,7 +308,7 @@ rule e1_external:
             ids=lambda w: E1["recommenders"][w.recommender]["ids"],
             on_train_items=lambda w: E1["recommenders"][w.recommender]["on_train_items"],
             ks=E1["ks"],
-            code=CODE,
+            code=CODE["e1_external"],
         ),
     conda:
         "../envs/debiaseval.yaml"
@@ -335,7 +339,7 @@ rule e1_impute:
             spec=lambda w: E1["estimators"][w.estimator],
             synthetic=draw_block,
             positive_threshold=positive_threshold(E1),
-            code=CODE,
+            code=CODE["e1_impute"],
         ),
     threads: resources_of("evaluate")["threads"]
     resources:
@@ -401,7 +405,7 @@ rule e1_evaluate:
             recommenders=list(E1["recommenders"]),
             testsets=list(E1["testsets"]),
             step=lambda w: E1Evaluate.of(config, w.dataset).params(),
-            code=CODE,
+            code=CODE["e1_evaluate"],
         ),
     threads: resources_of("evaluate")["threads"]
     resources:
@@ -444,7 +448,7 @@ rule e1_truth:
             ks=E1["ks"],
             metrics=E1["metrics"],
             positive_threshold=positive_threshold(E1),
-            code=CODE,
+            code=CODE["e1_truth"],
         ),
     threads: resources_of("evaluate")["threads"]
     resources:
@@ -537,7 +541,7 @@ rule e1_aggregate:
             # each seed its own draw of the data (independent) or one dataset re-split (fixed)
             draws=lambda w: "independent" if w.dataset in DRAWN else "fixed",
             min_users=config["min_users"],
-            code=CODE,
+            code=CODE["e1_aggregate"],
         ),
     conda:
         "../envs/debiaseval.yaml"

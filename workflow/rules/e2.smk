@@ -39,7 +39,7 @@ rule e2_split:
             fractions=E2["split"],
             user_filter=lambda w: E2["user_filter"].get(w.dataset),
             active_fraction=E2["active_fraction"],
-            code=CODE,
+            code=CODE["e2_split"],
         ),
     conda:
         "../envs/debiaseval.yaml"
@@ -71,7 +71,7 @@ rule e2_sample:
             seed=lambda w: int(w.seed),
             methods=E2["methods"],
             rho=E2["rho"],
-            code=CODE,
+            code=CODE["e2_sample"],
         ),
     conda:
         "../envs/debiaseval.yaml"
@@ -97,7 +97,7 @@ rule e2_train:
             dataset="{dataset}",
             seed=lambda w: int(w.seed),
             step=lambda w: E2Train.of(config, w.dataset).params(),
-            code=CODE,
+            code=CODE["e2_train"],
             plugin=plugin_hash(E2["mf"]["algorithm"]),
         ),
     threads: E2["resources"]["threads"]
@@ -136,7 +136,7 @@ rule e2_elicit:
             strategies=list(E2["strategies"]),
             methods=list(E2["methods"]),
             step=lambda w: E2Elicit.of(config, w.dataset).params(),
-            code=CODE,
+            code=CODE["e2_elicit"],
             plugin=plugin_hash(E2["mf"]["algorithm"]),
         ),
     threads: E2["resources"]["threads"]
@@ -181,7 +181,7 @@ rule e2_evaluate:
             strategies=list(E2["strategies"]),
             methods=list(E2["methods"]),
             step=lambda w: E2Evaluate.of(config, w.dataset).params(),
-            code=CODE,
+            code=CODE["e2_evaluate"],
             plugin=plugin_hash(E2["mf"]["algorithm"]),
         ),
     threads: E2["resources"]["threads"]
@@ -230,7 +230,7 @@ rule e2_aggregate:
             seeds=list(experiment_seeds("e2")),
             e2=with_threshold({k: v for k, v in E2.items() if k != "resources"}),
             min_users=config["min_users"],
-            code=CODE,
+            code=CODE["e2_aggregate"],
         ),
     conda:
         "../envs/debiaseval.yaml"

@@ -28,7 +28,7 @@ rule e3_simulate:
             seed=lambda w: int(w.seed),
             synthetic=draw_block,
             block={k: v for k, v in E3.items() if k not in ("datasets", "seeds", "resources")},
-            code=CODE,
+            code=CODE["e3_simulate"],
         ),
     threads: E3["resources"]["threads"]
     resources:
@@ -64,7 +64,7 @@ rule e3_aggregate:
             provenance=provenance("e3"),
             dataset="{dataset}",
             block={k: E3[k] for k in ("alpha", "table_metrics", "curve_metrics")},
-            code=CODE,
+            code=CODE["e3_aggregate"],
         ),
     conda:
         "../envs/debiaseval.yaml"

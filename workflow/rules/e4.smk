@@ -43,7 +43,7 @@ rule e4_propensities:
             seed=lambda w: int(w.seed),
             synthetic=draw_block,
             block=E4_BLOCK,
-            code=CODE,
+            code=CODE["e4_propensities"],
         ),
     threads: E4["resources"]["threads"]
     resources:
@@ -77,7 +77,7 @@ rule e4_fit:
             propensity="{propensity}",
             synthetic=draw_block,
             block=E4_BLOCK,
-            code=CODE,
+            code=CODE["e4_fit"],
         ),
     threads: E4["resources"]["threads"]
     resources:
@@ -122,7 +122,7 @@ rule e4_aggregate:
             alpha=E4["alpha_sweep"]["alpha"],
             grid=lambda w: e4_tuning_grid(E4, w.dataset),
             min_users=config["min_users"],
-            code=CODE,
+            code=CODE["e4_aggregate"],
         ),
     conda:
         "../envs/debiaseval.yaml"

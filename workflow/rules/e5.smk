@@ -29,7 +29,7 @@ rule e5_full:
         **job_params(
             dataset="{dataset}",
             synthetic=lambda w: generator_of(w.dataset),
-            code=CODE,
+            code=CODE["e5_full"],
         ),
     conda:
         "../envs/debiaseval.yaml"
@@ -54,7 +54,7 @@ use rule e5_full as e5_full_draw with:
         **job_params(
             dataset="{dataset}",
             synthetic=draw_block,
-            code=CODE,
+            code=CODE["e5_full"],
         ),
     benchmark:
         bench("e5/{dataset}/seed{seed}/full.tsv")
@@ -82,7 +82,7 @@ rule e5_expose:
             exposure=E5["exposure"],
             mar_test_fraction=E5["mar_test_fraction"],
             positive_threshold=positive_threshold(E5),
-            code=CODE,
+            code=CODE["e5_expose"],
         ),
     conda:
         "../envs/debiaseval.yaml"
@@ -104,7 +104,7 @@ rule e5_export:
     params:
         **job_params(
             parts=E5_EXPORT,
-            code=CODE,
+            code=CODE["export_split"],
         ),
     conda:
         "../envs/debiaseval.yaml"
@@ -132,7 +132,7 @@ rule e5_evaluate:
             seed=lambda w: int(w.seed),
             where="e5.models.{model}",
             step=lambda w: E5Evaluate.of(config, w.dataset, w.model).params(),
-            code=CODE,
+            code=CODE["e5_evaluate"],
             plugin=lambda w: plugin_hash(E5["models"][w.model]["algorithm"]),
         ),
     threads: E5["resources"]["threads"]
@@ -184,7 +184,7 @@ rule e5_evaluate_seeds:
             dataset="{dataset}",
             seeds=list(experiment_seeds("e5")),
             step=lambda w: E5Evaluate.of(config, w.dataset, w.model).params(),
-            code=CODE,
+            code=CODE["e5_evaluate_seeds"],
             plugin=lambda w: plugin_hash(E5["models"][w.model]["algorithm"]),
         ),
     threads: E5["resources"]["threads"]
@@ -231,7 +231,7 @@ rule e5_aggregate:
             min_users=config["min_users"],
             confidence=E5["confidence"],
             resamples=E5["bootstrap"]["resamples"],
-            code=CODE,
+            code=CODE["e5_aggregate"],
         ),
     conda:
         "../envs/debiaseval.yaml"

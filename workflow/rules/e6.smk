@@ -36,7 +36,7 @@ rule e6_evaluate:
             seed=lambda w: int(w.seed),
             step=lambda w: E6Evaluate.of(config, w.dataset).params(),
             synthetic=draw_block,
-            code=CODE,
+            code=CODE["e6_evaluate"],
         ),
     threads: E6["resources"]["threads"]
     resources:
@@ -77,7 +77,7 @@ rule e6_aggregate:
             dataset="{dataset}",
             seeds=list(experiment_seeds("e6")),
             min_users=config["min_users"],
-            code=CODE,
+            code=CODE["e6_aggregate"],
         ),
     conda:
         "../envs/debiaseval.yaml"

@@ -17,7 +17,7 @@ rule preprocess:
                 config["semisynthetic"] if w.dataset == "ml-100k-semi" else None
             ),
             own=own_dataset,
-            code=CODE,
+            code=CODE["preprocess"],
         ),
     threads: resources_of("preprocess")["threads"]
     resources:
@@ -49,7 +49,7 @@ use rule preprocess as preprocess_draw with:
             generator=draw_block,
             semisynthetic=None,
             own=None,
-            code=CODE,
+            code=CODE["preprocess"],
         ),
     log:
         logs("data/{dataset}/seed{seed}/preprocess.log"),

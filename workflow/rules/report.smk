@@ -29,7 +29,7 @@ rule run_config:
     params:
         **job_params(
             config=config,
-            code=CODE,
+            code=CODE["run_config"],
         ),
     conda:
         "../envs/debiaseval.yaml"

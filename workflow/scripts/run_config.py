@@ -3,7 +3,7 @@
 import yaml
 
 from debiaseval.io.files import write_text
-from debiaseval.workflow.report import config_page
+from debiaseval.workflow.pages import config_page
 from debiaseval.workflow.runtime import job
 
 with job(snakemake.log[0]) as log:

@@ -34,9 +34,12 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         "1M/5M/20M pairs, a child per size",
     )
     parser.add_argument(
-        "--ranking-shapes", nargs="+", choices=list(RANK_SHAPES), default=list(RANK_SHAPES),
+        "--ranking-shapes",
+        nargs="+",
+        choices=list(RANK_SHAPES),
+        default=list(RANK_SHAPES),
         help="ranking: data shapes (ML-1M's, ML-20M's)",
-    )  # fmt: skip
+    )
     parser.add_argument(
         "--ranking-threads", type=int, nargs="+", default=[1, 2], help="ranking: thread counts"
     )
@@ -63,9 +66,11 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     )
     parser.add_argument("--scale-mf-epochs", type=int, default=5, help="scale: MF epochs")
     parser.add_argument(
-        "--scale-evaluate-repeat", type=int, default=1,
+        "--scale-evaluate-repeat",
+        type=int,
+        default=1,
         help="scale: run E1's three evaluate stages in turn this many times, keep each one's best",
-    )  # fmt: skip
+    )
     parser.add_argument(
         "--scale-e6-users", type=int, default=2000, help="scale: E6 leave-one-out user sample"
     )
@@ -101,9 +106,12 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         "--batch-recommenders", type=int, help="evaluate jobs to batch (6; quick 3)"
     )
     parser.add_argument(
-        "--e4-shapes", nargs="+", choices=list(E4_SHAPES), default=list(E4_SHAPES),
+        "--e4-shapes",
+        nargs="+",
+        choices=list(E4_SHAPES),
+        default=list(E4_SHAPES),
         help="e4: data shapes (Coat's, Yahoo! R3's)",
-    )  # fmt: skip
+    )
     parser.add_argument(
         "--e4-factors", type=int, nargs="+", help="e4: d values (40; the paper's d = 5 10 20 40)"
     )
@@ -115,13 +123,21 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         "--e4-scale", type=float, default=1.0, help="e4: multiply the shapes (tests: 0.1)"
     )
     parser.add_argument(
-        "--knn-shape", type=int, nargs=3, default=list(KNN_SHAPE),
-        metavar=("USERS", "ITEMS", "PAIRS"), help="knn: ItemKNN's data (61,935 11,960 5M)",
-    )  # fmt: skip
+        "--knn-shape",
+        type=int,
+        nargs=3,
+        default=list(KNN_SHAPE),
+        metavar=("USERS", "ITEMS", "PAIRS"),
+        help="knn: ItemKNN's data (61,935 11,960 5M)",
+    )
     parser.add_argument(
-        "--knn-user-shape", type=int, nargs=3, default=[30_968, 5_980, 1_000_000],
-        metavar=("USERS", "ITEMS", "PAIRS"), help="knn: UserKNN's data (ML-20M's aspect, 1M)",
-    )  # fmt: skip
+        "--knn-user-shape",
+        type=int,
+        nargs=3,
+        default=[30_968, 5_980, 1_000_000],
+        metavar=("USERS", "ITEMS", "PAIRS"),
+        help="knn: UserKNN's data (ML-20M's aspect, 1M)",
+    )
     parser.add_argument("--knn-k", type=int, default=100, help="knn: neighbours per list")
     parser.add_argument("--threads", type=int, default=1, help="BLAS threads")
     parser.add_argument(

@@ -67,8 +67,9 @@ def reference_ridge_rows(
 ) -> np.ndarray:
     """E4's half-step as at commit 65cf481, the yardstick of :meth:`RowGroups.solve` (same
     arguments; ``free_last``: no λ on the last coefficient)."""
-    order = np.lexsort((groups.sorted_cols, np.repeat(np.arange(groups.n_rows),
-                                                       np.diff(groups.ptr))))  # fmt: skip
+    order = np.lexsort(
+        (groups.sorted_cols, np.repeat(np.arange(groups.n_rows), np.diff(groups.ptr)))
+    )
     pairs = groups.order[order]
     cols, w = groups.sorted_cols[order], omega[pairs]
     shape = (groups.n_rows, groups.n_cols)
@@ -183,16 +184,19 @@ def e4_problem(n_users: int, n_items: int, n_pairs: int, seed: int) -> dict[str,
     rng = np.random.default_rng(seed)
     popularity = rng.pareto(1.5, n_items) + 0.05
     p_item = popularity / popularity.sum()
-    keys = np.unique(rng.integers(0, n_users, 2 * n_pairs) * n_items
-                     + rng.choice(n_items, 2 * n_pairs, p=p_item))  # fmt: skip
+    keys = np.unique(
+        rng.integers(0, n_users, 2 * n_pairs) * n_items + rng.choice(n_items, 2 * n_pairs, p=p_item)
+    )
     keys = rng.permutation(keys)[:n_pairs]
     items = keys % n_items
     return {
-        "users": keys // n_items, "items": items,
+        "users": keys // n_items,
+        "items": items,
         "ratings": rng.integers(1, 6, keys.size).astype(np.float64),
         "weights": 1.0 / np.clip(p_item[items] * n_items / 10, 0.01, 1.0),
-        "n_users": n_users, "n_items": n_items,
-    }  # fmt: skip
+        "n_users": n_users,
+        "n_items": n_items,
+    }
 
 
 def _e4_fit(cls: type[WeightedMF], problem: dict[str, Any], params: dict[str, Any]) -> WeightedMF:
@@ -201,16 +205,23 @@ def _e4_fit(cls: type[WeightedMF], problem: dict[str, Any], params: dict[str, An
 
 def run(args: argparse.Namespace, rows: dict[str, float]) -> None:
     """Time E4's ALS fits, new against reference, per shape, d and loss; add their ratios."""
-    print(f"\n== E4 weighted ALS: former Gram builder (reference) vs compiled ridge solver, "
-          f"{args.e4_sweeps} sweeps per fit, CPU seconds")  # fmt: skip
+    print(
+        f"\n== E4 weighted ALS: former Gram builder (reference) vs compiled ridge solver, "
+        f"{args.e4_sweeps} sweeps per fit, CPU seconds"
+    )
     for name in args.e4_shapes:
         shape = [max(4, round(v * args.e4_scale)) for v in E4_SHAPES[name]]
         problem = e4_problem(*shape, seed=0)
         print(f"  {name} shape: {shape[0]:,} x {shape[1]:,}, {problem['users'].size:,} ratings")
         for d in args.e4_factors:
             for loss in args.e4_losses:
-                params = {"factors": d, "l2": 10.0, "loss": loss, "max_iter": args.e4_sweeps,
-                          "tol": 0.0}  # fmt: skip
+                params = {
+                    "factors": d,
+                    "l2": 10.0,
+                    "loss": loss,
+                    "max_iter": args.e4_sweeps,
+                    "tol": 0.0,
+                }
                 seconds, out = best(
                     args.repeat,
                     time.process_time,
@@ -222,7 +233,14 @@ def run(args: argparse.Namespace, rows: dict[str, float]) -> None:
                 rows[f"e4 {label}: reference fit [s]"] = seconds["reference"]
                 rows[f"e4 {label}: new fit [s]"] = seconds["new"]
                 gap = rows[f"e4 {label}: objective rel. diff"] = abs(new - ref) / abs(ref)
-                print(f"  {label:<24} reference {seconds['reference']:8.3f} s, new "
-                      f"{seconds['new']:8.3f} s; objective rel. diff {gap:.1e}")  # fmt: skip
-                ratio(rows, f"e4 {label}: reference / new", seconds["reference"],
-                       seconds["new"], "target >= 5 at d = 40")  # fmt: skip
+                print(
+                    f"  {label:<24} reference {seconds['reference']:8.3f} s, new "
+                    f"{seconds['new']:8.3f} s; objective rel. diff {gap:.1e}"
+                )
+                ratio(
+                    rows,
+                    f"e4 {label}: reference / new",
+                    seconds["reference"],
+                    seconds["new"],
+                    "target >= 5 at d = 40",
+                )

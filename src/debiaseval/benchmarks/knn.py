@@ -88,8 +88,10 @@ def run(args: argparse.Namespace, rows: dict[str, float]) -> None:
     k = args.knn_k
     users, items, pairs = args.knn_shape
     x = _knn_matrix(users, items, pairs, seed=0)
-    print(f"\n== k-NN neighbour lists, k = {k}, CPU seconds on one thread (best of "
-          f"{args.repeat}); {x.shape[0]:,} x {x.shape[1]:,}, {x.nnz:,} pairs")  # fmt: skip
+    print(
+        f"\n== k-NN neighbour lists, k = {k}, CPU seconds on one thread (best of "
+        f"{args.repeat}); {x.shape[0]:,} x {x.shape[1]:,}, {x.nnz:,} pairs"
+    )
     for label, cls, rows_of in (
         ("itemknn", ItemKNN, lambda m: sp.csr_matrix(m.T)),
         ("userknn", UserKNN, lambda m: m),
@@ -115,21 +117,42 @@ def run(args: argparse.Namespace, rows: dict[str, float]) -> None:
             print(f"  users: {data.shape[0]:,} x {data.shape[1]:,}, {data.nnz:,} pairs")
         for name, value in seconds.items():
             rows[f"knn {label} {name} [s]"] = value
-        print(f"  {label}: former lists {seconds['former']:.2f} s, kernel lists "
-              f"{seconds['kernel']:.2f} s, {cls.__name__}.fit {seconds['fit']:.2f} s"
-              + (f", implicit CosineRecommender.fit {seconds['implicit']:.2f} s"
-                 if "implicit" in seconds else ", implicit not installed"))  # fmt: skip
-        ratio(rows, f"knn {label}: former lists / kernel", seconds["former"],
-               seconds["kernel"], "speed-up")  # fmt: skip
+        print(
+            f"  {label}: former lists {seconds['former']:.2f} s, kernel lists "
+            f"{seconds['kernel']:.2f} s, {cls.__name__}.fit {seconds['fit']:.2f} s"
+            + (
+                f", implicit CosineRecommender.fit {seconds['implicit']:.2f} s"
+                if "implicit" in seconds
+                else ", implicit not installed"
+            )
+        )
+        ratio(
+            rows,
+            f"knn {label}: former lists / kernel",
+            seconds["former"],
+            seconds["kernel"],
+            "speed-up",
+        )
         if "implicit" in seconds:
-            ratio(rows, f"knn {label}: implicit fit / {cls.__name__}.fit", seconds["implicit"],
-                   seconds["fit"], "target >= 1")  # fmt: skip
+            ratio(
+                rows,
+                f"knn {label}: implicit fit / {cls.__name__}.fit",
+                seconds["implicit"],
+                seconds["fit"],
+                "target >= 1",
+            )
         wall, _ = best(
-            args.repeat, one=lambda u=unit: knn._neighbour_lists(u, k, 1),
+            args.repeat,
+            one=lambda u=unit: knn._neighbour_lists(u, k, 1),
             two=lambda u=unit: knn._neighbour_lists(u, k, 2),
-        )  # fmt: skip
+        )
         rows[f"knn {label} kernel 1 thread wall [s]"] = wall["one"]
         rows[f"knn {label} kernel 2 threads wall [s]"] = wall["two"]
         print(f"  {label} kernel wall: 1 thread {wall['one']:.2f} s, 2 threads {wall['two']:.2f} s")
-        ratio(rows, f"knn {label}: kernel 1 / 2 threads (wall)", wall["one"], wall["two"],
-               "at most 2 on 2 free cores")  # fmt: skip
+        ratio(
+            rows,
+            f"knn {label}: kernel 1 / 2 threads (wall)",
+            wall["one"],
+            wall["two"],
+            "at most 2 on 2 free cores",
+        )

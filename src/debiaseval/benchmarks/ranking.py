@@ -169,11 +169,21 @@ def _ranking_shape(args: argparse.Namespace, rows: dict[str, float], shape: str)
             f"{name} {value:.2f} ({wall[name]:.2f})" for name, value in seconds.items()
         )
         print(f"  {label}, cpu (wall) s: {cells}", flush=True)
-        ratio(rows, f"ranking {label}: debiaseval / product", seconds["debiaseval"],
-               seconds["product"], "target <= 1.5")  # fmt: skip
+        ratio(
+            rows,
+            f"ranking {label}: debiaseval / product",
+            seconds["debiaseval"],
+            seconds["product"],
+            "target <= 1.5",
+        )
         if "implicit" in seconds:
-            ratio(rows, f"ranking {label}: implicit / debiaseval", seconds["implicit"],
-                   seconds["debiaseval"], "target >= 1")  # fmt: skip
+            ratio(
+                rows,
+                f"ranking {label}: implicit / debiaseval",
+                seconds["implicit"],
+                seconds["debiaseval"],
+                "target >= 1",
+            )
             ours = outputs["debiaseval"]
             ids = outputs["implicit"][0][ours["user"], ours["rank"] - 1]
             agree = float(np.mean(ids == ours["item"].to_numpy()))
@@ -181,8 +191,11 @@ def _ranking_shape(args: argparse.Namespace, rows: dict[str, float], shape: str)
             print(f"  lists agree with implicit's on {agree:.2%} of the items")
         rows[f"ranking {label}: E1 tune+rank PosPop cpu [s]"] = pospop["tune_rank"]
         rows[f"ranking {label}: E1 tune+rank PosPop wall [s]"] = pospop_wall["tune_rank"]
-        print(f"  {label}: E1 tune+rank PosPop {pospop['tune_rank']:.2f} s cpu "
-              f"({pospop_wall['tune_rank']:.2f} wall)", flush=True)  # fmt: skip
+        print(
+            f"  {label}: E1 tune+rank PosPop {pospop['tune_rank']:.2f} s cpu "
+            f"({pospop_wall['tune_rank']:.2f} wall)",
+            flush=True,
+        )
 
 
 def run(args: argparse.Namespace, rows: dict[str, float]) -> None:

@@ -212,8 +212,9 @@ def child(options: dict[str, Any]) -> list[dict[str, Any]]:
                 **evaluation,
             ),
         )
-        _stage(rows, "E1 evaluate",
-               lambda: e1.evaluate_step(split, recs, tests, step, **sizes_of_step))  # fmt: skip
+        _stage(
+            rows, "E1 evaluate", lambda: e1.evaluate_step(split, recs, tests, step, **sizes_of_step)
+        )
         # the same stage with E1's default weighting estimators (one SNIPS, one DR), their
         # diagnostics and the SNIPS sensitivity bounds and Γ*, same process: the same call but
         # for estimators= and gammas= (the same bootstrap resamples and level)
@@ -238,8 +239,11 @@ def child(options: dict[str, Any]) -> list[dict[str, Any]]:
             lambda algorithm=algorithm, grid=grid, name=name: e5.evaluate_models(
                 labelled,
                 e5.E5Evaluate(
-                    model=name, spec={"algorithm": algorithm, "params": {}, "grid": grid},
-                    ks=[10, 50], positive_threshold=threshold, ties="rank",
+                    model=name,
+                    spec={"algorithm": algorithm, "params": {}, "grid": grid},
+                    ks=[10, 50],
+                    positive_threshold=threshold,
+                    ties="rank",
                     batch_size=block["batch_size"],
                 ),
                 seed=seed,
@@ -265,7 +269,9 @@ def child(options: dict[str, Any]) -> list[dict[str, Any]]:
             log,
             cuts,
             dataclasses.replace(
-                e6_step, active_items=[None], interval="binomial",
+                e6_step,
+                active_items=[None],
+                interval="binomial",
                 sample_users=options["e6_users"],
             ),
             boosted=None,

@@ -20,9 +20,15 @@ from typing import Any
 import numpy as np
 
 __all__ = [
-    "DRAW_BLOCKS", "DRAW_KEYS", "draw_seed", "drawn_datasets", "generator_block", "per_seed_draws",
-    "seed_block", "seed_config",
-]  # fmt: skip
+    "DRAW_BLOCKS",
+    "DRAW_KEYS",
+    "draw_seed",
+    "drawn_datasets",
+    "generator_block",
+    "per_seed_draws",
+    "seed_block",
+    "seed_config",
+]
 
 DRAW_BLOCKS: dict[str, str] = {"synthetic": "synthetic", "jester5k-semi": "semireal"}
 """Dataset -> the config block that generates it (and holds its ``seed`` and ``per_seed``):

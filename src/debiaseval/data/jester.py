@@ -107,13 +107,16 @@ def _real_rating_matrix(obj: Any, attrs: dict[str, Any]) -> Any:
 def _parse_ids(names: np.ndarray | None, pattern: re.Pattern[str], what: str, path: Path):
     """Raw ids from R names such as ``u7452`` / ``j1``: int64, unique."""
     if names is None:
-        raise DatasetError(f"{path}: the rating matrix has no {what} names; expected the file "
-                           "recommenderlab ships")  # fmt: skip
+        raise DatasetError(
+            f"{path}: the rating matrix has no {what} names; expected the file recommenderlab ships"
+        )
     found = pd.Series(names).str.fullmatch(pattern.pattern)
     if not found.all():
         bad = str(names[int(np.flatnonzero(~found.to_numpy())[0])])
-        raise DatasetError(f"{path}: {what} name {bad!r} is not of the form "
-                           f"{pattern.pattern.replace('([0-9]+)', '<n>')}")  # fmt: skip
+        raise DatasetError(
+            f"{path}: {what} name {bad!r} is not of the form "
+            f"{pattern.pattern.replace('([0-9]+)', '<n>')}"
+        )
     ids = pd.Series(names).str.slice(1).astype(np.int64).to_numpy()
     if len(np.unique(ids)) != len(ids):
         raise DatasetError(f"{path}: a {what} name occurs twice; expected each once")

@@ -212,9 +212,11 @@ def read_video_durations(path: str | Path) -> pd.DataFrame:
         raise _fail(path, i + 2, f"expected a video_duration > 0, got {duration[i]}")
     out = raw.groupby("video_id", sort=True)["video_duration"].median().reset_index()
     return pd.DataFrame(
-        {"item": out["video_id"].to_numpy().astype(np.int64),
-         "video_duration": out["video_duration"].to_numpy(np.float64)}
-    )  # fmt: skip
+        {
+            "item": out["video_id"].to_numpy().astype(np.int64),
+            "video_duration": out["video_duration"].to_numpy(np.float64),
+        }
+    )
 
 
 def load_kuairec(folder: str | Path, *, big: bool = False) -> KuaiRec:

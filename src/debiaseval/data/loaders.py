@@ -37,10 +37,26 @@ RATINGS_1_5 = np.arange(1.0, 6.0)
 COAT_SHAPE = (290, 300)
 YAHOO_PREFIX = "ydata-ymusic-rating-study-v1_0"
 ML100K_GENRES = (
-    "unknown", "Action", "Adventure", "Animation", "Children's", "Comedy", "Crime",
-    "Documentary", "Drama", "Fantasy", "Film-Noir", "Horror", "Musical", "Mystery",
-    "Romance", "Sci-Fi", "Thriller", "War", "Western",
-)  # fmt: skip
+    "unknown",
+    "Action",
+    "Adventure",
+    "Animation",
+    "Children's",
+    "Comedy",
+    "Crime",
+    "Documentary",
+    "Drama",
+    "Fantasy",
+    "Film-Noir",
+    "Horror",
+    "Musical",
+    "Mystery",
+    "Romance",
+    "Sci-Fi",
+    "Thriller",
+    "War",
+    "Western",
+)
 
 
 # --------------------------------------------------------------------------- low level

@@ -46,10 +46,16 @@ class DatasetSource:
 
 _KEYS = frozenset(
     {
-        "url", "archive_sha256", "archive_root", "archive", "files", "manual_instructions",
-        "licence", "citation",
+        "url",
+        "archive_sha256",
+        "archive_root",
+        "archive",
+        "files",
+        "manual_instructions",
+        "licence",
+        "citation",
     }
-)  # fmt: skip
+)
 
 
 def _source(name: str, entry: Mapping[str, Any]) -> DatasetSource:

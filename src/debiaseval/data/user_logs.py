@@ -377,27 +377,44 @@ def _part(
     rating = _numbers(table, columns["rating"], "a numeric rating")
     where = f"in column {columns['rating']!r}"
     # stored as float32: beyond its range a rating would become inf
-    _refuse(table, rating, np.abs(rating) > FLOAT32_MAX,
-            f"a rating of at most {FLOAT32_MAX:.4g} in absolute value (ratings are stored as "
-            f"float32) {where}")  # fmt: skip
+    _refuse(
+        table,
+        rating,
+        np.abs(rating) > FLOAT32_MAX,
+        f"a rating of at most {FLOAT32_MAX:.4g} in absolute value (ratings are stored as "
+        f"float32) {where}",
+    )
     # positivity (rating > threshold) is decided on the stored float32: a cast may not flip it
     threshold = spec.get("positive_threshold")
     threshold = DEFAULT_POSITIVE_THRESHOLD if threshold is None else float(threshold)
     stored = rating.astype(np.float32).astype(np.float64)
     flips = (rating > threshold) != (stored > threshold)
-    _refuse(table, rating, flips, f"a rating that float32, the type ratings are stored in, keeps "
-            f"on its side of the positive_threshold {threshold:g} {where} (round it)")  # fmt: skip
+    _refuse(
+        table,
+        rating,
+        flips,
+        f"a rating that float32, the type ratings are stored in, keeps "
+        f"on its side of the positive_threshold {threshold:g} {where} (round it)",
+    )
     if spec.get("rating_scale") is not None:
         lo, hi = spec["rating_scale"]
-        _refuse(table, rating, (rating < lo) | (rating > hi),
-                f"a rating in [{lo:g}, {hi:g}] (rating_scale) {where}")  # fmt: skip
+        _refuse(
+            table,
+            rating,
+            (rating < lo) | (rating > hi),
+            f"a rating in [{lo:g}, {hi:g}] (rating_scale) {where}",
+        )
     frame = pd.DataFrame({"user": users, "item": items, "rating": rating})
     if columns.get("timestamp") in table.frame.columns:  # a MAR file may leave it out
         frame["timestamp"] = _timestamps(table, columns["timestamp"])
     if propensity and columns.get("propensity"):
         p = _numbers(table, columns["propensity"], "a propensity in (0, 1]")
-        _refuse(table, p, (p <= 0) | (p > 1),
-                f"a propensity in (0, 1] in column {columns['propensity']!r}")  # fmt: skip
+        _refuse(
+            table,
+            p,
+            (p <= 0) | (p > 1),
+            f"a propensity in (0, 1] in column {columns['propensity']!r}",
+        )
         frame["propensity"] = p
     keep, hint = spec.get("duplicates") or "error", "or set the dataset's duplicates: last"
     if keep == "last" and "timestamp" not in frame.columns:  # a MAR file without timestamps
@@ -430,11 +447,26 @@ def load_user_log(name: str, spec: Mapping[str, Any]) -> RawDataset:
     columns = spec["columns"]
     wanted = {key: columns.get(key) for key in ("user", "item", "rating", "timestamp")}
     where, sep = f"sources.{name}", spec.get("sep")
-    tables = [read_log(spec["ratings"], {**wanted, "propensity": columns.get("propensity")},
-                       sep=sep, what="ratings", where=where)]  # fmt: skip
+    tables = [
+        read_log(
+            spec["ratings"],
+            {**wanted, "propensity": columns.get("propensity")},
+            sep=sep,
+            what="ratings",
+            where=where,
+        )
+    ]
     if spec.get("mar"):
-        tables.append(read_log(spec["mar"], wanted, sep=sep, what="MAR ratings", where=where,
-                               optional=("timestamp",)))  # fmt: skip
+        tables.append(
+            read_log(
+                spec["mar"],
+                wanted,
+                sep=sep,
+                what="MAR ratings",
+                where=where,
+                optional=("timestamp",),
+            )
+        )
     users = _ids(tables, columns["user"], "user")
     items = _ids(tables, columns["item"], "item")
     parts = [

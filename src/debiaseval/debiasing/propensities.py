@@ -300,8 +300,9 @@ def logistic_cv(
             rows.append({"l2": value, "fold": fold, "log_loss": loss})
     order = {value: j for j, value in enumerate(grid)}
     table = pd.DataFrame(rows)
-    table = table.sort_values(["l2", "fold"], key=lambda c: c.map(order) if c.name == "l2" else c,
-                              ignore_index=True)  # fmt: skip
+    table = table.sort_values(
+        ["l2", "fold"], key=lambda c: c.map(order) if c.name == "l2" else c, ignore_index=True
+    )
     means = table.groupby("l2", sort=False)["log_loss"].mean()
     best = float(means.index[int(np.argmin(means.to_numpy()))])
     table["selected"] = table["l2"] == best
@@ -519,9 +520,12 @@ def as_model(table: pd.DataFrame, *, n_users: int, n_items: int) -> PropensityMo
         levels = table["rating"].to_numpy(np.float64)
         order = np.argsort(levels)
         return PropensityModel(
-            n_users, n_items, levels=levels[order], rating=prop[order],
+            n_users,
+            n_items,
+            levels=levels[order],
+            rating=prop[order],
             rating_prior=table["p_rating"].to_numpy(np.float64)[order],
-        )  # fmt: skip
+        )
     if keys in (("item",), ("user",)):
         n = n_items if keys == ("item",) else n_users
         ids = _ids(table, keys[0], n)

@@ -55,8 +55,14 @@ def rating_popularity(
         raise ValueError(f"the rating-aware popularity prior must be positive, got {prior}")
     if not (np.isfinite(smoothing) and smoothing > 0):
         raise ValueError(f"rating-aware popularity needs smoothing > 0, got {smoothing}")
-    table = naive_bayes(mnar_ratings, mar_ratings, n_users=n_users, n_items=n_items,
-                        levels=levels, smoothing=smoothing)  # fmt: skip
+    table = naive_bayes(
+        mnar_ratings,
+        mar_ratings,
+        n_users=n_users,
+        n_items=n_items,
+        levels=levels,
+        smoothing=smoothing,
+    )
     rating = as_model(table, n_users=n_users, n_items=n_items)
     items = train["item"].to_numpy().astype(np.int64)
     if items.size and (items.min() < 0 or items.max() >= n_items):
@@ -64,9 +70,15 @@ def rating_popularity(
     inverse = 1.0 / rating.pairs(train["user"].to_numpy(), items, train["rating"].to_numpy())
     counts = np.bincount(items, minlength=n_items).astype(np.float64)
     mean_h = float(rating.rating @ rating.rating_prior)
-    h_item = (counts + prior) / (np.bincount(items, weights=inverse, minlength=n_items)
-                                 + prior / mean_h)  # fmt: skip
-    return PropensityModel(n_users, n_items, item=(counts + smoothing) / h_item,
-                           levels=rating.levels, rating=rating.rating,
-                           rating_prior=rating.rating_prior,
-                           item_rating_mean=h_item)  # fmt: skip
+    h_item = (counts + prior) / (
+        np.bincount(items, weights=inverse, minlength=n_items) + prior / mean_h
+    )
+    return PropensityModel(
+        n_users,
+        n_items,
+        item=(counts + smoothing) / h_item,
+        levels=rating.levels,
+        rating=rating.rating,
+        rating_prior=rating.rating_prior,
+        item_rating_mean=h_item,
+    )

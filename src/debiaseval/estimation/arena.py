@@ -66,9 +66,14 @@ MODEL_IMPUTATIONS = ("logistic_mf",)
 """Imputations fitted by their own rule (``e1_impute``), once per seed and estimator."""
 
 DIAGNOSTICS_COLUMNS = [
-    "recommender", "seed", "estimator", *ESTIMATE_COLUMNS, *WEIGHT_COLUMNS,
-    "imputed_mass_ratio", "propensity_scale",
-]  # fmt: skip
+    "recommender",
+    "seed",
+    "estimator",
+    *ESTIMATE_COLUMNS,
+    *WEIGHT_COLUMNS,
+    "imputed_mass_ratio",
+    "propensity_scale",
+]
 """Columns of ``estimators.diagnostics.parquet``: per recommender, estimator, metric and k, the
 users averaged over and left out, the per-user values outside [0, 1], DR's weight control and
 its threshold, the weights' effective sample size, Pareto k̂, concentration and calibration,
@@ -122,8 +127,9 @@ class SplitParts:
     def candidates(self, n_users: int, n_items: int) -> np.ndarray:
         """|C_u| per user, the items without a training pair (computed once)."""
         if "candidates" not in self._rows:
-            self._rows["candidates"] = candidate_counts(self.train, n_users=n_users,
-                                                        n_items=n_items)  # fmt: skip
+            self._rows["candidates"] = candidate_counts(
+                self.train, n_users=n_users, n_items=n_items
+            )
         return self._rows["candidates"]
 
     @property
@@ -170,14 +176,17 @@ def propensity_model(
     parts = SplitParts(split) if parts is None else parts
     smoothing = float(spec.get("smoothing", 1.0))
     if name == "naive_bayes":
-        return as_model(naive_bayes(parts.mnar["rating"], parts.weights["rating"], **sizes),
-                        **sizes)  # fmt: skip
+        return as_model(
+            naive_bayes(parts.mnar["rating"], parts.weights["rating"], **sizes), **sizes
+        )
     if name == "popularity_nb":
-        return rating_popularity(parts.train, parts.mnar["rating"], parts.weights["rating"],
-                                 **sizes, smoothing=smoothing)  # fmt: skip
+        return rating_popularity(
+            parts.train, parts.mnar["rating"], parts.weights["rating"], **sizes, smoothing=smoothing
+        )
     if name == "popularity":
-        table = popularity(parts.train, **sizes, smoothing=smoothing,
-                           exponent=spec.get("gamma", 1.0))  # fmt: skip
+        table = popularity(
+            parts.train, **sizes, smoothing=smoothing, exponent=spec.get("gamma", 1.0)
+        )
         return as_model(table, **sizes)
     if name == "wtd":
         uniform = spec.get("mar_posterior", "weights") == "uniform"
@@ -212,9 +221,10 @@ def imputation_of(spec: Mapping[str, Any]) -> str:
 def model_imputations(estimators: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """The dr estimators whose imputation is fitted by ``e1_impute`` (config order)."""
     return [
-        name for name, spec in estimators.items()
+        name
+        for name, spec in estimators.items()
         if spec["estimator"] == "dr" and imputation_of(spec) in MODEL_IMPUTATIONS
-    ]  # fmt: skip
+    ]
 
 
 def _training_propensities(model: PropensityModel, parts: SplitParts) -> np.ndarray:
@@ -243,17 +253,30 @@ def fit_imputation(
     ``imputation_params`` its hyperparameters). Not yet calibrated."""
     parts = SplitParts(split) if parts is None else parts
     if model is None:
-        model = propensity_model(split, spec, n_users=n_users, n_items=n_items,
-                                 features=features, truth=truth, parts=parts)  # fmt: skip
+        model = propensity_model(
+            split,
+            spec,
+            n_users=n_users,
+            n_items=n_items,
+            features=features,
+            truth=truth,
+            parts=parts,
+        )
     return build_imputation(
-        imputation_of(spec), parts.train, _training_propensities(model, parts),
-        n_users=n_users, n_items=n_items, positive_threshold=positive_threshold, seed=seed,
+        imputation_of(spec),
+        parts.train,
+        _training_propensities(model, parts),
+        n_users=n_users,
+        n_items=n_items,
+        positive_threshold=positive_threshold,
+        seed=seed,
         params=dict(spec.get("imputation_params") or {}),
-    )  # fmt: skip
+    )
 
 
-def _candidate_mar(parts: SplitParts, n_items: int, positive_threshold: float
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+def _candidate_mar(
+    parts: SplitParts, n_items: int, positive_threshold: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The MAR ``weights`` pairs that are candidates (no training pair): users, items, labels."""
     mar, keys = parts.weights, sorted_pair_keys(parts.train, n_items)
     users, items = mar["user"].to_numpy(np.int64), mar["item"].to_numpy(np.int64)
@@ -291,27 +314,53 @@ def estimator_heldout(
     train, held = parts.train, parts.heldout
     estimator = spec["estimator"]
     if estimator == "naive":
-        return prepare("naive", held, None, n_users=n_users,
-                       positive_threshold=positive_threshold), 1.0, np.nan  # fmt: skip
+        return (
+            prepare("naive", held, None, n_users=n_users, positive_threshold=positive_threshold),
+            1.0,
+            np.nan,
+        )
     if model is None:
-        model = propensity_model(split, spec, n_users=n_users, n_items=n_items,
-                                 features=features, truth=truth, parts=parts)  # fmt: skip
+        model = propensity_model(
+            split,
+            spec,
+            n_users=n_users,
+            n_items=n_items,
+            features=features,
+            truth=truth,
+            parts=parts,
+        )
     n_observed = len(train) + len(held)
-    p, factor = scaled(model, held, train=train, n_pairs=len(held), floor=spec.get("clip"),
-                       n_observed=n_observed)  # fmt: skip
+    p, factor = scaled(
+        model, held, train=train, n_pairs=len(held), floor=spec.get("clip"), n_observed=n_observed
+    )
     ratio, mar = np.nan, None
     if estimator == "dr":
         if imputation is None:
-            imputation = fit_imputation(split, spec, seed=seed, n_users=n_users, n_items=n_items,
-                                        positive_threshold=positive_threshold, model=model,
-                                        parts=parts)  # fmt: skip
+            imputation = fit_imputation(
+                split,
+                spec,
+                seed=seed,
+                n_users=n_users,
+                n_items=n_items,
+                positive_threshold=positive_threshold,
+                model=model,
+                parts=parts,
+            )
         mar = _candidate_mar(parts, n_items, positive_threshold) if len(parts.weights) else None
         if spec.get("calibrate") and mar is not None:
             imputation = calibrate(imputation, *mar)
-    held_out = prepare(estimator, held, p, n_users=n_users, positive_threshold=positive_threshold,
-                       imputation=imputation, train=train, form=spec.get("form") or "one_step",
-                       candidates=parts.candidates(n_users, n_items),
-                       scale=spec.get("scale"))  # fmt: skip
+    held_out = prepare(
+        estimator,
+        held,
+        p,
+        n_users=n_users,
+        positive_threshold=positive_threshold,
+        imputation=imputation,
+        train=train,
+        form=spec.get("form") or "one_step",
+        candidates=parts.candidates(n_users, n_items),
+        scale=spec.get("scale"),
+    )
     if estimator == "dr" and mar is not None:
         ratio = mar_mass_ratio(held_out.mass, held_out.candidates, mar[0], mar[2])
     return held_out, factor, ratio
@@ -335,8 +384,9 @@ class SeedEstimates:
     """Recommender -> estimator -> per-user values."""
     diagnostics: pd.DataFrame
     """:data:`DIAGNOSTICS_COLUMNS`, estimator-major."""
-    sensitivity: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(
-        columns=SENSITIVITY_COLUMNS))  # fmt: skip
+    sensitivity: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=SENSITIVITY_COLUMNS)
+    )
     """SNIPS bounds at each Γ (:func:`~debiaseval.estimation.sensitivity.sensitivity`)."""
     gamma_stars: dict[str, pd.DataFrame] = field(default_factory=dict)
     """SNIPS estimator -> Γ* of every pair of recommenders and the side it protects, in the
@@ -376,8 +426,7 @@ def evaluate_estimators(
     held_pairs = parts.heldout
     n_held = len(held_pairs)
     depth = max(int(k) for k in ks)
-    index = PairIndex(held_pairs["user"].to_numpy(), held_pairs["item"].to_numpy(),
-                      n_items=n_items)  # fmt: skip
+    index = PairIndex(held_pairs["user"].to_numpy(), held_pairs["item"].to_numpy(), n_items=n_items)
     small = np.min_scalar_type(depth)
     ranks = {rec: index.ranks(lists, depth=depth).astype(small) for rec, lists in recs.items()}
     blocks = [(m, int(k)) for m in metrics for k in dict.fromkeys(ks)]
@@ -387,15 +436,37 @@ def evaluate_estimators(
     for name, spec in estimators.items():
         key = tuple(spec.get(k) for k in ("propensity", "gamma", "smoothing", "mar_posterior"))
         if spec["estimator"] != "naive" and key not in models:
-            models[key] = propensity_model(split, spec, n_users=n_users, n_items=n_items,
-                                           features=features, truth=truth, parts=parts)  # fmt: skip
+            models[key] = propensity_model(
+                split,
+                spec,
+                n_users=n_users,
+                n_items=n_items,
+                features=features,
+                truth=truth,
+                parts=parts,
+            )
         held, factor, mass_ratio = estimator_heldout(
-            split, spec, seed=seed, n_users=n_users, n_items=n_items,
-            positive_threshold=positive_threshold, features=features, truth=truth,
-            model=models.get(key), parts=parts, imputation=(imputations or {}).get(name),
-        )  # fmt: skip
-        out = estimate_all(held, recs, ks=ks, metrics=metrics, n_items=n_items, ranks=ranks,
-                           control=weight_control_of(spec))  # fmt: skip
+            split,
+            spec,
+            seed=seed,
+            n_users=n_users,
+            n_items=n_items,
+            positive_threshold=positive_threshold,
+            features=features,
+            truth=truth,
+            model=models.get(key),
+            parts=parts,
+            imputation=(imputations or {}).get(name),
+        )
+        out = estimate_all(
+            held,
+            recs,
+            ks=ks,
+            metrics=metrics,
+            n_items=n_items,
+            ranks=ranks,
+            control=weight_control_of(spec),
+        )
         weights = weight_diagnostics(held)
         for rec, lists in recs.items():
             block_values = BlockValues(out.users.astype(np.int32), out.values[rec], out.blocks)
@@ -415,8 +486,9 @@ def evaluate_estimators(
                 .astype(np.int64)
             )
             tables.append(summary)
-            diag = out.table(rec).assign(**weights, imputed_mass_ratio=mass_ratio,
-                                         propensity_scale=factor)  # fmt: skip
+            diag = out.table(rec).assign(
+                **weights, imputed_mass_ratio=mass_ratio, propensity_scale=factor
+            )
             diag.insert(0, "estimator", name)
             diag.insert(0, "seed", seed)
             diag.insert(0, "recommender", rec)
@@ -424,9 +496,15 @@ def evaluate_estimators(
         if spec["estimator"] == "snips" and gammas:
             gain_blocks = [b for b in blocks if b[0] in GAINS]
             table, stars[name] = sensitivity(
-                held, ranks, estimator=name, blocks=gain_blocks, gammas=gammas,
-                resamples=resamples, rng=run_rng(seed, "sensitivity"), level=level,
-            )  # fmt: skip
+                held,
+                ranks,
+                estimator=name,
+                blocks=gain_blocks,
+                gammas=gammas,
+                resamples=resamples,
+                rng=run_rng(seed, "sensitivity"),
+                level=level,
+            )
             bounds.append(table)
     table = pd.concat(tables, ignore_index=True)
     table.insert(1, "seed", seed)
@@ -434,9 +512,10 @@ def evaluate_estimators(
     order = {rec: j for j, rec in enumerate(recs)}
     table = table.sort_values("recommender", key=lambda c: c.map(order), kind="stable")
     sensitive = (
-        pd.concat(bounds, ignore_index=True) if bounds
+        pd.concat(bounds, ignore_index=True)
+        if bounds
         else pd.DataFrame(columns=SENSITIVITY_COLUMNS)
-    )  # fmt: skip
+    )
     sensitive.insert(1, "seed", np.int64(seed))
     return SeedEstimates(
         table.reset_index(drop=True),
@@ -445,5 +524,3 @@ def evaluate_estimators(
         sensitive,
         stars,
     )
-
-

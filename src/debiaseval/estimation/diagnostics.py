@@ -36,9 +36,15 @@ PARETO_K_LIMIT = 0.7
 """Above this Pareto k̂, the weighted mean is unreliable (Vehtari et al. 2024, §3.2)."""
 
 WEIGHT_COLUMNS = [
-    "ess_mean", "ess_median", "ess_min", "pareto_k", "max_weight_share",
-    "top1pct_weight_share", "calibration", "calibration_median",
-]  # fmt: skip
+    "ess_mean",
+    "ess_median",
+    "ess_min",
+    "pareto_k",
+    "max_weight_share",
+    "top1pct_weight_share",
+    "calibration",
+    "calibration_median",
+]
 """The recommender-independent diagnostics of :func:`weight_diagnostics`."""
 
 

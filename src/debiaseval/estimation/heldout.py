@@ -234,6 +234,19 @@ def prepare(
     mass = imputation.candidate_mass(train["user"].to_numpy(), train["item"].to_numpy(), n_users)
     # the one-step form divides by M_u; the ratio form by D_u, checked per weight control
     kept = evaluated[mass[evaluated] > _EPS] if form == "one_step" else evaluated
-    return HeldOut(estimator, users, items, y, w, n_users, kept, candidates, form=form,
-                   imputation=imputation, imputed=imputed, mass=mass,
-                   n_left_out=evaluated.size - kept.size, scale=scale)  # fmt: skip
+    return HeldOut(
+        estimator,
+        users,
+        items,
+        y,
+        w,
+        n_users,
+        kept,
+        candidates,
+        form=form,
+        imputation=imputation,
+        imputed=imputed,
+        mass=mass,
+        n_left_out=evaluated.size - kept.size,
+        scale=scale,
+    )

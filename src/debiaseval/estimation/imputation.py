@@ -306,12 +306,16 @@ def logistic_mf(
     d = int(factors)
     rng = np.random.default_rng(seed)
     rate = float(np.clip(w @ y / w.sum(), 1e-3, 1 - 1e-3))
-    x0 = np.concatenate([
-        [np.log(rate / (1 - rate))], np.zeros(n_users + n_items),
-        rng.normal(scale=0.1, size=(n_users + n_items) * d),
-    ])  # fmt: skip
-    structure = sp.csr_matrix((np.arange(u.size, dtype=np.float64) + 1, (u, i)),
-                              shape=(n_users, n_items))  # fmt: skip
+    x0 = np.concatenate(
+        [
+            [np.log(rate / (1 - rate))],
+            np.zeros(n_users + n_items),
+            rng.normal(scale=0.1, size=(n_users + n_items) * d),
+        ]
+    )
+    structure = sp.csr_matrix(
+        (np.arange(u.size, dtype=np.float64) + 1, (u, i)), shape=(n_users, n_items)
+    )
     order = structure.data.astype(np.int64) - 1  # pair index of every stored entry
 
     def unpack(x: np.ndarray) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -326,14 +330,18 @@ def logistic_mf(
         loss = float(w @ (np.logaddexp(0.0, s) - y * s))
         loss += 0.5 * l2 * float(bu @ bu + bi @ bi + np.sum(p * p) + np.sum(q * q))
         g = w * (_sigmoid(s) - y)
-        residual = sp.csr_matrix((g[order], structure.indices, structure.indptr),
-                                 shape=structure.shape)  # fmt: skip
-        grad = np.concatenate([
-            [g.sum()],
-            np.bincount(u, weights=g, minlength=n_users) + l2 * bu,
-            np.bincount(i, weights=g, minlength=n_items) + l2 * bi,
-            (residual @ q + l2 * p).ravel(), (residual.T @ p + l2 * q).ravel(),
-        ])  # fmt: skip
+        residual = sp.csr_matrix(
+            (g[order], structure.indices, structure.indptr), shape=structure.shape
+        )
+        grad = np.concatenate(
+            [
+                [g.sum()],
+                np.bincount(u, weights=g, minlength=n_users) + l2 * bu,
+                np.bincount(i, weights=g, minlength=n_items) + l2 * bi,
+                (residual @ q + l2 * p).ravel(),
+                (residual.T @ p + l2 * q).ravel(),
+            ]
+        )
         return loss, grad
 
     from threadpoolctl import threadpool_limits
@@ -382,8 +390,9 @@ def build_imputation(
     )
 
 
-def platt(predicted: np.ndarray, labels: np.ndarray, *, slope_prior: float = 1.0
-          ) -> tuple[float, float]:  # fmt: skip
+def platt(
+    predicted: np.ndarray, labels: np.ndarray, *, slope_prior: float = 1.0
+) -> tuple[float, float]:
     """Platt's link (a, b) maximising the likelihood of ``labels`` under σ(a + b·logit r̂),
     with the slope shrunk toward 1 by a Gaussian prior of precision ``slope_prior`` (an
     imputation whose logits barely vary, such as an item rate, leaves the slope otherwise
@@ -406,16 +415,18 @@ def platt(predicted: np.ndarray, labels: np.ndarray, *, slope_prior: float = 1.0
     return float(result.x[0]), float(result.x[1])
 
 
-def calibrate(imputation: Imputation, users: np.ndarray, items: np.ndarray,
-              labels: np.ndarray) -> Imputation:  # fmt: skip
+def calibrate(
+    imputation: Imputation, users: np.ndarray, items: np.ndarray, labels: np.ndarray
+) -> Imputation:
     """``imputation`` recalibrated by Platt's link (:func:`platt`) on MAR pairs (``users``,
     ``items``, their 0/1 ``labels``): the candidate pairs of a random sample."""
     a, b = platt(imputation.pairs(users, items), labels)
     if isinstance(imputation, ItemRate):
         return ItemRate(_sigmoid(a + b * _logit(imputation.rates)))
     if isinstance(imputation, LogisticMF):
-        return replace(imputation, intercept=a + b * imputation.intercept,
-                       slope=b * imputation.slope)  # fmt: skip
+        return replace(
+            imputation, intercept=a + b * imputation.intercept, slope=b * imputation.slope
+        )
     base = imputation
     return Predicted(
         score_pairs=base.pairs,

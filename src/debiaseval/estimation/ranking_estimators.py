@@ -51,9 +51,16 @@ __all__ = ["ESTIMATE_COLUMNS", "Estimates", "estimate", "estimate_all"]
 _EPS = 1e-12
 
 ESTIMATE_COLUMNS = [
-    "metric", "k", "n_users", "n_left_out", "n_negative", "n_above_one", "weight_control",
-    "control_value", "imputation_scale",
-]  # fmt: skip
+    "metric",
+    "k",
+    "n_users",
+    "n_left_out",
+    "n_negative",
+    "n_above_one",
+    "weight_control",
+    "control_value",
+    "imputation_scale",
+]
 """Columns of :func:`estimate`'s per-(metric, k) table."""
 
 
@@ -193,8 +200,7 @@ def _dr_all(
     if held.form == "scaled":
         if control.method != "none":
             raise ValueError("DR's scaled form takes no weight control: its λ controls the weights")
-        users, values, scale = scaled_values(held, listed, direct, blocks, list(lists),
-                                             held.scale)  # fmt: skip
+        users, values, scale = scaled_values(held, listed, direct, blocks, list(lists), held.scale)
         return Estimates(users, values, blocks, n_left_out=held.n_left_out, scale=scale)
     thresholds = candidates(control, w)
     trials = []
@@ -204,9 +210,13 @@ def _dr_all(
     best = choose(estimated_mse(trials)) if len(trials) > 1 else 0
     users, values = trials[best]
     return Estimates(
-        users, values, blocks, control=control.method, value=float(thresholds[best]),
+        users,
+        values,
+        blocks,
+        control=control.method,
+        value=float(thresholds[best]),
         n_left_out=held.n_left_out + evaluated.size - users.size,
-    )  # fmt: skip
+    )
 
 
 def dr_values(
@@ -267,9 +277,14 @@ def estimate(
     """
     name = "_"
     out = estimate_all(
-        held, {name: recs}, ks=ks, metrics=metrics, n_items=n_items,
-        ranks=None if ranks is None else {name: ranks}, control=control,
-    )  # fmt: skip
+        held,
+        {name: recs},
+        ks=ks,
+        metrics=metrics,
+        n_items=n_items,
+        ranks=None if ranks is None else {name: ranks},
+        control=control,
+    )
     users, blocks = out.users, out.blocks
     per_user = pd.DataFrame(
         {

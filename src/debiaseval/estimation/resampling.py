@@ -25,9 +25,13 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
-    "DRAWS", "MIN_SCOREBOARD_SEEDS", "ResamplingPlan", "noise_shift", "percentile_interval",
+    "DRAWS",
+    "MIN_SCOREBOARD_SEEDS",
+    "ResamplingPlan",
+    "noise_shift",
+    "percentile_interval",
     "seed_cube",
-]  # fmt: skip
+]
 
 DRAWS = ("independent", "fixed")
 """How the seeds' data relate: each seed its own draw, or one dataset re-split by every seed."""
@@ -50,9 +54,14 @@ class ResamplingPlan:
 
     @classmethod
     def of(
-        cls, n_seeds: int, *, draws: str, resamples: int, user_resamples: int,
+        cls,
+        n_seeds: int,
+        *,
+        draws: str,
+        resamples: int,
+        user_resamples: int,
         rng: np.random.Generator,
-    ) -> ResamplingPlan:  # fmt: skip
+    ) -> ResamplingPlan:
         """``resamples`` multinomial resamples of ``n_seeds`` seeds from ``rng``; with
         ``draws="fixed"`` each also takes a user resample, cycling through the
         ``user_resamples`` the seeds share (none: seeds alone)."""
@@ -69,8 +78,7 @@ class ResamplingPlan:
     def seeds_only(self) -> ResamplingPlan:
         """The same seed resamples without the users' resamples (every replicate the observed
         means): what the users' level adds is the difference of the two."""
-        return ResamplingPlan(self.counts, np.zeros_like(self.replicate), self.draws,
-                              self.n_seeds)  # fmt: skip
+        return ResamplingPlan(self.counts, np.zeros_like(self.replicate), self.draws, self.n_seeds)
 
     def tail(self, level: float) -> float:
         """The tail probability of the expanded percentile interval at ``level`` (Hesterberg,
@@ -103,9 +111,14 @@ class ResamplingPlan:
 
 
 def seed_cube(
-    observed: pd.DataFrame, replicates: pd.DataFrame, column: str, *, seeds: np.ndarray,
-    recommenders: Sequence[str], n_replicates: int,
-) -> np.ndarray:  # fmt: skip
+    observed: pd.DataFrame,
+    replicates: pd.DataFrame,
+    column: str,
+    *,
+    seeds: np.ndarray,
+    recommenders: Sequence[str],
+    n_replicates: int,
+) -> np.ndarray:
     """``column`` as seeds × (1 + ``n_replicates``) × ``recommenders``, the layout
     :meth:`ResamplingPlan.ratio` resamples: slot 0 the observed means (``observed``: seed,
     recommender, ``column``), slot r + 1 the users' resample r (``replicates``: seed, replicate,
@@ -113,8 +126,10 @@ def seed_cube(
     replicates are left out."""
     out = np.full((len(seeds), 1 + n_replicates, len(recommenders)), np.nan)
     seed_at, rec_at = pd.Index(seeds), pd.Index(recommenders)
-    slots = (np.zeros(len(observed), dtype=np.int64),
-             1 + replicates["replicate"].to_numpy(dtype=np.int64) if len(replicates) else None)
+    slots = (
+        np.zeros(len(observed), dtype=np.int64),
+        1 + replicates["replicate"].to_numpy(dtype=np.int64) if len(replicates) else None,
+    )
     for frame, at in zip((observed, replicates), slots, strict=True):
         if at is None:
             continue

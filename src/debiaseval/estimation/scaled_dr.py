@@ -100,16 +100,24 @@ def scaled_values(
     sums = _user_sums(held)
     per_block = {key: _block_sums(held, *listed[key]) for key in listed}
     grid = np.asarray(SCALES if scale is None else (float(scale),))
-    den = (grid[:, None] * held.mass[users] + sums["wy"][users]
-           - grid[:, None] * sums["wr"][users])  # fmt: skip
+    den = grid[:, None] * held.mass[users] + sums["wy"][users] - grid[:, None] * sums["wr"][users]
     values = {
-        rec: np.stack([
-            (grid[:, None] * direct[rec, block][users] + per_block[rec, block]["cwy"][users]
-             - grid[:, None] * per_block[rec, block]["cwr"][users]) / den
-            for block in blocks
-        ], axis=1) if blocks else np.empty((grid.size, 0, users.size))
+        rec: np.stack(
+            [
+                (
+                    grid[:, None] * direct[rec, block][users]
+                    + per_block[rec, block]["cwy"][users]
+                    - grid[:, None] * per_block[rec, block]["cwr"][users]
+                )
+                / den
+                for block in blocks
+            ],
+            axis=1,
+        )
+        if blocks
+        else np.empty((grid.size, 0, users.size))
         for rec in recommenders
-    }  # fmt: skip
+    }
     at = 0 if scale is not None else choose_scale(held, sums, per_block, direct, users, values)
     return users, {rec: v[at] for rec, v in values.items()}, float(grid[at])
 

@@ -74,15 +74,31 @@ BASELINES = (CONSTANT, GT_HALVES)
 
 _STATS = ("bias", "rmse", "crmse", "tau", "tau_full", "coverage")
 
-_BOUNDS = {"rmse": (0.0, np.inf), "crmse": (0.0, np.inf), "tau": (-1.0, 1.0),
-           "tau_full": (-1.0, 1.0), "coverage": (0.0, 1.0)}  # fmt: skip
+_BOUNDS = {
+    "rmse": (0.0, np.inf),
+    "crmse": (0.0, np.inf),
+    "tau": (-1.0, 1.0),
+    "tau_full": (-1.0, 1.0),
+    "coverage": (0.0, 1.0),
+}
 """The range of each statistic that is not a mean: re-centred intervals are cut to it."""
 
 SCOREBOARD_COLUMNS = [
-    "testset", "family", "metric", "k", "truth", "draws", "n_recommenders", "n_seeds",
-    "n_pairs", "n_users", *[f"{s}{end}" for s in _STATS for end in ("", "_low", "_high")],
-    "n_tau_seeds", "level", "n_intervals",
-]  # fmt: skip
+    "testset",
+    "family",
+    "metric",
+    "k",
+    "truth",
+    "draws",
+    "n_recommenders",
+    "n_seeds",
+    "n_pairs",
+    "n_users",
+    *[f"{s}{end}" for s in _STATS for end in ("", "_low", "_high")],
+    "n_tau_seeds",
+    "level",
+    "n_intervals",
+]
 """Columns of ``estimator_accuracy.parquet``: per row, metric and k, each statistic with its
 interval (``_low``, ``_high``; NaN below :data:`MIN_SCOREBOARD_SEEDS` seeds) and how the seeds'
 data relate (``draws``: ``independent`` or ``fixed``)."""
@@ -90,9 +106,12 @@ data relate (``draws``: ``independent`` or ``fixed``)."""
 _PAIR_STATS = ("abs_bias", "rmse", "crmse", "tau")
 
 PAIR_COLUMNS = [
-    "metric", "k", "testset_a", "testset_b",
+    "metric",
+    "k",
+    "testset_a",
+    "testset_b",
     *[f"d_{s}{end}" for s in _PAIR_STATS for end in ("", "_low", "_high")],
-]  # fmt: skip
+]
 """Columns of ``estimator_pairs.parquet``: per metric, k and two rows, the difference a − b of
 |bias|, RMSE, centred RMSE and τ with its interval from the same resamples. Against
 ``CONSTANT``, whose centred RMSE is its RMSE, ``d_crmse`` is the row's centred RMSE minus
@@ -112,9 +131,12 @@ def truth_of(testsets: Sequence[str]) -> str:
 
 
 def _draws(
-    value: np.ndarray, truth: np.ndarray, plan: ResamplingPlan, ranked: np.ndarray,
+    value: np.ndarray,
+    truth: np.ndarray,
+    plan: ResamplingPlan,
+    ranked: np.ndarray,
     hits: np.ndarray | None,
-) -> dict[str, np.ndarray]:  # fmt: skip
+) -> dict[str, np.ndarray]:
     """Every statistic of one row under ``plan``'s resamples from its seeds × (1 + replicates)
     × recommenders values and truths; ``hits``: per seed, (covering, finite) interval counts."""
     error = value - truth
@@ -164,8 +186,10 @@ def _hits(rows: pd.DataFrame, seeds: np.ndarray, exact: bool) -> tuple[np.ndarra
     finite = np.isfinite(low) & np.isfinite(high) & np.isfinite(target)
     inside = finite & (low <= target) & (target <= high)
     slot = pd.Index(seeds).get_indexer(rows["seed"])
-    return (np.bincount(slot, weights=inside, minlength=seeds.size),
-            np.bincount(slot, weights=finite, minlength=seeds.size))  # fmt: skip
+    return (
+        np.bincount(slot, weights=inside, minlength=seeds.size),
+        np.bincount(slot, weights=finite, minlength=seeds.size),
+    )
 
 
 def scoreboard(
@@ -193,8 +217,9 @@ def scoreboard(
     """
     seeds = np.sort(scored["seed"].unique())  # the plan's seeds: every seed scored
     if seeds.size != plan.counts.shape[1] and seeds.size:
-        raise ValueError(f"the plan resamples {plan.counts.shape[1]} seeds, the table has "
-                         f"{seeds.size}")  # fmt: skip
+        raise ValueError(
+            f"the plan resamples {plan.counts.shape[1]} seeds, the table has {seeds.size}"
+        )
     scored = scored[scored["metric"].isin(GAINS)]
     given = scored  # with the cells of no value, for the rows that cannot be scored
     scored = scored[np.isfinite(scored["value"]) & np.isfinite(scored["truth"])]
@@ -212,18 +237,21 @@ def scoreboard(
         ranked = np.array([r not in skip for r in recs])
         rows: dict[str, dict[str, np.ndarray]] = {}
         users: dict[str, float] = {}
-        names = sorted((n for n in part["testset"].unique() if n != truth),
-                       key=lambda n: (order.get(n, len(order)), n))  # fmt: skip
+        names = sorted(
+            (n for n in part["testset"].unique() if n != truth),
+            key=lambda n: (order.get(n, len(order)), n),
+        )
         for name in names:
             mine, drawn = part[part["testset"] == name], reps[reps["testset"] == name]
-            cube = [seed_cube(mine, drawn, c, seeds=seeds, recommenders=recs,
-                              n_replicates=n_reps) for c in ("value", "truth")]  # fmt: skip
+            cube = [
+                seed_cube(mine, drawn, c, seeds=seeds, recommenders=recs, n_replicates=n_reps)
+                for c in ("value", "truth")
+            ]
             rows[name] = _row(*cube, plan, ranked, _hits(mine, seeds, exact))
             users[name] = float(mine["n_users"].mean())
         own, drawn = part[part["testset"] == truth], reps[reps["testset"] == truth]
         if len(own):
-            t = seed_cube(own, drawn, "truth", seeds=seeds, recommenders=recs,
-                          n_replicates=n_reps)  # fmt: skip
+            t = seed_cube(own, drawn, "truth", seeds=seeds, recommenders=recs, n_replicates=n_reps)
             has = np.isfinite(t)
             with np.errstate(invalid="ignore", divide="ignore"):  # a seed with no truth: NaN
                 mean = np.where(has, t, 0.0).sum(-1, keepdims=True) / has.sum(-1, keepdims=True)
@@ -241,27 +269,45 @@ def scoreboard(
             record = {
                 "testset": name,
                 "family": "baseline" if name in BASELINES else families.get(name, ""),
-                "metric": metric, "k": k, "truth": truth, "draws": plan.draws,
+                "metric": metric,
+                "k": k,
+                "truth": truth,
+                "draws": plan.draws,
                 "n_recommenders": int(draws["_n_recs"][0]),
-                "n_seeds": int(draws["_n_seeds"][0]), "n_pairs": int(draws["_n_pairs"][0]),
-                "n_users": users[name], "n_tau_seeds": int(draws["_n_tau_seeds"][0]),
-                "level": float(level), "n_intervals": int(draws.get("_n_intervals", [0])[0]),
-            }  # fmt: skip
+                "n_seeds": int(draws["_n_seeds"][0]),
+                "n_pairs": int(draws["_n_pairs"][0]),
+                "n_users": users[name],
+                "n_tau_seeds": int(draws["_n_tau_seeds"][0]),
+                "level": float(level),
+                "n_intervals": int(draws.get("_n_intervals", [0])[0]),
+            }
             for stat in _STATS:
-                point, low, high = _interval(draws[stat], draws["_seeds_only"][stat], level,
-                                             plan, stat)  # fmt: skip
+                point, low, high = _interval(
+                    draws[stat], draws["_seeds_only"][stat], level, plan, stat
+                )
                 record.update({stat: point, f"{stat}_low": low, f"{stat}_high": high})
             board.append(record)
         pairs += _pairs(rows, metric, k, level, plan)
         cells = given[(given["metric"] == metric) & (given["k"] == k)]
         board += [
-            _unscored(name, families[name], cells[cells["testset"] == name], metric=metric,
-                      k=k, truth=truth, plan=plan, level=level)
-            for name in families if name not in rows and name != truth
-        ]  # fmt: skip
+            _unscored(
+                name,
+                families[name],
+                cells[cells["testset"] == name],
+                metric=metric,
+                k=k,
+                truth=truth,
+                plan=plan,
+                level=level,
+            )
+            for name in families
+            if name not in rows and name != truth
+        ]
         start = len(board) - len(rows) - sum(n not in rows and n != truth for n in families)
-        board[start:] = sorted(board[start:], key=lambda r: (
-            r["testset"] in BASELINES, order.get(r["testset"], len(order))))  # fmt: skip
+        board[start:] = sorted(
+            board[start:],
+            key=lambda r: (r["testset"] in BASELINES, order.get(r["testset"], len(order))),
+        )
     out = pd.DataFrame(board, columns=SCOREBOARD_COLUMNS)
     ints = ["n_recommenders", "n_seeds", "n_pairs", "n_tau_seeds", "n_intervals"]
     out = out.astype({**dict.fromkeys(ints, np.int64), "k": np.int16})
@@ -270,18 +316,34 @@ def scoreboard(
 
 
 def _unscored(
-    name: str, family: str, cells: pd.DataFrame, *, metric: str, k: int, truth: str,
-    plan: ResamplingPlan, level: float,
-) -> dict[str, object]:  # fmt: skip
+    name: str,
+    family: str,
+    cells: pd.DataFrame,
+    *,
+    metric: str,
+    k: int,
+    truth: str,
+    plan: ResamplingPlan,
+    level: float,
+) -> dict[str, object]:
     """The scoreboard row of ``name``, which has no finite value against the truth in any seed
     (``cells``: its per-seed means, NaN or none): every statistic NaN, its users the mean over
     the seeds that have it (0 for none), so that :func:`unscored_reason` can say why."""
     record: dict[str, object] = {
-        "testset": name, "family": family, "metric": metric, "k": k, "truth": truth,
-        "draws": plan.draws, "n_recommenders": 0, "n_seeds": int(cells["seed"].nunique()),
-        "n_pairs": 0, "n_users": float(cells["n_users"].mean()) if len(cells) else 0.0,
-        "n_tau_seeds": 0, "level": float(level), "n_intervals": 0,
-    }  # fmt: skip
+        "testset": name,
+        "family": family,
+        "metric": metric,
+        "k": k,
+        "truth": truth,
+        "draws": plan.draws,
+        "n_recommenders": 0,
+        "n_seeds": int(cells["seed"].nunique()),
+        "n_pairs": 0,
+        "n_users": float(cells["n_users"].mean()) if len(cells) else 0.0,
+        "n_tau_seeds": 0,
+        "level": float(level),
+        "n_intervals": 0,
+    }
     for stat in _STATS:
         record.update({stat: np.nan, f"{stat}_low": np.nan, f"{stat}_high": np.nan})
     return record
@@ -292,13 +354,20 @@ def unscored_reason(row: pd.Series) -> str:
     if int(row["n_seeds"]) == 0:
         return "no seed computed it at this metric and k"
     if not float(row["n_users"]) > 0:
-        return ("no user has both a held-out positive and a relevant truth item under it in any "
-                "seed (an empty test set, or every user dropped by the estimator)")  # fmt: skip
+        return (
+            "no user has both a held-out positive and a relevant truth item under it in any "
+            "seed (an empty test set, or every user dropped by the estimator)"
+        )
     return "its per-user values are not finite against the truth in any seed"
 
 
-def _row(value: np.ndarray, truth: np.ndarray, plan: ResamplingPlan, ranked: np.ndarray,
-         hits: tuple[np.ndarray, np.ndarray] | None) -> dict[str, object]:  # fmt: skip
+def _row(
+    value: np.ndarray,
+    truth: np.ndarray,
+    plan: ResamplingPlan,
+    ranked: np.ndarray,
+    hits: tuple[np.ndarray, np.ndarray] | None,
+) -> dict[str, object]:
     """A row's statistics under ``plan`` (:func:`_draws`), with (``_seeds_only``) the same
     under its seed resamples alone, from which the users' second dose of noise is measured."""
     draws: dict[str, object] = dict(_draws(value, truth, plan, ranked, hits))
@@ -307,8 +376,14 @@ def _row(value: np.ndarray, truth: np.ndarray, plan: ResamplingPlan, ranked: np.
     return draws
 
 
-def _interval(draws: np.ndarray, seeds_only: np.ndarray, level: float, plan: ResamplingPlan,
-              stat: str, difference: bool = False) -> tuple[float, float, float]:  # fmt: skip
+def _interval(
+    draws: np.ndarray,
+    seeds_only: np.ndarray,
+    level: float,
+    plan: ResamplingPlan,
+    stat: str,
+    difference: bool = False,
+) -> tuple[float, float, float]:
     """A statistic's (point, low, high) under ``plan``: none below its seeds; the expanded
     percentile interval (:meth:`~debiaseval.estimation.resampling.ResamplingPlan.tail`); on
     fixed data, less the users' second dose of noise (:func:`~debiaseval.estimation.resampling.
@@ -316,12 +391,19 @@ def _interval(draws: np.ndarray, seeds_only: np.ndarray, level: float, plan: Res
     0 for the bias, a mean), cut to the statistic's range (a ``difference`` has none)."""
     shift = noise_shift(draws, seeds_only) if plan.draws == "fixed" and stat != "bias" else 0.0
     bounds = (-np.inf, np.inf) if difference else _BOUNDS.get(stat, (-np.inf, np.inf))
-    return percentile_interval(draws, level, intervals=plan.gives_intervals,
-                               tail=plan.tail(level), shift=shift, bounds=bounds)  # fmt: skip
+    return percentile_interval(
+        draws,
+        level,
+        intervals=plan.gives_intervals,
+        tail=plan.tail(level),
+        shift=shift,
+        bounds=bounds,
+    )
 
 
-def _reliability_draws(rel: pd.DataFrame, seeds: np.ndarray, plan: ResamplingPlan
-                       ) -> dict[str, object]:  # fmt: skip
+def _reliability_draws(
+    rel: pd.DataFrame, seeds: np.ndarray, plan: ResamplingPlan
+) -> dict[str, object]:
     """GT_HALVES under ``plan``'s seed resamples: the mean split-half τ and its Spearman–Brown
     step-up, over the seeds where they are defined."""
     slot = pd.Index(seeds).get_indexer(rel["seed"])
@@ -337,22 +419,34 @@ def _reliability_draws(rel: pd.DataFrame, seeds: np.ndarray, plan: ResamplingPla
         den = np.repeat(has.astype(np.float64)[:, None], width, axis=1)
         out[stat] = plan.ratio(num, den)
     has = np.isfinite(rel["tau"].to_numpy(dtype=np.float64))
-    out.update(_n_tau_seeds=np.array([has.sum()]), _n_pairs=np.array([0]),
-               _n_recs=np.array([int(rel["n_recommenders"].max())]),
-               _n_seeds=np.array([has.sum()]))  # fmt: skip
+    out.update(
+        _n_tau_seeds=np.array([has.sum()]),
+        _n_pairs=np.array([0]),
+        _n_recs=np.array([int(rel["n_recommenders"].max())]),
+        _n_seeds=np.array([has.sum()]),
+    )
     out["_seeds_only"] = out  # no user resample: one level
     return out
 
 
-def _pairs(rows: Mapping[str, Mapping[str, object]], metric: str, k: int, level: float,
-           plan: ResamplingPlan) -> list[dict[str, object]]:  # fmt: skip
+def _pairs(
+    rows: Mapping[str, Mapping[str, object]],
+    metric: str,
+    k: int,
+    level: float,
+    plan: ResamplingPlan,
+) -> list[dict[str, object]]:
     """Every two rows' differences (a − b) of |bias|, RMSE, centred RMSE and τ, under the
     same resamples; ``CONSTANT``'s centred RMSE is its RMSE."""
     names = [n for n in rows if n != GT_HALVES]
 
     def stats(row: Mapping[str, object], name: str) -> dict[str, np.ndarray]:
-        return {"abs_bias": np.abs(row["bias"]), "rmse": row["rmse"], "tau": row["tau"],
-                "crmse": row["rmse"] if name == CONSTANT else row["crmse"]}  # fmt: skip
+        return {
+            "abs_bias": np.abs(row["bias"]),
+            "rmse": row["rmse"],
+            "tau": row["tau"],
+            "crmse": row["rmse"] if name == CONSTANT else row["crmse"],
+        }
 
     out = []
     for i, a in enumerate(names):
@@ -361,10 +455,8 @@ def _pairs(rows: Mapping[str, Mapping[str, object]], metric: str, k: int, level:
             record: dict[str, object] = {"metric": metric, "k": k, "testset_a": a, "testset_b": b}
             for stat in _PAIR_STATS:
                 (xa, xa0), (xb, xb0) = ((s[stat], s0[stat]) for s, s0 in both)
-                point, low, high = _interval(xa - xb, xa0 - xb0, level, plan, stat,
-                                             difference=True)  # fmt: skip
-                record.update({f"d_{stat}": point, f"d_{stat}_low": low,
-                               f"d_{stat}_high": high})  # fmt: skip
+                point, low, high = _interval(xa - xb, xa0 - xb0, level, plan, stat, difference=True)
+                record.update({f"d_{stat}": point, f"d_{stat}_low": low, f"d_{stat}_high": high})
             out.append(record)
     return out
 
@@ -388,8 +480,11 @@ def _difference(pairs: pd.DataFrame, a: str, b: str, stat: str) -> tuple[float, 
         hit = pairs[(pairs["testset_a"] == x) & (pairs["testset_b"] == y)]
         if len(hit):
             r = hit.iloc[0]
-            point, low, high = (sign * r[f"d_{stat}"], sign * r[f"d_{stat}_low"],
-                                sign * r[f"d_{stat}_high"])  # fmt: skip
+            point, low, high = (
+                sign * r[f"d_{stat}"],
+                sign * r[f"d_{stat}_low"],
+                sign * r[f"d_{stat}_high"],
+            )
             return point, min(low, high), max(low, high)
     return np.nan, np.nan, np.nan
 
@@ -437,12 +532,19 @@ def verdict(
         if n_pairs:
             how = separation_method(separation)
             if state_separation:
-                parts.append(f"{truth} separates {k_sep} of {n_pairs} ranked pairs ({how}, "
-                             f"Holm at α = {1 - level:g}).")  # fmt: skip
+                parts.append(
+                    f"{truth} separates {k_sep} of {n_pairs} ranked pairs ({how}, "
+                    f"Holm at α = {1 - level:g})."
+                )
             if k_sep == 0:
-                parts.append(f"τ against {truth} measures noise here, and no row is named best"
-                             + ("." if state_separation else
-                                f": {truth} separates none of the ranked pairs."))  # fmt: skip
+                parts.append(
+                    f"τ against {truth} measures noise here, and no row is named best"
+                    + (
+                        "."
+                        if state_separation
+                        else f": {truth} separates none of the ranked pairs."
+                    )
+                )
                 return " ".join(parts)
     if n_seeds < MIN_SCOREBOARD_SEEDS:
         parts.append(
@@ -464,14 +566,19 @@ def verdict(
         # intersection-union test: each at the level, no correction needed); else the first
         # row, in RMSE order, that it is not told apart from
         tied = next(
-            (row for _, row in ranked.iloc[1:].iterrows()
-             if not _difference(pairs, name, str(row["testset"]), "rmse")[2] < 0),
+            (
+                row
+                for _, row in ranked.iloc[1:].iterrows()
+                if not _difference(pairs, name, str(row["testset"]), "rmse")[2] < 0
+            ),
             None,
-        )  # fmt: skip
+        )
         if tied is None:
-            parts.append(f"Best row: {label}, RMSE {rmse}, below {runner_label}'s "
-                         f"{_num(runner['rmse'])} (difference {_cell(*d)}) and every other "
-                         "row's.")  # fmt: skip
+            parts.append(
+                f"Best row: {label}, RMSE {rmse}, below {runner_label}'s "
+                f"{_num(runner['rmse'])} (difference {_cell(*d)}) and every other "
+                "row's."
+            )
         elif tied["testset"] == runner["testset"]:
             second = _cell(runner["rmse"], runner["rmse_low"], runner["rmse_high"])
             parts.append(
@@ -493,20 +600,28 @@ def verdict(
     if len(constant):
         c = float(constant["rmse"].iloc[0])
         if best["rmse"] > c:
-            parts.append(f"The lowest RMSE, {label}'s, is worse than CONSTANT's ({_num(c)}): a "
-                         "constant guess is closer to the truth than every row.")  # fmt: skip
+            parts.append(
+                f"The lowest RMSE, {label}'s, is worse than CONSTANT's ({_num(c)}): a "
+                "constant guess is closer to the truth than every row."
+            )
         d = _difference(pairs, name, CONSTANT, "crmse")
         crmse = _cell(best["crmse"], best["crmse_low"], best["crmse_high"])
         centred = f"The centred RMSE of {label}, {crmse},"
         if not best["crmse"] < c:
-            parts.append(f"{centred} is not below CONSTANT's RMSE ({_num(c)}): it carries no "
-                         "information about differences between the models.")  # fmt: skip
+            parts.append(
+                f"{centred} is not below CONSTANT's RMSE ({_num(c)}): it carries no "
+                "information about differences between the models."
+            )
         elif np.isfinite(d[2]) and d[2] < 0:
-            parts.append(f"{centred} is below CONSTANT's RMSE ({_num(c)}): it tells the models "
-                         "apart better than a constant.")  # fmt: skip
+            parts.append(
+                f"{centred} is below CONSTANT's RMSE ({_num(c)}): it tells the models "
+                "apart better than a constant."
+            )
         else:
-            parts.append(f"{centred} is not surely below CONSTANT's RMSE ({_num(c)}; "
-                         f"difference {_cell(*d)}).")  # fmt: skip
+            parts.append(
+                f"{centred} is not surely below CONSTANT's RMSE ({_num(c)}; "
+                f"difference {_cell(*d)})."
+            )
     return " ".join(parts)
 
 
@@ -567,8 +682,13 @@ def scoreboard_markdown(
         sub = pairs[(pairs["metric"] == metric) & (pairs["k"] == k)]
         line = verdict(block, sub, separation, flags=flags)
         parts.append(f"\n## {metric}@{k}\n\n**Verdict.** {line}\n\n")
-        columns = [("bias", "bias"), ("RMSE", "rmse"), ("centred RMSE", "crmse"), ("τ", "tau"),
-                   ("coverage", "coverage")]  # fmt: skip
+        columns = [
+            ("bias", "bias"),
+            ("RMSE", "rmse"),
+            ("centred RMSE", "crmse"),
+            ("τ", "tau"),
+            ("coverage", "coverage"),
+        ]
         if truth != TRUE:
             columns.insert(4, ("τ full", "tau_full"))
         table = pd.DataFrame(
@@ -577,8 +697,7 @@ def scoreboard_markdown(
                 "family": block["family"],
                 **{
                     name: [
-                        _cell(r[s], r[f"{s}_low"], r[f"{s}_high"],
-                              3 if s.startswith("tau") else 4)
+                        _cell(r[s], r[f"{s}_low"], r[f"{s}_high"], 3 if s.startswith("tau") else 4)
                         for _, r in block.iterrows()
                     ]
                     for name, s in columns
@@ -589,24 +708,33 @@ def scoreboard_markdown(
         parts.append(markdown_table(table))
         unscored = block[~block["testset"].isin(BASELINES) & (block["n_pairs"] == 0)]
         if len(unscored):
-            parts.append("\n" + "".join(
-                f"- {row_label(str(r['testset']), flags)} has no value: {unscored_reason(r)}.\n"
-                for _, r in unscored.iterrows()))  # fmt: skip
+            parts.append(
+                "\n"
+                + "".join(
+                    f"- {row_label(str(r['testset']), flags)} has no value: {unscored_reason(r)}.\n"
+                    for _, r in unscored.iterrows()
+                )
+            )
         rows = block[~block["testset"].isin(BASELINES) & np.isfinite(block["rmse"])]
         if len(rows) > 1 and len(sub):
             best = str(rows.sort_values("rmse", kind="stable").iloc[0]["testset"])
             others = [n for n in block["testset"] if n not in (best, GT_HALVES)]
             cells = {
                 title: [_cell(*_difference(sub, best, o, stat)) for o in others]
-                for stat, title in (("rmse", "Δ RMSE"), ("crmse", "Δ centred RMSE"),
-                                    ("abs_bias", "Δ abs. bias"), ("tau", "Δ τ"))
+                for stat, title in (
+                    ("rmse", "Δ RMSE"),
+                    ("crmse", "Δ centred RMSE"),
+                    ("abs_bias", "Δ abs. bias"),
+                    ("tau", "Δ τ"),
+                )
             }
             parts.append(
                 f"\nThe row of lowest RMSE, {row_label(best, flags)}, minus each other row, "
                 f"with the {level:.0%} interval of the difference from the same resamples (an "
                 "interval below 0 in Δ RMSE: surely closer; against CONSTANT, Δ centred RMSE "
                 "is the row's centred RMSE minus CONSTANT's RMSE):\n\n"
-                + markdown_table(pd.DataFrame({"other row": [row_label(o, flags)
-                                                             for o in others], **cells}))
-            )  # fmt: skip
+                + markdown_table(
+                    pd.DataFrame({"other row": [row_label(o, flags) for o in others], **cells})
+                )
+            )
     return "".join(parts)

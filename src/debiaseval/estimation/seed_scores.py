@@ -45,9 +45,19 @@ __all__ = [
 ]
 
 SCORED_COLUMNS = [
-    "recommender", "seed", "testset", "metric", "k", "value", "truth", "n_users", "low", "high",
-    "diff_low", "diff_high",
-]  # fmt: skip
+    "recommender",
+    "seed",
+    "testset",
+    "metric",
+    "k",
+    "value",
+    "truth",
+    "n_users",
+    "low",
+    "high",
+    "diff_low",
+    "diff_high",
+]
 """Columns of a seed's common-user means (:func:`common_means`, ``arena.parquet``): the row's
 and the truth's means over the same users, the row's percentile interval over user resamples
 (``low``, ``high``) and that of its difference from the truth, the two resampled jointly
@@ -63,9 +73,16 @@ RELIABILITY_COLUMNS = ["seed", "metric", "k", "tau", "tau_full", "n_splits", "n_
 """Columns of a seed's split-half reliability of gt (:func:`split_half_reliability`)."""
 
 TRUTH_TEST_COLUMNS = [
-    "seed", "metric", "k", "recommender_a", "recommender_b", "n_users", "mean_diff", "t",
+    "seed",
+    "metric",
+    "k",
+    "recommender_a",
+    "recommender_b",
+    "n_users",
+    "mean_diff",
+    "t",
     "p_value",
-]  # fmt: skip
+]
 """Columns of a seed's paired tests of every two recommenders on the truth (:func:`truth_tests`,
 ``truth_tests.parquet``)."""
 
@@ -130,8 +147,16 @@ def _cells(
             where = t_lookup[users[keep]]
             for j, block in enumerate(values.blocks):
                 if block[0] in GAINS and block in t_at:
-                    cells.append((rec, name, block, users[keep], values.values[j][keep],
-                                  reference.values[t_at[block]][where]))  # fmt: skip
+                    cells.append(
+                        (
+                            rec,
+                            name,
+                            block,
+                            users[keep],
+                            values.values[j][keep],
+                            reference.values[t_at[block]][where],
+                        )
+                    )
         for block, j in t_at.items():  # every metric of the truth: its separation tests
             own = reference.values[j]
             cells.append((rec, truth_name, block, t_users, own, own))
@@ -202,9 +227,15 @@ def common_means(
         [(rec, seed, name, block[0], block[1]) for rec, name, block, *_ in cells],
         columns=SCORED_COLUMNS[:5],
     )
-    arena = keys.assign(value=means[:, 0] if len(cells) else [], truth=means[:, 1] if len(cells)
-                        else [], n_users=counts, low=low, high=high, diff_low=diff_low,
-                        diff_high=diff_high)  # fmt: skip
+    arena = keys.assign(
+        value=means[:, 0] if len(cells) else [],
+        truth=means[:, 1] if len(cells) else [],
+        n_users=counts,
+        low=low,
+        high=high,
+        diff_low=diff_low,
+        diff_high=diff_high,
+    )
     arena = arena.astype({"k": np.int16, "n_users": np.int64, "seed": np.int64})
     replicates = keys.iloc[np.tile(np.arange(len(cells)), resamples)].reset_index(drop=True)
     replicates = replicates.assign(
@@ -249,8 +280,9 @@ def split_half_reliability(
         n = first.users.size
         blocks = [j for j, block in enumerate(first.blocks) if block[0] in GAINS]
         if n >= 2 and blocks:
-            values = np.stack([np.stack([truth[r].values[j] for r in names], axis=1)
-                               for j in blocks], axis=1).reshape(n, -1)  # fmt: skip
+            values = np.stack(
+                [np.stack([truth[r].values[j] for r in names], axis=1) for j in blocks], axis=1
+            ).reshape(n, -1)
             values = values.astype(np.float32)  # users × (blocks · recommenders)
             totals = values.sum(axis=0, dtype=np.float64)
             taus = np.empty((n_splits, len(blocks)))
@@ -260,19 +292,28 @@ def split_half_reliability(
                 size = left.sum(axis=1, dtype=np.float64)[:, None]
                 with np.errstate(invalid="ignore", divide="ignore"):
                     a = (sums / size).reshape(len(left), len(blocks), len(names))
-                    b = ((totals - sums) / (n - size)).reshape(len(left), len(blocks),
-                                                               len(names))  # fmt: skip
+                    b = ((totals - sums) / (n - size)).reshape(len(left), len(blocks), len(names))
                 taus[start : start + len(left)] = kendall_tau_b(a, b)
             for column, j in enumerate(blocks):
                 tau = taus[:, column]
                 finite = np.isfinite(tau)
                 mean = float(tau[finite].mean()) if finite.any() else np.nan
                 block = first.blocks[j]
-                rows.append((seed, block[0], block[1], mean, float(spearman_brown_tau(mean)),
-                             int(finite.sum()), len(names)))  # fmt: skip
+                rows.append(
+                    (
+                        seed,
+                        block[0],
+                        block[1],
+                        mean,
+                        float(spearman_brown_tau(mean)),
+                        int(finite.sum()),
+                        len(names),
+                    )
+                )
     out = pd.DataFrame(rows, columns=RELIABILITY_COLUMNS)
-    return out.astype({"k": np.int16, "seed": np.int64, "n_splits": np.int64,
-                       "n_recommenders": np.int64})  # fmt: skip
+    return out.astype(
+        {"k": np.int16, "seed": np.int64, "n_splits": np.int64, "n_recommenders": np.int64}
+    )
 
 
 def truth_tests(truth: Mapping[str, BlockValues], *, seed: int) -> pd.DataFrame:
@@ -287,9 +328,27 @@ def truth_tests(truth: Mapping[str, BlockValues], *, seed: int) -> pd.DataFrame:
         for j, block in enumerate(first.blocks):
             values = np.stack([truth[r].values[j] for r in names], axis=1)  # users × recs
             test = paired_t_tests(values)
-            for a, b, n, d, t, p in zip(test["a"], test["b"], test["n"], test["mean_diff"],
-                                        test["t"], test["p_value"], strict=True):  # fmt: skip
-                rows.append((seed, block[0], block[1], names[a], names[b], int(n), float(d),
-                             float(t), float(p)))  # fmt: skip
+            for a, b, n, d, t, p in zip(
+                test["a"],
+                test["b"],
+                test["n"],
+                test["mean_diff"],
+                test["t"],
+                test["p_value"],
+                strict=True,
+            ):
+                rows.append(
+                    (
+                        seed,
+                        block[0],
+                        block[1],
+                        names[a],
+                        names[b],
+                        int(n),
+                        float(d),
+                        float(t),
+                        float(p),
+                    )
+                )
     out = pd.DataFrame(rows, columns=TRUTH_TEST_COLUMNS)
     return out.astype({"k": np.int16, "seed": np.int64, "n_users": np.int64})

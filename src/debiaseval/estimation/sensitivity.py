@@ -140,8 +140,9 @@ class Levels:
         return cls._grouped(present // n_levels, distinct[present % n_levels], group_w)
 
     @classmethod
-    def both(cls, users: np.ndarray, w: np.ndarray, delta: np.ndarray, totals: np.ndarray
-             ) -> tuple[Levels, Levels]:  # fmt: skip
+    def both(
+        cls, users: np.ndarray, w: np.ndarray, delta: np.ndarray, totals: np.ndarray
+    ) -> tuple[Levels, Levels]:
         """:meth:`of` δ and of −δ, from the pairs where δ may differ from 0 only: ``users``,
         ``w`` and ``delta`` of those pairs, and ``totals``, every user's weight over all its
         pairs (the rest has δ = 0). A recommender's gain is 0 outside its top k, so these are
@@ -153,11 +154,14 @@ class Levels:
         if n_users * n_levels > _DENSE_CELLS:  # too many levels for the table: one group a pair
             rest = np.flatnonzero(totals)
             pairs_u = np.r_[users, rest]
-            pairs_w = np.r_[w, totals[rest] - np.bincount(users, weights=w,
-                                                          minlength=n_users)[rest]]  # fmt: skip
+            pairs_w = np.r_[
+                w, totals[rest] - np.bincount(users, weights=w, minlength=n_users)[rest]
+            ]
             pairs_d = np.r_[delta, np.zeros(rest.size)]
-            return (cls.of(pairs_u, pairs_w, delta=pairs_d),
-                    cls.of(pairs_u, pairs_w, delta=-pairs_d))  # fmt: skip
+            return (
+                cls.of(pairs_u, pairs_w, delta=pairs_d),
+                cls.of(pairs_u, pairs_w, delta=-pairs_d),
+            )
         keys = np.asarray(users, dtype=np.int64) * n_levels + inverse
         sums = np.bincount(keys, weights=w, minlength=n_users * n_levels).reshape(-1, n_levels)
         sums = sums.astype(np.float64, copy=False)  # no listed pair: bincount gives integers
@@ -167,8 +171,9 @@ class Levels:
         for order, values in ((slice(None, None, -1), distinct[::-1]), (slice(None), -distinct)):
             ordered = sums[:, order].ravel()
             present = np.flatnonzero(ordered)
-            out.append(cls._grouped(present // n_levels, values[present % n_levels],
-                                    ordered[present]))  # fmt: skip
+            out.append(
+                cls._grouped(present // n_levels, values[present % n_levels], ordered[present])
+            )
         return out[0], out[1]
 
     @classmethod
@@ -182,16 +187,24 @@ class Levels:
         top_w = cum_w - (cum_w - group_w)[starts][owner]
         total_a = np.add.reduceat(a, starts) if a.size else a
         total_w = np.add.reduceat(group_w, starts) if a.size else a
-        return cls(top_a, top_w, total_a[owner] - top_a, total_w[owner] - top_w, starts,
-                   total_a / total_w if a.size else a, group_user[starts])  # fmt: skip
+        return cls(
+            top_a,
+            top_w,
+            total_a[owner] - top_a,
+            total_w[owner] - top_w,
+            starts,
+            total_a / total_w if a.size else a,
+            group_user[starts],
+        )
 
     def maximum(self, gamma: float) -> np.ndarray:
         """Per user of :attr:`users`: max over w* ∈ [w/Γ, Γw] of Σ δ w* / Σ w*: the best cut,
         Γw on the groups up to it and w/Γ after (or w/Γ everywhere: the plain ratio)."""
         if self.starts.size == 0:
             return self.base
-        cut = (gamma * self.top_a + self.rest_a / gamma) / (gamma * self.top_w
-                                                            + self.rest_w / gamma)  # fmt: skip
+        cut = (gamma * self.top_a + self.rest_a / gamma) / (
+            gamma * self.top_w + self.rest_w / gamma
+        )
         return np.maximum(np.maximum.reduceat(cut, self.starts), self.base)
 
 
@@ -229,8 +242,9 @@ class Resamples:
     """Per resample: the sum of the counts of every user averaged over (float64)."""
 
     @classmethod
-    def draw(cls, rng: np.random.Generator, resamples: int, users: np.ndarray, others: int = 0
-             ) -> Resamples:  # fmt: skip
+    def draw(
+        cls, rng: np.random.Generator, resamples: int, users: np.ndarray, others: int = 0
+    ) -> Resamples:
         """``resamples`` resamples of ``users`` and of ``others`` more users whose values are 0:
         the counts of ``users`` from ``rng`` (:func:`poisson_weights`, in blocks of rows: the
         same counts as one draw), then per resample the sum of the others' counts as one
@@ -311,8 +325,9 @@ def _directional(up: Levels, down: Levels, draws: Resamples, **options: float) -
     estimate = float(np.mean(up.base)) if up.users.size else 0.0
     if estimate == 0 or not np.isfinite(estimate):
         return GammaStar(1.0, 0)
-    return GammaStar(_crossing(down if estimate > 0 else up, draws, **options),
-                     1 if estimate > 0 else -1)  # fmt: skip
+    return GammaStar(
+        _crossing(down if estimate > 0 else up, draws, **options), 1 if estimate > 0 else -1
+    )
 
 
 def percentile_rank(n: int, level: float) -> int:
@@ -324,8 +339,9 @@ def percentile_rank(n: int, level: float) -> int:
     return int(np.quantile(np.arange(n), alpha, method="inverted_cdf")) + 1
 
 
-def _crossing(down: Levels, draws: Resamples, *, level: float, tol: float, max_gamma: float
-              ) -> float:  # fmt: skip
+def _crossing(
+    down: Levels, draws: Resamples, *, level: float, tol: float, max_gamma: float
+) -> float:
     """The smallest Γ at which the (1 − ``level``) percentile (:func:`percentile_rank`) over
     ``draws`` of the mean of the per-user lower bounds lb_u(Γ) = −``down``.maximum(Γ) is ≤ 0.
 
@@ -360,9 +376,14 @@ def _crossing(down: Levels, draws: Resamples, *, level: float, tol: float, max_g
             return 1.0
         top = int(reached[0])
         inside = ~rungs[:, top - 1] & rungs[:, top]
-        bracket = _Bracket(float(ladder[top - 1]), float(ladder[top]), rows[inside],
-                           values[inside, top - 1], values[inside, top],
-                           int(np.count_nonzero(rungs[:, top - 1])))  # fmt: skip
+        bracket = _Bracket(
+            float(ladder[top - 1]),
+            float(ladder[top]),
+            rows[inside],
+            values[inside, top - 1],
+            values[inside, top],
+            int(np.count_nonzero(rungs[:, top - 1])),
+        )
         while bracket.high - bracket.low > tol:
             bracket.cut(bracket.probe(rank, tol), margins, rank)
     return float(np.exp(bracket.high))
@@ -404,8 +425,7 @@ class _Bracket:
             aim += -tol / 2 if self.lowered else tol / 2
         return min(max(aim, self.low + width / 64), self.high - width / 64)
 
-    def cut(self, at: float, margins: Callable[[float, np.ndarray], np.ndarray], rank: int
-            ) -> None:  # fmt: skip
+    def cut(self, at: float, margins: Callable[[float, np.ndarray], np.ndarray], rank: int) -> None:
         """Narrow the bracket to the side of ``at`` where the percentile reaches 0, from the
         ``margins`` of the open resamples there."""
         value = margins(at, self.rows)
@@ -476,8 +496,9 @@ def sensitivity(
             levels = Levels.both(pos.users[listed[rec]], pos.w[listed[rec]], c, pos.totals)
             for gamma in gammas:
                 _, low, high = bounds(pos.users, None, pos.w, float(gamma), levels)
-                rows.append((rec, estimator, metric, k, float(gamma), float(low.mean()),
-                             float(high.mean())))  # fmt: skip
+                rows.append(
+                    (rec, estimator, metric, k, float(gamma), float(low.mean()), float(high.mean()))
+                )
         for a in range(len(names)):
             for b in range(a + 1, len(names)):
                 if draws is None:
@@ -489,16 +510,23 @@ def sensitivity(
                     metric, ranks[names[b]][at], k
                 )
                 up, down = Levels.both(pos.users[either], pos.w[either], delta, pos.totals)
-                stars.append(_directional(up, down, draws, level=level, tol=1e-5,
-                                          max_gamma=MAX_GAMMA))  # fmt: skip
+                stars.append(
+                    _directional(up, down, draws, level=level, tol=1e-5, max_gamma=MAX_GAMMA)
+                )
     table = pd.DataFrame(rows, columns=SENSITIVITY_COLUMNS).astype({"k": np.int16})
-    star = pd.DataFrame(stars, columns=STAR_COLUMNS).astype({"gamma_star": np.float64,
-                                                              "leader": np.int8})  # fmt: skip
+    star = pd.DataFrame(stars, columns=STAR_COLUMNS).astype(
+        {"gamma_star": np.float64, "leader": np.int8}
+    )
     return table, star
 
 
-def _draws(pos: _Positives, ranks: Mapping[str, np.ndarray], blocks: Sequence[tuple[str, int]],
-           resamples: int, rng: np.random.Generator | None) -> Resamples | None:  # fmt: skip
+def _draws(
+    pos: _Positives,
+    ranks: Mapping[str, np.ndarray],
+    blocks: Sequence[tuple[str, int]],
+    resamples: int,
+    rng: np.random.Generator | None,
+) -> Resamples | None:
     """The resamples of the users ``pos`` averages over: counts kept for the users with a
     pair some list ranks within the largest k of ``blocks`` (None without resamples)."""
     if not resamples or rng is None or not blocks:
@@ -509,25 +537,40 @@ def _draws(pos: _Positives, ranks: Mapping[str, np.ndarray], blocks: Sequence[tu
     return Resamples.draw(rng, resamples, kept, int(np.count_nonzero(pos.totals)) - kept.size)
 
 
-def sensitivity_table(held: HeldOut, ranks: Mapping[str, np.ndarray], **options: Any
-                      ) -> pd.DataFrame:  # fmt: skip
+def sensitivity_table(
+    held: HeldOut, ranks: Mapping[str, np.ndarray], **options: Any
+) -> pd.DataFrame:
     """The bounds of :func:`sensitivity` alone (``options``: its ``estimator``, ``blocks`` and
     ``gammas``)."""
     return sensitivity(held, ranks, **options)[0]
 
 
-def gamma_stars(held: HeldOut, ranks: Mapping[str, np.ndarray], *,
-                blocks: Sequence[tuple[str, int]], **options: Any) -> pd.DataFrame:  # fmt: skip
+def gamma_stars(
+    held: HeldOut,
+    ranks: Mapping[str, np.ndarray],
+    *,
+    blocks: Sequence[tuple[str, int]],
+    **options: Any,
+) -> pd.DataFrame:
     """Γ* of :func:`sensitivity` alone (``options``: its ``resamples``, ``rng`` and
     ``level``)."""
     return sensitivity(held, ranks, estimator="", blocks=blocks, gammas=(), **options)[1]
 
 
 COMPARISONS_COLUMNS = [
-    "testset", "metric", "k", "recommender_a", "recommender_b",
-    "n_seeds", "mean_diff", "n_a_better", "n_b_better", "max_p_holm", "gamma_star",
+    "testset",
+    "metric",
+    "k",
+    "recommender_a",
+    "recommender_b",
+    "n_seeds",
+    "mean_diff",
+    "n_a_better",
+    "n_b_better",
+    "max_p_holm",
+    "gamma_star",
     "gamma_leader",
-]  # fmt: skip
+]
 """Columns of ``comparisons.parquet``: per test set, metric, k and two recommenders, how many
 seeds find a (Holm-adjusted) significant difference each way, and, for a SNIPS row, the median
 over seeds of Γ*, the factor by which its propensities must be wrong before the lower
@@ -552,8 +595,11 @@ def gamma_star_over_seeds(seeds: pd.DataFrame, agreement: pd.DataFrame) -> pd.Da
     if "gamma_star" not in seeds or agreement.empty:
         return out
     diff = agreement["mean_diff"].to_numpy(dtype=np.float64)
-    leader = np.where(diff > 0, agreement["recommender_a"].to_numpy(),
-                      np.where(diff < 0, agreement["recommender_b"].to_numpy(), None))  # fmt: skip
+    leader = np.where(
+        diff > 0,
+        agreement["recommender_a"].to_numpy(),
+        np.where(diff < 0, agreement["recommender_b"].to_numpy(), None),
+    )
     frame = seeds[[*keys, *GAMMA_COLUMNS]].merge(agreement[keys].assign(overall=leader), on=keys)
     frame = frame[frame["gamma_star"].notna()]
     agrees = (frame["gamma_leader"] == frame["overall"]).to_numpy()
@@ -576,8 +622,11 @@ def sensitivity_over_seeds(per_seed: pd.DataFrame, summary: pd.DataFrame) -> pd.
     keys = ["recommender", "estimator", "metric", "k", "gamma"]
     out = per_seed.groupby(keys, sort=False, observed=True)[["low", "high"]].mean().reset_index()
     means = summary.rename(columns={"testset": "estimator", "mean": "estimate"})
-    out = out.merge(means[["recommender", "estimator", "metric", "k", "estimate"]],
-                    on=["recommender", "estimator", "metric", "k"], how="left")  # fmt: skip
+    out = out.merge(
+        means[["recommender", "estimator", "metric", "k", "estimate"]],
+        on=["recommender", "estimator", "metric", "k"],
+        how="left",
+    )
     return out[columns].astype({"k": np.int16})
 
 
@@ -660,8 +709,9 @@ def sensitivity_markdown(
             f"\n## {estimator}, {metric}@{k}\n\n" + "\n".join([header, rule, *rows]) + "\n"
         )
         if stars is not None:
-            mine = stars[(stars["testset"] == estimator) & (stars["metric"] == metric)
-                         & (stars["k"] == k)]  # fmt: skip
+            mine = stars[
+                (stars["testset"] == estimator) & (stars["metric"] == metric) & (stars["k"] == k)
+            ]
             if len(mine):
                 parts.append("\n" + _pair_lines(mine) + "\n")
     return "".join(parts)

@@ -34,9 +34,19 @@ from debiaseval.evaluation.uncertainty import holm
 __all__ = ["SEPARATION_COLUMNS", "separated_counts", "separation_method", "truth_separation"]
 
 SEPARATION_COLUMNS = [
-    "metric", "k", "truth", "leader", "other", "mean_diff", "p_value", "p_holm", "separated",
-    "n_seeds", "n_seeds_significant", "method",
-]  # fmt: skip
+    "metric",
+    "k",
+    "truth",
+    "leader",
+    "other",
+    "mean_diff",
+    "p_value",
+    "p_holm",
+    "separated",
+    "n_seeds",
+    "n_seeds_significant",
+    "method",
+]
 """Columns of :func:`truth_separation`: per ranked pair, the recommender ahead on the truth
 (``leader``, by the pooled statistic's sign), the mean difference over seeds (leader − other),
 the pooled p-value, Holm-adjusted over the block's ranked pairs, whether it is below α, the
@@ -84,9 +94,12 @@ def _stouffer(block: pd.DataFrame) -> pd.DataFrame:
     z = np.where(finite, -np.sign(d) * ndtri(np.clip(p, 1e-300, 1.0) / 2), 0.0)
     frame = block.assign(_z=z, _n=finite.astype(np.int64))
     pooled = frame.groupby(["recommender_a", "recommender_b"], sort=False).agg(
-        z=("_z", "sum"), n=("_n", "sum"), mean_diff=("mean_diff", "mean"),
-        n_seeds=("seed", "nunique"), n_sig=("_sig", "sum"),
-    )  # fmt: skip
+        z=("_z", "sum"),
+        n=("_n", "sum"),
+        mean_diff=("mean_diff", "mean"),
+        n_seeds=("seed", "nunique"),
+        n_sig=("_sig", "sum"),
+    )
     with np.errstate(invalid="ignore", divide="ignore"):
         stat = np.where(pooled["n"] > 0, pooled["z"] / np.sqrt(pooled["n"]), np.nan)
     pooled["stat"] = stat
@@ -94,15 +107,22 @@ def _stouffer(block: pd.DataFrame) -> pd.DataFrame:
     return pooled.reset_index()
 
 
-def _bootstrap(block: pd.DataFrame, observed: pd.DataFrame, replicates: pd.DataFrame,
-               plan: ResamplingPlan) -> pd.DataFrame:  # fmt: skip
+def _bootstrap(
+    block: pd.DataFrame, observed: pd.DataFrame, replicates: pd.DataFrame, plan: ResamplingPlan
+) -> pd.DataFrame:
     """Per pair of ``block``, the seed-averaged truth difference under ``plan``'s two-level
     resamples (the truth's own means per seed, ``observed``, and their user resamples,
     ``replicates``), and its two-sided percentile p-value 2 min(P*(d ≤ 0), P*(d ≥ 0)), counting
     the observed once."""
     names = sorted(set(observed["recommender"]))
-    cube = seed_cube(observed, replicates, "value", seeds=np.sort(observed["seed"].unique()),
-                     recommenders=names, n_replicates=int(plan.replicate.max()))  # fmt: skip
+    cube = seed_cube(
+        observed,
+        replicates,
+        "value",
+        seeds=np.sort(observed["seed"].unique()),
+        recommenders=names,
+        n_replicates=int(plan.replicate.max()),
+    )
     rows = []
     pairs = block.groupby(["recommender_a", "recommender_b"], sort=False)
     for (a, b), part in pairs:
@@ -116,10 +136,10 @@ def _bootstrap(block: pd.DataFrame, observed: pd.DataFrame, replicates: pd.DataF
         if rest.size and np.isfinite(draws[0]):
             tail = min((rest <= 0).sum(), (rest >= 0).sum())
             p = min(1.0, 2 * (tail + 1) / (rest.size + 1))
-        rows.append((a, b, draws[0], float(draws[0]), part["seed"].nunique(),
-                     int(part["_sig"].sum()), p))  # fmt: skip
-    columns = ["recommender_a", "recommender_b", "stat", "mean_diff", "n_seeds", "n_sig",
-               "p_value"]  # fmt: skip
+        rows.append(
+            (a, b, draws[0], float(draws[0]), part["seed"].nunique(), int(part["_sig"].sum()), p)
+        )
+    columns = ["recommender_a", "recommender_b", "stat", "mean_diff", "n_seeds", "n_sig", "p_value"]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -148,23 +168,40 @@ def truth_separation(
     for (metric, k), block in ranked.groupby(["metric", "k"], sort=True):
         block = block.assign(_sig=_seed_holm(block) < alpha)
         if fixed:
-            means, reps = (frame[(frame["metric"] == metric) & (frame["k"] == k)]
-                           for frame in (truth_means, truth_replicates))  # fmt: skip
+            means, reps = (
+                frame[(frame["metric"] == metric) & (frame["k"] == k)]
+                for frame in (truth_means, truth_replicates)
+            )
             pooled, method = _bootstrap(block, means, reps, plan), "bootstrap"
         else:
             pooled, method = _stouffer(block), "stouffer"
         p_holm = holm(pooled["p_value"].to_numpy(dtype=np.float64))
         for j, r in enumerate(pooled.itertuples(index=False)):
             ahead = r.stat >= 0 if np.isfinite(r.stat) else r.mean_diff >= 0
-            leader, other = (r.recommender_a, r.recommender_b) if ahead else (
-                r.recommender_b, r.recommender_a)  # fmt: skip
+            leader, other = (
+                (r.recommender_a, r.recommender_b) if ahead else (r.recommender_b, r.recommender_a)
+            )
             sign = 1.0 if ahead else -1.0
-            rows.append((metric, int(k), truth, leader, other, sign * r.mean_diff, r.p_value,
-                         p_holm[j], bool(p_holm[j] < alpha), int(r.n_seeds), int(r.n_sig),
-                         method))  # fmt: skip
+            rows.append(
+                (
+                    metric,
+                    int(k),
+                    truth,
+                    leader,
+                    other,
+                    sign * r.mean_diff,
+                    r.p_value,
+                    p_holm[j],
+                    bool(p_holm[j] < alpha),
+                    int(r.n_seeds),
+                    int(r.n_sig),
+                    method,
+                )
+            )
     out = pd.DataFrame(rows, columns=SEPARATION_COLUMNS)
-    return out.astype({"k": np.int16, "n_seeds": np.int64, "n_seeds_significant": np.int64,
-                       "separated": bool})  # fmt: skip
+    return out.astype(
+        {"k": np.int16, "n_seeds": np.int64, "n_seeds_significant": np.int64, "separated": bool}
+    )
 
 
 def separated_counts(separation: pd.DataFrame, metric: str, k: int) -> tuple[int, int]:

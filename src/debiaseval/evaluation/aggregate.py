@@ -107,8 +107,15 @@ def _testset_order(names: Iterable[str]) -> list[str]:
 
 
 KENDALL_COLUMNS = [
-    "testset", "metric", "k", "group", "with_group", "tau", "p_value", "n_recommenders",
-]  # fmt: skip
+    "testset",
+    "metric",
+    "k",
+    "group",
+    "with_group",
+    "tau",
+    "p_value",
+    "n_recommenders",
+]
 """Columns of E1's Kendall table (``kendall.parquet``)."""
 
 
@@ -133,9 +140,11 @@ def check_kendall(block: Mapping[str, Any], where: str) -> None:
 
     names = ", ".join(block["recommenders"])
     keys = [(f"kendall_exclude.{j}", n) for j, n in enumerate(block["kendall_exclude"] or [])]
-    keys += [(f"kendall_groups.{group}.{j}", n)
-             for group, members in (block["kendall_groups"] or {}).items()
-             for j, n in enumerate(members)]  # fmt: skip
+    keys += [
+        (f"kendall_groups.{group}.{j}", n)
+        for group, members in (block["kendall_groups"] or {}).items()
+        for j, n in enumerate(members)
+    ]
     for key, name in keys:
         if name not in block["recommenders"]:
             raise ConfigError(
@@ -253,11 +262,18 @@ def with_empty_testsets(kendall: pd.DataFrame, testsets: Sequence[str]) -> pd.Da
         return kendall
     keys = kendall[["metric", "k", "group", "with_group"]].drop_duplicates()
     rows = [
-        {"testset": t, "metric": m, "k": k, "group": g, "with_group": w, "tau": EMPTY,
-         "p_value": EMPTY}
+        {
+            "testset": t,
+            "metric": m,
+            "k": k,
+            "group": g,
+            "with_group": w,
+            "tau": EMPTY,
+            "p_value": EMPTY,
+        }
         for t in missing
         for m, k, g, w in keys.itertuples(index=False)
-    ]  # fmt: skip
+    ]
     out = pd.concat([kendall.astype({"tau": object, "p_value": object}), pd.DataFrame(rows)])
     order = {name: i for i, name in enumerate(testsets)}
     groups = {name: i for i, name in enumerate(dict.fromkeys(kendall["group"]))}

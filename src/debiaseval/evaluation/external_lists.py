@@ -598,6 +598,7 @@ def seed_lists(
     ``ids``, ``on_train_items`` and ``where``) and cut at ``depth``. Returns them and the
     warnings: dropped training items, lists shorter than ``depth`` (:func:`short_lists_warning`)."""
     recs, notes = prepare_lists(lists, train=train, depth=depth, source=source, **options)
-    short = short_lists_warning(recs, train, n_users=options["n_users"],
-                                n_items=options["n_items"], k=depth, source=source)  # fmt: skip
+    short = short_lists_warning(
+        recs, train, n_users=options["n_users"], n_items=options["n_items"], k=depth, source=source
+    )
     return recs, notes + ([short] if short else [])

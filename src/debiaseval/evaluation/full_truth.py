@@ -81,10 +81,14 @@ def true_topk(
         for name, lists in lists_by_user.items():
             parts[name].append(
                 evaluate_topk(
-                    lists.rows(lo, hi), test, ks, n_items=n_items, positive_threshold=0.0,
+                    lists.rows(lo, hi),
+                    test,
+                    ks,
+                    n_items=n_items,
+                    positive_threshold=0.0,
                     metrics=metrics,
                 )
-            )  # fmt: skip
+            )
     out = {}
     for name, frames in parts.items():
         values = pd.concat(frames, ignore_index=True)
@@ -141,14 +145,23 @@ def true_rows(
     :func:`true_topk_table`) and the per-user values of ``per_user_metrics`` (recommender,
     user, metric, k, value) for the scores that need them."""
     per_user, n_relevant = true_topk(
-        recs, train, rating_rows, n_users=len(raw_users), n_items=len(raw_items),
-        ks=list(dict.fromkeys(ks)), metrics=metrics, positive_threshold=positive_threshold,
-        raw_users=raw_users, raw_items=raw_items,
-    )  # fmt: skip
+        recs,
+        train,
+        rating_rows,
+        n_users=len(raw_users),
+        n_items=len(raw_items),
+        ks=list(dict.fromkeys(ks)),
+        metrics=metrics,
+        positive_threshold=positive_threshold,
+        raw_users=raw_users,
+        raw_items=raw_items,
+    )
     table = true_topk_table(recs, per_user, testset=testset, seed=seed, n_relevant=n_relevant)
     columns = ["recommender", "user", "metric", "k", "value"]
-    values = [frame[frame["metric"].isin(list(per_user_metrics))].assign(recommender=name)
-              for name, frame in per_user.items()]  # fmt: skip
+    values = [
+        frame[frame["metric"].isin(list(per_user_metrics))].assign(recommender=name)
+        for name, frame in per_user.items()
+    ]
     if not values:
         return table, pd.DataFrame(columns=columns)
     return table, pd.concat(values, ignore_index=True)[columns]

@@ -90,15 +90,27 @@ _SIGNED_UNIT = (-1.0, 1.0)
 METRIC_RANGES: dict[str, tuple[float, float]] = {
     # top-k metrics (evaluation.metrics.TOPK_METRICS) and E5's Recall@K estimates: shares
     **dict.fromkeys(
-        ["recall", "precision", "map", "ndcg", "hitrate", "avgdcg", "auc", "coverage",
-         "true_recall", "traditional_recall", "ure", "score"],
+        [
+            "recall",
+            "precision",
+            "map",
+            "ndcg",
+            "hitrate",
+            "avgdcg",
+            "auc",
+            "coverage",
+            "true_recall",
+            "traditional_recall",
+            "ure",
+            "score",
+        ],
         _UNIT,
     ),
     # errors and gains that are never negative
     **dict.fromkeys(["dcg", "mse", "mae", "rmse"], _POSITIVE),
     # rank and linear correlations
     **dict.fromkeys(["tau", "kendall_tau", "pearson_r"], _SIGNED_UNIT),
-}  # fmt: skip
+}
 """The range of every metric an interval is printed for: [0, 1] for the top-k metrics,
 shares and hit rates, [0, ∞) for errors and DCG, [-1, 1] for correlations. A metric not
 named here (a difference, a % difference, a bias) is unbounded (:func:`metric_range`)."""
@@ -403,8 +415,14 @@ def holm(p_values: np.ndarray) -> np.ndarray:
 
 
 COMPARISON_COLUMNS = [
-    "recommender_a", "recommender_b", "n_users", "mean_diff", "t", "p_value", "p_holm",
-]  # fmt: skip
+    "recommender_a",
+    "recommender_b",
+    "n_users",
+    "mean_diff",
+    "t",
+    "p_value",
+    "p_holm",
+]
 """Columns of :func:`compare_recommenders` (after the caller's key columns)."""
 
 

@@ -78,8 +78,9 @@ def grouped_bars(
         yerr = _whiskers(errors, column, values)
         positions = x + (j - (n_cols - 1) / 2) * width
         colour = None if colours is None else colours.get(str(column))
-        bars = ax.bar(positions, values, width, yerr=yerr, capsize=2, label=str(column),
-                      color=colour)  # fmt: skip
+        bars = ax.bar(
+            positions, values, width, yerr=yerr, capsize=2, label=str(column), color=colour
+        )
         colour = bars.patches[0].get_facecolor() if bars.patches else None
         zero = np.abs(values) < 1e-12  # a zero up to rounding (NaN compares False)
         if value_labels is not None:

@@ -99,8 +99,13 @@ def _colours(tables: Mapping[str, pd.DataFrame]) -> dict[str, object]:
     return row_colours(names)
 
 
-def _recall(summary: pd.DataFrame, families: Mapping[str, str], dataset: str, pct: bool,
-            colours: Mapping[str, object]) -> Figure:  # fmt: skip
+def _recall(
+    summary: pd.DataFrame,
+    families: Mapping[str, str],
+    dataset: str,
+    pct: bool,
+    colours: Mapping[str, object],
+) -> Figure:
     k = recall_k(summary, "E1")
     rows = summary[(summary["metric"] == "recall") & (summary["k"] == k)]
     order = list(dict.fromkeys(rows["testset"]))
@@ -111,8 +116,9 @@ def _recall(summary: pd.DataFrame, families: Mapping[str, str], dataset: str, pc
         panels.append(("weighting estimators", [*references, *weighting]))
     value = "pct_diff_vs_gt" if pct else "mean"
     if not pct:  # the tables' interval: t over seeds from MIN_T_SEEDS seeds, else bootstrap
-        shown = shown_interval(*(rows[c] for c in ("ci_low", "ci_high", "boot_low", "boot_high",
-                                                    "n_seeds")))  # fmt: skip
+        shown = shown_interval(
+            *(rows[c] for c in ("ci_low", "ci_high", "boot_low", "boot_high", "n_seeds"))
+        )
         rows = rows.assign(shown_low=shown[0], shown_high=shown[1])
     fig = Figure(figsize=(8 if len(panels) == 1 else 13, 4.4), layout="constrained")
     axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
@@ -222,8 +228,9 @@ def _testsets(diagnostics: pd.DataFrame, dataset: str) -> Figure:
     return fig
 
 
-def _accuracy(accuracy: pd.DataFrame, summary: pd.DataFrame, dataset: str,
-              colours: Mapping[str, object]) -> Figure:  # fmt: skip
+def _accuracy(
+    accuracy: pd.DataFrame, summary: pd.DataFrame, dataset: str, colours: Mapping[str, object]
+) -> Figure:
     k = recall_k(summary, "E1")
     rows = accuracy[(accuracy["metric"] == "recall") & (accuracy["k"] == k)]
     truth = rows["truth"].iloc[0] if len(rows) else "gt"
@@ -233,18 +240,34 @@ def _accuracy(accuracy: pd.DataFrame, summary: pd.DataFrame, dataset: str,
     axes[5].axis("off")
     x = np.arange(len(rows))
     labels = rows["testset"].tolist()
-    panels = (("bias", "bias (estimate − truth)"), ("rmse", "RMSE"),
-              ("crmse", "centred RMSE (error in differences)"),
-              ("tau", "Kendall's tau-b vs the truth"), ("coverage", "coverage"))  # fmt: skip
+    panels = (
+        ("bias", "bias (estimate − truth)"),
+        ("rmse", "RMSE"),
+        ("crmse", "centred RMSE (error in differences)"),
+        ("tau", "Kendall's tau-b vs the truth"),
+        ("coverage", "coverage"),
+    )
     for ax, (stat, title) in zip(axes, panels, strict=False):
         values = rows[stat].to_numpy(dtype=float)
         low, high = rows[f"{stat}_low"].to_numpy(float), rows[f"{stat}_high"].to_numpy(float)
-        ax.bar(x, np.nan_to_num(values), 0.7, yerr=interval_whiskers(values, low, high), capsize=2,
-               color=[colours.get(name, "grey") for name in labels])  # fmt: skip
+        ax.bar(
+            x,
+            np.nan_to_num(values),
+            0.7,
+            yerr=interval_whiskers(values, low, high),
+            capsize=2,
+            color=[colours.get(name, "grey") for name in labels],
+        )
         for position, value in zip(x, values, strict=True):
             if not np.isfinite(value):
-                ax.annotate("n/a", (position, 0.0), xytext=(0, 3), textcoords="offset points",
-                            ha="center", fontsize="x-small")  # fmt: skip
+                ax.annotate(
+                    "n/a",
+                    (position, 0.0),
+                    xytext=(0, 3),
+                    textcoords="offset points",
+                    ha="center",
+                    fontsize="x-small",
+                )
         ax.axhline(0.0, color="black", linewidth=0.8)
         ax.set_title(title, fontsize="medium")
         ax.grid(axis="y", alpha=0.3)

@@ -57,8 +57,13 @@ def _elicited(elicited: pd.DataFrame, dataset: str) -> Figure:
     means = _order(elicited, elicited.pivot(index="strategy", columns="method", values="mean"))
     fig = Figure(figsize=(8, 4.2), layout="constrained")
     ax = fig.add_subplot()
-    grouped_bars(ax, means, _interval(elicited), "elicited ratings per active user",
-                 colours=row_colours(elicited["method"]))  # fmt: skip
+    grouped_bars(
+        ax,
+        means,
+        _interval(elicited),
+        "elicited ratings per active user",
+        colours=row_colours(elicited["method"]),
+    )
     legend_outside(fig, ax)
     ax.set_title(f"E2 on {dataset}: ratings elicited per active user")
     return fig

@@ -54,8 +54,9 @@ def _colours(tables: Mapping[str, pd.DataFrame]) -> dict[str, object]:
     return row_colours(names)
 
 
-def _panels(table: pd.DataFrame, x: str, xlabel: str, title: str, log_x: bool,
-            colours: Mapping[str, object]) -> Figure:  # fmt: skip
+def _panels(
+    table: pd.DataFrame, x: str, xlabel: str, title: str, log_x: bool, colours: Mapping[str, object]
+) -> Figure:
     if table.empty:
         raise ValueError(f"no rows to plot for {title!r}")
     matrices = list(dict.fromkeys(table["matrix"]))
@@ -80,23 +81,37 @@ def _panels(table: pd.DataFrame, x: str, xlabel: str, title: str, log_x: bool,
     return fig
 
 
-def _draw_estimators(ax: Axes, cell: pd.DataFrame, x: str, log_x: bool,
-                     colours: Mapping[str, object], *, markersize: int) -> None:  # fmt: skip
+def _draw_estimators(
+    ax: Axes,
+    cell: pd.DataFrame,
+    x: str,
+    log_x: bool,
+    colours: Mapping[str, object],
+    *,
+    markersize: int,
+) -> None:
     """Each estimator's RMSE against ``x`` on ``ax``, log-scaled, in the estimators' styles
     and colours."""
     for est, rows in cell.groupby("estimator", sort=False):
         label, marker = _STYLE.get(str(est), (str(est), "."))
         rows = rows.sort_values(x)
-        ax.plot(rows[x], rows["rmse"], marker=marker, markersize=markersize, label=label,
-                color=colours.get(label))  # fmt: skip
+        ax.plot(
+            rows[x],
+            rows["rmse"],
+            marker=marker,
+            markersize=markersize,
+            label=label,
+            color=colours.get(label),
+        )
     ax.set_yscale("log")
     if log_x:
         ax.set_xscale("log")
     ax.grid(alpha=0.3)
 
 
-def _mean_panels(table: pd.DataFrame, x: str, xlabel: str, title: str, log_x: bool,
-                 colours: Mapping[str, object]) -> Figure:  # fmt: skip
+def _mean_panels(
+    table: pd.DataFrame, x: str, xlabel: str, title: str, log_x: bool, colours: Mapping[str, object]
+) -> Figure:
     """One panel per metric: each estimator's RMSE averaged over the matrices against ``x``."""
     if table.empty:
         raise ValueError(f"no rows to plot for {title!r}")

@@ -50,8 +50,9 @@ def _whiskers(rows: pd.DataFrame) -> np.ndarray:
 
 def _colours(summary: pd.DataFrame) -> dict[str, object]:
     """Every series' colour (:func:`~debiaseval.figures.row_colours` of its label)."""
-    return row_colours([_label(*pair) for pair in zip(summary["model"], summary["propensity"],
-                                                      strict=True)])  # fmt: skip
+    return row_colours(
+        [_label(*pair) for pair in zip(summary["model"], summary["propensity"], strict=True)]
+    )
 
 
 def _bars(ax, rows: pd.DataFrame, colours: Mapping[str, object]) -> None:
@@ -63,12 +64,26 @@ def _bars(ax, rows: pd.DataFrame, colours: Mapping[str, object]) -> None:
         cell = cell.set_index("metric").reindex(metrics)
         x = np.arange(len(metrics)) + (j - (len(series) - 1) / 2) * width
         label = _label(model, propensity)
-        ax.bar(x, cell["mean"], width, yerr=_whiskers(cell), capsize=3, label=label,
-               color=colours[label])  # fmt: skip
+        ax.bar(
+            x,
+            cell["mean"],
+            width,
+            yerr=_whiskers(cell),
+            capsize=3,
+            label=label,
+            color=colours[label],
+        )
         for xi, (mean, p) in zip(x, cell[["mean", "p_value"]].to_numpy(), strict=True):
             if np.isfinite(p):
-                ax.annotate(f"p={p:.2g}", (xi, mean), ha="center", va="bottom", xytext=(0, 2),
-                            fontsize="x-small", textcoords="offset points")  # fmt: skip
+                ax.annotate(
+                    f"p={p:.2g}",
+                    (xi, mean),
+                    ha="center",
+                    va="bottom",
+                    xytext=(0, 2),
+                    fontsize="x-small",
+                    textcoords="offset points",
+                )
     ax.margins(y=0.12)  # headroom for the p-value labels
     ax.set_xticks(np.arange(len(metrics)), [m.upper() for m in metrics])
     ax.set_ylabel("test error")
@@ -79,14 +94,27 @@ def _mcar_curve(ax, rows: pd.DataFrame, colours: Mapping[str, object]) -> None:
     """MF-IPS-NB's test MSE vs its MCAR sample size; the other models as flat lines."""
     nb = rows[rows["mar_size"].notna()].sort_values("mar_size")
     label = _label(str(nb["model"].iloc[0]), "naive_bayes")
-    ax.errorbar(nb["mar_size"], nb["mean"], yerr=_whiskers(nb), marker="o", markersize=3,
-                capsize=3, color=colours[label], label=label)  # fmt: skip
+    ax.errorbar(
+        nb["mar_size"],
+        nb["mean"],
+        yerr=_whiskers(nb),
+        marker="o",
+        markersize=3,
+        capsize=3,
+        color=colours[label],
+        label=label,
+    )
     for (model, propensity), cell in rows[rows["mar_size"].isna()].groupby(
         ["model", "propensity"], sort=False
     ):
         label = _label(model, propensity)
-        ax.axhline(float(cell["mean"].iloc[0]), linestyle="--", linewidth=1,
-                   color=colours[label], label=label)  # fmt: skip
+        ax.axhline(
+            float(cell["mean"].iloc[0]),
+            linestyle="--",
+            linewidth=1,
+            color=colours[label],
+            label=label,
+        )
     ax.set_xscale("log")
     ax.set_xlabel("MCAR ratings that estimate P(Y = r)")
     ax.set_ylabel("test MSE on the full matrix")
@@ -97,8 +125,16 @@ def _curve(ax, rows: pd.DataFrame, colours: Mapping[str, object]) -> None:
     for (model, propensity), cell in rows.groupby(["model", "propensity"], sort=False):
         cell = cell.sort_values("alpha")
         label = _label(model, propensity)
-        ax.errorbar(cell["alpha"], cell["mean"], yerr=_whiskers(cell), marker="o",
-                    markersize=3, capsize=3, label=label, color=colours[label])  # fmt: skip
+        ax.errorbar(
+            cell["alpha"],
+            cell["mean"],
+            yerr=_whiskers(cell),
+            marker="o",
+            markersize=3,
+            capsize=3,
+            label=label,
+            color=colours[label],
+        )
     ax.set_xlabel("alpha (selection-bias strength; 1 = MCAR)")
     ax.set_ylabel("test MSE on the full matrix")
     ax.grid(alpha=0.3)

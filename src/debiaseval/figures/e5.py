@@ -85,9 +85,14 @@ def _scatter(estimates: pd.DataFrame, dataset: str) -> Figure:
     for ax, estimator in zip(axes, estimators, strict=True):
         y = rows[_COLUMN[estimator]].to_numpy()
         for model, sub in rows.groupby("model", sort=True):
-            ax.scatter(sub[reference], sub[_COLUMN[estimator]], s=18, label=str(model),
-                       color=colours[str(model)],
-                       marker=_MARKERS[models.index(str(model)) % len(_MARKERS)])  # fmt: skip
+            ax.scatter(
+                sub[reference],
+                sub[_COLUMN[estimator]],
+                s=18,
+                label=str(model),
+                color=colours[str(model)],
+                marker=_MARKERS[models.index(str(model)) % len(_MARKERS)],
+            )
         top = float(np.nanmax(np.concatenate([x, y, [0.0]]))) * 1.05 or 1.0
         ax.plot([0, top], [0, top], color="black", linewidth=0.8)
         ax.set_xlim(0, top)

@@ -71,9 +71,16 @@ def _scores(scores: pd.DataFrame, dataset: str) -> Figure:
             colour = colours[(weighting, p)]
             marker, style = _LINES[j % len(_LINES)]
             # the later (larger p) drawn below, hollow: a curve it coincides with shows on top
-            ax.plot(line["t"], line["score"], marker=marker, linestyle=style, color=colour,
-                    markerfacecolor="none" if j else colour, zorder=3 + len(variants) - j,
-                    label=_label(weighting, int(p), p_max))  # fmt: skip
+            ax.plot(
+                line["t"],
+                line["score"],
+                marker=marker,
+                linestyle=style,
+                color=colour,
+                markerfacecolor="none" if j else colour,
+                zorder=3 + len(variants) - j,
+                label=_label(weighting, int(p), p_max),
+            )
             ax.fill_between(line["t"], line["ci_low"], line["ci_high"], color=colour, alpha=0.12)
         ax.set_title(name)
         ax.set_xlabel("snapshot t")

@@ -54,3 +54,6 @@ class ContractError(_Inert, TypeError):
 
 class UnreadableFileError(_Inert, OSError):
     """A Parquet file a job reads is damaged (truncated, overwritten, not Parquet)."""
+
+    path: str | None = None
+    """The damaged file, where known."""

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import base64
 import errno
 import hashlib
-import json
 import os
 import shutil
 import tempfile
@@ -30,18 +28,13 @@ __all__ = [
     "atomic_path",
     "current_umask",
     "damage_of",
-    "downstream_outputs",
     "index_sizes",
     "is_readable_parquet",
-    "made_outputs",
     "move_across",
     "move_outputs",
     "output_damage",
     "read_only_message",
     "read_parquet",
-    "rebuild_damaged",
-    "rerun_target",
-    "runs_jobs",
     "sha256_file",
     "write_csv",
     "write_parquet",
@@ -96,29 +89,16 @@ def write_parquet(df: pd.DataFrame, path: str | os.PathLike[str]) -> None:
         pq.write_table(table, tmp, compression="zstd", use_dictionary=True, write_statistics=True)
 
 
-def _producing_rule(path: Path) -> str | None:
-    """The rule Snakemake recorded as the writer of ``path`` (its ``.snakemake/metadata``), if any.
-
-    Best effort: the record is looked up in the current working directory, the
-    workflow's; ``None`` when there is none or it cannot be read.
-    """
-    name = base64.urlsafe_b64encode(os.fspath(path).encode()).decode()
-    record = Path(".snakemake", "metadata", name)
-    try:
-        rule = json.loads(record.read_text(encoding="utf-8")).get("rule")
-    except (OSError, ValueError, AttributeError):
-        return None
-    return rule if isinstance(rule, str) else None
-
-
 def _unreadable(path: Path, error: Exception) -> UnreadableFileError:
+    """The error for damaged Parquet file ``path``, which it carries (a workflow
+    job names the rule that writes it instead: debiaseval.workflow.repair.name_the_rule)."""
     reason = " ".join(str(error).split()).rstrip(".")
-    rule = _producing_rule(path)
-    force = f"snakemake --forcerun {rule}" if rule else f"snakemake --forcerun {path}"
-    return UnreadableFileError(
+    unreadable = UnreadableFileError(
         f"{path} is not a readable Parquet file ({reason}); rerun the job that writes it: "
-        f"{force} (or delete the file and run again)"
+        f"snakemake --forcerun {path} (or delete the file and run again)"
     )
+    unreadable.path = os.fspath(path)
+    return unreadable
 
 
 def read_parquet(path: str | os.PathLike[str], columns: list[str] | None = None) -> pd.DataFrame:
@@ -270,9 +250,10 @@ def output_damage(
     files, unlisted = _walk(root)
     # a folder of one's own that cannot be listed is none of our business
     found.unreadable += [
-        (path, reason) for path, reason in unlisted
+        (path, reason)
+        for path, reason in unlisted
         if recorded is None or any(_under(output, path) for output in recorded)
-    ]  # fmt: skip
+    ]
     candidates = (p for p in files if p.suffix.lower() in DAMAGE_CHECKED)
     for path in sorted(candidates):
         if recorded is not None and not _made_by_a_rule(path, recorded):
@@ -341,59 +322,6 @@ def _under(output: str, folder: Path) -> bool:
 def _made_by_a_rule(path: Path, recorded: set[str]) -> bool:
     """Whether ``path`` or a folder above it is an output the workflow recorded."""
     return any(os.path.normpath(p) in recorded for p in (path, *path.parents))
-
-
-def made_outputs(metadata: str | os.PathLike[str] = ".snakemake/metadata") -> list[str]:
-    """Every output Snakemake recorded in ``metadata``: what the workflow's rules made."""
-    return sorted(_records(Path(metadata)))
-
-
-def rerun_target(path: str | os.PathLike[str]) -> str:
-    """The output Snakemake knows ``path`` as: ``path``, or the nearest folder above it that
-    has a record in ``.snakemake/metadata`` (a ``directory()`` output such as ``figures/``)."""
-    path = Path(path)
-    for candidate in (path, *path.parents[:-1]):
-        name = base64.urlsafe_b64encode(os.fspath(candidate).encode()).decode()
-        if Path(".snakemake", "metadata", name).is_file():
-            return os.fspath(candidate)
-    return os.fspath(path)
-
-
-def _records(metadata: Path) -> dict[str, list[str]]:
-    """Every output Snakemake recorded in ``metadata`` (``.snakemake/metadata``) -> its inputs."""
-    inputs = {}
-    if not metadata.is_dir():
-        return inputs
-    for record in metadata.iterdir():
-        try:
-            output = base64.urlsafe_b64decode(record.name).decode()
-            listed = json.loads(record.read_text(encoding="utf-8")).get("input") or []
-        except (OSError, ValueError, UnicodeDecodeError, AttributeError):
-            continue
-        inputs[output] = [str(p) for p in listed if isinstance(p, str)]
-    return inputs
-
-
-def downstream_outputs(
-    paths: Iterable[str | os.PathLike[str]],
-    metadata: str | os.PathLike[str] = ".snakemake/metadata",
-) -> list[str]:
-    """``paths`` (each as :func:`rerun_target` names it) and every output made from them,
-    directly or not, as Snakemake's records in ``metadata`` say; sorted."""
-    inputs = _records(Path(metadata))
-    consumers: dict[str, list[str]] = {}
-    for output, listed in inputs.items():
-        for path in listed:
-            consumers.setdefault(os.path.normpath(path), []).append(output)
-    found = {os.path.normpath(rerun_target(p)) for p in paths}
-    todo = list(found)
-    while todo:
-        for output in consumers.get(todo.pop(), []):
-            output = os.path.normpath(output)
-            if output not in found:
-                found.add(output)
-                todo.append(output)
-    return sorted(found)
 
 
 def move_outputs(
@@ -511,40 +439,6 @@ def sha256_file(path: str | os.PathLike[str]) -> str:
     return digest.hexdigest()
 
 
-def _unwritable(paths: Iterable[str], folder: str | os.PathLike[str]) -> list[str]:
-    """The folders of ``paths`` (and ``folder``) this process may not write in: a move out of
-    them would fail half-way."""
-    folders = {Path(folder), *(Path(p).parent for p in paths if Path(p).exists())}
-    return sorted(
-        str(f) for f in folders
-        if f.is_dir() and not os.access(f, os.W_OK | os.X_OK, effective_ids=True)
-    )  # fmt: skip
-
-
-def runs_jobs(argv: Iterable[str]) -> bool:
-    """Whether the snakemake command line ``argv`` (its arguments, without the program) runs
-    jobs, as Snakemake's own parser reads it: not a dry run, and none of the commands that
-    list, report, draw, lint, unlock, touch or clean (``--list-rules``, ``--summary``,
-    ``--lint``, ``--dag``, ``--unlock``, ``--report``, …)."""
-    from snakemake.cli import get_argument_parser  # lazy: only the workflow's main process
-
-    try:
-        args, _ = get_argument_parser().parse_known_args(list(argv))
-    except SystemExit:  # --help, --version, or arguments Snakemake itself refuses
-        return False
-    return not any(getattr(args, name, None) for name in _NO_JOBS)
-
-
-_NO_JOBS = (
-    "dryrun", "touch", "report", "lint", "generate_unit_tests", "containerize", "export_cwl",
-    "list_rules", "list_target_rules", "dag", "rulegraph", "filegraph", "d3dag", "summary",
-    "detailed_summary", "archive", "cleanup_metadata", "unlock", "list_changes",
-    "list_untracked", "delete_all_output", "delete_temp_output", "print_compilation",
-    "conda_cleanup_envs", "conda_create_envs_only",
-)  # fmt: skip
-"""Snakemake's options (their ``argparse`` names) of the commands that run no job."""
-
-
 def read_only_message(folder: str | os.PathLike[str]) -> str | None:
     """One line when ``folder`` exists but this process may not write in it, else None."""
     folder = Path(folder)
@@ -566,60 +460,3 @@ def write_csv(df: pd.DataFrame, path: str | os.PathLike[str]) -> None:
     """Write ``df`` (without its index) as CSV atomically, byte-identical for identical frames."""
     with atomic_path(path) as tmp:
         df.to_csv(tmp, index=False, lineterminator="\n")
-
-
-def rebuild_damaged(
-    folder: str | os.PathLike[str] = "results",
-    *,
-    metadata: str | os.PathLike[str] = ".snakemake/metadata",
-    stamp: str | None = None,
-) -> tuple[list[str], str | None]:
-    """Set damaged outputs aside so that the run rebuilds them (docs/troubleshooting.md).
-
-    Only what the workflow's rules made is judged (Snakemake's records in ``metadata``,
-    :func:`made_outputs`): a file of one's own under ``folder`` is never looked at. A damaged
-    output (:func:`output_damage`) moves, with every output made from it
-    (:func:`downstream_outputs`), into ``folder/.damaged/<stamp>/`` (default: the time, UTC)
-    at its relative path: nothing is deleted. Call it only for a command that runs jobs
-    (:func:`runs_jobs`). Returns the lines to print and, when a folder the moves would leave
-    is read-only, the one line to stop with (then nothing is moved). Unreadable files are
-    reported and never moved.
-    """
-    import time
-
-    damage = output_damage(folder, made=made_outputs(metadata))
-    lines = [
-        f"debiaseval: cannot read {path} ({reason}): left as it is; fix its permissions or "
-        "the file system, then run again"
-        for path, reason in damage.unreadable
-    ]
-    if not damage.damaged:
-        return lines, None
-    lines += [f"debiaseval: {path} is damaged ({reason})" for path, reason in damage.damaged]
-    stale = downstream_outputs((path for path, _ in damage.damaged), metadata)
-    stop = read_only_message(folder)
-    blocked = _unwritable(stale, folder)
-    if stop is None and blocked:
-        stop = (
-            f"debiaseval: {blocked[0]}/ is read-only for this user, so its damaged outputs "
-            "cannot be set aside (nothing was moved or run); make it writable, then run again"
-        )
-    if stop is not None:
-        return lines, stop
-    stamp = stamp or time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    try:
-        place, moved = move_outputs(stale, folder, stamp=stamp)
-    except MoveFailed as failed:
-        n = len(failed.moved)
-        before = f"; {n} output(s) were moved there before it" if n else ""
-        stop = (
-            f"debiaseval: {failed.strerror}{before}; nothing was run and nothing deleted: "
-            "fix the cause (space, permissions), then run again"
-        )
-        return lines, stop
-    more = f" and {len(moved) - 5} more" if len(moved) > 5 else ""
-    lines.append(
-        f"debiaseval: moved {len(moved)} output(s), the damaged ones and those made from them, "
-        f"to {place}/ so that their jobs run again: {', '.join(moved[:5])}{more}"
-    )
-    return lines, None

@@ -11,8 +11,8 @@ from a user's config and data; the outputs show them as written, never as markup
   fence of more backticks than any run inside, padded with spaces);
 - :func:`script_safe`: Snakemake's report writes each result's job params as text into a
   ``<script>`` block; there, ``</`` and ``<!--`` become ``<\\/`` and ``<\\!--``, so no config
-  string can close the block (the rules' params are :class:`debiaseval.workflow.params.Digested`
-  mappings, whose text is made so).
+  string can close the block (the rules' params mappings are
+  :class:`debiaseval.workflow.params.Slice` objects, whose text is made so).
 
 The ground floor: imports nothing of the package.
 """
@@ -24,9 +24,17 @@ import re
 __all__ = ["code_span", "inert_markdown", "script_safe"]
 
 _ENTITIES = {
-    "&": "&amp;", "<": "&lt;", ">": "&gt;", "`": "&#96;", "|": "&#124;", "\\": "&#92;",
-    "*": "&#42;", "~": "&#126;", "_": "&#95;", "]": "&#93;",
-}  # fmt: skip
+    "&": "&amp;",
+    "<": "&lt;",
+    ">": "&gt;",
+    "`": "&#96;",
+    "|": "&#124;",
+    "\\": "&#92;",
+    "*": "&#42;",
+    "~": "&#126;",
+    "_": "&#95;",
+    "]": "&#93;",
+}
 
 _ACTIVE = re.compile(
     r"[&<>`|\\*~]"  # HTML, code spans, table cells, escapes, emphasis, strikethrough

@@ -72,9 +72,14 @@ def run_bounded(
     stdout and stderr. Raises ``OSError`` when the program cannot be started."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         child = subprocess.Popen(
-            list(argv), stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=cwd, env=env,
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            cwd=cwd,
+            env=env,
             start_new_session=True,
-        )  # fmt: skip
+        )
         end = time.monotonic() + deadline
         timed_out = False
         while not _exited(child.pid):

@@ -46,6 +46,5 @@ def inert_terminal(text: object, *, lines: bool = False) -> str:
     if text.isascii() and text.isprintable():
         return text
     return "".join(
-        _escape(char) if _active(char) and not (lines and char == "\n") else char
-        for char in text
+        _escape(char) if _active(char) and not (lines and char == "\n") else char for char in text
     )

@@ -187,6 +187,20 @@ def top_k_lists(
         hi = np.empty(k, dtype=np.int64)
         for r in range(chunk, n, n_chunks):
             _row_lists(
-                r, indptr, indices, data, t_indptr, t_indices, t_data, k,
-                acc, stamp, touched, everyone, hv, hi, out_cols, out_vals,
-            )  # fmt: skip
+                r,
+                indptr,
+                indices,
+                data,
+                t_indptr,
+                t_indices,
+                t_data,
+                k,
+                acc,
+                stamp,
+                touched,
+                everyone,
+                hv,
+                hi,
+                out_cols,
+                out_vals,
+            )

@@ -94,8 +94,16 @@ class WeightedMF:
 
     def get_params(self) -> dict[str, object]:
         """Hyperparameters as a dict; ``WeightedMF(**m.get_params())`` is an unfitted twin."""
-        keys = ("factors", "l2", "loss", "max_iter", "tol", "epsilon", "init_scale",
-                "penalise_biases")  # fmt: skip
+        keys = (
+            "factors",
+            "l2",
+            "loss",
+            "max_iter",
+            "tol",
+            "epsilon",
+            "init_scale",
+            "penalise_biases",
+        )
         return {key: getattr(self, key) for key in keys}
 
     def validate_params(self) -> None:
@@ -185,8 +193,10 @@ class WeightedMF:
         self.offset_ = float(np.dot(w, y) / w.sum())
         if init is not None:
             if init.user_factors_.shape != (n_users, d) or init.item_factors_.shape != (n_items, d):
-                raise ValueError(f"init must be a fitted WeightedMF with {d} factors of the same "
-                                 f"{n_users} users and {n_items} items")  # fmt: skip
+                raise ValueError(
+                    f"init must be a fitted WeightedMF with {d} factors of the same "
+                    f"{n_users} users and {n_items} items"
+                )
             self.user_factors_, self.item_factors_ = init.user_factors_, init.item_factors_
             self.user_bias_, self.item_bias_ = init.user_bias_, init.item_bias_
             self.offset_ = init.offset_

@@ -38,12 +38,12 @@ import scipy.sparse as sp
 
 from debiaseval.io.errors import ContractError
 from debiaseval.io.processes import run_bounded
+from debiaseval.io.source_hash import module_origin, sources_hash
 from debiaseval.recommenders.base import Recommender
 from debiaseval.recommenders.baselines import AvgRating, PosPop, Random
 from debiaseval.recommenders.knn import ItemKNN, KNNRecommender, UserKNN
 from debiaseval.recommenders.mf import LightFMRanker
 from debiaseval.recommenders.mf_ips import IPSMF
-from debiaseval.recommenders.source_hash import module_origin, sources_hash
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -377,8 +377,9 @@ def resolve_recommender(algorithm: str) -> type[Recommender]:
 
 def plugin_source_hash(algorithm: str) -> str:
     """SHA-256 (16 hex digits) of the code of ``algorithm``'s class: its module and the modules
-    of one's own that it imports (:func:`~debiaseval.recommenders.source_hash.sources_hash`);
-    "" for code of this package (covered by :func:`debiaseval.code_hash`).
+    of one's own that it imports (:func:`~debiaseval.io.source_hash.sources_hash`);
+    "" for code of this package (covered by each job's code stamp,
+    :mod:`debiaseval.workflow.code_stamps`).
 
     The workflow carries the hash in the ``params`` of the jobs that use the recommender, so
     that a code edit of the plugin or of its own helpers reruns exactly those jobs, and an

@@ -98,12 +98,18 @@ class RowGroups:
         theta = np.empty((self.n_rows, x.shape[1]))
         fitted_sorted = np.empty(self.n_pairs)
         solve_rows(
-            self.ptr, self.sorted_cols,
+            self.ptr,
+            self.sorted_cols,
             np.ascontiguousarray(weight[self.order], dtype=np.float64),
             np.ascontiguousarray(target[self.order], dtype=np.float64),
-            x, float(l2), gram, theta, fitted_sorted, bool(free_last),
+            x,
+            float(l2),
+            gram,
+            theta,
+            fitted_sorted,
+            bool(free_last),
             int(BLAS_ROWS if blas_rows is None else blas_rows),
-        )  # fmt: skip
+        )
         fitted = np.empty(self.n_pairs)
         fitted[self.order] = fitted_sorted
         return theta, fitted

@@ -108,8 +108,11 @@ def cv_select(
             raise ValueError("validation_propensities must be an array, None or 'same'")
         pv = p
     else:
-        pv = (None if validation_propensities is None
-              else _check_propensities(validation_propensities, y.size))  # fmt: skip
+        pv = (
+            None
+            if validation_propensities is None
+            else _check_propensities(validation_propensities, y.size)
+        )
     if not grid:
         raise ValueError("the hyperparameter grid is empty")
     folds = fold_labels(y.size, n_folds, rng)
@@ -123,15 +126,22 @@ def cv_select(
             weights = None if p is None else 1.0 / (p[train] * (n_folds - 1) / n_folds)
             fitted = {**point, "l2": model_l2(point["l2"], int(train.sum()), l2_per_pair)}
             model = WeightedMF(**{**base, **fitted}).fit(
-                u[train], i[train], y[train], n_users=n_users, n_items=n_items,
-                weights=weights, rng=rng, init=previous.get((others, fold)),
-            )  # fmt: skip
+                u[train],
+                i[train],
+                y[train],
+                n_users=n_users,
+                n_items=n_items,
+                weights=weights,
+                rng=rng,
+                init=previous.get((others, fold)),
+            )
             if warm_start:
                 previous[others, fold] = model
             delta = pair_losses(metric, y[val], model.predict(u[val], i[val]))
             value = naive(delta) if pv is None else ips(delta, pv[val] / n_folds, n_users * n_items)
-            rows.append({"params": json.dumps(dict(point), sort_keys=True), "fold": fold,
-                         "value": value})  # fmt: skip
+            rows.append(
+                {"params": json.dumps(dict(point), sort_keys=True), "fold": fold, "value": value}
+            )
     table = pd.DataFrame(rows)
     means = table.groupby("params", sort=False)["value"].mean()
     best = str(means.index[int(np.argmin(means.to_numpy()))])

@@ -21,6 +21,7 @@ from typing import Any
 
 from debiaseval.io.errors import ConfigError
 from debiaseval.io.schema import expand_grid
+from debiaseval.io.source_hash import sources_hash
 from debiaseval.recommenders.base import Recommender
 from debiaseval.recommenders.registry import (
     EXTERNAL,
@@ -28,7 +29,6 @@ from debiaseval.recommenders.registry import (
     make_recommender,
     resolve_recommender,
 )
-from debiaseval.recommenders.source_hash import sources_hash
 
 __all__ = ["CHECKED_ENV", "EXTERNAL_DEFAULTS", "check_plugin_determinism", "check_recommender_spec"]
 

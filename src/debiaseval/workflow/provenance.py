@@ -31,18 +31,23 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from debiaseval._version import __version__
+from debiaseval.data.draws import DRAW_BLOCKS
+from debiaseval.datasets.build import SOURCE_OF
 from debiaseval.io.files import atomic_path, sha256_file, write_text
 from debiaseval.io.markup import code_span, inert_markdown
 from debiaseval.io.processes import run_bounded
 
 __all__ = [
     "CHECKSUM_CACHE",
+    "DATASET_BLOCKS",
     "LIBRARIES",
     "METADATA_KEY",
     "PLACEMENT",
     "RUN_SELECTION",
     "canonical_json",
     "config_hash",
+    "dataset_config",
+    "dataset_record",
     "experiment_config",
     "file_checksums",
     "gather",
@@ -125,19 +130,43 @@ def config_hash(config: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical_json(without_placement(config)).encode("utf-8")).hexdigest()
 
 
-def experiment_config(config: Mapping[str, Any], experiment: str) -> dict[str, Any]:
-    """The part of the resolved ``config`` that ``experiment``'s results depend on: every key
-    but the other experiments' blocks, the run's selection (:data:`RUN_SELECTION`) and the
-    keys that only choose where files go (:data:`PLACEMENT`).
+DATASET_BLOCKS: dict[str, str] = {
+    **{block: dataset for dataset, block in DRAW_BLOCKS.items()},
+    "semisynthetic": "ml-100k-semi",
+}
+"""Top-level config blocks that one dataset alone reads (the block that generates it) -> that
+dataset."""
 
-    A change of E2's block thus leaves E1's record (and E1's jobs) alone, while a change of
-    a shared block (``sources``, ``synthetic``, ...) reaches every experiment; two studies of
-    the same science record the same config, and their tables the same bytes.
+
+def dataset_config(config: Mapping[str, Any], dataset: str) -> dict[str, Any]:
+    """``config`` as results on ``dataset`` read it: without the blocks of
+    :data:`DATASET_BLOCKS` that generate another dataset, and with only the ``sources`` entries
+    of ``dataset`` and of the dataset it is built from (``jester5k`` for ``jester5k-semi``)."""
+    done = {k: v for k, v in config.items() if DATASET_BLOCKS.get(k, dataset) == dataset}
+    sources = done.get("sources")
+    if isinstance(sources, Mapping):
+        own = {dataset, SOURCE_OF.get(dataset, dataset)}
+        done["sources"] = {name: entry for name, entry in sources.items() if name in own}
+    return done
+
+
+def experiment_config(
+    config: Mapping[str, Any], experiment: str, dataset: str | None = None
+) -> dict[str, Any]:
+    """The part of the resolved ``config`` that ``experiment``'s results (on ``dataset``, when
+    given) depend on: every key but the other experiments' blocks, the run's selection
+    (:data:`RUN_SELECTION`), the keys that only choose where files go (:data:`PLACEMENT`) and
+    what only other datasets read (:func:`dataset_config`).
+
+    A change of E2's block thus leaves E1's record (and E1's jobs) alone, and a change of
+    ``synthetic`` leaves Coat's, while a change of a shared key reaches every experiment; two
+    studies of the same science record the same config, and their tables the same bytes.
     """
     from debiaseval.io.schema import experiment_names
 
     others = set(experiment_names()) - {experiment}
-    return {k: v for k, v in result_config(config).items() if k not in others}
+    own = {k: v for k, v in result_config(config).items() if k not in others}
+    return own if dataset is None else dataset_config(own, dataset)
 
 
 def result_config(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -252,9 +281,12 @@ def gather(
     config: Mapping[str, Any],
     experiment: str | None = None,
     inputs: Iterable[str | os.PathLike[str]] = (),
+    *,
+    dataset: str | None = None,
 ) -> dict[str, Any]:
     """The stable provenance record of ``experiment``'s results under ``config`` (the whole
-    config for ``None``), naming the raw ``inputs`` (files or folders) the results read.
+    config for ``None``), on ``dataset`` when given (:func:`experiment_config`), naming the raw
+    ``inputs`` (files or folders) the results read.
 
     Keys: ``debiaseval`` (version), ``experiment``, ``config_sha256``, ``config``, ``seeds``,
     ``inputs``, ``versions`` (Python and libraries), ``plugins``. Nothing in it changes
@@ -264,7 +296,7 @@ def gather(
     """
     own = dict(config) if experiment is None else experiment_config(config, experiment)
     seeds = config["seeds"] if experiment is None else config[experiment].get("seeds")
-    return {
+    record = {
         "debiaseval": __version__,
         "experiment": experiment,
         "config_sha256": config_hash(own),
@@ -274,6 +306,15 @@ def gather(
         "versions": library_versions(),
         "plugins": plugin_versions(own),
     }
+    return record if dataset is None else dataset_record(record, dataset)
+
+
+def dataset_record(record: Mapping[str, Any], dataset: str) -> dict[str, Any]:
+    """An experiment's record (:func:`gather`) narrowed to its results on ``dataset``: its
+    ``config`` without what only other datasets read (:func:`dataset_config`), and that
+    config's hash; the rest (versions, plugins) as it is, so it is gathered once per run."""
+    own = dataset_config(record["config"], dataset)
+    return {**record, "config_sha256": config_hash(own), "config": own}
 
 
 def with_checksums(
@@ -354,8 +395,10 @@ def markdown_header(provenance: Mapping[str, Any]) -> str:
     order = [*("python", *LIBRARIES), *sorted(set(versions) - {"python", *LIBRARIES})]
     libraries = ", ".join(f"{k} {versions[k]}" for k in order if versions.get(k) is not None)
     data = provenance.get("data", {})
-    files = "; ".join(f"{code_span(Path(p).name)} {inert_markdown(data[p][:12])}"
-                      for p in sorted(data)) or "generated"  # fmt: skip
+    files = (
+        "; ".join(f"{code_span(Path(p).name)} {inert_markdown(data[p][:12])}" for p in sorted(data))
+        or "generated"
+    )
     lines = [
         f"> debiaseval {inert_markdown(provenance.get('debiaseval'))} · config sha256 "
         f"{code_span(str(provenance.get('config_sha256'))[:16])} · seeds "

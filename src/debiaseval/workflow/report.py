@@ -12,7 +12,7 @@ them too). Every page is a standalone HTML file that Snakemake's report embeds:
   wrote, rendered as HTML, so the report's tables have the Markdown's pivoted
   layout;
 - ``results/<study>/config.html``: the resolved configuration of the run
-  (:func:`config_page`).
+  (:func:`debiaseval.workflow.pages.config_page`, re-exported here).
 
 ``snakemake --report`` first compares the config it is given with the one recorded with the
 results (:func:`config_mismatch`) and refuses, in one line, to pair results with another
@@ -35,10 +35,11 @@ from pathlib import Path
 from typing import Any
 
 import markdown
-import pandas as pd
 import yaml
 
 from debiaseval.io.files import read_parquet, write_text
+from debiaseval.workflow.pages import config_page, flatten_config
+from debiaseval.workflow.pages import page as _page
 from debiaseval.workflow.provenance import config_hash, experiment_config, read_provenance
 
 __all__ = [
@@ -59,23 +60,6 @@ __all__ = [
     "table_labels",
     "verdict_items",
 ]
-
-_STYLE = (
-    "body{font-family:sans-serif;margin:1em;max-width:75em}"
-    "table{border-collapse:collapse;font-size:0.9em;margin-bottom:1em}"
-    "th,td{border:1px solid #ccc;padding:2px 6px;text-align:right}"
-    "th{background:#f2f2f2}td:first-child,th:first-child{text-align:left}"
-    "figure{margin:0}svg{max-width:100%;height:auto}"
-    "figcaption{max-width:60em;margin-top:0.5em;line-height:1.4}"
-)
-
-
-def _page(title: str, body: str) -> str:
-    name = html.escape(title)
-    return (
-        f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{name}</title>'
-        f"<style>{_STYLE}</style></head>\n<body>\n{body}\n</body></html>\n"
-    )
 
 
 def figure_page(svg: str, title: str, caption: str) -> str:
@@ -107,36 +91,14 @@ def markdown_page(text: str, title: str) -> str:
     return _page(title, markdown_html(text))
 
 
-def flatten_config(config: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str]]:
-    """``(dotted key, value)`` of every leaf of ``config``; lists and scalars in YAML flow style."""
-    rows: list[tuple[str, str]] = []
-    for key, value in config.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, Mapping) and value:
-            rows += flatten_config(value, f"{name}.")
-        else:
-            text = yaml.safe_dump(value, default_flow_style=True, width=10**6, sort_keys=False)
-            rows.append((name, text.strip().removesuffix("...").strip()))
-    return rows
-
-
-def config_page(config: Mapping[str, Any]) -> str:
-    """The resolved configuration of a run (every default filled in, ``study`` resolved) as
-    one table of keys."""
-    frame = pd.DataFrame(flatten_config(config), columns=["key", "value"])
-    table = frame.to_html(index=False, border=0, escape=True)
-    folder = html.escape(f"results/{config.get('study') or '<study>'}")
-    body = (
-        "<h2>Configuration of the run</h2>\n<p>Every key the run read, defaults filled in, "
-        f"as validated against the config schema. <code>{folder}/config.yaml</code> holds the "
-        f"same configuration as YAML: <code>snakemake --configfile {folder}/config.yaml</code> "
-        f"reruns it.</p>\n{table}"
-    )
-    return _page("Configuration of the run", body)
-
-
 def _module(package: str, experiment: str) -> Any:
-    return importlib.import_module(f"debiaseval.{package}.{experiment}")
+    """``debiaseval.figures.<experiment>`` or ``debiaseval.experiments.<experiment>``, each named
+    by its own literal head, which a job's code stamp resolves (debiaseval.workflow.code_stamps)."""
+    if package == "figures":
+        return importlib.import_module(f"debiaseval.figures.{experiment}")
+    if package == "experiments":
+        return importlib.import_module(f"debiaseval.experiments.{experiment}")
+    raise ValueError(f"no package {package!r} of experiment modules")
 
 
 def publish_report(experiment: str, dataset: str, folder: str | os.PathLike[str]) -> None:
@@ -224,10 +186,17 @@ def exported_splits(outputs: Iterable[str]) -> dict[str, list[str]]:
 
 
 _KEPT_OPTIONS = {
-    "--configfile": "+", "--configfiles": "+", "--config": "*", "-C": "*",
-    "--directory": "1", "-d": "1", "--snakefile": "1", "-s": "1",
-    "--profile": "1", "--workflow-profile": "1",
-}  # fmt: skip
+    "--configfile": "+",
+    "--configfiles": "+",
+    "--config": "*",
+    "-C": "*",
+    "--directory": "1",
+    "-d": "1",
+    "--snakefile": "1",
+    "-s": "1",
+    "--profile": "1",
+    "--workflow-profile": "1",
+}
 """The options of a run that choose its workflow, folder and config, with how many values each
 takes: a report of the run needs the same."""
 
@@ -239,9 +208,7 @@ def report_command(argv: Sequence[str], executable: str = sys.executable) -> str
     import shlex
 
     program = argv[0] if argv else "snakemake"
-    head = (
-        [executable, "-m", "snakemake"] if Path(program).name == "__main__.py" else [program]
-    )
+    head = [executable, "-m", "snakemake"] if Path(program).name == "__main__.py" else [program]
     kept: list[str] = []
     taking: str | None = None
     for arg in argv[1:]:
@@ -274,8 +241,10 @@ def finished_message(
     ``--touch`` run, which ran no job and only marked ``outputs`` as up to date."""
     produced = run_datasets(outputs, experiments)
     if touched:
-        lines = [f"debiaseval: --touch marked the outputs of study {study} (results/{study}/) "
-                 "as up to date by their times; no job ran and no result changed."]  # fmt: skip
+        lines = [
+            f"debiaseval: --touch marked the outputs of study {study} (results/{study}/) "
+            "as up to date by their times; no job ran and no result changed."
+        ]
         if produced:
             lines.append("Results it marked (Markdown; Parquet beside them):")
             lines += [
@@ -287,8 +256,10 @@ def finished_message(
     if not produced:
         lines = [f"{done} It changed no experiment's results (only intermediate files)."]
     else:
-        lines = [f"{done} Results it produced or changed "
-                 "(Markdown; Parquet beside them, figures in figures/):"]  # fmt: skip
+        lines = [
+            f"{done} Results it produced or changed "
+            "(Markdown; Parquet beside them, figures in figures/):"
+        ]
         lines += [
             f"  {experiment.upper()} on {dataset}: {', '.join(files)}"
             for (experiment, dataset), files in produced.items()
@@ -341,7 +312,7 @@ def config_mismatch(
                 "it, or written before debiaseval recorded one); rerun the job that writes it: "
                 f"snakemake --forcerun {path}"
             )
-        own = config_hash(experiment_config(config, record["experiment"]))
+        own = config_hash(experiment_config(config, record["experiment"], record.get("dataset")))
         if record["config_sha256"] != own:
             return (
                 f"debiaseval: no report: {path} was made by config sha256 "
@@ -414,8 +385,11 @@ def _provenance_rows(records: Sequence[Mapping[str, Any]]) -> str:
             r.get("date", ""),
             commit,
         ]
-        rows.append("<tr>" + "".join(f"<td>{html.escape(str(c), quote=False)}</td>"
-                                     for c in cells) + "</tr>")  # fmt: skip
+        rows.append(
+            "<tr>"
+            + "".join(f"<td>{html.escape(str(c), quote=False)}</td>" for c in cells)
+            + "</tr>"
+        )
     return "".join(rows)
 
 
@@ -601,8 +575,18 @@ def front_page(results: Sequence[tuple[str, str, str | os.PathLike[str]]]) -> st
         )
         if part
     )
-    head = "".join(f"<th>{h}</th>" for h in ("experiment", "dataset", "config sha256", "seeds",
-                                              "data (sha256)", "date (UTC)", "commit"))  # fmt: skip
+    head = "".join(
+        f"<th>{h}</th>"
+        for h in (
+            "experiment",
+            "dataset",
+            "config sha256",
+            "seeds",
+            "data (sha256)",
+            "date (UTC)",
+            "commit",
+        )
+    )
     listed = "\n".join(item for item in figures if item)
     return (
         f'<div id="{FRONT_ID}">\n{style}'

@@ -12,6 +12,7 @@ from threadpoolctl import threadpool_limits
 
 from debiaseval.io import errors
 from debiaseval.io.terminal import inert_terminal
+from debiaseval.workflow.repair import name_the_rule
 
 __all__ = ["USER_ERRORS", "job", "one_line", "warn"]
 
@@ -64,7 +65,7 @@ def job(log_path: str | os.PathLike[str], threads: int = 1) -> Iterator[logging.
             yield logger
     except USER_ERRORS as error:
         logger.exception("job failed")
-        user_error = error
+        user_error = name_the_rule(error)
     except BaseException:
         logger.exception("job failed")
         raise

@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from debiaseval.io.files import FOREIGN, made_outputs, move_outputs, write_text
+from debiaseval.io.files import FOREIGN, move_outputs, write_text
 from debiaseval.workflow.provenance import (
     canonical_json,
     config_hash,
@@ -37,6 +37,7 @@ from debiaseval.workflow.provenance import (
     read_provenance,
     result_config,
 )
+from debiaseval.workflow.repair import made_outputs
 
 __all__ = [
     "NOTICE_KEYS",
@@ -118,13 +119,15 @@ def _recorded(
     run (a record unusable, or the two naming different files)."""
     files = _record_files(folder, study, records)
     read = [_read_record(path) for path in files]
-    for path, other, (_, problem), (kept, _) in zip(files, files[::-1], read, read[::-1],
-                                                    strict=True):  # fmt: skip
+    for path, other, (_, problem), (kept, _) in zip(
+        files, files[::-1], read, read[::-1], strict=True
+    ):
         if problem is not None:
             then = (
-                f"the run copies back {other}, which names {_printable(kept)}" if kept
+                f"the run copies back {other}, which names {_printable(kept)}"
+                if kept
                 else "the run then records its own config file"
-            )  # fmt: skip
+            )
             return None, (
                 f"debiaseval: {path}, the record of the config file that made study {study!r}, "
                 f"is unusable ({problem}); move it away and run again ({then})"
@@ -253,11 +256,14 @@ def config_notice(
     kinds = set().union(*(_kinds(key, old, new) for key, old, new in changes))
     said = []
     if "changed" in kinds or not kinds:  # not kinds: a list reordered
-        said.append(f"the jobs that use the changed keys run again and replace their results in "
-                    f"{folder}/")  # fmt: skip
+        said.append(
+            f"the jobs that use the changed keys run again and replace their results in {folder}/"
+        )
     if "added" in kinds:
-        said.append(f"the jobs of the datasets added run and write beside the results in "
-                    f"{folder}/, replacing none")  # fmt: skip
+        said.append(
+            f"the jobs of the datasets added run and write beside the results in "
+            f"{folder}/, replacing none"
+        )
     if "removed" in kinds:
         said.append(f"the results of the datasets left out stay in {folder}/ as they are")
     keep = "; to keep both studies, give this run a study of its own: --config study=NAME"
@@ -269,8 +275,10 @@ def _kinds(key: str, old: Any, new: Any) -> set[str]:
     """What a change does to the study's results: a datasets list ``added`` and ``removed``
     datasets (an added one's jobs write new files and replace none; a reordering nothing),
     any other key ``changed`` them."""
-    if (key == "datasets" or key.endswith(".datasets")) and isinstance(old, list) and isinstance(
-        new, list
+    if (
+        (key == "datasets" or key.endswith(".datasets"))
+        and isinstance(old, list)
+        and isinstance(new, list)
     ):
         added, removed = set(new) - set(old), set(old) - set(new)
         return {kind for kind, names in (("added", added), ("removed", removed)) if names}
@@ -336,7 +344,7 @@ def set_aside_foreign(
         record = read_provenance(table)
         if record is None:
             continue  # the report refuses it (debiaseval.workflow.report.config_mismatch)
-        own = config_hash(experiment_config(config, record["experiment"]))
+        own = config_hash(experiment_config(config, record["experiment"], record.get("dataset")))
         if record["config_sha256"] == own:
             continue
         other = f"made by config sha256 {record['config_sha256'][:16]}, not this run's ({own[:16]})"
@@ -349,10 +357,13 @@ def set_aside_foreign(
                 "in?): its folder's unrecorded outputs are set aside (files of one's own stay)"
             )
     paths = [
-        str(p) for parent in foreign for p in sorted(parent.rglob("*"))
-        if p.is_file() and not any(os.path.normpath(q) in made for q in (p, *p.parents))
+        str(p)
+        for parent in foreign
+        for p in sorted(parent.rglob("*"))
+        if p.is_file()
+        and not any(os.path.normpath(q) in made for q in (p, *p.parents))
         and any(is_output(q.as_posix()) for q in (p, *p.parents) if q.is_relative_to(parent))
-    ]  # fmt: skip
+    ]
     if paths:
         stamp = stamp or time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         place, moved = move_outputs(paths, folder, stamp=stamp, aside=FOREIGN)
