@@ -265,7 +265,8 @@ def test_run_api_and_config_checks():
     block = full["e3"]
     truths = [e3.synthetic_truth(seed_block(full, "synthetic", s)) for s in (0, 1)]
     assert not np.array_equal(truths[0].ratings, truths[1].ratings)
-    runs = [e3.simulate_seed(truth, block, s) for s, truth in enumerate(truths)]
+    step = e3.E3Simulate.of(full, "synthetic")
+    runs = [e3.simulate_seed(truth, step, s) for s, truth in enumerate(truths)]
     draws = pd.concat([d for d, _ in runs], ignore_index=True)
     pd.testing.assert_frame_equal(out["draws"], draws)
     pd.testing.assert_frame_equal(

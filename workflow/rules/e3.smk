@@ -4,6 +4,8 @@
 # tables) -> aggregate (Table 1, RMSE tables).
 
 
+from debiaseval.experiments.e3 import E3Simulate
+
 E3 = config["e3"]
 
 
@@ -27,7 +29,7 @@ rule e3_simulate:
             dataset="{dataset}",
             seed=lambda w: int(w.seed),
             synthetic=draw_block,
-            block={k: v for k, v in E3.items() if k not in ("datasets", "seeds", "resources")},
+            step=lambda w: E3Simulate.of(config, w.dataset).params(),
             code=CODE["e3_simulate"],
         ),
     threads: E3["resources"]["threads"]

@@ -44,6 +44,7 @@ from debiaseval.experiments.e3.steps import (
     LEVELS,
     NEEDS,
     OUTPUTS,
+    E3Simulate,
     Truth,
     check_config,
     dataset_truth,
@@ -68,6 +69,7 @@ __all__ = [
     "LEVELS",
     "NEEDS",
     "OUTPUTS",
+    "E3Simulate",
     "Truth",
     "aggregate",
     "check_config",
@@ -125,7 +127,8 @@ def run(
         truth_of = seed_data(lambda seed: _given_truth(data, config, dataset), drawn=False)
     ids = seed_ids(seeds, block["seeds"])
     name = truth_of(ids[0]).name
-    runs = [simulate_seed(truth_of(s), block, s) for s in staged(ids)]
+    step = E3Simulate.of(cfg, name)
+    runs = [simulate_seed(truth_of(s), step, s) for s in staged(ids)]
     draws = pd.concat([d for d, _ in runs], ignore_index=True)
     naive_bayes = pd.concat([nb for _, nb in runs], ignore_index=True)
     stage("aggregating")

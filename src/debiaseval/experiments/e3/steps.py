@@ -5,9 +5,10 @@ docs/experiments/e3.md)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -20,12 +21,14 @@ from debiaseval.debiasing.propensities import check_propensities, naive_bayes
 from debiaseval.evaluation.loss_estimators import LOSS_ESTIMATORS, estimate
 from debiaseval.evaluation.losses import loss_matrix, parse_metric
 from debiaseval.evaluation.prediction_matrices import PREDICTION_MATRICES, prediction_matrix
+from debiaseval.experiments.step_config import StepConfig
 from debiaseval.io.errors import ConfigError
 
 __all__ = [
     "LEVELS",
     "NEEDS",
     "OUTPUTS",
+    "E3Simulate",
     "Truth",
     "check_config",
     "dataset_truth",
@@ -278,24 +281,33 @@ def _naive_bayes_frame(
     return out[columns]
 
 
+@dataclasses.dataclass(frozen=True)
+class E3Simulate(StepConfig):
+    """What rule ``e3_simulate`` reads of the ``e3`` block: :func:`simulate`'s settings."""
+
+    BLOCK: ClassVar[str] = "e3"
+    matrices: list[str]
+    metrics: list[str]
+    alpha: float
+    alphas: list[float]
+    n_draws: int
+    mar_sizes: list[int]
+    smoothing: float
+    clip: float | None
+
+
 def simulate_seed(
-    truth: Truth, block: Mapping[str, Any], seed: int
+    truth: Truth, step: E3Simulate, seed: int
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """:func:`simulate` for run ``seed`` with the ``e3`` config block's settings.
+    """:func:`simulate` for run ``seed`` with the step's settings
+    (:meth:`E3Simulate.of` the validated config).
 
     The random streams are ``run_rng(seed, dataset, "e3", "predictions" | "draws")``.
     """
     return simulate(
         truth,
         seed=seed,
-        matrices=block["matrices"],
-        metrics=block["metrics"],
-        alpha=block["alpha"],
-        alphas=block["alphas"],
-        n_draws=block["n_draws"],
-        mar_sizes=block["mar_sizes"],
-        smoothing=block["smoothing"],
-        clip=block["clip"],
+        **{f.name: getattr(step, f.name) for f in dataclasses.fields(step)},
         rng_predictions=run_rng(seed, truth.name, "e3", "predictions"),
         rng_draws=run_rng(seed, truth.name, "e3", "draws"),
     )
