@@ -37,6 +37,16 @@ def _block(**extra) -> dict:
     return validate_config(config, "e4")["e4"]
 
 
+def _prepare(data, block, seed):
+    """:func:`e4.prepare` with the step config of ``block`` for ``data``'s dataset."""
+    return e4.prepare(data, e4.E4Propensities.of({"e4": block}, data.name), seed)
+
+
+def _fit(data, pairs, block, seed, propensity):
+    """:func:`e4.fit` with the step config of ``block`` for ``data``'s dataset."""
+    return e4.fit(data, pairs, e4.E4Fit.of({"e4": block}, data.name), seed, propensity)
+
+
 def test_ips_weights_are_inverse_propensities_with_mean_one() -> None:
     w = e4.ips_weights(np.array([0.5, 0.25, 0.1]))  # 1/p = 2, 4, 10; mean 16/3
     np.testing.assert_allclose(w, [0.375, 0.75, 1.875])
@@ -49,7 +59,7 @@ def test_ips_weights_are_inverse_propensities_with_mean_one() -> None:
 @pytest.mark.slow
 def test_prepare_parts_and_propensity_models(coat_like) -> None:
     block = _block(propensities={"coat": ["provided", "logistic", "naive_bayes"]})
-    pairs = e4.prepare(coat_like, block, seed=0)
+    pairs = _prepare(coat_like, block, seed=0)
     parts = pairs["part"].value_counts()
     n_mar = len(coat_like.mar)
     assert parts["mar_sample"] == round(0.05 * n_mar)
@@ -67,11 +77,11 @@ def test_prepare_parts_and_propensity_models(coat_like) -> None:
     nb = pairs[train].groupby("rating")["propensity_naive_bayes"].nunique()
     assert (nb == 1).all()
     # the MAR sample differs by seed; the same seed gives the same pairs
-    pd.testing.assert_frame_equal(pairs, e4.prepare(coat_like, block, seed=0))
-    other = e4.prepare(coat_like, block, seed=1)
+    pd.testing.assert_frame_equal(pairs, _prepare(coat_like, block, seed=0))
+    other = _prepare(coat_like, block, seed=1)
     assert not other[other["part"] == "test"]["user"].equals(pairs[pairs["part"] == "test"]["user"])
     # without naive_bayes every MAR rating is in the test
-    plain = e4.prepare(coat_like, _block(), seed=0)
+    plain = _prepare(coat_like, _block(), seed=0)
     assert (plain["part"] == "test").sum() == n_mar
 
 
@@ -80,9 +90,9 @@ def test_mf_ips_beats_mf_naive_on_the_mar_test_over_seeds(coat_like) -> None:
     block = _block(propensities={"coat": ["provided"]}, metrics=["mse"])
     errors = []
     for seed in range(3):
-        pairs = e4.prepare(coat_like, block, seed)
+        pairs = _prepare(coat_like, block, seed)
         for model in ("none", "provided"):
-            errors.append(e4.fit(coat_like, pairs, block, seed, model)[0])
+            errors.append(_fit(coat_like, pairs, block, seed, model)[0])
     table = pd.concat(errors, ignore_index=True)
     wide = table.pivot(index="seed", columns="model", values="value")
     assert (wide["MF-IPS"] < wide["MF-Naive"]).all(), wide
@@ -178,7 +188,7 @@ def test_summary_flags_bias_only_instead_of_grid_edge() -> None:
 def test_factor_rms_vanishes_under_a_large_penalty(coat_like) -> None:
     """``factor_rms`` is what the factors add to the biases: clearly positive at a small λ,
     below BIAS_ONLY_RMS when λ shrinks V and W to zero (the biases stay unpenalised)."""
-    pairs = e4.prepare(coat_like, _block(), 0)
+    pairs = _prepare(coat_like, _block(), 0)
     train = pairs[pairs["part"] == "train"]
     u, i = train["user"].to_numpy(np.int64), train["item"].to_numpy(np.int64)
     y = train["rating"].to_numpy(np.float64)
@@ -199,14 +209,14 @@ def test_fit_records_whether_the_reported_model_converged(coat_like) -> None:
     """``converged`` is False when the refit stopped at ``max_iter`` before meeting ``tol``,
     and the summary flags it; the errors themselves do not depend on recording it."""
     capped = _block(model={"max_iter": 1, "tol": 1e-12})
-    pairs = e4.prepare(coat_like, capped, 0)
-    errors = e4.fit(coat_like, pairs, capped, 0, "none")[0]
+    pairs = _prepare(coat_like, capped, 0)
+    errors = _fit(coat_like, pairs, capped, 0, "none")[0]
     assert list(errors.columns) == list(e4.ERROR_COLUMNS)
     assert (errors["sweeps"] == 1).all() and not errors["converged"].any()
     # (one sweep at l2 = 30 also shrinks some models to their biases: bias_only beside it)
     assert le.summarise(errors)["flags"].str.contains("not_converged").all()
     loose = _block(model={"max_iter": 20, "tol": 1.0})
-    errors = e4.fit(coat_like, pairs, loose, 0, "none")[0]
+    errors = _fit(coat_like, pairs, loose, 0, "none")[0]
     assert (errors["sweeps"] == 1).all() and errors["converged"].all()
     assert not le.summarise(errors)["flags"].str.contains("not_converged").any()
 
@@ -246,8 +256,8 @@ def test_naive_selection_uses_the_ips_estimate(coat_like) -> None:
     values = {}
     for how in ("ips", "naive"):
         block = _block(propensities={"coat": ["provided"]}, metrics=["mse"], naive_selection=how)
-        pairs = e4.prepare(data, block, 0)
-        errors, cv, losses = e4.fit(data, pairs, block, 0, "none")
+        pairs = _prepare(data, block, 0)
+        errors, cv, losses = _fit(data, pairs, block, 0, "none")
         values[how] = cv["value"].to_numpy()
         folds = cv["fold"].to_numpy()
         assert len(losses) == errors["n_test"].iloc[0] == (pairs["part"] == "test").sum()
@@ -279,8 +289,8 @@ def test_run_alpha_sweep_summary_and_workflow_steps() -> None:
     parts = []
     for seed in (0, 1):
         data = e4.learning_data("synthetic", synthetic=seed_block(cfg, "synthetic", seed))
-        pairs = e4.prepare(data, cfg["e4"], seed)
-        parts += [e4.fit(data, pairs, cfg["e4"], seed, m)[0] for m in ("none", "known")]
+        pairs = _prepare(data, cfg["e4"], seed)
+        parts += [_fit(data, pairs, cfg["e4"], seed, m)[0] for m in ("none", "known")]
     grid, min_users = e4.tuning_grid(cfg["e4"], "synthetic"), cfg["min_users"]
     aggregated = le.aggregate(parts, grid=grid, min_users=min_users)["summary"]
     pd.testing.assert_frame_equal(aggregated, summary)
@@ -314,7 +324,7 @@ def test_mf_ips_nb_on_the_sweep_per_mcar_sample_size() -> None:
               "grid": {"factors": [4], "l2": [3.0, 30.0]}}}}  # fmt: skip
     cfg = validate_config(config, "e4")
     data = e4.learning_data("synthetic", synthetic=cfg["synthetic"])
-    pairs = e4.prepare(data, cfg["e4"], 0)
+    pairs = _prepare(data, cfg["e4"], 0)
     train = pairs["part"] == "train"
     for size in (50, 4000):
         col = pairs[f"propensity_naive_bayes_mar{size}"]
@@ -332,10 +342,10 @@ def test_mf_ips_nb_on_the_sweep_per_mcar_sample_size() -> None:
     err = {s: np.abs(np.log(at[f"propensity_naive_bayes_mar{s}"] / exact)).mean()
            for s in (50, 4000)}  # fmt: skip
     assert err[4000] < 0.5 * err[50]
-    errors, cv, losses = e4.fit(data, pairs, cfg["e4"], 0, "naive_bayes")
+    errors, cv, losses = _fit(data, pairs, cfg["e4"], 0, "naive_bayes")
     assert list(errors["mar_size"]) == [50.0, 4000.0] and set(errors["alpha"]) == {0.25}
     assert losses.empty and set(cv["mar_size"]) == {50.0, 4000.0}
-    naive = e4.fit(data, pairs, cfg["e4"], 0, "none")[0]
+    naive = _fit(data, pairs, cfg["e4"], 0, "none")[0]
     assert naive["mar_size"].isna().all()
     summary = le.summarise(pd.concat([naive, errors]))
     assert summary["mar_size"].notna().sum() == 2
@@ -400,16 +410,16 @@ def test_learning_data_bad_input(coat_like) -> None:
     with pytest.raises(ValueError, match="needs the dataset's interactions"):
         e4.learning_data("coat")
     block = _block(propensities={"coat": ["provided"]})
-    pairs = e4.prepare(coat_like, block, 0)
+    pairs = _prepare(coat_like, block, 0)
     with pytest.raises(ValueError, match="no 'logistic' propensities"):
-        e4.fit(coat_like, pairs, block, 0, "logistic")
+        _fit(coat_like, pairs, block, 0, "logistic")
     mnar = coat_like.mnar.drop(columns="propensity")
     n_users, n_items = coat_like.n_users, coat_like.n_items
     bare = e4.LearningData("coat", n_users, n_items, mnar=mnar, mar=coat_like.mar)
     with pytest.raises(ValueError, match="no provided propensities"):
-        e4.prepare(bare, block, 0)
+        _prepare(bare, block, 0)
     with pytest.raises(ValueError, match="no user and item features"):
-        e4.prepare(bare, _block(propensities={"coat": ["logistic"]}), 0)
+        _prepare(bare, _block(propensities={"coat": ["logistic"]}), 0)
 
 
 @pytest.mark.parametrize("n_seeds", [2, 3])

@@ -244,7 +244,7 @@ def test_propensity_column_gives_e4_provided_propensities(tmp_path):
     data = api.learning_data("mylog", *_load(spec))
     assert data.mnar["propensity"].tolist() == [0.5, 1.0, 0.25]  # sorted by user, item
     block = validate_config(config, "e4")["e4"]
-    pairs = e4.prepare(data, block, 0)
+    pairs = e4.prepare(data, e4.E4Propensities.of({"e4": block}, data.name), 0)
     train = pairs[pairs["part"] == "train"]
     assert train["propensity_provided"].tolist() == [0.5, 1.0, 0.25]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from debiaseval.experiments import e1, e2, e3, e5, e6
+from debiaseval.experiments import e1, e2, e3, e4, e5, e6
 from debiaseval.experiments.step_config import StepConfig, plain
 from debiaseval.workflow.config import validate_config
 
@@ -20,7 +20,8 @@ MAX_PARAMETERS = 12
 
 STEPS: list[tuple[type[StepConfig], str]] = [
     (e1.E1Evaluate, "e1"), (e2.E2Train, "e2"), (e2.E2Elicit, "e2"), (e2.E2Evaluate, "e2"),
-    (e3.E3Simulate, "e3"), (e5.E5Evaluate, "e5"), (e6.E6Evaluate, "e6"),
+    (e3.E3Simulate, "e3"), (e4.E4Propensities, "e4"), (e4.E4Fit, "e4"), (e5.E5Evaluate, "e5"),
+    (e6.E6Evaluate, "e6"),
 ]  # fmt: skip
 """Every step config and the experiment whose validated config builds it."""
 

@@ -3,14 +3,13 @@
 # MAR test and Naive-Bayes sample, or the alpha sweep's draws of O) -> fit (one seed and model:
 # k-fold IPS cross-validation, refit, test error, per-pair test losses) -> aggregate (mean +- sd
 # over seeds, paired t-tests over the test pairs per seed and across seeds).
+from debiaseval.experiments.e4 import E4Fit, E4Propensities
 from debiaseval.experiments.e4 import dataset_seeds as e4_dataset_seeds
 from debiaseval.experiments.e4 import fit_models as e4_fit_models
 from debiaseval.experiments.e4 import tuning_grid as e4_tuning_grid
 
 
 E4 = config["e4"]
-E4_BLOCK = {k: v for k, v in E4.items() if k not in ("datasets", "seeds", "resources")}
-E4_BLOCK["alpha_sweep"] = {k: v for k, v in E4["alpha_sweep"].items() if k != "seeds"}
 
 
 localrules:
@@ -42,7 +41,7 @@ rule e4_propensities:
             dataset="{dataset}",
             seed=lambda w: int(w.seed),
             synthetic=draw_block,
-            block=E4_BLOCK,
+            step=lambda w: E4Propensities.of(config, w.dataset).params(),
             code=CODE["e4_propensities"],
         ),
     threads: E4["resources"]["threads"]
@@ -76,7 +75,7 @@ rule e4_fit:
             seed=lambda w: int(w.seed),
             propensity="{propensity}",
             synthetic=draw_block,
-            block=E4_BLOCK,
+            step=lambda w: E4Fit.of(config, w.dataset).params(),
             code=CODE["e4_fit"],
         ),
     threads: E4["resources"]["threads"]

@@ -8,7 +8,7 @@ with job(snakemake.log[0], snakemake.threads) as log:
     p = snakemake.params
     data = e4.read_learning_data(p.dataset, snakemake.input, synthetic=p.synthetic)
     pairs = read_parquet(snakemake.input.pairs)
-    errors, cv, losses = e4.fit(data, pairs, p.block, p.seed, p.propensity)
+    errors, cv, losses = e4.fit(data, pairs, e4.E4Fit.from_params(p.step), p.seed, p.propensity)
     write_parquet(errors, snakemake.output.errors)
     write_parquet(cv, snakemake.output.cv)
     write_parquet(losses, snakemake.output.losses)

@@ -59,6 +59,8 @@ from debiaseval.experiments.e4.steps import (
     NEEDS,
     OUTPUTS,
     PROPENSITY_MODELS,
+    E4Fit,
+    E4Propensities,
     LearningData,
     available_propensities,
     check_config,
@@ -83,6 +85,8 @@ __all__ = [
     "NEEDS",
     "OUTPUTS",
     "PROPENSITY_MODELS",
+    "E4Fit",
+    "E4Propensities",
     "LearningData",
     "available_propensities",
     "check_config",
@@ -133,13 +137,14 @@ def run(
         name, given = data.name, data
         data_of = seed_data(lambda seed: given, drawn=False)
     ids = seed_ids(seeds, dataset_seeds(block, name))
+    propensities, fitting = E4Propensities.of(cfg, name), E4Fit.of(cfg, name)
     errors, cvs, pairs, losses = [], [], [], []
     for s in staged(ids):
         data = data_of(int(s))
-        prepared = prepare(data, block, int(s))
+        prepared = prepare(data, propensities, int(s))
         pairs.append(prepared.assign(seed=np.int32(s)))
         for model in fit_models(block, name):
-            e, c, loss = fit(data, prepared, block, int(s), model)
+            e, c, loss = fit(data, prepared, fitting, int(s), model)
             errors.append(e)
             cvs.append(c)
             losses.append(loss)

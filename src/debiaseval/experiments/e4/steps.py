@@ -6,9 +6,10 @@ docs/experiments/e4.md)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -19,6 +20,7 @@ from debiaseval.debiasing import propensities as prop
 from debiaseval.experiments import unsupported
 from debiaseval.experiments.e3 import Truth, full_truth, synthetic_truth
 from debiaseval.experiments.e4.tables import losses_frame, model_name
+from debiaseval.experiments.step_config import StepConfig
 from debiaseval.io.errors import ConfigError
 from debiaseval.io.schema import expand_grid
 from debiaseval.recommenders.rating_mf import WeightedMF, normalise_weights
@@ -31,6 +33,8 @@ __all__ = [
     "OWN_DEFAULT",
     "PROPENSITY_MODELS",
     "TRUTH_DATASETS",
+    "E4Fit",
+    "E4Propensities",
     "LearningData",
     "available_propensities",
     "check_config",
@@ -201,21 +205,64 @@ def _pairs(users: np.ndarray, items: np.ndarray, ratings: np.ndarray, part: str,
     )
 
 
-def prepare(data: LearningData, block: Mapping[str, Any], seed: int) -> pd.DataFrame:
+@dataclasses.dataclass(frozen=True)
+class _E4Step(StepConfig):
+    """What E4's steps share: the dataset's propensity models, and ``alpha_sweep`` without
+    its ``seeds`` (a count of jobs, not a value a job reads)."""
+
+    BLOCK: ClassVar[str] = "e4"
+
+    @classmethod
+    def of(cls, config: Mapping[str, Any], dataset: str) -> Any:
+        """The ``e4`` block's values for ``dataset``."""
+        block = config["e4"]
+        sweep = {k: v for k, v in block["alpha_sweep"].items() if k != "seeds"}
+        values = {**cls.values(config, dataset), "alpha_sweep": sweep}
+        return cls(**values, propensity_models=propensity_models(block, dataset))
+
+
+@dataclasses.dataclass(frozen=True)
+class E4Propensities(_E4Step):
+    """What rule ``e4_propensities`` reads of the ``e4`` block."""
+
+    propensity_models: list[str]
+    clip: float | None
+    alpha_sweep: dict[str, Any]
+    mar_fraction: float
+    smoothing: float
+    logistic: dict[str, Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class E4Fit(_E4Step):
+    """What rule ``e4_fit`` reads of the ``e4`` block."""
+
+    propensity_models: list[str]
+    alpha_sweep: dict[str, Any]
+    grid: dict[str, list[Any]]
+    metrics: list[str]
+    model: dict[str, Any]
+    l2_scale: str
+    n_folds: int
+    warm_start: bool
+    naive_selection: str
+
+
+def prepare(data: LearningData, step: E4Propensities, seed: int) -> pd.DataFrame:
     """One seed's pairs with every propensity model's P̂ of the training pairs.
 
     Columns ``alpha`` (the bias strength the training pairs were drawn at; NaN for data
     observed as is), ``part`` (``train``; ``test``, the MAR test; ``mar_sample``, the MAR
     ratings that give P(Y = r) to Naive-Bayes), ``user``, ``item``, ``rating`` and one
-    ``propensity_<model>`` per model of ``block["propensities"][dataset]`` (NaN outside
+    ``propensity_<model>`` per model of ``step.propensity_models`` (NaN outside
     ``train``). With a full truth the test is the full matrix and is not listed. The
     random stream is ``run_rng(seed, dataset, "e4", "prepare")``.
     """
-    models = propensity_models(block, data.name)
-    clip = block["clip"]
+    models = step.propensity_models
+    clip = step.clip
     rng = run_rng(seed, data.name, "e4", "prepare")
     if data.truth is not None:
-        sweep = block["alpha_sweep"]
+        sweep = step.alpha_sweep
         alphas = sorted({float(sweep["alpha"]), *map(float, sweep["alphas"])})
         uniform = rng.random(data.truth.ratings.shape)
         frames = []
@@ -227,16 +274,16 @@ def prepare(data: LearningData, block: Mapping[str, Any], seed: int) -> pd.DataF
             frames.append(frame)
         out = pd.concat(frames, ignore_index=True)
         if "naive_bayes" in models:
-            _sweep_naive_bayes(data, block, out, rng)
+            _sweep_naive_bayes(data, step, out, rng)
     else:
         assert data.mnar is not None and data.mar is not None
         mnar, mar = data.mnar, data.mar
         in_sample = np.zeros(len(mar), dtype=bool)
         if "naive_bayes" in models:
-            n_sample = round(block["mar_fraction"] * len(mar))
+            n_sample = round(step.mar_fraction * len(mar))
             if not 1 <= n_sample < len(mar):
                 raise ValueError(
-                    f"{data.name}: mar_fraction {block['mar_fraction']} of {len(mar)} MAR "
+                    f"{data.name}: mar_fraction {step.mar_fraction} of {len(mar)} MAR "
                     "ratings leaves no Naive-Bayes sample or no test"
                 )
             in_sample[rng.permutation(len(mar))[:n_sample]] = True
@@ -244,7 +291,7 @@ def prepare(data: LearningData, block: Mapping[str, Any], seed: int) -> pd.DataF
         sample = mar[in_sample]
         train = _pairs(*(mnar[c].to_numpy() for c in ("user", "item", "rating")), "train", nan)
         for model in models:
-            train[_column(model)] = _train_propensities(data, model, block, sample, seed)
+            train[_column(model)] = _train_propensities(data, model, step, sample, seed)
         frames = [train]
         for rows, part in ((mar[~in_sample], "test"), (sample, "mar_sample")):
             cols = (rows[c].to_numpy() for c in ("user", "item", "rating"))
@@ -266,7 +313,7 @@ def _nb_column(size: int) -> str:
 
 
 def _sweep_naive_bayes(
-    data: LearningData, block: Mapping[str, Any], out: pd.DataFrame, rng: np.random.Generator
+    data: LearningData, step: E4Propensities, out: pd.DataFrame, rng: np.random.Generator
 ) -> None:
     """MF-IPS-NB's propensities on the sweep ([ICML16] Figure 3, right): for every size s of
     ``alpha_sweep.mar_sizes``, Naive-Bayes P̂ of the training pairs at ``alpha_sweep.alpha``
@@ -274,23 +321,23 @@ def _sweep_naive_bayes(
     ``propensity_naive_bayes_mar<s>``, NaN at the other α)."""
     assert data.truth is not None
     ratings = data.truth.ratings
-    alpha = float(block["alpha_sweep"]["alpha"])
+    alpha = float(step.alpha_sweep["alpha"])
     rows = (out["alpha"].to_numpy() == alpha) & (out["part"].to_numpy() == "train")
     observed = out.loc[rows, "rating"].to_numpy(np.float64)
     levels = np.unique(ratings)
-    for size in block["alpha_sweep"]["mar_sizes"]:
+    for size in step.alpha_sweep["mar_sizes"]:
         if not 1 <= size <= ratings.size:
             raise ValueError(f"alpha_sweep.mar_sizes: {size} is not in [1, {ratings.size}]")
         sample = ratings.ravel()[rng.choice(ratings.size, int(size), replace=False)]
         table = prop.naive_bayes(observed, sample, n_users=data.n_users, n_items=data.n_items,
-                                 levels=levels, smoothing=block["smoothing"])  # fmt: skip
+                                 levels=levels, smoothing=step.smoothing)  # fmt: skip
         column = np.full(len(out), np.nan)
         column[rows] = prop.lookup(table, out.loc[rows, ["rating"]])
         out[_nb_column(size)] = column
 
 
 def _train_propensities(
-    data: LearningData, model: str, block: Mapping[str, Any], sample: pd.DataFrame, seed: int
+    data: LearningData, model: str, step: E4Propensities, sample: pd.DataFrame, seed: int
 ) -> np.ndarray:
     """P̂ of the MNAR training pairs under propensity ``model`` (observed data only); the
     logistic model's L2 is cross-validated (folds from ``run_rng(seed, dataset, "e4",
@@ -304,7 +351,7 @@ def _train_propensities(
     if model == "logistic":
         if data.user_features is None or data.item_features is None:
             raise ValueError(f"{data.name} has no user and item features for logistic propensities")
-        settings = block["logistic"]
+        settings = step.logistic
         grid = settings["l2"] if isinstance(settings["l2"], list) else [settings["l2"]]
         l2 = grid[0]
         if len(grid) > 1:
@@ -321,7 +368,7 @@ def _train_propensities(
         levels = np.unique(np.concatenate([mnar["rating"].to_numpy(), sample["rating"].to_numpy()]))
         table = prop.naive_bayes(
             mnar["rating"], sample["rating"], n_users=data.n_users, n_items=data.n_items,
-            levels=levels, smoothing=block["smoothing"],
+            levels=levels, smoothing=step.smoothing,
         )  # fmt: skip
         return prop.lookup(table, mnar)
     raise ValueError(f"{data.name} has no {model!r} propensities")
@@ -330,7 +377,7 @@ def _train_propensities(
 def fit(
     data: LearningData,
     pairs: pd.DataFrame,
-    block: Mapping[str, Any],
+    step: E4Fit,
     seed: int,
     propensity: str,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -350,7 +397,7 @@ def fit(
     :data:`LOSS_COLUMNS`, the per-pair MAR test losses; none with a full truth).
     """
     truth = data.truth is not None
-    sweep = block["alpha_sweep"]
+    sweep = step.alpha_sweep
     nb_sweep = truth and propensity == "naive_bayes"
     if nb_sweep:
         wanted = [_nb_column(size) for size in sweep["mar_sizes"]]
@@ -358,11 +405,11 @@ def fit(
         wanted = [] if propensity == "none" else [_column(propensity)]
     if not all(c in pairs.columns for c in wanted) or (nb_sweep and not wanted):
         raise ValueError(f"the pairs of {data.name} hold no {propensity!r} propensities")
-    grid = expand_grid(sweep["grid"] if truth else block["grid"])
-    metrics = sweep["metrics"] if truth else block["metrics"]
-    params = dict(block["model"])
-    selection = _selection_propensity(block, data.name, propensity)
-    per_pair = block["l2_scale"] == "per_pair"
+    grid = expand_grid(sweep["grid"] if truth else step.grid)
+    metrics = sweep["metrics"] if truth else step.metrics
+    params = dict(step.model)
+    selection = _selection_propensity(step, propensity)
+    per_pair = step.l2_scale == "per_pair"
     errors, tables, losses = [], [], []
     for alpha, rows in pairs.groupby("alpha", sort=True, dropna=False):
         train = rows[rows["part"] == "train"]
@@ -385,8 +432,8 @@ def fit(
                 rng = run_rng(seed, data.name, "e4", "fit", metric, f"{float(alpha):g}")
                 best, table = cv_select(
                     u, i, y, p, n_users=data.n_users, n_items=data.n_items, grid=grid,
-                    metric=metric, n_folds=block["n_folds"], model_params=params, rng=rng,
-                    warm_start=block["warm_start"], validation_propensities=pv,
+                    metric=metric, n_folds=step.n_folds, model_params=params, rng=rng,
+                    warm_start=step.warm_start, validation_propensities=pv,
                     l2_per_pair=per_pair,
                 )  # fmt: skip
                 refit = {**best, "l2": model_l2(best["l2"], y.size, per_pair)}
@@ -448,13 +495,13 @@ def factor_rms(model: WeightedMF, users: np.ndarray, items: np.ndarray) -> float
     return float(np.sqrt(np.mean(term * term)))
 
 
-def _selection_propensity(block: Mapping[str, Any], dataset: str, propensity: str) -> str | None:
+def _selection_propensity(step: E4Fit, propensity: str) -> str | None:
     """The propensity model whose IPS estimate selects this model's hyperparameters (None:
     the Naive mean): MF-IPS's own; MF-Naive's the dataset's first ([ICML16] §6.1)."""
     if propensity != "none":
         return propensity
-    models = propensity_models(block, dataset)
-    return models[0] if block["naive_selection"] == "ips" and models else None
+    models = step.propensity_models
+    return models[0] if step.naive_selection == "ips" and models else None
 
 
 def tuning_grid(block: Mapping[str, Any], dataset: str) -> dict[str, list[Any]]:
