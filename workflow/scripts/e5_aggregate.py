@@ -23,7 +23,7 @@ with job(snakemake.log[0]) as log:
         [read_parquet(path) for path in snakemake.input.metrics_per_user], ignore_index=True
     )
     out = aggregate_step(per_seed, per_user, dataset=p.dataset, min_users=p.min_users,
-                         level=p.confidence, resamples=p.resamples)  # fmt: skip
+                         confidence=p.confidence, resamples=p.resamples)  # fmt: skip
     estimates, agreement = out["estimates"], out["agreement"]
     write_table(out["comparisons"], snakemake.output.comparisons, prov)
     write_table(estimates, snakemake.output.estimates, prov)

@@ -228,7 +228,7 @@ def run(
     per_seed = pd.concat(rows, ignore_index=True)
     per_user = pd.concat(users, ignore_index=True)
     out = aggregate_step(per_seed, per_user, dataset=dataset, min_users=full["min_users"],
-                         level=cfg["confidence"], resamples=cfg["bootstrap"]["resamples"])
+                         confidence=cfg["confidence"], resamples=cfg["bootstrap"]["resamples"])
     return {
         "per_seed": per_seed,
         **out,

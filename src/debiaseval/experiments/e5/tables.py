@@ -403,13 +403,14 @@ def agreement_intervals(
 
 def aggregate_step(
     per_seed: pd.DataFrame, per_user: pd.DataFrame, *, dataset: str, min_users: int,
-    level: float, resamples: int,
+    confidence: float, resamples: int,
 ) -> dict[str, pd.DataFrame]:  # fmt: skip
     """E5's aggregated tables from the seeds' estimates (``per_seed``) and per-user values
     (``per_user``): ``estimates`` (seed means with their intervals), ``agreement`` (τ of each
     estimator against the reference, with its interval over seeds: :func:`agreement_intervals`),
     ``comparisons`` (the models' paired comparisons, agreed over seeds) and
-    ``seed_comparisons``."""
+    ``seed_comparisons``; the intervals at ``confidence`` (``e5.confidence``)."""
+    level = confidence
     bounds = bootstrap_table(per_user, resamples=resamples, level=level, dataset=dataset)
     estimates = estimates_table(per_seed, min_users=min_users, bounds=bounds, level=level)
     tests, agreed = comparisons_table(per_user, level=level)
