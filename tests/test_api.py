@@ -38,13 +38,39 @@ def test_every_alias_has_run_s_signature_and_every_old_name_stays():
         assert list(inspect.signature(alias).parameters.values()) == expected, experiment
         assert alias.__name__ == f"run_{experiment}"
     old = {
-        "ELICITATION_STRATEGIES", "RECOMMENDERS", "TOPK_METRICS", "EarlyStopping",
-        "ElicitationContext", "Recommender", "TestSetSpec", "ask", "assign_parts", "elicit",
-        "evaluate_topk", "intervene", "ips", "learning_data", "load_dataset",
-        "make_recommender", "naive", "rating_matrix", "run_e1", "run_e2", "run_e3", "run_e4",
-        "run_e5", "run_e6", "run_rng", "sampling_weights", "snips", "split_e1", "split_e2",
-        "summarise", "top_k", "tune_recommender",
-    }  # fmt: skip
+        "ELICITATION_STRATEGIES",
+        "RECOMMENDERS",
+        "TOPK_METRICS",
+        "EarlyStopping",
+        "ElicitationContext",
+        "Recommender",
+        "TestSetSpec",
+        "ask",
+        "assign_parts",
+        "elicit",
+        "evaluate_topk",
+        "intervene",
+        "ips",
+        "learning_data",
+        "load_dataset",
+        "make_recommender",
+        "naive",
+        "rating_matrix",
+        "run_e1",
+        "run_e2",
+        "run_e3",
+        "run_e4",
+        "run_e5",
+        "run_e6",
+        "run_rng",
+        "sampling_weights",
+        "snips",
+        "split_e1",
+        "split_e2",
+        "summarise",
+        "top_k",
+        "tune_recommender",
+    }
     assert old | {"run", "register_recommender"} <= set(api.__all__)
     assert all(hasattr(api, name) for name in api.__all__)
 
@@ -129,8 +155,9 @@ def test_a_run_reports_its_stages_on_stderr_unless_told_not_to(experiment, capsy
     api.run(experiment, "synthetic", config, seeds=2)
     lines = capsys.readouterr().err.splitlines()
     prefix = f"debiaseval: {experiment} on synthetic: "
-    stages = [line.removeprefix(prefix).rsplit(" [", 1)[0] for line in lines
-              if line.startswith(prefix)]  # fmt: skip
+    stages = [
+        line.removeprefix(prefix).rsplit(" [", 1)[0] for line in lines if line.startswith(prefix)
+    ]
     assert stages[0] == "checking the config" and stages[-1] == "done", lines
     assert "aggregating" in stages, lines
     if experiment != "e5":  # E5 exposes its seeds at once, then evaluates model by model

@@ -166,8 +166,9 @@ def test_evaluate_step_warns_when_k_exceeds_the_candidates():
     _, split = _full_split()
     gt = split[split["part"] == "gt"]
     recs = {"PosPop": pd.DataFrame({"user": [], "item": [], "rank": [], "score": []})}
-    step = E1Evaluate(ks=[100], metrics=["hitrate"], positive_threshold=3.0,
-                      drop_train_overlap=False)  # fmt: skip
+    step = E1Evaluate(
+        ks=[100], metrics=["hitrate"], positive_threshold=3.0, drop_train_overlap=False
+    )
     with pytest.warns(UserWarning, match=r"seed 0: k = 100 exceeds the number of candidate"):
         evaluate_step(split, recs, {}, step, seed=0, n_items=60)
     assert len(gt)
@@ -211,8 +212,13 @@ def _evaluated(resamples=200):
         for name in ("pospop", "random", "avgrating")
     }
     heldout = split[split["part"] == "heldout"]
-    step = E1Evaluate(ks=[5, 10], metrics=["recall", "ndcg"], positive_threshold=3.0,
-                      drop_train_overlap=False, resamples=resamples)  # fmt: skip
+    step = E1Evaluate(
+        ks=[5, 10],
+        metrics=["recall", "ndcg"],
+        positive_threshold=3.0,
+        drop_train_overlap=False,
+        resamples=resamples,
+    )
     return evaluate_step(split, recs, {"ALL": heldout}, step, seed=4, n_items=60)
 
 
@@ -220,8 +226,15 @@ def test_per_user_values_average_to_the_metrics_exactly():
     out = _evaluated()
     per_user, metrics = out["metrics_per_user"], out["metrics"]
     keys = ["recommender", "seed", "testset", "metric", "k"]
-    assert list(per_user.columns) == ["recommender", "seed", "testset", "user", "metric", "k",
-                                      "value"]  # fmt: skip
+    assert list(per_user.columns) == [
+        "recommender",
+        "seed",
+        "testset",
+        "user",
+        "metric",
+        "k",
+        "value",
+    ]
     # recommender and testset are categoricals (docs/experiments/e1.md, Outputs)
     assert list(per_user["recommender"].cat.categories) == ["pospop", "random", "avgrating"]
     assert list(per_user["testset"].cat.categories) == ["gt", "ALL"]
@@ -247,8 +260,9 @@ def test_comparisons_pair_users_and_are_holm_adjusted_per_block():
     assert len(tests) == 2 * 2 * 2 * 3  # test sets x metrics x ks x pairs of 3 recommenders
     row = tests[(tests["testset"] == "gt") & (tests["metric"] == "recall") & (tests["k"] == 10)]
     row = row[(row["recommender_a"] == "pospop") & (row["recommender_b"] == "random")].iloc[0]
-    block = per_user[(per_user["testset"] == "gt") & (per_user["metric"] == "recall")
-                     & (per_user["k"] == 10)]  # fmt: skip
+    block = per_user[
+        (per_user["testset"] == "gt") & (per_user["metric"] == "recall") & (per_user["k"] == 10)
+    ]
     # shuffle one side: the test must pair by user id, as the per-user table does
     a = block[block["recommender"] == "pospop"].set_index("user")["value"]
     b = block[block["recommender"] == "random"].sample(frac=1, random_state=0)
@@ -260,10 +274,17 @@ def test_comparisons_pair_users_and_are_holm_adjusted_per_block():
 
 def test_run_gives_intervals_per_user_values_and_comparisons():
     interactions, _ = _full_split()
-    config = {"e1": {"seeds": 2, "ks": [5], "metrics": ["recall"], "bootstrap": {"resamples": 50},
-                     "testsets": {"FULL": {"strategy": "full"}}, "estimators": {},
-                     "recommenders": {"PosPop": {"algorithm": "pospop"},
-                                      "Random": {"algorithm": "random"}}}}  # fmt: skip
+    config = {
+        "e1": {
+            "seeds": 2,
+            "ks": [5],
+            "metrics": ["recall"],
+            "bootstrap": {"resamples": 50},
+            "testsets": {"FULL": {"strategy": "full"}},
+            "estimators": {},
+            "recommenders": {"PosPop": {"algorithm": "pospop"}, "Random": {"algorithm": "random"}},
+        }
+    }
     out = run(interactions, config, dataset="toy")
     summary = out["summary"]
     assert {"ci_low", "ci_high", "boot_low", "boot_high"} <= set(summary.columns)
@@ -278,13 +299,27 @@ def test_run_gives_intervals_per_user_values_and_comparisons():
 def test_significance_matrix_counts_the_seeds_each_way():
     from debiaseval.figures.e1 import draw
 
-    summary = pd.DataFrame({"recommender": ["A", "B", "C"], "testset": "gt", "metric": "recall",
-                            "k": 10, "mean": [0.3, 0.2, 0.1]})  # fmt: skip
+    summary = pd.DataFrame(
+        {
+            "recommender": ["A", "B", "C"],
+            "testset": "gt",
+            "metric": "recall",
+            "k": 10,
+            "mean": [0.3, 0.2, 0.1],
+        }
+    )
     comparisons = pd.DataFrame(
-        {"testset": "gt", "metric": "recall", "k": 10, "recommender_a": ["A", "A", "B"],
-         "recommender_b": ["B", "C", "C"], "n_seeds": 3, "n_a_better": [2, 3, 0],
-         "n_b_better": [0, 0, 1]}
-    )  # fmt: skip
+        {
+            "testset": "gt",
+            "metric": "recall",
+            "k": 10,
+            "recommender_a": ["A", "A", "B"],
+            "recommender_b": ["B", "C", "C"],
+            "n_seeds": 3,
+            "n_a_better": [2, 3, 0],
+            "n_b_better": [0, 0, 1],
+        }
+    )
     fig = draw("significance", {"summary": summary, "comparisons": comparisons}, "toy")
     texts = {t.get_text() for t in fig.axes[0].texts}
     assert texts == {"2/3", "0/3", "3/3", "1/3"}
@@ -297,24 +332,46 @@ def test_significance_matrix_counts_the_seeds_each_way():
 ESTIMATORS = {
     "SNIPS_WTD": {"estimator": "snips", "propensity": "wtd"},
     "SNIPS_KNOWN": {"estimator": "snips", "propensity": "known", "clip": 0.01},
-    "DR_POP": {"estimator": "dr", "propensity": "popularity", "imputation": "item_rate",
-               "gamma": 0.5},
-    "DR_NB": {"estimator": "dr", "propensity": "naive_bayes", "imputation": "logistic_mf",
-              "imputation_params": {"max_iter": 20}},
-    "DR_RATIO": {"estimator": "dr", "propensity": "popularity", "form": "ratio",
-                 "weight_control": {"method": "shrink"}, "calibrate": True},
+    "DR_POP": {
+        "estimator": "dr",
+        "propensity": "popularity",
+        "imputation": "item_rate",
+        "gamma": 0.5,
+    },
+    "DR_NB": {
+        "estimator": "dr",
+        "propensity": "naive_bayes",
+        "imputation": "logistic_mf",
+        "imputation_params": {"max_iter": 20},
+    },
+    "DR_RATIO": {
+        "estimator": "dr",
+        "propensity": "popularity",
+        "form": "ratio",
+        "weight_control": {"method": "shrink"},
+        "calibrate": True,
+    },
     "DR_SCALED": {"estimator": "dr", "propensity": "popularity_nb", "form": "scaled"},
-}  # fmt: skip
+}
 
 
 def test_estimators_are_rows_beside_the_test_sets_for_their_metrics_only():
-    config = {"synthetic": {"n_users": 80, "n_items": 60, "density": 0.15, "n_mar": 10},
-              "e1": {"seeds": 2, "ks": [5], "metrics": ["recall", "avgdcg", "ndcg"],
-                     "bootstrap": {"resamples": 20}, "estimators": ESTIMATORS,
-                     "testsets": {"FULL": {"strategy": "full"}},
-                     "recommenders": {"PosPop": {"algorithm": "pospop"},
-                                      "AvgRating": {"algorithm": "avgrating"},
-                                      "Random": {"algorithm": "random"}}}}  # fmt: skip
+    config = {
+        "synthetic": {"n_users": 80, "n_items": 60, "density": 0.15, "n_mar": 10},
+        "e1": {
+            "seeds": 2,
+            "ks": [5],
+            "metrics": ["recall", "avgdcg", "ndcg"],
+            "bootstrap": {"resamples": 20},
+            "estimators": ESTIMATORS,
+            "testsets": {"FULL": {"strategy": "full"}},
+            "recommenders": {
+                "PosPop": {"algorithm": "pospop"},
+                "AvgRating": {"algorithm": "avgrating"},
+                "Random": {"algorithm": "random"},
+            },
+        },
+    }
     out = run("synthetic", config)
     summary = out["summary"]
     rows = summary[summary["testset"].isin(list(ESTIMATORS))]
@@ -322,8 +379,9 @@ def test_estimators_are_rows_beside_the_test_sets_for_their_metrics_only():
     assert set(rows["metric"]) == {"recall", "avgdcg"}  # ndcg is not estimated by weighting
     assert rows["pct_diff_vs_gt"].notna().all() and rows["boot_low"].notna().all()
     assert set(out["kendall"]["testset"]) >= set(ESTIMATORS)
-    assert all(f"| {name} |" in out["summary_md"] or name in out["summary_md"]
-               for name in ESTIMATORS)  # fmt: skip
+    assert all(
+        f"| {name} |" in out["summary_md"] or name in out["summary_md"] for name in ESTIMATORS
+    )
     per_user = out["metrics_per_user"]
     assert set(per_user["testset"]) >= set(ESTIMATORS) and set(per_user["seed"]) == {0, 1}
     # the seeds' and the estimators' rows keep the categoricals, over the union of names
@@ -339,8 +397,10 @@ def test_estimators_are_rows_beside_the_test_sets_for_their_metrics_only():
     scales = diagnostics.set_index("estimator")["imputation_scale"]
     assert scales["DR_SCALED"].between(0, 1).all() and scales.drop("DR_SCALED").isna().all()
     # the naive estimator is the FULL test set
-    naive = run("synthetic", {**config, "e1": {**config["e1"], "estimators": {
-        "NAIVE": {"estimator": "naive"}}}})["summary"]  # fmt: skip
+    naive = run(
+        "synthetic",
+        {**config, "e1": {**config["e1"], "estimators": {"NAIVE": {"estimator": "naive"}}}},
+    )["summary"]
     a = naive[naive["testset"] == "NAIVE"].set_index(["recommender", "metric"])["mean"]
     b = naive[naive["testset"] == "FULL"].set_index(["recommender", "metric"])["mean"]
     pd.testing.assert_series_equal(a, b.loc[a.index], check_names=False)
@@ -360,10 +420,15 @@ def test_estimator_config_errors_name_the_key():
         },
         "e1.estimators.Y.imputation": {"Y": {"estimator": "snips", "imputation": "item_rate"}},
         "e1.estimators.S.scale": {"S": {"estimator": "dr", "scale": 0.5}},
-        "e1.estimators.W.weight_control": {"W": {"estimator": "dr", "form": "scaled",
-                                                  "weight_control": {"method": "clip"}}},
-        "e1.estimators.V.weight_control": {"V": {"estimator": "dr", "weight_control": {
-            "method": "shrink", "value": 4.0, "quantile": 0.5}}},
+        "e1.estimators.W.weight_control": {
+            "W": {"estimator": "dr", "form": "scaled", "weight_control": {"method": "clip"}}
+        },
+        "e1.estimators.V.weight_control": {
+            "V": {
+                "estimator": "dr",
+                "weight_control": {"method": "shrink", "value": 4.0, "quantile": 0.5},
+            }
+        },
         "e1.estimators.K.propensity": {"K": {"estimator": "snips", "propensity": "known"}},
         "e1.estimators.FULL": {"FULL": {"estimator": "snips"}},
     }
@@ -377,12 +442,16 @@ def test_estimator_config_errors_name_the_key():
         validate_config(reserved, "e1")
     # a dr row without an imputation gets the item-level default (candidate_rate)
     validate_config({**base, "e1": {"estimators": {"D": {"estimator": "dr"}}}}, "e1")
-    yahoo = {"datasets": ["yahoo-r3"], "e1": {"estimators": {
-        "L": {"estimator": "snips", "propensity": "logistic"}}}}  # fmt: skip
+    yahoo = {
+        "datasets": ["yahoo-r3"],
+        "e1": {"estimators": {"L": {"estimator": "snips", "propensity": "logistic"}}},
+    }
     with pytest.raises(ConfigError, match=r"e1\.estimators\.L\.propensity.*features"):
         validate_config(yahoo, "e1")
-    coat = {"datasets": ["coat"], "e1": {"estimators": {
-        "L": {"estimator": "snips", "propensity": "logistic"}}}}  # fmt: skip
+    coat = {
+        "datasets": ["coat"],
+        "e1": {"estimators": {"L": {"estimator": "snips", "propensity": "logistic"}}},
+    }
     validate_config(coat, "e1")
 
 
@@ -397,7 +466,14 @@ def test_seed_uncertainty_refuses_recommenders_in_other_blocks():
         "a": {"gt": BlockValues(users, np.zeros((1, 4)), (("recall", 10),))},
         "b": {"gt": BlockValues(users, np.zeros((1, 4)), (("ndcg", 10),))},
     }
-    metrics = pd.DataFrame({"recommender": ["a", "b"], "testset": "gt", "metric": "recall",
-                            "k": np.int16(10), "value": 0.0})  # fmt: skip
+    metrics = pd.DataFrame(
+        {
+            "recommender": ["a", "b"],
+            "testset": "gt",
+            "metric": "recall",
+            "k": np.int16(10),
+            "value": 0.0,
+        }
+    )
     with pytest.raises(ValueError, match=r"^gt: the recommenders' values are not in the same"):
         seed_uncertainty(metrics, per_user, seed=0, resamples=10, level=0.95)

@@ -22,44 +22,100 @@ BLOCK = {"tuning": {"metric": "recall", "k": 10}, "confidence": 0.95}
 def _summary(means: dict[str, float], testset: str = "gt", n_seeds: int = 2) -> pd.DataFrame:
     return pd.DataFrame(
         {
-            "recommender": list(means), "testset": testset, "metric": "recall", "k": 10,
-            "mean": list(means.values()), "sd": 0.01, "n_seeds": n_seeds,
-            "ci_low": -0.5, "ci_high": 1.5,  # a t interval of 1 df: never shown with 2 seeds
+            "recommender": list(means),
+            "testset": testset,
+            "metric": "recall",
+            "k": 10,
+            "mean": list(means.values()),
+            "sd": 0.01,
+            "n_seeds": n_seeds,
+            "ci_low": -0.5,
+            "ci_high": 1.5,  # a t interval of 1 df: never shown with 2 seeds
             "boot_low": [m - 0.02 for m in means.values()],
             "boot_high": [m + 0.02 for m in means.values()],
         }
-    )  # fmt: skip
+    )
 
 
 def _comparisons(wins: dict[tuple[str, str], tuple[int, int]], n: int = 10) -> pd.DataFrame:
     rows = [
-        {"testset": "gt", "metric": "recall", "k": 10, "recommender_a": a, "recommender_b": b,
-         "n_seeds": n, "mean_diff": 0.01 * (wa - wb), "n_a_better": wa, "n_b_better": wb,
-         "max_p_holm": 1.0, "gamma_star": np.nan, "gamma_leader": None}
+        {
+            "testset": "gt",
+            "metric": "recall",
+            "k": 10,
+            "recommender_a": a,
+            "recommender_b": b,
+            "n_seeds": n,
+            "mean_diff": 0.01 * (wa - wb),
+            "n_a_better": wa,
+            "n_b_better": wb,
+            "max_p_holm": 1.0,
+            "gamma_star": np.nan,
+            "gamma_leader": None,
+        }
         for (a, b), (wa, wb) in wins.items()
-    ]  # fmt: skip
+    ]
     return pd.DataFrame(rows)
 
 
-def _separation(pairs: dict[tuple[str, str], bool], truth: str = "gt",
-                method: str = "bootstrap") -> pd.DataFrame:  # fmt: skip
-    rows = [("recall", 10, truth, a, b, 0.01, 0.001 if apart else 0.5, 0.001 if apart else 1.0,
-             apart, 10, 10 if apart else 1, method) for (a, b), apart in pairs.items()]  # fmt: skip
-    columns = ["metric", "k", "truth", "leader", "other", "mean_diff", "p_value", "p_holm",
-               "separated", "n_seeds", "n_seeds_significant", "method"]  # fmt: skip
+def _separation(
+    pairs: dict[tuple[str, str], bool], truth: str = "gt", method: str = "bootstrap"
+) -> pd.DataFrame:
+    rows = [
+        (
+            "recall",
+            10,
+            truth,
+            a,
+            b,
+            0.01,
+            0.001 if apart else 0.5,
+            0.001 if apart else 1.0,
+            apart,
+            10,
+            10 if apart else 1,
+            method,
+        )
+        for (a, b), apart in pairs.items()
+    ]
+    columns = [
+        "metric",
+        "k",
+        "truth",
+        "leader",
+        "other",
+        "mean_diff",
+        "p_value",
+        "p_holm",
+        "separated",
+        "n_seeds",
+        "n_seeds_significant",
+        "method",
+    ]
     return pd.DataFrame(rows, columns=columns)
 
 
 def test_ranks_on_the_tuned_metric_and_says_how_many_pairs_the_truth_separates():
     means = {"MF": 0.30, "PosPop": 0.25, "ItemKNN": 0.20, "Random": 0.05}
-    summary = pd.concat([
-        _summary(means, "TRUE"),
-        _summary({r: m + 0.1 for r, m in means.items()}, "gt").assign(k=5),  # not tuned
-    ])  # fmt: skip
-    separation = _separation({("MF", "PosPop"): True, ("MF", "ItemKNN"): True,
-                              ("PosPop", "ItemKNN"): False}, "TRUE", "stouffer")  # fmt: skip
-    out = v1.e1_verdict(summary, _comparisons({}), BLOCK, dataset="synthetic",
-                        separation=separation, excluded=["Random"])  # fmt: skip
+    summary = pd.concat(
+        [
+            _summary(means, "TRUE"),
+            _summary({r: m + 0.1 for r, m in means.items()}, "gt").assign(k=5),  # not tuned
+        ]
+    )
+    separation = _separation(
+        {("MF", "PosPop"): True, ("MF", "ItemKNN"): True, ("PosPop", "ItemKNN"): False},
+        "TRUE",
+        "stouffer",
+    )
+    out = v1.e1_verdict(
+        summary,
+        _comparisons({}),
+        BLOCK,
+        dataset="synthetic",
+        separation=separation,
+        excluded=["Random"],
+    )
     ranking = out[0]
     assert "Recall@10 (the tuned metric)" in ranking and "TRUE" in ranking
     positions = [ranking.index(f"{name} ") for name in means]
@@ -78,23 +134,36 @@ def test_says_plainly_when_the_truth_cannot_separate_the_models():
     """gt separates no ranked pair: the verdict says so, names no best row, and the Kendall
     notes say τ measures noise, whatever the seeds' own tests found."""
     summary = _summary({"MF": 0.3, "Pop": 0.29, "Random": 0.1})
-    comps = _comparisons({("MF", "Pop"): (3, 0), ("MF", "Random"): (9, 0),
-                          ("Pop", "Random"): (9, 0)})  # fmt: skip
+    comps = _comparisons(
+        {("MF", "Pop"): (3, 0), ("MF", "Random"): (9, 0), ("Pop", "Random"): (9, 0)}
+    )
     separation = _separation({("MF", "Pop"): False})
-    arena = ["The estimator arena at recall@10 (estimator_accuracy.md): gt separates 0 of 1 "
-             "ranked pairs (…). τ against gt measures noise here, and no row is named best."]
-    out = v1.e1_verdict(summary, comps, BLOCK, dataset="coat", separation=separation,
-                        arena=arena, excluded=["Random"])  # fmt: skip
+    arena = [
+        "The estimator arena at recall@10 (estimator_accuracy.md): gt separates 0 of 1 "
+        "ranked pairs (…). τ against gt measures noise here, and no row is named best."
+    ]
+    out = v1.e1_verdict(
+        summary,
+        comps,
+        BLOCK,
+        dataset="coat",
+        separation=separation,
+        arena=arena,
+        excluded=["Random"],
+    )
     text = " ".join(out)
-    assert ("On coat, the truth itself (gt) cannot tell the 2 ranked recommenders apart at "
-            "Recall@10: it separates none of the 1 pairs") in text  # fmt: skip
+    assert (
+        "On coat, the truth itself (gt) cannot tell the 2 ranked recommenders apart at "
+        "Recall@10: it separates none of the 1 pairs"
+    ) in text
     assert "No row of the scoreboard is named best." in text
     assert "Best row" not in text and "MF above Pop in 3 of 10" not in text
     notes = v1.truth_separation_notes(separation)
     assert notes[("recall", 10)].startswith("gt itself tells apart 0 of the 1 pairs")
     assert "measures noise" in notes[("recall", 10)]
-    md = v1.comparisons_markdown(comps, "coat", level=0.95, verdict_md=v.verdict_markdown(out),
-                                 separation=separation)  # fmt: skip
+    md = v1.comparisons_markdown(
+        comps, "coat", level=0.95, verdict_md=v.verdict_markdown(out), separation=separation
+    )
     assert md.splitlines()[2] == "## Verdict"
     assert "## Does the truth separate the models?" in md and "| MF | Pop |" in md
     assert "MF above Pop in 3 of 10 seeds" in md  # the per-seed evidence, in comparisons.md
@@ -103,27 +172,41 @@ def test_says_plainly_when_the_truth_cannot_separate_the_models():
 def test_names_are_inert_and_gamma_star_names_the_leader():
     evil = "<b>x</b>|*y*"
     summary = _summary({evil: 0.3, "B": 0.1})
-    comps = pd.concat([
-        _comparisons({(evil, "B"): (10, 0)}),
-        _comparisons({(evil, "B"): (3, 0)}).assign(testset="SNIPS", gamma_star=1.75,
-                                                   gamma_leader=evil),
-        _comparisons({(evil, "B"): (3, 0)}).assign(testset="SNIPS2", gamma_star=np.inf,
-                                                   gamma_leader=evil),
-    ])  # fmt: skip
+    comps = pd.concat(
+        [
+            _comparisons({(evil, "B"): (10, 0)}),
+            _comparisons({(evil, "B"): (3, 0)}).assign(
+                testset="SNIPS", gamma_star=1.75, gamma_leader=evil
+            ),
+            _comparisons({(evil, "B"): (3, 0)}).assign(
+                testset="SNIPS2", gamma_star=np.inf, gamma_leader=evil
+            ),
+        ]
+    )
     arena = ["The estimator arena at recall@10 (estimator_accuracy.md): Best row: SNIPS."]
-    out = v1.e1_verdict(summary, comps, BLOCK, dataset="my_*data*", arena=arena,
-                        separation=_separation({(evil, "B"): True}))  # fmt: skip
+    out = v1.e1_verdict(
+        summary,
+        comps,
+        BLOCK,
+        dataset="my_*data*",
+        arena=arena,
+        separation=_separation({(evil, "B"): True}),
+    )
     text = "\n".join(out)
     assert "<b>" not in text and "|" not in text and "*y*" not in text
     assert "&lt;b&gt;x&lt;/b&gt;&#124;&#42;y&#42;" in text
     assert "my&#95;&#42;data&#42;" in text
     assert "1.75" in text and "Γ*" in text and "1 other SNIPS row in sensitivity.md" in text
-    assert "&lt;b&gt;x&lt;/b&gt;&#124;&#42;y&#42; above B unless the propensities are wrong by " \
-        "more than a factor 1.75" in text  # the leader is named
+    assert (
+        "&lt;b&gt;x&lt;/b&gt;&#124;&#42;y&#42; above B unless the propensities are wrong by "
+        "more than a factor 1.75" in text
+    )  # the leader is named
     md = v1.comparisons_markdown(comps, "d", level=0.95)
     assert "∞ (&lt;b&gt;x&lt;/b&gt;&#124;&#42;y&#42; ahead)" in md  # an infinite Γ* is kept
-    assert out[-1] == "On my&#95;&#42;data&#42;, the estimator arena at recall@10 " \
-        "(estimator_accuracy.md): Best row: SNIPS."  # not escaped twice
+    assert (
+        out[-1] == "On my&#95;&#42;data&#42;, the estimator arena at recall@10 "
+        "(estimator_accuracy.md): Best row: SNIPS."
+    )  # not escaped twice
 
 
 def test_api_run_on_synthetic_gives_the_verdict_first_everywhere():
@@ -131,8 +214,9 @@ def test_api_run_on_synthetic_gives_the_verdict_first_everywhere():
         warnings.simplefilter("ignore")
         out = api.run("e1", "synthetic", TINY)
     summary = out["summary"]
-    true = summary[(summary["testset"] == "TRUE") & (summary["metric"] == "recall")
-                   & (summary["k"] == 10)].sort_values("mean", ascending=False)  # fmt: skip
+    true = summary[
+        (summary["testset"] == "TRUE") & (summary["metric"] == "recall") & (summary["k"] == 10)
+    ].sort_values("mean", ascending=False)
     ranking = out["verdict"][0]
     positions = [ranking.index(f"{name} ") for name in true["recommender"]]
     assert positions == sorted(positions)

@@ -210,12 +210,18 @@ def _changes(seeds: int, users: np.ndarray, difference: np.ndarray, strategies=(
             frames.append(
                 pd.DataFrame(
                     {
-                        "method": "M", "scope": "user", "metric": "recall", "k": 10,
-                        "seed": seed, "user": users, "strategy": strategy, "before": 0.0,
+                        "method": "M",
+                        "scope": "user",
+                        "metric": "recall",
+                        "k": 10,
+                        "seed": seed,
+                        "user": users,
+                        "strategy": strategy,
+                        "before": 0.0,
                         "after": shift * difference + 0.01 * seed,
                     }
                 )
-            )  # fmt: skip
+            )
     return pd.concat(frames, ignore_index=True)
 
 
@@ -331,8 +337,14 @@ def test_elicited_pairs_are_in_h_unknown_and_at_most_n(tiny_run):
 def test_tiny_run_tables(tiny_run):
     elicited, summary, tests = tiny_run["elicited"], tiny_run["summary"], tiny_run["wilcoxon"]
     assert list(elicited.columns) == [
-        "method", "strategy", "mean", "sd", "ci_low", "ci_high", "n_seeds"
-    ]  # fmt: skip
+        "method",
+        "strategy",
+        "mean",
+        "sd",
+        "ci_low",
+        "ci_high",
+        "n_seeds",
+    ]
     assert len(elicited) == 3 * 6 and (elicited["n_seeds"] == 2).all()
     assert list(summary.columns) == [
         "method",
@@ -427,16 +439,18 @@ def test_means_over_few_users_are_flagged_and_marked(tiny_run):
     summary = tiny_run["summary"]
     orders = {c: list(dict.fromkeys(summary[c])) for c in ("method", "strategy")}
     changes = tiny_run["changes"]
-    fewest = int(changes.groupby(["seed", "method", "strategy", "scope", "metric", "k"])
-                 ["user"].size().min())  # fmt: skip
+    fewest = int(
+        changes.groupby(["seed", "method", "strategy", "scope", "metric", "k"])["user"].size().min()
+    )
     none = e2_tables.summary_table(changes, orders, min_users=fewest)
     assert not none["flags"].str.contains("few_users").any()
     some = e2_tables.summary_table(changes, orders, min_users=fewest + 1)
     flagged = some["n_users_min"] < fewest + 1
     assert flagged.any() and (some.loc[flagged, "flags"].str.contains("few_users")).all()
     assert not some.loc[~flagged, "flags"].str.contains("few_users").any()
-    text = e2_tables.summary_markdown(tiny_run["elicited"], some, tiny_run["wilcoxon"],
-                               dataset="synthetic")  # fmt: skip
+    text = e2_tables.summary_markdown(
+        tiny_run["elicited"], some, tiny_run["wilcoxon"], dataset="synthetic"
+    )
     assert FLAGS["few_users"][0] in text and "`few_users`" in text
 
 
@@ -451,11 +465,19 @@ def _user_changes(n_seeds: int) -> pd.DataFrame:
             before = rng.uniform(0.2, 0.6, 40)
             rows.append(
                 pd.DataFrame(
-                    {"seed": seed, "method": "CLASSIC", "strategy": strategy, "scope": "user",
-                     "user": np.arange(40), "metric": "recall", "k": 10, "before": before,
-                     "after": before * factor * rng.uniform(0.8, 1.2, 40)}
+                    {
+                        "seed": seed,
+                        "method": "CLASSIC",
+                        "strategy": strategy,
+                        "scope": "user",
+                        "user": np.arange(40),
+                        "metric": "recall",
+                        "k": 10,
+                        "before": before,
+                        "after": before * factor * rng.uniform(0.8, 1.2, 40),
+                    }
                 )
-            )  # fmt: skip
+            )
     return pd.concat(rows, ignore_index=True)
 
 
@@ -470,17 +492,32 @@ def test_e2_intervals_stay_in_range_and_print_from_three_seeds(n_seeds):
     if n_seeds == 2:  # a symmetric t interval with one degree of freedom crosses -100%
         assert neg["pct_change"] - (neg["ci_high"] - neg["pct_change"]) < -100
     counts = pd.DataFrame(
-        {"seed": np.repeat(np.arange(n_seeds), 2), "method": "CLASSIC",
-         "strategy": ["RND", "NEG"] * n_seeds, "n_elicited": [3, 0] * (n_seeds - 1) + [5, 1],
-         "n_active": 40}
-    )  # fmt: skip
+        {
+            "seed": np.repeat(np.arange(n_seeds), 2),
+            "method": "CLASSIC",
+            "strategy": ["RND", "NEG"] * n_seeds,
+            "n_elicited": [3, 0] * (n_seeds - 1) + [5, 1],
+            "n_active": 40,
+        }
+    )
     elicited = e2_tables.elicited_table(counts, orders, level=0.9)
     assert (elicited["ci_low"] >= 0).all() and (elicited["ci_low"] <= elicited["mean"]).all()
     no_tests = pd.DataFrame(
-        columns=["method", "scope", "metric", "k", "strategy_a", "strategy_b", "n_seeds",
-                 "share_significant", "combined_p", "mean_users", "mean_difference",
-                 "significant"]
-    ).astype({"significant": bool})  # fmt: skip
+        columns=[
+            "method",
+            "scope",
+            "metric",
+            "k",
+            "strategy_a",
+            "strategy_b",
+            "n_seeds",
+            "share_significant",
+            "combined_p",
+            "mean_users",
+            "mean_difference",
+            "significant",
+        ]
+    ).astype({"significant": bool})
     text = e2_tables.summary_markdown(elicited, summary, no_tests, dataset="toy", alpha=0.1)
     section = text.split("## recall@10: % change after elicitation, active users")[1]
     row = next(line for line in section.splitlines() if line.startswith("| NEG |"))

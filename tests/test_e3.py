@@ -64,9 +64,18 @@ def test_simulate_rows_truth_and_determinism():
     # 20 draws x (3 alphas + 2 MAR sizes) x 5 matrices x 2 metrics x 3 estimators
     assert len(draws) == 20 * 5 * 5 * 2 * 3
     assert list(draws.columns) == [
-        "seed", "draw", "propensity", "alpha", "mar_size", "matrix", "metric", "estimator",
-        "value", "true_value", "n_observed",
-    ]  # fmt: skip
+        "seed",
+        "draw",
+        "propensity",
+        "alpha",
+        "mar_size",
+        "matrix",
+        "metric",
+        "estimator",
+        "value",
+        "true_value",
+        "n_observed",
+    ]
     assert sorted(draws["alpha"].unique()) == [0.25, 0.5, 1.0]
     assert set(draws.loc[draws["propensity"] == "naive_bayes", "alpha"]) == {0.25}
     y = e3.synthetic_truth(SMALL).ratings.astype(float)
@@ -96,9 +105,15 @@ def test_naive_bayes_tables_approach_the_true_marginal_propensities():
         rng_draws=run_rng(0, "synthetic", "e3", "draws"),
     )
     assert list(nb.columns) == [
-        "seed", "draw", "mar_size", "rating", "propensity", "true_propensity",
-        "p_rating_observed", "p_rating",
-    ]  # fmt: skip
+        "seed",
+        "draw",
+        "mar_size",
+        "rating",
+        "propensity",
+        "true_propensity",
+        "p_rating_observed",
+        "p_rating",
+    ]
     assert len(nb) == 30 * 2 * 5
     p = truth.propensities(0.25)
     y = truth.ratings
@@ -115,18 +130,31 @@ def test_summaries_and_table1():
     draws = pd.concat([_simulate(0), _simulate(1)], ignore_index=True)
     est = e3.summarise_estimates(draws, alpha=0.25)
     assert list(est.columns) == [
-        "matrix", "metric", "estimator", "true_value", "mean", "sd", "ci_low", "ci_high",
-        "n_draws", "flags",
-    ]  # fmt: skip
+        "matrix",
+        "metric",
+        "estimator",
+        "true_value",
+        "mean",
+        "sd",
+        "ci_low",
+        "ci_high",
+        "n_draws",
+        "flags",
+    ]
     assert len(est) == 5 * 2 * 3 and set(est["n_draws"]) == {40}
     assert est["matrix"].iloc[0] == "REC_ONES" and est["estimator"].iloc[:3].tolist() == [
-        "naive", "ips", "snips"
-    ]  # fmt: skip
+        "naive",
+        "ips",
+        "snips",
+    ]
     row = est[(est["matrix"] == "ROTATE") & (est["metric"] == "mae") & (est["estimator"] == "ips")]
     sub = draws[
-        (draws["propensity"] == "known") & (draws["alpha"] == 0.25) & (draws["matrix"] == "ROTATE")
-        & (draws["metric"] == "mae") & (draws["estimator"] == "ips")
-    ]  # fmt: skip
+        (draws["propensity"] == "known")
+        & (draws["alpha"] == 0.25)
+        & (draws["matrix"] == "ROTATE")
+        & (draws["metric"] == "mae")
+        & (draws["estimator"] == "ips")
+    ]
     assert row["mean"].item() == pytest.approx(sub["value"].mean())
     assert row["sd"].item() == pytest.approx(sub["value"].std(ddof=1))
     # the interval of the mean over the 40 draws: on the log scale of [0, inf), so within it
@@ -144,9 +172,11 @@ def test_summaries_and_table1():
     assert len(by_alpha) == 5 * 2 * 3 * 3
     sel = sub["value"] - sub["true_value"]
     got = by_alpha[
-        (by_alpha["matrix"] == "ROTATE") & (by_alpha["metric"] == "mae")
-        & (by_alpha["estimator"] == "ips") & (by_alpha["alpha"] == 0.25)
-    ]  # fmt: skip
+        (by_alpha["matrix"] == "ROTATE")
+        & (by_alpha["metric"] == "mae")
+        & (by_alpha["estimator"] == "ips")
+        & (by_alpha["alpha"] == 0.25)
+    ]
     assert got["rmse"].item() == pytest.approx(np.sqrt((sel**2).mean()))
     # Naive's bias shrinks as the selection bias vanishes (alpha -> 1)
     naive = by_alpha[(by_alpha["estimator"] == "naive") & (by_alpha["metric"] == "mae")]
@@ -174,14 +204,23 @@ def test_rmse_averaged_over_matrices_as_figures_2_and_4():
         assert list(dict.fromkeys(tables[name]["metric"])) == ["mse", "dcg@50"], name
     mean = tables["rmse_vs_alpha_mean"]
     assert list(mean.columns) == [
-        "metric", "estimator", "alpha", "mar_size", "rmse", "abs_bias", "sd", "n_matrices"
-    ]  # fmt: skip
+        "metric",
+        "estimator",
+        "alpha",
+        "mar_size",
+        "rmse",
+        "abs_bias",
+        "sd",
+        "n_matrices",
+    ]
     assert len(mean) == 2 * 3 * 3 and (mean["n_matrices"] == 5).all()
     # by hand: the mean over the five matrices of each matrix's RMSE over the draws
     cell = draws[
-        (draws["propensity"] == "known") & (draws["alpha"] == 0.5) & (draws["metric"] == "mse")
+        (draws["propensity"] == "known")
+        & (draws["alpha"] == 0.5)
+        & (draws["metric"] == "mse")
         & (draws["estimator"] == "naive")
-    ]  # fmt: skip
+    ]
     per_matrix = cell.groupby("matrix").apply(
         lambda g: np.sqrt(((g["value"] - g["true_value"]) ** 2).mean()), include_groups=False
     )
@@ -252,9 +291,16 @@ def test_run_api_and_config_checks():
     }
     out = api.run_e3("synthetic", config)
     assert set(out) == {
-        "draws", "naive_bayes", "estimates", "rmse_vs_alpha", "rmse_vs_mar",
-        "rmse_vs_alpha_mean", "rmse_vs_mar_mean", "verdict", "verdict_md",
-    }  # fmt: skip
+        "draws",
+        "naive_bayes",
+        "estimates",
+        "rmse_vs_alpha",
+        "rmse_vs_mar",
+        "rmse_vs_alpha_mean",
+        "rmse_vs_mar_mean",
+        "verdict",
+        "verdict_md",
+    }
     assert set(out["estimates"]["n_draws"]) == {6}
     # the same as the workflow's steps: simulate_seed per seed on the seed's own draw of
     # synthetic (e3_simulate's params: draw_block), then aggregate
@@ -333,8 +379,12 @@ def test_estimates_with_undefined_draws_are_flagged_and_marked():
     est = e3.summarise_estimates(draws, alpha=0.25)
     assert (est["flags"] == "").all()
     # one draw of SNIPS on ROTATE observed nothing: its estimate is NaN
-    hole = ((draws["propensity"] == "known") & (draws["matrix"] == "ROTATE")
-            & (draws["estimator"] == "snips") & np.isclose(draws["alpha"], 0.25))  # fmt: skip
+    hole = (
+        (draws["propensity"] == "known")
+        & (draws["matrix"] == "ROTATE")
+        & (draws["estimator"] == "snips")
+        & np.isclose(draws["alpha"], 0.25)
+    )
     draws.loc[draws.index[hole][0], "value"] = np.nan
     est = e3.summarise_estimates(draws, alpha=0.25)
     flagged = est[est["flags"] != ""]

@@ -107,8 +107,16 @@ def test_paired_t_test_on_hand_values() -> None:
     rows = []
     for seed, (naive, ips) in enumerate([(1.0, 0.8), (1.2, 1.1), (1.1, 0.9)]):
         for propensity, value in (("none", naive), ("known", ips)):
-            rows.append({"seed": seed, "alpha": np.nan, "model": le.model_name(propensity),
-                         "propensity": propensity, "metric": "mse", "value": value})  # fmt: skip
+            rows.append(
+                {
+                    "seed": seed,
+                    "alpha": np.nan,
+                    "model": le.model_name(propensity),
+                    "propensity": propensity,
+                    "metric": "mse",
+                    "value": value,
+                }
+            )
     summary = le.summarise(pd.DataFrame(rows))
     assert list(summary.columns) == list(le.SUMMARY_COLUMNS)
     assert list(summary["model"]) == ["MF-Naive", "MF-IPS"]
@@ -122,11 +130,23 @@ def test_paired_t_test_on_hand_values() -> None:
 def _seed_table(changes: dict | None = None) -> pd.DataFrame:
     """Hand-made per-seed errors: MF-Naive, MF-IPS (known), MF-IPS (provided), 3 seeds."""
     rows = [
-        {"seed": seed, "alpha": np.nan, "mar_size": np.nan, "model": le.model_name(prop),
-         "propensity": prop, "metric": "mse", "value": 1.0 + 0.1 * seed, "factors": 4,
-         "l2": 3.0, "n_test": 100, "converged": True, "factor_rms": 0.1}
-        for seed in range(3) for prop in ("none", "known", "provided")
-    ]  # fmt: skip
+        {
+            "seed": seed,
+            "alpha": np.nan,
+            "mar_size": np.nan,
+            "model": le.model_name(prop),
+            "propensity": prop,
+            "metric": "mse",
+            "value": 1.0 + 0.1 * seed,
+            "factors": 4,
+            "l2": 3.0,
+            "n_test": 100,
+            "converged": True,
+            "factor_rms": 0.1,
+        }
+        for seed in range(3)
+        for prop in ("none", "known", "provided")
+    ]
     table = pd.DataFrame(rows)
     for (prop, seed, column), value in (changes or {}).items():
         table.loc[(table["propensity"] == prop) & (table["seed"] == seed), column] = value
@@ -173,8 +193,9 @@ def test_summary_flags_bias_only_instead_of_grid_edge() -> None:
     ``bias_only``, and its λ at the top of the grid is no ``grid_edge``: every larger λ gives
     the same bias-only model."""
     grid = {"factors": [4], "l2": [1.0, 3.0, 10.0]}
-    table = _seed_table({("known", 1, "l2"): 10.0, ("known", 1, "factor_rms"): 1e-5,
-                         ("provided", 0, "l2"): 10.0})  # fmt: skip
+    table = _seed_table(
+        {("known", 1, "l2"): 10.0, ("known", 1, "factor_rms"): 1e-5, ("provided", 0, "l2"): 10.0}
+    )
     flags = le.summarise(table, grid=grid).set_index("propensity")["flags"]
     assert flags.to_dict() == {"none": "", "known": "bias_only", "provided": "grid_edge"}
     md = le.summary_markdown(le.summarise(table, grid=grid), title="t")
@@ -229,8 +250,16 @@ def test_pair_test_pairs_the_two_models_per_test_rating() -> None:
     for seed, shift in ((0, 0.0), (1, 0.1)):
         for propensity, values in (("none", naive), ("known", ips)):
             for pair, v in enumerate(values):
-                rows.append({"seed": seed, "alpha": np.nan, "propensity": propensity,
-                             "metric": "mse", "pair": pair, "value": v + shift})  # fmt: skip
+                rows.append(
+                    {
+                        "seed": seed,
+                        "alpha": np.nan,
+                        "propensity": propensity,
+                        "metric": "mse",
+                        "pair": pair,
+                        "value": v + shift,
+                    }
+                )
     losses = pd.DataFrame(rows).sample(frac=1.0, random_state=0)  # any row order
     tests = le.pair_tests(losses)
     assert list(tests.columns) == list(le.PAIR_TEST_COLUMNS)
@@ -251,8 +280,9 @@ def test_naive_selection_uses_the_ips_estimate(coat_like) -> None:
     """MF-Naive's validation error is the IPS estimate by default ([ICML16] §6.1): with a
     constant propensity c, IPS = (1/(U·I)) Σ δ k/c = Naive mean × n_val k / (c U I)."""
     mnar = coat_like.mnar.assign(propensity=0.05)
-    data = e4.LearningData("coat", coat_like.n_users, coat_like.n_items, mnar=mnar,
-                           mar=coat_like.mar)  # fmt: skip
+    data = e4.LearningData(
+        "coat", coat_like.n_users, coat_like.n_items, mnar=mnar, mar=coat_like.mar
+    )
     values = {}
     for how in ("ips", "naive"):
         block = _block(propensities={"coat": ["provided"]}, metrics=["mse"], naive_selection=how)
@@ -267,8 +297,13 @@ def test_naive_selection_uses_the_ips_estimate(coat_like) -> None:
 
 
 def test_run_alpha_sweep_summary_and_workflow_steps() -> None:
-    config = {"synthetic": SMALL, "e4": {**FAST, "alpha_sweep": {"alphas": [0.25, 1.0],
-              "grid": {"factors": [4], "l2": [3.0, 30.0]}}}}  # fmt: skip
+    config = {
+        "synthetic": SMALL,
+        "e4": {
+            **FAST,
+            "alpha_sweep": {"alphas": [0.25, 1.0], "grid": {"factors": [4], "l2": [3.0, 30.0]}},
+        },
+    }
     out = api.run_e4("synthetic", config, seeds=2)
     errors, summary = out["errors"], out["summary"]
     assert list(errors.columns) == list(e4.ERROR_COLUMNS)
@@ -319,9 +354,18 @@ def test_each_seed_learns_from_its_own_draw_unless_per_seed_is_false(per_seed) -
 def test_mf_ips_nb_on_the_sweep_per_mcar_sample_size() -> None:
     """[ICML16] Figure 3 (right): Naive-Bayes propensities from MCAR samples of each size,
     at alpha_sweep.alpha only, one MF-IPS-NB fit per size sharing MF-Naive's stream."""
-    config = {"synthetic": SMALL, "e4": {**FAST, "propensities": {"synthetic": ["known",
-              "naive_bayes"]}, "alpha_sweep": {"alphas": [0.25, 1.0], "mar_sizes": [50, 4000],
-              "grid": {"factors": [4], "l2": [3.0, 30.0]}}}}  # fmt: skip
+    config = {
+        "synthetic": SMALL,
+        "e4": {
+            **FAST,
+            "propensities": {"synthetic": ["known", "naive_bayes"]},
+            "alpha_sweep": {
+                "alphas": [0.25, 1.0],
+                "mar_sizes": [50, 4000],
+                "grid": {"factors": [4], "l2": [3.0, 30.0]},
+            },
+        },
+    }
     cfg = validate_config(config, "e4")
     data = e4.learning_data("synthetic", synthetic=cfg["synthetic"])
     pairs = _prepare(data, cfg["e4"], 0)
@@ -336,11 +380,17 @@ def test_mf_ips_nb_on_the_sweep_per_mcar_sample_size() -> None:
     # the larger sample's P(Y=r) is closer to the full matrix's, so its propensities too
     from debiaseval.debiasing import propensities as prop
 
-    full = prop.naive_bayes(at["rating"], data.truth.ratings.ravel(), n_users=data.n_users,
-                            n_items=data.n_items, levels=np.unique(data.truth.ratings))  # fmt: skip
+    full = prop.naive_bayes(
+        at["rating"],
+        data.truth.ratings.ravel(),
+        n_users=data.n_users,
+        n_items=data.n_items,
+        levels=np.unique(data.truth.ratings),
+    )
     exact = prop.lookup(full, at[["rating"]])
-    err = {s: np.abs(np.log(at[f"propensity_naive_bayes_mar{s}"] / exact)).mean()
-           for s in (50, 4000)}  # fmt: skip
+    err = {
+        s: np.abs(np.log(at[f"propensity_naive_bayes_mar{s}"] / exact)).mean() for s in (50, 4000)
+    }
     assert err[4000] < 0.5 * err[50]
     errors, cv, losses = _fit(data, pairs, cfg["e4"], 0, "naive_bayes")
     assert list(errors["mar_size"]) == [50.0, 4000.0] and set(errors["alpha"]) == {0.25}
@@ -432,8 +482,16 @@ def test_the_summary_prints_and_the_figure_draws_an_interval_that_stays_above_ze
     rows = []
     for seed, (naive, ips) in enumerate(zip([1.0, 1.2, 1.1], ips_values, strict=False)):
         for propensity, value in (("none", naive), ("known", ips)):
-            rows.append({"seed": seed, "alpha": np.nan, "model": le.model_name(propensity),
-                         "propensity": propensity, "metric": "mse", "value": value})  # fmt: skip
+            rows.append(
+                {
+                    "seed": seed,
+                    "alpha": np.nan,
+                    "model": le.model_name(propensity),
+                    "propensity": propensity,
+                    "metric": "mse",
+                    "value": value,
+                }
+            )
     summary = le.summarise(pd.DataFrame(rows))
     ips = summary.iloc[1]
     assert t_interval(np.array(ips_values))[1] < 0  # the interval a ± sd table implied

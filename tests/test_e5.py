@@ -60,16 +60,29 @@ def test_run_tables_and_determinism(full):
     out = run(full, {"e5": CONFIG}, seeds=2)
     est, agr = out["estimates"], out["agreement"]
     assert list(est.columns[:6]) == [
-        "model", "params", "k", "true_recall", "traditional_recall", "ure",
-    ]  # fmt: skip
+        "model",
+        "params",
+        "k",
+        "true_recall",
+        "traditional_recall",
+        "ure",
+    ]
     assert len(est) == 7 * 2  # 7 models (grid points) x 2 ks
     assert (est["n_seeds"] == 2).all()
     assert {json.loads(p).get("max_sampled") for p in est["params"]} == {None, 1, 10}
     assert est[["true_recall", "ure"]].notna().all().all()
     assert list(agr.columns) == [
-        "k", "estimator", "reference", "kendall_tau", "tau_low", "tau_high", "pearson_r",
-        "mean_bias", "n_models", "flags",
-    ]  # fmt: skip
+        "k",
+        "estimator",
+        "reference",
+        "kendall_tau",
+        "tau_low",
+        "tau_high",
+        "pearson_r",
+        "mean_bias",
+        "n_models",
+        "flags",
+    ]
     assert set(agr["estimator"]) == {"traditional", "ure"} and (agr["n_models"] == 7).all()
     # the traditional estimate on 10 exposed items is far above the truth, URE is not
     trad = agr[agr["estimator"] == "traditional"]["mean_bias"]
@@ -88,8 +101,10 @@ def test_each_seed_exposes_its_own_draw_unless_per_seed_is_false(per_seed):
     from debiaseval.data.draws import seed_block
 
     models = {"pospop": {"algorithm": "pospop"}}
-    config = {"synthetic": {"n_users": 40, "n_items": 50, "seed": 3, "per_seed": per_seed},
-              "e5": {**CONFIG, "ks": [3], "models": models}}  # fmt: skip
+    config = {
+        "synthetic": {"n_users": 40, "n_items": 50, "seed": 3, "per_seed": per_seed},
+        "e5": {**CONFIG, "ks": [3], "models": models},
+    }
     full = validate_config(config, "e5")
     got = run("synthetic", config, seeds=[0, 1])["per_seed"]
     matrices = [full_data(seed_block(full, "synthetic", s)) for s in (0, 1)]
@@ -148,8 +163,14 @@ def test_exposure_strength_zero_and_attribute(full):
     assert train_items.mean() < 39.5  # short videos are exposed more often
     zero = items.assign(duration=np.arange(80.0))
     with pytest.raises(ValueError, match=r"e5\.exposure\.attribute 'duration'.*> 0"):
-        expose(full, n_items=80, exposure=inverse, positive_threshold=3.0,
-               rng=np.random.default_rng(1), items=zero)  # fmt: skip
+        expose(
+            full,
+            n_items=80,
+            exposure=inverse,
+            positive_threshold=3.0,
+            rng=np.random.default_rng(1),
+            items=zero,
+        )
 
 
 def test_mar_test_share_and_evaluated_users(full):
@@ -202,20 +223,30 @@ def _seed_estimates(n_seeds: int, noise: float, seed: int = 0) -> pd.DataFrame:
     seed and model, traditional recall reverses the order."""
     rng = np.random.default_rng(seed)
     true = np.tile(np.arange(1, 6) / 10, (n_seeds, 1))
-    return pd.DataFrame({
-        "seed": np.repeat(np.arange(n_seeds), 5), "model": np.tile(list("abcde"), n_seeds),
-        "params": "{}", "k": 5, "true_recall": true.ravel(),
-        "ure": (true + rng.normal(0, noise, true.shape)).ravel(),
-        "traditional_recall": (1 - true).ravel(),
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "seed": np.repeat(np.arange(n_seeds), 5),
+            "model": np.tile(list("abcde"), n_seeds),
+            "params": "{}",
+            "k": 5,
+            "true_recall": true.ravel(),
+            "ure": (true + rng.normal(0, noise, true.shape)).ravel(),
+            "traditional_recall": (1 - true).ravel(),
+        }
+    )
 
 
 def _intervals(per_seed: pd.DataFrame, resamples: int = 2000) -> pd.DataFrame:
     means = per_seed.groupby(["model", "params", "k"], as_index=False)[
-        ["true_recall", "ure", "traditional_recall"]].mean()  # fmt: skip
-    return agreement_intervals(per_seed, agreement_table(means), level=0.95,
-                               resamples=resamples,
-                               rng=np.random.default_rng(1)).set_index("estimator")  # fmt: skip
+        ["true_recall", "ure", "traditional_recall"]
+    ].mean()
+    return agreement_intervals(
+        per_seed,
+        agreement_table(means),
+        level=0.95,
+        resamples=resamples,
+        rng=np.random.default_rng(1),
+    ).set_index("estimator")
 
 
 def test_tau_intervals_over_seeds():
@@ -236,10 +267,17 @@ def test_tau_intervals_over_seeds():
         hits += row["tau_high"] >= 1.0 - 1e-12
     assert hits >= 85
     no_truth = _seed_estimates(10, 0.15).assign(true_recall=np.nan)
-    out = agreement_intervals(no_truth, agreement_table(
-        no_truth.groupby(["model", "params", "k"], as_index=False)[
-            ["true_recall", "ure", "traditional_recall"]].mean()),
-        level=0.95, resamples=200, rng=np.random.default_rng(0))  # fmt: skip
+    out = agreement_intervals(
+        no_truth,
+        agreement_table(
+            no_truth.groupby(["model", "params", "k"], as_index=False)[
+                ["true_recall", "ure", "traditional_recall"]
+            ].mean()
+        ),
+        level=0.95,
+        resamples=200,
+        rng=np.random.default_rng(0),
+    )
     assert out["tau_low"].isna().all()
 
 
@@ -284,8 +322,12 @@ def test_per_user_values_average_to_the_estimates_and_models_are_compared(full):
     assert "random" in set(tests["recommender_a"]) | set(tests["recommender_b"])
     assert (agreed["n_seeds"] == 2).all() and len(agreed) == 2 * 3 * 21
     # true Recall@10 tells random from pospop in both seeds
-    row = agreed[(agreed["metric"] == "true_recall") & (agreed["recommender_a"] == "random")
-                 & (agreed["recommender_b"] == "pospop") & (agreed["k"] == 10)]  # fmt: skip
+    row = agreed[
+        (agreed["metric"] == "true_recall")
+        & (agreed["recommender_a"] == "random")
+        & (agreed["recommender_b"] == "pospop")
+        & (agreed["k"] == 10)
+    ]
     assert row["n_b_better"].iloc[0] == 2
 
 
@@ -298,11 +340,19 @@ def test_bootstrap_table_covers_each_estimate_at_its_nominal_rate():
     frames = []
     for model in range(400):
         users = np.sort(rng.choice(300, 150, replace=False))
-        frames.append(pd.DataFrame({
-            "seed": np.int32(0), "model": f"m{model}", "params": "{}", "user": users,
-            "k": np.int16(10), "metric": "true_recall",
-            "value": rng.binomial(1, 0.3, 150).astype(float),
-        }))  # fmt: skip
+        frames.append(
+            pd.DataFrame(
+                {
+                    "seed": np.int32(0),
+                    "model": f"m{model}",
+                    "params": "{}",
+                    "user": users,
+                    "k": np.int16(10),
+                    "metric": "true_recall",
+                    "value": rng.binomial(1, 0.3, 150).astype(float),
+                }
+            )
+        )
     per_user = pd.concat(frames, ignore_index=True)
     bounds = bootstrap_table(per_user, resamples=2000, level=0.95, dataset="synthetic")
     assert len(bounds) == 400 and list(bounds["model"][:2]) == ["m0", "m1"]
@@ -327,8 +377,11 @@ def test_estimates_carry_intervals_over_seeds_and_users(full):
         assert est[[f"{v}_{s}" for s in INTERVAL_SUFFIXES]].stack().between(0, 1).all()
     # the t interval over seeds of one row on the logit scale (Recall@K lies in [0, 1])
     row = est.iloc[0]
-    seeds = rows[(rows["model"] == row["model"]) & (rows["params"] == row["params"])
-                 & (rows["k"] == row["k"])]["ure"].to_numpy()  # fmt: skip
+    seeds = rows[
+        (rows["model"] == row["model"])
+        & (rows["params"] == row["params"])
+        & (rows["k"] == row["k"])
+    ]["ure"].to_numpy()
     _, low, high = range_t_interval(seeds, lower=0.0, upper=1.0)
     assert row["ure_ci_low"] == pytest.approx(low) and row["ure_ci_high"] == pytest.approx(high)
     text = estimates_markdown(est, "synthetic")
@@ -363,11 +416,17 @@ def test_one_fit_serves_every_seed_when_the_seeds_share_their_training_set(full)
             kwargs = {"n_users": int(data["user"].max()) + 1}
             kwargs["n_items"] = int(data["item"].max()) + 1
             step = E5Evaluate(
-                model=name, spec=spec, ks=config["ks"], positive_threshold=threshold,
-                ties="rank", batch_size=1024,
-            )  # fmt: skip
-            for table, fit in ((once, shared_fit_seed("data", name)),
-                               (each, fit_seed(seed, "data", name))):  # fmt: skip
+                model=name,
+                spec=spec,
+                ks=config["ks"],
+                positive_threshold=threshold,
+                ties="rank",
+                batch_size=1024,
+            )
+            for table, fit in (
+                (once, shared_fit_seed("data", name)),
+                (each, fit_seed(seed, "data", name)),
+            ):
                 got = table[(table["seed"] == seed) & (table["model"] == name)]
                 expected = evaluate_models(labelled, step, seed=fit, **kwargs)
                 pd.testing.assert_frame_equal(
@@ -387,14 +446,24 @@ def test_one_fit_refuses_seeds_that_train_on_different_pairs(full):
     from debiaseval.experiments.e5 import E5Evaluate, evaluate_models_on_seeds
 
     exposure = {**settings()["exposure"], **CONFIG["exposure"]}
-    a = expose(full, n_items=80, exposure=exposure, positive_threshold=3.5,
-               rng=np.random.default_rng(0))  # fmt: skip
-    b = expose(full, n_items=80, exposure=exposure, positive_threshold=3.5,
-               rng=np.random.default_rng(1))  # fmt: skip
+    a = expose(
+        full, n_items=80, exposure=exposure, positive_threshold=3.5, rng=np.random.default_rng(0)
+    )
+    b = expose(
+        full, n_items=80, exposure=exposure, positive_threshold=3.5, rng=np.random.default_rng(1)
+    )
     with pytest.raises(ValueError, match="seeds 0 and 1 train on different pairs"):
         evaluate_models_on_seeds(
             {0: a, 1: b},
-            E5Evaluate(model="pospop", spec={"algorithm": "pospop"}, ks=[3],
-                       positive_threshold=3.5, ties="rank", batch_size=64),
-            n_users=60, n_items=80, seed=0,
-        )  # fmt: skip
+            E5Evaluate(
+                model="pospop",
+                spec={"algorithm": "pospop"},
+                ks=[3],
+                positive_threshold=3.5,
+                ties="rank",
+                batch_size=64,
+            ),
+            n_users=60,
+            n_items=80,
+            seed=0,
+        )

@@ -15,10 +15,22 @@ KL = {"min_weight": 1e-6, "max_weight": 1e6, "max_iter": 2000, "tol": 1e-10}
 def step(**values) -> e6.E6Evaluate:
     """E6's step config: the tests' defaults, then ``values``."""
     base = dict(
-        snapshots=4, campaign={}, n_boosted=8, recommenders=["g1"], k=5, active_items=[None],
-        min_profile=2, cosine_neighbour_exponent=0.5, protocol="exact", n_draws=20000,
-        interval="binomial", confidence=0.95, resamples=100, sample_users=None, kl=KL,
-    )  # fmt: skip
+        snapshots=4,
+        campaign={},
+        n_boosted=8,
+        recommenders=["g1"],
+        k=5,
+        active_items=[None],
+        min_profile=2,
+        cosine_neighbour_exponent=0.5,
+        protocol="exact",
+        n_draws=20000,
+        interval="binomial",
+        confidence=0.95,
+        resamples=100,
+        sample_users=None,
+        kl=KL,
+    )
     return e6.E6Evaluate(**{**base, **values})
 
 
@@ -74,8 +86,16 @@ def test_weighted_constant_scores_are_stable_and_unweighted_drift(constants) -> 
 def test_table_shapes_and_divergences(constants) -> None:
     scores, weights = constants["scores"], constants["weights"]
     assert list(scores.columns) == [
-        "seed", "t", "recommender", "weighting", "p", "score", "ci_low", "ci_high", "kl_divergence",
-    ]  # fmt: skip
+        "seed",
+        "t",
+        "recommender",
+        "weighting",
+        "p",
+        "score",
+        "ci_low",
+        "ci_high",
+        "kl_divergence",
+    ]
     assert len(scores) == 4 * 2 * 3  # t × recommenders × (none, p = 20, p = all)
     assert set(scores.loc[scores["weighting"] == "none", "p"]) == {0}
     assert (scores["ci_low"] <= scores["score"]).all() and (
@@ -110,14 +130,18 @@ def test_cf_recommenders_and_determinism() -> None:
 
 def test_cosine_neighbour_exponent_changes_only_cosine_cf() -> None:
     def scores(exponent: float) -> pd.DataFrame:
-        tables = campaign_tables(["g1", "cosine_cf"], [None], n_users=200, n_items=60,
-                                 cosine_neighbour_exponent=exponent)  # fmt: skip
+        tables = campaign_tables(
+            ["g1", "cosine_cf"], [None], n_users=200, n_items=60, cosine_neighbour_exponent=exponent
+        )
         return tables["scores"].set_index(["t", "recommender", "weighting", "p"])["score"]
 
     cosine, by_size, counts = scores(0.5), scores(1.0), scores(0.0)
-    pd.testing.assert_series_equal(cosine, campaign_tables(
-        ["g1", "cosine_cf"], [None], n_users=200, n_items=60)["scores"].set_index(
-        ["t", "recommender", "weighting", "p"])["score"])  # fmt: skip
+    pd.testing.assert_series_equal(
+        cosine,
+        campaign_tables(["g1", "cosine_cf"], [None], n_users=200, n_items=60)["scores"].set_index(
+            ["t", "recommender", "weighting", "p"]
+        )["score"],
+    )
     for other in (by_size, counts):
         pd.testing.assert_series_equal(other.xs("g1", level=1), cosine.xs("g1", level=1))
         assert not np.allclose(other.xs("cosine_cf", level=1), cosine.xs("cosine_cf", level=1))
@@ -136,39 +160,79 @@ def test_time_log_of_a_real_dataset_and_sampled_users() -> None:
         }
     ).drop_duplicates(["user", "item"])
     log, cuts, boosted = e6.time_log(
-        "ml-100k", interactions=frame, n_users=100, n_items=50, snapshots=3,
-        campaign={}, synthetic={}, seed=1,
-    )  # fmt: skip
+        "ml-100k",
+        interactions=frame,
+        n_users=100,
+        n_items=50,
+        snapshots=3,
+        campaign={},
+        synthetic={},
+        seed=1,
+    )
     assert boosted is None and cuts.size == 3 and cuts[-1] > frame["timestamp"].max()
     tables = e6.evaluate_over_time(
-        log, cuts, step(recommenders=["g1", "naive_cf"], active_items=[10], n_boosted=6,
-                        interval="bootstrap", resamples=200, sample_users=40),
-        n_users=100, n_items=50, boosted=None, dataset="ml-100k", seed=1,
-    )  # fmt: skip
+        log,
+        cuts,
+        step(
+            recommenders=["g1", "naive_cf"],
+            active_items=[10],
+            n_boosted=6,
+            interval="bootstrap",
+            resamples=200,
+            sample_users=40,
+        ),
+        n_users=100,
+        n_items=50,
+        boosted=None,
+        dataset="ml-100k",
+        seed=1,
+    )
     snaps = tables["snapshots"]
     assert (snaps["n_evaluated"] <= 40).all() and snaps["n_interactions"].is_monotonic_increasing
     assert (tables["lists"]["list"] == "boosted").sum() == 6
     with pytest.raises(ValueError, match="timestamp"):
         e6.time_log(
-            "coat", interactions=frame.drop(columns="timestamp"), n_users=100, n_items=50,
-            snapshots=3, campaign={}, synthetic={}, seed=1,
-        )  # fmt: skip
+            "coat",
+            interactions=frame.drop(columns="timestamp"),
+            n_users=100,
+            n_items=50,
+            snapshots=3,
+            campaign={},
+            synthetic={},
+            seed=1,
+        )
 
 
 def test_sampled_protocol_estimates_the_exact_score() -> None:
     """protocol: sampled ([MYT14]: n draws, Wald interval) scatters around the exact score."""
     exact = campaign_tables(["g2", "naive_cf"], [20], n_users=300, n_items=60)["scores"]
     log, cuts, boosted = e6.time_log(
-        "synthetic", interactions=None, n_users=300, n_items=60, snapshots=4,
+        "synthetic",
+        interactions=None,
+        n_users=300,
+        n_items=60,
+        snapshots=4,
         campaign={"n_periods": 4, "n_boosted": 8, "boost": 5.0},
-        synthetic={"n_users": 300, "n_items": 60, "density": 0.06, "seed": 0}, seed=1,
-    )  # fmt: skip
+        synthetic={"n_users": 300, "n_items": 60, "density": 0.06, "seed": 0},
+        seed=1,
+    )
     n = 20000
     sampled = e6.evaluate_over_time(
-        log, cuts, step(recommenders=["g2", "naive_cf"], active_items=[20], interval="wald",
-                        protocol="sampled", n_draws=n),
-        n_users=300, n_items=60, boosted=boosted, dataset="synthetic", seed=1,
-    )["scores"]  # fmt: skip
+        log,
+        cuts,
+        step(
+            recommenders=["g2", "naive_cf"],
+            active_items=[20],
+            interval="wald",
+            protocol="sampled",
+            n_draws=n,
+        ),
+        n_users=300,
+        n_items=60,
+        boosted=boosted,
+        dataset="synthetic",
+        seed=1,
+    )["scores"]
     merged = exact.merge(sampled, on=["t", "recommender", "weighting", "p"], suffixes=("", "_s"))
     assert len(merged) == len(exact) == 4 * 2 * 2
     se = np.sqrt(merged["score"] * (1 - merged["score"]) / n)
@@ -187,14 +251,25 @@ def test_min_profile_defaults_to_every_user_with_a_profile() -> None:
     tables = campaign_tables(["g1", "cosine_cf", "naive_cf"], [None], n_users=200, n_items=60)
     one = e6.evaluate_over_time  # the same run with min_profile 1 evaluates more users
     log, cuts, boosted = e6.time_log(
-        "synthetic", interactions=None, n_users=200, n_items=60, snapshots=4,
+        "synthetic",
+        interactions=None,
+        n_users=200,
+        n_items=60,
+        snapshots=4,
         campaign={"n_periods": 4, "n_boosted": 8, "boost": 5.0},
-        synthetic={"n_users": 200, "n_items": 60, "density": 0.06, "seed": 0}, seed=1,
-    )  # fmt: skip
+        synthetic={"n_users": 200, "n_items": 60, "density": 0.06, "seed": 0},
+        seed=1,
+    )
     ones = one(
-        log, cuts, step(recommenders=["g1", "cosine_cf", "naive_cf"], min_profile=1),
-        n_users=200, n_items=60, boosted=boosted, dataset="synthetic", seed=1,
-    )  # fmt: skip
+        log,
+        cuts,
+        step(recommenders=["g1", "cosine_cf", "naive_cf"], min_profile=1),
+        n_users=200,
+        n_items=60,
+        boosted=boosted,
+        dataset="synthetic",
+        seed=1,
+    )
     assert (ones["snapshots"]["n_evaluated"] >= tables["snapshots"]["n_evaluated"]).all()
     assert (ones["snapshots"]["n_evaluated"] > tables["snapshots"]["n_evaluated"]).any()
     assert ones["scores"]["score"].between(0, 1).all()
@@ -217,8 +292,9 @@ def test_run_api_matches_run_seed_and_the_figure_draws() -> None:
     assert own != generator_block(full["synthetic"])
     direct = e6.run_seed("synthetic", 3, step, synthetic=own)
     for name in e6.TABLES:
-        pd.testing.assert_frame_equal(tables[name].drop(columns="flags", errors="ignore"),
-                                      direct[name])  # fmt: skip
+        pd.testing.assert_frame_equal(
+            tables[name].drop(columns="flags", errors="ignore"), direct[name]
+        )
     # with synthetic.per_seed false, every seed simulates its campaigns on the one draw
     fixed = {**config, "synthetic": {**config["synthetic"], "per_seed": False}}
     one = api.run_e6("synthetic", fixed, seeds=[3])

@@ -227,10 +227,16 @@ def test_e5_lists_of_every_candidate_give_the_models_estimates_and_short_ones_ar
 
     labelled, train = _e5_data()
     shared = {"n_users": 40, "n_items": 50}
-    spec = {"algorithm": "pospop", "params": {}, "grid": {}, "ids": "internal",
-            "on_train_items": "error"}  # fmt: skip
-    step = E5Evaluate(model="m", spec=spec, ks=[3, 10], positive_threshold=3.0, ties="rank",
-                      batch_size=7)  # fmt: skip
+    spec = {
+        "algorithm": "pospop",
+        "params": {},
+        "grid": {},
+        "ids": "internal",
+        "on_train_items": "error",
+    }
+    step = E5Evaluate(
+        model="m", spec=spec, ks=[3, 10], positive_threshold=3.0, ties="rank", batch_size=7
+    )
     expected = evaluate_models(labelled, step, seed=0, **shared)
     model = make_recommender("pospop").fit(train, seed=0)
     options = {"users": None, "items": None, "source": "pospop.csv"}

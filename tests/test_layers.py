@@ -145,8 +145,11 @@ def test_the_ground_floor_imports_nothing_of_the_package() -> None:
     modules = sorted((PACKAGE / "io").rglob("*.py"))
     assert {p.stem for p in modules} >= {"__init__", "errors", "files", "markup", "schema"}
     for path in modules:
-        outside = [m for m in imported_modules(path.read_text(encoding="utf-8"))
-                   if not m.startswith("debiaseval.io.")]  # fmt: skip
+        outside = [
+            m
+            for m in imported_modules(path.read_text(encoding="utf-8"))
+            if not m.startswith("debiaseval.io.")
+        ]
         assert outside == [], (path.name, outside)
 
 

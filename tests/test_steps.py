@@ -19,10 +19,16 @@ MAX_PARAMETERS = 12
 """The most parameters a function of experiments/ takes (issue 44)."""
 
 STEPS: list[tuple[type[StepConfig], str]] = [
-    (e1.E1Evaluate, "e1"), (e2.E2Train, "e2"), (e2.E2Elicit, "e2"), (e2.E2Evaluate, "e2"),
-    (e3.E3Simulate, "e3"), (e4.E4Propensities, "e4"), (e4.E4Fit, "e4"), (e5.E5Evaluate, "e5"),
+    (e1.E1Evaluate, "e1"),
+    (e2.E2Train, "e2"),
+    (e2.E2Elicit, "e2"),
+    (e2.E2Evaluate, "e2"),
+    (e3.E3Simulate, "e3"),
+    (e4.E4Propensities, "e4"),
+    (e4.E4Fit, "e4"),
+    (e5.E5Evaluate, "e5"),
     (e6.E6Evaluate, "e6"),
-]  # fmt: skip
+]
 """Every step config and the experiment whose validated config builds it."""
 
 

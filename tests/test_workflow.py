@@ -133,7 +133,10 @@ def test_outputs(tiny_workflow):
     # the SNIPS row's sensitivity and each pair's Γ*; the scoreboard's per-seed inputs
     sensitivity = pd.read_parquet(workdir / "results/tiny/e1/synthetic/sensitivity.parquet")
     assert set(sensitivity["estimator"]) == {"SNIPS_WTD"} and set(sensitivity["gamma"]) == {
-        1.5, 2.0, 3.0}  # fmt: skip
+        1.5,
+        2.0,
+        3.0,
+    }
     assert (sensitivity["low"] <= sensitivity["estimate"] + 1e-12).all()
     snips = comparisons[comparisons["testset"] == "SNIPS_WTD"]
     assert (snips["gamma_star"] >= 1).all()
@@ -495,8 +498,12 @@ def _run_without_mirror(workdir: Path, *args: str, mirror: Path | None = None):
         env["DEBIASEVAL_MIRROR"] = str(mirror)
     return subprocess.run(
         [sys.executable, "-m", "snakemake", "--configfile", "missing.yaml", "--cores", "1", *args],
-        cwd=workdir, capture_output=True, text=True, timeout=600, env=env,
-    )  # fmt: skip
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
 
 
 def test_manual_only_datasets_without_a_copy_stop_the_run_before_any_job(tmp_path):
@@ -535,10 +542,14 @@ def test_a_dry_run_that_needs_a_manual_only_dataset_stops_with_the_same_message(
     result = _run_without_mirror(workdir, "-n", "--config", "datasets=[yahoo-r3]")
     assert result.returncode != 0
     output = result.stdout + result.stderr
-    start = output.index("debiaseval: 1 dataset of this run cannot be downloaded and no local "
-                         "copy was found (nothing was run):")  # fmt: skip
-    assert output[start:].splitlines()[1].startswith(
-        "  yahoo-r3: Yahoo! R3 cannot be downloaded automatically"
+    start = output.index(
+        "debiaseval: 1 dataset of this run cannot be downloaded and no local "
+        "copy was found (nothing was run):"
+    )
+    assert (
+        output[start:]
+        .splitlines()[1]
+        .startswith("  yahoo-r3: Yahoo! R3 cannot be downloaded automatically")
     )
     assert "Traceback" not in output and not (workdir / "results").exists()
     # a target that needs no download is not concerned
@@ -574,14 +585,24 @@ def test_e6_outputs(tiny_workflow):
     folder = workdir / "results/tiny/e6/synthetic"
     scores = pd.read_parquet(folder / "scores.parquet")
     assert list(scores.columns) == [
-        "seed", "t", "recommender", "weighting", "p", "score", "ci_low", "ci_high", "kl_divergence",
+        "seed",
+        "t",
+        "recommender",
+        "weighting",
+        "p",
+        "score",
+        "ci_low",
+        "ci_high",
+        "kl_divergence",
         "flags",
-    ]  # fmt: skip
+    ]
     assert set(scores["seed"]) == {0, 1} and set(scores["t"]) == {0, 1, 2}
     assert set(scores["recommender"]) == {"g1", "g2", "cosine_cf", "naive_cf"}
     assert set(zip(scores["weighting"], scores["p"], strict=True)) == {
-        ("none", 0), ("kl", 10), ("kl", 80),
-    }  # fmt: skip
+        ("none", 0),
+        ("kl", 10),
+        ("kl", 80),
+    }
     assert scores["score"].between(0, 1).all()
     weights = pd.read_parquet(folder / "weights.parquet")
     assert list(weights.columns) == ["seed", "t", "p", "item", "weight"]
@@ -614,20 +635,40 @@ def test_e5_outputs(tiny_workflow):
     workdir = tiny_workflow
     est = pd.read_parquet(workdir / E5 / "estimates.parquet")
     assert list(est.columns) == [
-        "model", "params", "k", "true_recall", "traditional_recall", "ure",
-        *[f"{v}_{s}" for v in ("true_recall", "traditional_recall", "ure")
-          for s in ("ci_low", "ci_high", "boot_low", "boot_high")],
-        "n_seeds", "rank_true", "rank_traditional", "rank_ure", "flags",
-    ]  # fmt: skip
+        "model",
+        "params",
+        "k",
+        "true_recall",
+        "traditional_recall",
+        "ure",
+        *[
+            f"{v}_{s}"
+            for v in ("true_recall", "traditional_recall", "ure")
+            for s in ("ci_low", "ci_high", "boot_low", "boot_high")
+        ],
+        "n_seeds",
+        "rank_true",
+        "rank_traditional",
+        "rank_ure",
+        "flags",
+    ]
     assert (est["ure_boot_low"] <= est["ure_boot_high"]).all()
     assert set(est["model"]) == {"Random", "PosPop", "ItemKNN", "WARP", "IPS"}
     assert len(est) == 7 * 2 and set(est["k"]) == {3, 10} and (est["n_seeds"] == 2).all()
     assert {json.loads(p).get("max_sampled") for p in est["params"]} == {None, 1, 10}
     agr = pd.read_parquet(workdir / E5 / "agreement.parquet")
     assert list(agr.columns) == [
-        "k", "estimator", "reference", "kendall_tau", "tau_low", "tau_high", "pearson_r",
-        "mean_bias", "n_models", "flags",
-    ]  # fmt: skip
+        "k",
+        "estimator",
+        "reference",
+        "kendall_tau",
+        "tau_low",
+        "tau_high",
+        "pearson_r",
+        "mean_bias",
+        "n_models",
+        "flags",
+    ]
     assert set(agr["estimator"]) == {"traditional", "ure"} and (agr["n_models"] == 7).all()
     exposure = pd.read_parquet(workdir / E5 / "seed0/exposure.parquet")
     assert set(exposure["part"]) == {"train", "exposed", "unexposed"}
@@ -673,9 +714,17 @@ def test_e3_outputs_and_api_parity(tiny_workflow):
     folder = workdir / "results" / "tiny" / "e3" / "synthetic"
     estimates = pd.read_parquet(folder / "estimates.parquet")
     assert list(estimates.columns) == [
-        "matrix", "metric", "estimator", "true_value", "mean", "sd", "ci_low", "ci_high",
-        "n_draws", "flags",
-    ]  # fmt: skip
+        "matrix",
+        "metric",
+        "estimator",
+        "true_value",
+        "mean",
+        "sd",
+        "ci_low",
+        "ci_high",
+        "n_draws",
+        "flags",
+    ]
     assert set(estimates["metric"]) == {"mae", "dcg@10"}
     assert set(estimates["estimator"]) == {"naive", "ips", "snips"}
     assert len(estimates) == 5 * 2 * 3
@@ -715,8 +764,9 @@ def test_e4_outputs_and_api_parity(tiny_workflow, tmp_path):
     summary = pd.read_parquet(folder / "summary.parquet")
     assert list(summary.columns) == list(e4_tables.SUMMARY_COLUMNS)
     assert set(zip(summary["model"], summary["propensity"], strict=True)) == {
-        ("MF-Naive", "none"), ("MF-IPS", "known")
-    }  # fmt: skip
+        ("MF-Naive", "none"),
+        ("MF-IPS", "known"),
+    }
     assert sorted(summary["alpha"].unique()) == [0.25, 1.0]
     assert (summary["n_seeds"] == 2).all()
     at = summary[summary["alpha"] == 0.25].set_index("model")
@@ -752,30 +802,55 @@ def test_e2_outputs(tiny_workflow):
     folder = workdir / E2
     elicited = pd.read_parquet(folder / "elicited.parquet")
     assert list(elicited.columns) == [
-        "method", "strategy", "mean", "sd", "ci_low", "ci_high", "n_seeds"
-    ]  # fmt: skip
+        "method",
+        "strategy",
+        "mean",
+        "sd",
+        "ci_low",
+        "ci_high",
+        "n_seeds",
+    ]
     assert list(elicited["method"].unique()) == ["CLASSIC", "INT_T", "INT_HT"]
     assert list(elicited["strategy"].unique()) == ["RND", "POP", "HP"]
     assert (elicited["n_seeds"] == 2).all() and (elicited["mean"] >= 0).all()
     summary = pd.read_parquet(folder / "summary.parquet")
     assert list(summary.columns) == [
-        "method", "strategy", "scope", "metric", "k", "before", "after", "pct_change", "sd",
-        "ci_low", "ci_high", "n_seeds", "n_users_min", "flags",
-    ]  # fmt: skip
+        "method",
+        "strategy",
+        "scope",
+        "metric",
+        "k",
+        "before",
+        "after",
+        "pct_change",
+        "sd",
+        "ci_low",
+        "ci_high",
+        "n_seeds",
+        "n_users_min",
+        "flags",
+    ]
     per_user = pd.read_parquet(folder / "metrics_per_user.parquet")
     assert set(per_user["stage"]) == {"before", "after"} and set(per_user["seed"]) == {0, 1}
     assert len(summary) == 3 * 3 * 2 * 3 and set(summary["scope"]) == {"user", "system"}
     assert summary[["before", "after"]].stack().between(0, 1).all()
     wilcoxon = pd.read_parquet(folder / "wilcoxon.parquet")
     assert list(wilcoxon.columns)[:6] == [
-        "method", "scope", "metric", "k", "strategy_a", "strategy_b",
-    ]  # fmt: skip
+        "method",
+        "scope",
+        "metric",
+        "k",
+        "strategy_a",
+        "strategy_b",
+    ]
     assert len(wilcoxon) == 3 * 2 * 3 * 3 and wilcoxon["combined_p"].between(0, 1).all()
     per_seed = pd.read_parquet(folder / "wilcoxon_seeds.parquet")
     assert len(per_seed) == 2 * len(wilcoxon) and per_seed["p_value"].between(0, 1).all()
     assert (folder / "summary.md").read_text().startswith("# E2 on synthetic")
-    draws = [pd.read_parquet(workdir / f"results/tiny/data/synthetic/seed{s}/interactions.parquet")
-             for s in (0, 1)]  # fmt: skip
+    draws = [
+        pd.read_parquet(workdir / f"results/tiny/data/synthetic/seed{s}/interactions.parquet")
+        for s in (0, 1)
+    ]
     assert not draws[0].equals(draws[1])  # each seed its own draw of synthetic
     assert not (workdir / "results/tiny/data/synthetic/interactions.parquet").exists()
     for seed in (0, 1):
@@ -921,8 +996,10 @@ def test_without_per_seed_draws_every_seed_reads_the_one_draw(tiny_workflow):
     assert not {"preprocess_draw", "e1_data_draw", "e1_dropped", "e5_full_draw"} & set(jobs)
     assert "seed0/interactions.parquet" not in dry and "seed1/full.parquet" not in dry
     planned = [block.split(":", 1) for block in dry.split("\nrule ")[1:]]
-    for rule, read in (("e2_split", "results/tiny/data/synthetic/interactions.parquet"),
-                       ("e5_expose", "results/tiny/e5/synthetic/full.parquet")):  # fmt: skip
+    for rule, read in (
+        ("e2_split", "results/tiny/data/synthetic/interactions.parquet"),
+        ("e5_expose", "results/tiny/e5/synthetic/full.parquet"),
+    ):
         blocks = [block for name, block in planned if name == rule]
         assert len(blocks) == 2 and all(f"input: {read}" in block for block in blocks), rule
 
@@ -983,7 +1060,7 @@ def test_e4_on_coat_from_the_mirror(coat_run):
     summary = pd.read_parquet(workdir / target).set_index(["propensity", "metric"])["mean"]
     assert set(summary.index) == {
         (p, m) for p in ("none", "provided", "logistic") for m in ("mse", "mae")
-    }  # fmt: skip
+    }
     for metric, naive_bound in (("mse", 1.4), ("mae", 1.0)):
         assert summary[("none", metric)] < naive_bound  # learns something ([ICML16]: 1.202, .920)
         for propensity in ("provided", "logistic"):
@@ -1003,9 +1080,13 @@ def test_corrupt_mirror_fails_naming_the_file_and_leaves_nothing(tmp_path):
     first = next(iter(SOURCES["coat"].files))
     (workdir / "coat.yaml").write_text(f"datasets: [coat]\nmirror: {mirror.parent}\n")
     result = snakemake(
-        workdir, "--cores", "1", "results/coat/data/coat/interactions.parquet",
-        configfiles=("coat.yaml",), check=False,
-    )  # fmt: skip
+        workdir,
+        "--cores",
+        "1",
+        "results/coat/data/coat/interactions.parquet",
+        configfiles=("coat.yaml",),
+        check=False,
+    )
     assert result.returncode != 0
     log = (workdir / "logs/coat/download/coat.log").read_text()
     assert f"checksum mismatch for {first}" in log and "Traceback" in log
@@ -1027,10 +1108,12 @@ def _interrupt_snakemake_during_a_job(workdir: Path, target: str, after: str) ->
     """
     process = subprocess.Popen(
         [sys.executable, "-m", "snakemake", "--configfile", "tiny.yaml", "--cores", "1", target],
-        cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        cwd=workdir,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
         # a shell's background job inherits SIGINT ignored; Ctrl-C in a terminal is not
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )  # fmt: skip
+    )
     marks = workdir / ".snakemake" / "incomplete"
     deadline = time.monotonic() + 300
 
@@ -1081,8 +1164,12 @@ def test_nonexistent_mirror_fails_with_one_line_naming_it(tmp_path):
     env = {**os.environ, "DEBIASEVAL_MIRROR": str(tmp_path / "nonexistent")}
     result = subprocess.run(
         [sys.executable, "-m", "snakemake", "resources/raw/coat", "--cores", "1"],
-        cwd=workdir, capture_output=True, text=True, timeout=300, env=env,
-    )  # fmt: skip
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert result.returncode != 0
     assert (
         f"DatasetError: coat: the dataset mirror {tmp_path / 'nonexistent'} ($DEBIASEVAL_MIRROR) "
@@ -1121,8 +1208,11 @@ def test_no_interval_of_the_tiny_runs_summaries_leaves_zero_one(tiny_workflow):
             for line in (workdir / "results/tiny" / name).read_text().splitlines()
             if line.startswith("| ") and not line.startswith("| recommender |")
         ]
-        found = [(kind, float(low), float(high)) for line in rows
-                 for kind, low, high in pair.findall(line)]  # fmt: skip
+        found = [
+            (kind, float(low), float(high))
+            for line in rows
+            for kind, low, high in pair.findall(line)
+        ]
         assert found, name
         outside = [f for f in found if not 0.0 <= f[1] <= f[2] <= 1.0]
         assert not outside, f"{name}: {outside[:5]}"
@@ -1141,13 +1231,21 @@ def test_no_interval_of_the_tiny_runs_e2_e3_e4_tables_leaves_the_range(tiny_work
     folder = workdir / "results/tiny"
     texts = {
         name: (folder / name).read_text()
-        for name in ("e2/synthetic/summary.md", "e3/synthetic/estimates.md",
-                     "e4/synthetic/summary.md")
-    }  # fmt: skip
-    rows = {name: [line for line in text.splitlines() if line.startswith("| ")]
-            for name, text in texts.items()}  # fmt: skip
-    found = [(float(low), float(high)) for line in rows["e3/synthetic/estimates.md"]
-             for low, high in pair.findall(line)]  # fmt: skip
+        for name in (
+            "e2/synthetic/summary.md",
+            "e3/synthetic/estimates.md",
+            "e4/synthetic/summary.md",
+        )
+    }
+    rows = {
+        name: [line for line in text.splitlines() if line.startswith("| ")]
+        for name, text in texts.items()
+    }
+    found = [
+        (float(low), float(high))
+        for line in rows["e3/synthetic/estimates.md"]
+        for low, high in pair.findall(line)
+    ]
     assert len(found) == 5 * 2 * 3, found  # matrices × metrics × estimators
     assert all(0.0 <= low <= high for low, high in found), found
     note = "t interval (fixed: E3 has no level key) of the mean over the 10 draws of O"
@@ -1156,8 +1254,11 @@ def test_no_interval_of_the_tiny_runs_e2_e3_e4_tables_leaves_the_range(tiny_work
         assert not [p for line in rows[name] for p in pair.findall(line)], name
         assert "without an interval" in texts[name], name
     assert not [name for name, lines in rows.items() for line in lines if "±" in line]
-    for name in ("e2/synthetic/summary.parquet", "e2/synthetic/elicited.parquet",
-                 "e4/synthetic/summary.parquet"):  # fmt: skip
+    for name in (
+        "e2/synthetic/summary.parquet",
+        "e2/synthetic/elicited.parquet",
+        "e4/synthetic/summary.parquet",
+    ):
         table = pd.read_parquet(folder / name)
         lower = -100.0 if name.endswith("e2/synthetic/summary.parquet") else 0.0
         bounds = table[["ci_low", "ci_high"]].dropna()
@@ -1171,9 +1272,15 @@ def test_e1_on_semi_real_jester_dry_run(tmp_path):
     without running a job."""
     workdir = make_workdir(tmp_path)
     stats = snakemake(
-        workdir, "-n", "--cores", "1",
-        "--config", "datasets=[jester5k-semi]", "experiments=[e1]", "seeds=2",
-    ).stdout.split("Job stats:")[1]  # fmt: skip
+        workdir,
+        "-n",
+        "--cores",
+        "1",
+        "--config",
+        "datasets=[jester5k-semi]",
+        "experiments=[e1]",
+        "seeds=2",
+    ).stdout.split("Job stats:")[1]
     counts = dict(line.split() for line in stats.splitlines()[3:] if len(line.split()) == 2)
     assert counts["download"] == "1" and counts["preprocess_draw"] == "2"
     assert counts["e1_data_draw"] == "2" and counts["e1_truth"] == "2"

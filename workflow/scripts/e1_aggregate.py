@@ -27,11 +27,25 @@ with job(snakemake.log[0]) as log:
         truth=frames(inputs.truth),
         draws=p.draws,
     )
-    for stem in ("summary", "kendall", "testsets", "comparisons", "estimator_accuracy",
-                 "estimator_pairs", "truth_separation", "sensitivity"):  # fmt: skip
+    for stem in (
+        "summary",
+        "kendall",
+        "testsets",
+        "comparisons",
+        "estimator_accuracy",
+        "estimator_pairs",
+        "truth_separation",
+        "sensitivity",
+    ):
         write_table(tables[stem], snakemake.output[stem], prov)
-    for stem in ("verdict_md", "summary_md", "kendall_md", "comparisons_md",
-                 "estimator_accuracy_md", "sensitivity_md"):  # fmt: skip
+    for stem in (
+        "verdict_md",
+        "summary_md",
+        "kendall_md",
+        "comparisons_md",
+        "estimator_accuracy_md",
+        "sensitivity_md",
+    ):
         write_markdown(tables[stem], snakemake.output[stem], prov)
     log.info(
         "wrote %d summary rows, %d Kendall rows", len(tables["summary"]), len(tables["kendall"])

@@ -23,8 +23,7 @@ with job(snakemake.log[0]) as log:
     write_table(tables["summary"], snakemake.output.summary, prov)
     write_table(tables["pair_tests"], snakemake.output.pair_tests, prov)
     title = summary_title(p.dataset)
-    md = summary_markdown(tables["summary"], title=title, alpha=p.alpha,
-                          tests=tables["pair_tests"])  # fmt: skip
+    md = summary_markdown(tables["summary"], title=title, alpha=p.alpha, tests=tables["pair_tests"])
     verdict = verdict_markdown(
         e4_verdict(tables["summary"], tables["pair_tests"], dataset=p.dataset, alpha=p.alpha)
     )

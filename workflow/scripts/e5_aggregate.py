@@ -22,8 +22,14 @@ with job(snakemake.log[0]) as log:
     per_user = pd.concat(
         [read_parquet(path) for path in snakemake.input.metrics_per_user], ignore_index=True
     )
-    out = aggregate_step(per_seed, per_user, dataset=p.dataset, min_users=p.min_users,
-                         confidence=p.confidence, resamples=p.resamples)  # fmt: skip
+    out = aggregate_step(
+        per_seed,
+        per_user,
+        dataset=p.dataset,
+        min_users=p.min_users,
+        confidence=p.confidence,
+        resamples=p.resamples,
+    )
     estimates, agreement = out["estimates"], out["agreement"]
     write_table(out["comparisons"], snakemake.output.comparisons, prov)
     write_table(estimates, snakemake.output.estimates, prov)

@@ -21,8 +21,11 @@ with job(snakemake.log[0], snakemake.threads) as log:
         )
     for row in tables["snapshots"].itertuples():
         log.info(
-            "t%d: %d interactions, %d users, %d items", row.t, row.n_interactions, row.n_users,
+            "t%d: %d interactions, %d users, %d items",
+            row.t,
+            row.n_interactions,
+            row.n_users,
             row.n_items,
-        )  # fmt: skip
+        )
     for name, frame in tables.items():
         write_parquet(frame, snakemake.output[name])

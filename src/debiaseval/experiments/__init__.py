@@ -179,11 +179,13 @@ def seed_frames(
     drawn = isinstance(data, str) and per_seed_draws(config, data)
     return seed_data(
         lambda seed: input_frames(
-            data, seed_config(config, data, seed) if drawn else config, dataset,
+            data,
+            seed_config(config, data, seed) if drawn else config,
+            dataset,
             experiment=experiment,
         ),
         drawn=drawn,
-    )  # fmt: skip
+    )
 
 
 def seed_generated(

@@ -84,8 +84,12 @@ peak; docs/troubleshooting.md)."""
 MAX_RESAMPLES = 100_000
 """The most bootstrap resamples: a 95% bound's Monte-Carlo error at 10,000 is already under 1%
 of the interval's width (normal case), and each resample keeps 8 bytes per table column."""
-RESAMPLE_KEYS = ("e1.bootstrap.resamples", "e1.scoreboard.resamples", "e5.bootstrap.resamples",
-                 "e6.resamples")  # fmt: skip
+RESAMPLE_KEYS = (
+    "e1.bootstrap.resamples",
+    "e1.scoreboard.resamples",
+    "e5.bootstrap.resamples",
+    "e6.resamples",
+)
 
 
 RENAMED = {"e6.level": "e6.confidence", "e6.n_boot": "e6.resamples"}
@@ -319,7 +323,7 @@ def study_as_written(
         raise ConfigError(
             f"config error at 'study': --config study={text} is read as the number "
             f"{study!r}, and Snakemake hands it to its jobs as {study!r}; write the name in a "
-            f"config file (study: \"{text}\"), or start it with a letter"
+            f'config file (study: "{text}"), or start it with a letter'
         )
     written = _written_in(configfiles)
     if written is not None:
@@ -328,7 +332,7 @@ def study_as_written(
         return str(study)
     raise ConfigError(
         f"config error at 'study': {study!r} is a number, not a folder name; give the name as "
-        f"text (study: \"{study!r}\" in YAML, a str in Python)"
+        f'text (study: "{study!r}" in YAML, a str in Python)'
     )
 
 

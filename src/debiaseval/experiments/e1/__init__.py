@@ -87,7 +87,7 @@ __all__ = [
     "testset_step",
     "truth_step",
     "tune_step",
-]  # fmt: skip
+]
 
 
 def _e1_frames(
@@ -96,8 +96,13 @@ def _e1_frames(
     """A run's data as E1's protocol takes it (:func:`data_step`), warning of what its filter
     drops: the frames with the kept rows, and the filter's result."""
     frames = input_frames(data, config, dataset, experiment="e1")
-    kept = data_step(frames.interactions, frames.users, frames.items, dataset=frames.dataset,
-                     common_users_items=block["common_users_items"])  # fmt: skip
+    kept = data_step(
+        frames.interactions,
+        frames.users,
+        frames.items,
+        dataset=frames.dataset,
+        common_users_items=block["common_users_items"],
+    )
     for line in dropped_warnings(kept.dropped):
         warnings.warn(f"E1 on {frames.dataset}: {line}", stacklevel=3)
     frames = frames._replace(interactions=kept.interactions, users=kept.users, items=kept.items)
@@ -163,26 +168,50 @@ def run(
             dropped.append(kept.dropped.assign(seed=seed))
         interactions, n_users, n_items = frames.interactions, frames.n_users, frames.n_items
         sizes = {"dataset": dataset, "n_users": n_users, "n_items": n_items}
-        split = split_step(interactions, mnar_split=block["mnar_split"],
-                           mar_split=block["mar_split"], dataset=dataset, seed=seed)  # fmt: skip
+        split = split_step(
+            interactions,
+            mnar_split=block["mnar_split"],
+            mar_split=block["mar_split"],
+            dataset=dataset,
+            seed=seed,
+        )
         testsets = {}
         for name, spec in block["testsets"].items():
             testsets[name], checks = testset_step(
-                split, name, spec, rho=block["rho"], seed=seed, positive_threshold=threshold,
-                allow_empty=block["allow_empty_testsets"], **sizes,
-            )  # fmt: skip
+                split,
+                name,
+                spec,
+                rho=block["rho"],
+                seed=seed,
+                positive_threshold=threshold,
+                allow_empty=block["allow_empty_testsets"],
+                **sizes,
+            )
             diagnostics.append(checks)
         recs = {}
         for name, spec in block["recommenders"].items():
             if spec["algorithm"] == EXTERNAL:
-                frame, source, where = lists_of_seed(spec, name=name, dataset=dataset, seed=seed,
-                                                     where=f"e1.recommenders.{name}",
-                                                     lists=lists)  # fmt: skip
+                frame, source, where = lists_of_seed(
+                    spec,
+                    name=name,
+                    dataset=dataset,
+                    seed=seed,
+                    where=f"e1.recommenders.{name}",
+                    lists=lists,
+                )
                 recs[name], notes = lists_step(
-                    frame, split, users=frames.users, items=frames.items, n_users=n_users,
-                    n_items=n_items, ids=spec["ids"], on_train_items=spec["on_train_items"],
-                    ks=block["ks"], source=source, where=where,
-                )  # fmt: skip
+                    frame,
+                    split,
+                    users=frames.users,
+                    items=frames.items,
+                    n_users=n_users,
+                    n_items=n_items,
+                    ids=spec["ids"],
+                    on_train_items=spec["on_train_items"],
+                    ks=block["ks"],
+                    source=source,
+                    where=where,
+                )
                 for note in notes:
                     warnings.warn(note, stacklevel=2)
                 continue
@@ -193,27 +222,40 @@ def run(
                 tune_step(split, name, spec, chunk=chunk, seed=seed, **tune, **sizes)
                 for chunk in range(n_chunks)
             ]
-            table, best = merge_chunks([t for t, _ in chunks],
-                                       f"the grid of {name} on {dataset}, seed {seed}")  # fmt: skip
+            table, best = merge_chunks(
+                [t for t, _ in chunks], f"the grid of {name} on {dataset}, seed {seed}"
+            )
             recs[name] = chunks[best][1]
             tunings.append(table.assign(seed=seed, recommender=name))
         true_values = None
         if exact:
             table, true_values = truth_step(
-                split, recs, rating_rows=full_rating_rows_of(dataset, generator, truth_raw),
+                split,
+                recs,
+                rating_rows=full_rating_rows_of(dataset, generator, truth_raw),
                 raw_users=raw_ids(frames.users, "user", n_users),
-                raw_items=raw_ids(frames.items, "item", n_items), seed=seed,
+                raw_items=raw_ids(frames.items, "item", n_items),
+                seed=seed,
                 metrics=block["metrics"],
                 **common,
-            )  # fmt: skip
+            )
             truth.append(table)
-        evaluated.append(evaluate_step(
-            split, recs, testsets, evaluate, seed=seed, n_items=n_items, n_users=n_users,
-            features=estimator_features(block, frames.users, frames.items),
-            truth=estimator_truth(block, dataset, generator, frames.users, frames.items,
-                                  truth_raw),
-            truth_per_user=true_values,
-        ))  # fmt: skip
+        evaluated.append(
+            evaluate_step(
+                split,
+                recs,
+                testsets,
+                evaluate,
+                seed=seed,
+                n_items=n_items,
+                n_users=n_users,
+                features=estimator_features(block, frames.users, frames.items),
+                truth=estimator_truth(
+                    block, dataset, generator, frames.users, frames.items, truth_raw
+                ),
+                truth_per_user=true_values,
+            )
+        )
 
     def seeds_of(stem: str) -> list[pd.DataFrame]:
         return [seed[stem] for seed in evaluated]
@@ -221,12 +263,23 @@ def run(
     block = {**block, "seeds": len(run_seeds)}
     stage("aggregating")
     out = aggregate_step(
-        {stem: seeds_of(stem) for stem in SEED_TABLES}, diagnostics, described, block,
-        dataset=dataset, min_users=full["min_users"], truth=truth,
+        {stem: seeds_of(stem) for stem in SEED_TABLES},
+        diagnostics,
+        described,
+        block,
+        dataset=dataset,
+        min_users=full["min_users"],
+        truth=truth,
         draws="independent" if drawn else "fixed",
-    )  # fmt: skip
-    for stem in ("metrics_per_user", "estimators_diagnostics", "arena", "arena_replicates",
-                 "reliability", "truth_tests"):  # fmt: skip
+    )
+    for stem in (
+        "metrics_per_user",
+        "estimators_diagnostics",
+        "arena",
+        "arena_replicates",
+        "reliability",
+        "truth_tests",
+    ):
         out[stem] = pd.concat(seeds_of(stem), ignore_index=True)
     out["seed_comparisons"] = pd.concat(seeds_of("comparisons"), ignore_index=True)
     out["dropped"] = dropped_over_draws(dropped) if drawn else frames_of(run_seeds[0])[1].dropped

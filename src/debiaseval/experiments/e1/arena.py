@@ -209,23 +209,35 @@ def score_seed(
     if truth_per_user is not None:
         truth_name = TRUE
         truth = {
-            rec: BlockValues.of(frame, list(dict.fromkeys(zip(frame["metric"], frame["k"],
-                                                              strict=True))))
+            rec: BlockValues.of(
+                frame, list(dict.fromkeys(zip(frame["metric"], frame["k"], strict=True)))
+            )
             for rec, frame in truth_per_user.groupby("recommender", sort=False)
-        }  # fmt: skip
+        }
     else:
         truth_name = "gt"
         truth = {rec: by_row["gt"] for rec, by_row in rows.items()}
     arena, replicates = common_means(
-        rows, truth, seed=seed, heldout_users=heldout_users, n_users=n_users,
-        truth_name=truth_name, resamples=resamples, level=level,
-    )  # fmt: skip
+        rows,
+        truth,
+        seed=seed,
+        heldout_users=heldout_users,
+        n_users=n_users,
+        truth_name=truth_name,
+        resamples=resamples,
+        level=level,
+    )
     reliability = pd.DataFrame(columns=RELIABILITY_COLUMNS)
     if truth_name == "gt":
-        reliability = split_half_reliability(truth, excluded, seed=seed,
-                                             rng=run_rng(seed, "reliability"))  # fmt: skip
-    return {"arena": arena, "arena_replicates": replicates, "reliability": reliability,
-            "truth_tests": truth_tests(truth, seed=seed)}  # fmt: skip
+        reliability = split_half_reliability(
+            truth, excluded, seed=seed, rng=run_rng(seed, "reliability")
+        )
+    return {
+        "arena": arena,
+        "arena_replicates": replicates,
+        "reliability": reliability,
+        "truth_tests": truth_tests(truth, seed=seed),
+    }
 
 
 def row_families(testsets: Sequence[str], estimators: Sequence[str]) -> dict[str, str]:
@@ -253,13 +265,13 @@ def seed_estimates(
     gains = [metric for metric in metrics if metric in GAINS]
     if not estimators or not gains:
         sensitive = pd.DataFrame(columns=["recommender", "seed", *SENSITIVITY_COLUMNS[1:]])
-        return SeedEstimates(pd.DataFrame(), {}, pd.DataFrame(columns=DIAGNOSTICS_COLUMNS),
-                             sensitive)  # fmt: skip
+        return SeedEstimates(
+            pd.DataFrame(), {}, pd.DataFrame(columns=DIAGNOSTICS_COLUMNS), sensitive
+        )
     return evaluate_estimators(split, recs, estimators, metrics=gains, seed=seed, **options)
 
 
-def with_gamma_stars(comparisons: pd.DataFrame, stars: Mapping[str, pd.DataFrame]
-                     ) -> pd.DataFrame:  # fmt: skip
+def with_gamma_stars(comparisons: pd.DataFrame, stars: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """``comparisons`` (a seed's paired tests) with ``gamma_star`` and ``gamma_leader``: each
     SNIPS estimator's Γ* of its pairs (:attr:`SeedEstimates.gamma_stars`, in the comparisons'
     order) and the recommender ahead, whose lead it protects (``recommender_a`` or
@@ -304,17 +316,32 @@ def scoreboard_tables(
     truth = truth_of(arena["testset"])
     seeds = arena["seed"].nunique()
     user_resamples = int(replicates["replicate"].max()) + 1 if len(replicates) else 0
-    plan = ResamplingPlan.of(seeds, draws=draws, resamples=resamples,
-                             user_resamples=user_resamples,
-                             rng=run_rng(0, dataset, "scoreboard"))  # fmt: skip
-    board, pairs = scoreboard(arena, replicates, truth=truth, families=families, plan=plan,
-                              excluded=excluded, reliability=reliability,
-                              level=level)  # fmt: skip
+    plan = ResamplingPlan.of(
+        seeds,
+        draws=draws,
+        resamples=resamples,
+        user_resamples=user_resamples,
+        rng=run_rng(0, dataset, "scoreboard"),
+    )
+    board, pairs = scoreboard(
+        arena,
+        replicates,
+        truth=truth,
+        families=families,
+        plan=plan,
+        excluded=excluded,
+        reliability=reliability,
+        level=level,
+    )
     separation = truth_separation(
-        truth_tests, truth=truth, excluded=excluded, alpha=1 - level, plan=plan,
+        truth_tests,
+        truth=truth,
+        excluded=excluded,
+        alpha=1 - level,
+        plan=plan,
         truth_means=arena[arena["testset"] == truth],
         truth_replicates=replicates[replicates["testset"] == truth],
-    )  # fmt: skip
+    )
     verdicts = []
     for (metric, k), block in board.groupby(["metric", "k"], sort=True):
         same = pairs[(pairs["metric"] == metric) & (pairs["k"] == k)]

@@ -59,11 +59,23 @@ NEEDS: tuple[tuple[str, ...], ...] = (("mnar", "mar"),)
 
 
 OUTPUTS = (
-    "verdict.md", "summary.parquet", "kendall.parquet", "testsets.parquet", "comparisons.parquet",
-    "comparisons.md", "summary.md", "kendall.md", "dropped.parquet", "dropped.md",
-    "estimator_accuracy.parquet", "truth_separation.parquet",
-    "estimator_accuracy.md", "estimator_pairs.parquet", "sensitivity.parquet", "sensitivity.md",
-)  # fmt: skip
+    "verdict.md",
+    "summary.parquet",
+    "kendall.parquet",
+    "testsets.parquet",
+    "comparisons.parquet",
+    "comparisons.md",
+    "summary.md",
+    "kendall.md",
+    "dropped.parquet",
+    "dropped.md",
+    "estimator_accuracy.parquet",
+    "truth_separation.parquet",
+    "estimator_accuracy.md",
+    "estimator_pairs.parquet",
+    "sensitivity.parquet",
+    "sensitivity.md",
+)
 """E1's aggregated files in ``results/<study>/e1/<dataset>/``."""
 
 
@@ -154,10 +166,18 @@ def lists_step(
     shorter than max(ks)).
     """
     return seed_lists(
-        lists, split[split["part"] == "train"], depth=max(ks), source=source, users=users,
-        items=items, n_users=n_users, n_items=n_items, ids=ids, on_train_items=on_train_items,
+        lists,
+        split[split["part"] == "train"],
+        depth=max(ks),
+        source=source,
+        users=users,
+        items=items,
+        n_users=n_users,
+        n_items=n_items,
+        ids=ids,
+        on_train_items=on_train_items,
         where=where,
-    )  # fmt: skip
+    )
 
 
 def testset_step(
@@ -181,12 +201,25 @@ def testset_step(
     space = split[split["part"] == "heldout"].reset_index(drop=True)
     testset = TestSetSpec(name=name, **spec)
     sizes = {"n_users": n_users, "n_items": n_items}
-    weights = sampling_weights(space, testset, train=split[split["part"] == "train"],
-                               mar_weights=split[split["part"] == "weights"], **sizes)  # fmt: skip
+    weights = sampling_weights(
+        space,
+        testset,
+        train=split[split["part"] == "train"],
+        mar_weights=split[split["part"] == "weights"],
+        **sizes,
+    )
     rng = run_rng(seed, dataset, "intervene", name)
     sample = intervene(space, testset, rho=rho, rng=rng, weights=weights, **sizes)
-    check_testset(sample, name, dataset=dataset, seed=seed, rho=rho, n_heldout=len(space),
-                  positive_threshold=positive_threshold, allow_empty=allow_empty)  # fmt: skip
+    check_testset(
+        sample,
+        name,
+        dataset=dataset,
+        seed=seed,
+        rho=rho,
+        n_heldout=len(space),
+        positive_threshold=positive_threshold,
+        allow_empty=allow_empty,
+    )
     gt = split[split["part"] == "gt"]
     diagnostics = testset_diagnostics(name, sample, space, weights, gt, **sizes)
     diagnostics.insert(0, "seed", seed)
@@ -216,13 +249,18 @@ def tune_step(
     stopping = tuning["early_stopping"]
     table, recs = tune_points(
         rating_matrix(split[split["part"] == "train"], n_users, n_items),
-        split[split["part"] == "val"], grid_chunks(spec["grid"], tuning["points_per_job"])[chunk],
-        algorithm=spec["algorithm"], params=spec["params"], metric=tuning["metric"],
-        k=tuning["k"], depth=max(ks), positive_threshold=positive_threshold,
+        split[split["part"] == "val"],
+        grid_chunks(spec["grid"], tuning["points_per_job"])[chunk],
+        algorithm=spec["algorithm"],
+        params=spec["params"],
+        metric=tuning["metric"],
+        k=tuning["k"],
+        depth=max(ks),
+        positive_threshold=positive_threshold,
         batch_size=batch_size,
         seed=int(run_rng(seed, dataset, "train", recommender).integers(2**31 - 1)),
         early_stopping=None if stopping is None else EarlyStopping(**stopping),
-    )  # fmt: skip
+    )
     return table, empty_recommendations() if recs is None else recs
 
 
@@ -262,9 +300,16 @@ def impute_step(
     training part (:func:`~debiaseval.estimation.arena.fit_imputation`), as a frame
     (:meth:`~debiaseval.estimation.imputation.LogisticMF.to_frame`) that ``e1_evaluate`` reads
     back."""
-    model = fit_imputation(split, spec, seed=seed, n_users=n_users, n_items=n_items,
-                           positive_threshold=positive_threshold, features=features,
-                           truth=truth)  # fmt: skip
+    model = fit_imputation(
+        split,
+        spec,
+        seed=seed,
+        n_users=n_users,
+        n_items=n_items,
+        positive_threshold=positive_threshold,
+        features=features,
+        truth=truth,
+    )
     return imputation_frame(model)
 
 
@@ -290,9 +335,11 @@ class E1Evaluate(StepConfig):
         """The ``e1`` block's values for ``dataset``."""
         block = config["e1"]
         return cls(
-            **cls.values(config, dataset), resamples=block["bootstrap"]["resamples"],
-            gammas=block["sensitivity"]["gammas"], excluded=kendall_excluded(block),
-        )  # fmt: skip
+            **cls.values(config, dataset),
+            resamples=block["bootstrap"]["resamples"],
+            gammas=block["sensitivity"]["gammas"],
+            excluded=kendall_excluded(block),
+        )
 
 
 def evaluate_step(
@@ -330,17 +377,36 @@ def evaluate_step(
         warnings.warn(f"seed {seed}: {message}", stacklevel=2)
     per_user: dict[str, dict[str, BlockValues]] = {}
     table = evaluate_recommenders(
-        recs, {"gt": split[split["part"] == "gt"], **testsets}, train, n_items=n_items, ks=ks,
-        metrics=metrics, positive_threshold=positive_threshold, per_user=per_user,
+        recs,
+        {"gt": split[split["part"] == "gt"], **testsets},
+        train,
+        n_items=n_items,
+        ks=ks,
+        metrics=metrics,
+        positive_threshold=positive_threshold,
+        per_user=per_user,
         drop_train_overlap=step.drop_train_overlap,
-    )  # fmt: skip
+    )
     table.insert(1, "seed", seed)
     parts = SplitParts(split, train=train)  # the training part selected above, not again
     est = seed_estimates(
-        split, recs, step.estimators, seed=seed, n_users=n_users, n_items=n_items, ks=ks,
-        metrics=metrics, positive_threshold=positive_threshold, features=features, truth=truth,
-        parts=parts, imputations=imputations, gammas=step.gammas, resamples=resamples, level=level,
-    )  # fmt: skip
+        split,
+        recs,
+        step.estimators,
+        seed=seed,
+        n_users=n_users,
+        n_items=n_items,
+        ks=ks,
+        metrics=metrics,
+        positive_threshold=positive_threshold,
+        features=features,
+        truth=truth,
+        parts=parts,
+        imputations=imputations,
+        gammas=step.gammas,
+        resamples=resamples,
+        level=level,
+    )
     # one bootstrap and one family of paired tests per seed, test sets and estimators alike
     rows = {rec: {**per_user[rec], **est.per_user.get(rec, {})} for rec in per_user}
     if len(est.table):  # the test sets' rows, then the estimators'
@@ -349,18 +415,35 @@ def evaluate_step(
     out["comparisons"] = with_gamma_stars(out["comparisons"], est.gamma_stars)
     groups = [per_user, est.per_user]
     out.update(estimators_diagnostics=est.diagnostics, sensitivity=est.sensitivity)
-    out.update(score_seed(groups, parts, truth_per_user, seed=seed, n_users=n_users,
-                          positive_threshold=positive_threshold, excluded=step.excluded,
-                          resamples=resamples, level=level))  # fmt: skip
+    out.update(
+        score_seed(
+            groups,
+            parts,
+            truth_per_user,
+            seed=seed,
+            n_users=n_users,
+            positive_threshold=positive_threshold,
+            excluded=step.excluded,
+            resamples=resamples,
+            level=level,
+        )
+    )
     # one table of the test sets' and the estimators' per-user values (not two, then a copy)
     out["metrics_per_user"] = per_user_table(groups, seed=seed)
     return {stem: out[stem] for stem in EVALUATE_OUTPUTS}
 
 
 EVALUATE_OUTPUTS = (
-    "metrics", "metrics_per_user", "comparisons", "estimators_diagnostics", "sensitivity",
-    "arena", "arena_replicates", "reliability", "truth_tests",
-)  # fmt: skip
+    "metrics",
+    "metrics_per_user",
+    "comparisons",
+    "estimators_diagnostics",
+    "sensitivity",
+    "arena",
+    "arena_replicates",
+    "reliability",
+    "truth_tests",
+)
 """The tables of :func:`evaluate_step`, by file stem (``estimators_diagnostics`` is written as
 ``estimators.diagnostics.parquet``)."""
 
@@ -385,7 +468,15 @@ def truth_step(
     ``raw_users``/``raw_items`` map E1's ids to the matrix's), in ``metrics.parquet``'s layout,
     and the per-user values of the metrics the arena scores (``truth_per_user``)."""
     return true_rows(
-        recs, split[split["part"] == "train"], rating_rows, testset=TRUE,
-        seed=seed, raw_users=raw_users, raw_items=raw_items, ks=ks, metrics=metrics,
-        positive_threshold=positive_threshold, per_user_metrics=GAINS,
-    )  # fmt: skip
+        recs,
+        split[split["part"] == "train"],
+        rating_rows,
+        testset=TRUE,
+        seed=seed,
+        raw_users=raw_users,
+        raw_items=raw_items,
+        ks=ks,
+        metrics=metrics,
+        positive_threshold=positive_threshold,
+        per_user_metrics=GAINS,
+    )

@@ -68,9 +68,15 @@ def dropped_over_draws(per_seed: Sequence[pd.DataFrame]) -> pd.DataFrame:
 
 
 SEED_TABLES = (
-    "metrics", "comparisons", "arena", "arena_replicates", "reliability", "truth_tests",
-    "sensitivity", "estimators_diagnostics",
-)  # fmt: skip
+    "metrics",
+    "comparisons",
+    "arena",
+    "arena_replicates",
+    "reliability",
+    "truth_tests",
+    "sensitivity",
+    "estimators_diagnostics",
+)
 """The seeds' tables :func:`aggregate_step` reads, by the file stem :func:`evaluate_step` gives
 them (``estimators_diagnostics``: ``estimators.diagnostics.parquet``)."""
 
@@ -107,8 +113,16 @@ def aggregate_step(
     The verdict (:func:`~debiaseval.experiments.e1.verdict.e1_verdict`) is ``verdict`` /
     ``verdict_md`` and the first section of ``summary_md`` and ``comparisons_md``.
     """
-    metrics, comparisons, arena, arena_replicates, reliability, truth_tests, sensitivity, \
-        estimator_diagnostics = (seeds.get(stem, ()) for stem in SEED_TABLES)
+    (
+        metrics,
+        comparisons,
+        arena,
+        arena_replicates,
+        reliability,
+        truth_tests,
+        sensitivity,
+        estimator_diagnostics,
+    ) = (seeds.get(stem, ()) for stem in SEED_TABLES)
     per_seed = pd.concat([*metrics, *truth]).reset_index(drop=True)
     keys = ["recommender", "testset", "metric", "k"]
     level = block["confidence"]
@@ -126,17 +140,24 @@ def aggregate_step(
     kendall = kendall_table(summary, kendall_groups(block), kendall_excluded(block))
     checks = testsets_table(pd.concat(diagnostics))
     names = [GROUND_TRUTH, *block["testsets"]]
-    flags = summary[summary["flags"] != ""].groupby("testset", sort=False)["flags"].agg(
-        lambda codes: ",".join(dict.fromkeys(c for row in codes for c in row.split(",")))
+    flags = (
+        summary[summary["flags"] != ""]
+        .groupby("testset", sort=False)["flags"]
+        .agg(lambda codes: ",".join(dict.fromkeys(c for row in codes for c in row.split(","))))
     )
     board = scoreboard_tables(
-        _concat(arena, SCORED_COLUMNS), _concat(arena_replicates, REPLICATE_COLUMNS),
-        _concat(reliability, RELIABILITY_COLUMNS), _concat(truth_tests, TRUTH_TEST_COLUMNS),
+        _concat(arena, SCORED_COLUMNS),
+        _concat(arena_replicates, REPLICATE_COLUMNS),
+        _concat(reliability, RELIABILITY_COLUMNS),
+        _concat(truth_tests, TRUTH_TEST_COLUMNS),
         families=row_families(block["testsets"], block["estimators"]),
-        excluded=kendall_excluded(block), level=level,
-        resamples=block["scoreboard"]["resamples"], draws=draws, dataset=dataset,
+        excluded=kendall_excluded(block),
+        level=level,
+        resamples=block["scoreboard"]["resamples"],
+        draws=draws,
+        dataset=dataset,
         flags=flags.to_dict(),
-    )  # fmt: skip
+    )
     arena_lines = board.pop("verdicts")
     about = summary_about(interactions, block, external_recommenders(block))
     if draws == "independent":  # the data line describes the first seed's draw
@@ -144,9 +165,17 @@ def aggregate_step(
     about += arena_lines
     bounds = sensitivity_over_seeds(_concat(sensitivity, ["seed", *SENSITIVITY_COLUMNS]), summary)
     separation = board["truth_separation"]
-    found = verdict_entries(e1_verdict(summary, agreement, block, dataset=dataset,
-                                       separation=separation, arena=arena_lines,
-                                       excluded=kendall_excluded(block)))  # fmt: skip
+    found = verdict_entries(
+        e1_verdict(
+            summary,
+            agreement,
+            block,
+            dataset=dataset,
+            separation=separation,
+            arena=arena_lines,
+            excluded=kendall_excluded(block),
+        )
+    )
     return {
         "summary": summary,
         "kendall": kendall,
@@ -160,7 +189,10 @@ def aggregate_step(
         ),
         "comparisons": agreement,
         "comparisons_md": comparisons_markdown(
-            agreement, dataset, level=level, verdict_md=found["verdict_md"],
+            agreement,
+            dataset,
+            level=level,
+            verdict_md=found["verdict_md"],
             separation=separation,
         ),
         **found,

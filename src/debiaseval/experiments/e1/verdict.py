@@ -68,9 +68,19 @@ def _tuned_block(summary: pd.DataFrame, block: Mapping[str, Any], truth: str) ->
 
 
 _COMPARISON_KEYS = [
-    "testset", "metric", "k", "recommender_a", "recommender_b", "n_seeds", "mean_diff",
-    "n_a_better", "n_b_better", "max_p_holm", "gamma_star", "gamma_leader",
-]  # fmt: skip
+    "testset",
+    "metric",
+    "k",
+    "recommender_a",
+    "recommender_b",
+    "n_seeds",
+    "mean_diff",
+    "n_a_better",
+    "n_b_better",
+    "max_p_holm",
+    "gamma_star",
+    "gamma_leader",
+]
 
 
 def e1_verdict(
@@ -139,9 +149,18 @@ def e1_verdict(
         f"On {where}, over {seeds_text(n_seeds)}, the recommenders ranked by {label} (the tuned "
         f"metric) on {what}: {', '.join(cells)}{brackets}."
     ]
-    sentences.append(_separation_sentence(separation, truth, metric, k, label, where, level,
-                                          len([r for r in ranked["recommender"]
-                                               if r not in set(excluded)])))  # fmt: skip
+    sentences.append(
+        _separation_sentence(
+            separation,
+            truth,
+            metric,
+            k,
+            label,
+            where,
+            level,
+            len([r for r in ranked["recommender"] if r not in set(excluded)]),
+        )
+    )
     gamma = _gamma_sentence(comparisons, metric, k, label, where, excluded)
     if gamma:
         sentences.append(gamma)
@@ -154,30 +173,49 @@ def e1_verdict(
 
 
 def _separation_sentence(
-    separation: pd.DataFrame | None, truth: str, metric: str, k: int, label: str, where: str,
-    level: float, n_ranked: int,
-) -> str:  # fmt: skip
+    separation: pd.DataFrame | None,
+    truth: str,
+    metric: str,
+    k: int,
+    label: str,
+    where: str,
+    level: float,
+    n_ranked: int,
+) -> str:
     """Whether the truth separates the ranked recommenders at the tuned metric: k of n pairs,
     or plainly that it cannot tell them apart (and then no row is named best)."""
-    part = (pd.DataFrame(columns=["metric", "k", "separated", "method"]) if separation is None
-            else separation[(separation["metric"] == metric) & (separation["k"] == k)])  # fmt: skip
+    part = (
+        pd.DataFrame(columns=["metric", "k", "separated", "method"])
+        if separation is None
+        else separation[(separation["metric"] == metric) & (separation["k"] == k)]
+    )
     if part.empty:
-        return (f"On {where}, no paired test of {label} on {truth} was run: whether it "
-                "separates the recommenders is not known.")  # fmt: skip
+        return (
+            f"On {where}, no paired test of {label} on {truth} was run: whether it "
+            "separates the recommenders is not known."
+        )
     apart = int(part["separated"].sum())
     test = f"{separation_method(part)}, Holm at α = {1 - level:g}; the pairs in comparisons.md"
     if apart == 0:
-        return (f"On {where}, the truth itself ({truth}) cannot tell the {n_ranked} ranked "
-                f"recommenders apart at {label}: it separates none of the {len(part)} pairs "
-                f"({test}). No row of the scoreboard is named best.")  # fmt: skip
-    return (f"On {where}, {truth} separates {apart} of the {len(part)} pairs of ranked "
-            f"recommenders at {label} ({test}).")  # fmt: skip
+        return (
+            f"On {where}, the truth itself ({truth}) cannot tell the {n_ranked} ranked "
+            f"recommenders apart at {label}: it separates none of the {len(part)} pairs "
+            f"({test}). No row of the scoreboard is named best."
+        )
+    return (
+        f"On {where}, {truth} separates {apart} of the {len(part)} pairs of ranked "
+        f"recommenders at {label} ({test})."
+    )
 
 
 def _gamma_sentence(
-    comparisons: pd.DataFrame, metric: str, k: int, label: str, where: str,
+    comparisons: pd.DataFrame,
+    metric: str,
+    k: int,
+    label: str,
+    where: str,
     excluded: Sequence[str],
-) -> str | None:  # fmt: skip
+) -> str | None:
     """Γ* of the first SNIPS row at the tuned metric in one sentence, over the ranked pairs:
     how many keep their order beyond a factor 2 and at any factor (∞), how many are not
     established even with the propensities as they are (Γ* = 1), and the weakest established
@@ -185,10 +223,12 @@ def _gamma_sentence(
     is in sensitivity.md."""
     skip = set(excluded)
     rows = comparisons[
-        (comparisons["metric"] == metric) & (comparisons["k"] == k)
+        (comparisons["metric"] == metric)
+        & (comparisons["k"] == k)
         & comparisons["gamma_star"].notna()
-        & ~comparisons["recommender_a"].isin(skip) & ~comparisons["recommender_b"].isin(skip)
-    ]  # fmt: skip
+        & ~comparisons["recommender_a"].isin(skip)
+        & ~comparisons["recommender_b"].isin(skip)
+    ]
     if rows.empty:
         return None
     names = list(dict.fromkeys(rows["testset"]))
@@ -208,9 +248,12 @@ def _gamma_sentence(
     if len(established):
         weakest = established.loc[established["gamma_star"].astype(float).idxmin()]
         text += "; the weakest established lead: " + gamma_sentence(
-            float(weakest["gamma_star"]), weakest["recommender_a"], weakest["recommender_b"],
-            weakest["gamma_leader"], name=inert_name,
-        )  # fmt: skip
+            float(weakest["gamma_star"]),
+            weakest["recommender_a"],
+            weakest["recommender_b"],
+            weakest["gamma_leader"],
+            name=inert_name,
+        )
     if len(names) > 1:
         others = len(names) - 1
         text += f"; {others} other SNIPS row{'s' if others > 1 else ''} in sensitivity.md"
@@ -229,18 +272,22 @@ def pair_sentences(pairs: pd.DataFrame, label: str, alpha: float) -> str:
         ):
             if int(count) > 0:
                 diff = r["mean_diff"] if win == r["recommender_a"] else -r["mean_diff"]
-                found.append((int(count), inert_name(win), inert_name(lose), diff,
-                              int(r["n_seeds"])))  # fmt: skip
+                found.append(
+                    (int(count), inert_name(win), inert_name(lose), diff, int(r["n_seeds"]))
+                )
     found.sort(key=lambda f: (-f[0], f[1], f[2]))
     test = f"paired t-tests over users, Holm's correction per seed at α = {alpha:g}"
     if not found:
         n = int(pairs["n_seeds"].max()) if len(pairs) else 0
         return f"No pair differs at {label} {in_any_seed(n)} ({test})."
-    listed = [f"{w} above {lo} {in_seeds(c, s)} ({signed(d)} on average)"
-              for c, w, lo, d, s in found]  # fmt: skip
+    listed = [
+        f"{w} above {lo} {in_seeds(c, s)} ({signed(d)} on average)" for c, w, lo, d, s in found
+    ]
     others = "in its one seed" if max(f[4] for f in found) == 1 else "in any seed"
-    return (f"The pairs that differ at {label} ({test}): {'; '.join(listed)}; no other pair "
-            f"differs {others}.")  # fmt: skip
+    return (
+        f"The pairs that differ at {label} ({test}): {'; '.join(listed)}; no other pair "
+        f"differs {others}."
+    )
 
 
 def truth_separation_notes(separation: pd.DataFrame) -> dict[tuple[str, int], str]:
@@ -252,9 +299,11 @@ def truth_separation_notes(separation: pd.DataFrame) -> dict[tuple[str, int], st
     for (metric, k), part in separation.groupby(["metric", "k"], sort=True):
         apart = int(part["separated"].sum())
         truth = inert_name(part["truth"].iloc[0])
-        text = (f"{truth} itself tells apart {apart} of the {len(part)} pairs of ranked "
-                "recommenders (paired tests over users, Holm-corrected; "
-                "comparisons.md)")  # fmt: skip
+        text = (
+            f"{truth} itself tells apart {apart} of the {len(part)} pairs of ranked "
+            "recommenders (paired tests over users, Holm-corrected; "
+            "comparisons.md)"
+        )
         notes[(str(metric), int(k))] = text + (
             ": a τ here measures noise, whatever its value." if apart == 0 else "."
         )
@@ -281,18 +330,24 @@ def _separation_table(separation: pd.DataFrame, level: float) -> str:
         "(either way) after Holm's correction (evidence, not the decision).\n"
     ]
     for (metric, k), block in separation.groupby(["metric", "k"], sort=True):
-        table = pd.DataFrame({
-            "ahead": [inert_name(x) for x in block["leader"]],
-            "behind": [inert_name(x) for x in block["other"]],
-            "mean diff": [signed(v) for v in block["mean_diff"]],
-            "p": [p_text(v) for v in block["p_value"]],
-            "Holm p": [p_text(v) for v in block["p_holm"]],
-            "separated": ["yes" if v else "no" for v in block["separated"]],
-            "seeds finding it": [f"{a} of {b}" for a, b in zip(block["n_seeds_significant"],
-                                                                block["n_seeds"], strict=True)],
-        })  # fmt: skip
-        parts.append(f"\n### {inert_name(block['truth'].iloc[0])}: "
-                     f"{metric_label(metric, int(k))}\n\n" + markdown_table(table))  # fmt: skip
+        table = pd.DataFrame(
+            {
+                "ahead": [inert_name(x) for x in block["leader"]],
+                "behind": [inert_name(x) for x in block["other"]],
+                "mean diff": [signed(v) for v in block["mean_diff"]],
+                "p": [p_text(v) for v in block["p_value"]],
+                "Holm p": [p_text(v) for v in block["p_holm"]],
+                "separated": ["yes" if v else "no" for v in block["separated"]],
+                "seeds finding it": [
+                    f"{a} of {b}"
+                    for a, b in zip(block["n_seeds_significant"], block["n_seeds"], strict=True)
+                ],
+            }
+        )
+        parts.append(
+            f"\n### {inert_name(block['truth'].iloc[0])}: "
+            f"{metric_label(metric, int(k))}\n\n" + markdown_table(table)
+        )
     return "".join(parts)
 
 
@@ -324,8 +379,10 @@ def comparisons_markdown(
         text = with_verdict(text, verdict_md)
     if comparisons.empty:
         return text + "\nNo comparison: the run has fewer than two recommenders.\n"
-    parts = [text, _separation_table(separation if separation is not None
-                                     else pd.DataFrame(), level)]  # fmt: skip
+    parts = [
+        text,
+        _separation_table(separation if separation is not None else pd.DataFrame(), level),
+    ]
     order = list(dict.fromkeys(comparisons["testset"]))
     frame = comparisons.assign(_t=comparisons["testset"].map({t: i for i, t in enumerate(order)}))
     for (_, metric, k), block in frame.groupby(["_t", "metric", "k"], sort=True):

@@ -149,5 +149,3 @@ def run(
     out["tuning"] = pd.concat(tunings, ignore_index=True)
     out["elicited_pairs"] = pd.concat(pairs, ignore_index=True)
     return out
-
-

@@ -99,8 +99,16 @@ def _with_interval(
 
 
 PER_USER_COLUMNS = [
-    "seed", "method", "strategy", "scope", "user", "metric", "k", "stage", "value",
-]  # fmt: skip
+    "seed",
+    "method",
+    "strategy",
+    "scope",
+    "user",
+    "metric",
+    "k",
+    "stage",
+    "value",
+]
 """Columns of ``metrics_per_user.parquet``; ``stage`` is ``before`` or ``after`` elicitation."""
 
 

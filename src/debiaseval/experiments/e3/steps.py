@@ -269,12 +269,16 @@ def _naive_bayes_frame(
     if not tables:
         return pd.DataFrame(
             {
-                "seed": np.empty(0, np.int32), "draw": np.empty(0, np.int32),
-                "mar_size": np.empty(0, np.int64), "rating": np.empty(0, np.float32),
-                "propensity": np.empty(0), "true_propensity": np.empty(0),
-                "p_rating_observed": np.empty(0), "p_rating": np.empty(0),
+                "seed": np.empty(0, np.int32),
+                "draw": np.empty(0, np.int32),
+                "mar_size": np.empty(0, np.int64),
+                "rating": np.empty(0, np.float32),
+                "propensity": np.empty(0),
+                "true_propensity": np.empty(0),
+                "p_rating_observed": np.empty(0),
+                "p_rating": np.empty(0),
             }
-        )  # fmt: skip
+        )
     out = pd.concat(tables, ignore_index=True)
     out["seed"] = np.int32(seed)
     out["true_propensity"] = true_marginal[out["rating"].to_numpy(np.int64) - 1]
@@ -296,9 +300,7 @@ class E3Simulate(StepConfig):
     clip: float | None
 
 
-def simulate_seed(
-    truth: Truth, step: E3Simulate, seed: int
-) -> tuple[pd.DataFrame, pd.DataFrame]:
+def simulate_seed(truth: Truth, step: E3Simulate, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     """:func:`simulate` for run ``seed`` with the step's settings
     (:meth:`E3Simulate.of` the validated config).
 

@@ -71,8 +71,13 @@ def summarise_estimates(draws: pd.DataFrame, *, alpha: float) -> pd.DataFrame:
     out["flags"] = join_flags({"undefined_draws": undefined})
     keys = ["matrix", "metric", "estimator"]
     ci = seed_intervals(rows, keys, level=LEVEL, bounds=value_range)[[*keys, "ci_low", "ci_high"]]
-    columns = [*out.columns[: list(out.columns).index("sd") + 1], "ci_low", "ci_high",
-               "n_draws", "flags"]  # fmt: skip
+    columns = [
+        *out.columns[: list(out.columns).index("sd") + 1],
+        "ci_low",
+        "ci_high",
+        "n_draws",
+        "flags",
+    ]
     return out.merge(ci, on=keys, how="left")[columns]
 
 
@@ -92,12 +97,18 @@ def rmse_table(draws: pd.DataFrame, *, propensity: str, by: str) -> pd.DataFrame
             {
                 c: pd.Series(dtype=t)
                 for c, t in [
-                    ("matrix", object), ("metric", object), ("estimator", object),
-                    ("alpha", np.float64), ("mar_size", np.int64), ("rmse", np.float64),
-                    ("bias", np.float64), ("sd", np.float64), ("n_draws", np.int64),
+                    ("matrix", object),
+                    ("metric", object),
+                    ("estimator", object),
+                    ("alpha", np.float64),
+                    ("mar_size", np.int64),
+                    ("rmse", np.float64),
+                    ("bias", np.float64),
+                    ("sd", np.float64),
+                    ("n_draws", np.int64),
                 ]
             }
-        )  # fmt: skip
+        )
     rows["error"] = rows["value"] - rows["true_value"]
     rows["sq"] = rows["error"] ** 2
     keys = ["matrix", "metric", "estimator", "alpha", "mar_size"]
@@ -143,11 +154,16 @@ def table1_markdown(estimates: pd.DataFrame, *, title: str = "") -> str:
             row = block[block["estimator"] == est].set_index("matrix")
             digits = 3 if scale < 10 else 2  # as _fmt
             cells = [
-                interval_cell(*row.loc[m, ["mean", "ci_low", "ci_high"]], np.nan, np.nan,
-                              row.at[m, "n_draws"], digits=digits)
+                interval_cell(
+                    *row.loc[m, ["mean", "ci_low", "ci_high"]],
+                    np.nan,
+                    np.nan,
+                    row.at[m, "n_draws"],
+                    digits=digits,
+                )
                 + f" (sd {_fmt(row.at[m, 'sd'], scale)})"
                 for m in matrices
-            ]  # fmt: skip
+            ]
             if "flags" in row:
                 cells = marked(cells, [row.at[m, "flags"] for m in matrices])
             lines.append(f"| | {labels.get(est, est)} | " + " | ".join(cells) + " |")

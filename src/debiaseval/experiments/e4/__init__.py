@@ -149,13 +149,13 @@ def run(
             cvs.append(c)
             losses.append(loss)
     stage("aggregating")
-    tables = aggregate(errors, losses, grid=tuning_grid(block, name),
-                       min_users=cfg["min_users"])  # fmt: skip
+    tables = aggregate(errors, losses, grid=tuning_grid(block, name), min_users=cfg["min_users"])
     title = summary_title(name)
     alpha = block["alpha_sweep"]["alpha"]
     md = summary_markdown(tables["summary"], title=title, alpha=alpha, tests=tables["pair_tests"])
-    found = verdict_entries(e4_verdict(tables["summary"], tables["pair_tests"],
-                                       dataset=name, alpha=alpha))  # fmt: skip
+    found = verdict_entries(
+        e4_verdict(tables["summary"], tables["pair_tests"], dataset=name, alpha=alpha)
+    )
     return {
         **tables,
         "summary_md": with_verdict(md, found["verdict_md"]),

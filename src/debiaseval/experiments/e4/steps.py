@@ -88,9 +88,22 @@ OUTPUTS = ("verdict.md", "errors.parquet", "summary.parquet", "pair_tests.parque
 
 
 ERROR_COLUMNS = (
-    "seed", "alpha", "mar_size", "model", "propensity", "metric", "value",
-    "factors", "l2", "cv_value", "n_train", "n_test", "sweeps", "converged", "factor_rms",
-)  # fmt: skip
+    "seed",
+    "alpha",
+    "mar_size",
+    "model",
+    "propensity",
+    "metric",
+    "value",
+    "factors",
+    "l2",
+    "cv_value",
+    "n_train",
+    "n_test",
+    "sweeps",
+    "converged",
+    "factor_rms",
+)
 """Columns of the per-seed test errors (``errors.parquet``): ``sweeps``, ``converged`` and
 ``factor_rms`` are those of the reported (refitted) model: whether it met ``model.tol`` within
 ``model.max_iter``, and the root mean square over its training pairs of what its factors add
@@ -168,9 +181,14 @@ def learning_data(
     n_users = int((interactions if users is None else users)["user"].max()) + 1
     n_items = int((interactions if items is None else items)["item"].max()) + 1
     return LearningData(
-        dataset, n_users, n_items, mnar=parts["mnar"], mar=parts["mar"],
-        user_features=_features(users, "user"), item_features=_features(items, "item"),
-    )  # fmt: skip
+        dataset,
+        n_users,
+        n_items,
+        mnar=parts["mnar"],
+        mar=parts["mar"],
+        user_features=_features(users, "user"),
+        item_features=_features(items, "item"),
+    )
 
 
 def read_learning_data(
@@ -192,8 +210,9 @@ def _column(model: str) -> str:
     return f"propensity_{model}"
 
 
-def _pairs(users: np.ndarray, items: np.ndarray, ratings: np.ndarray, part: str,
-           alpha: float) -> pd.DataFrame:  # fmt: skip
+def _pairs(
+    users: np.ndarray, items: np.ndarray, ratings: np.ndarray, part: str, alpha: float
+) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "alpha": np.full(users.size, alpha, dtype=np.float64),
@@ -329,8 +348,14 @@ def _sweep_naive_bayes(
         if not 1 <= size <= ratings.size:
             raise ValueError(f"alpha_sweep.mar_sizes: {size} is not in [1, {ratings.size}]")
         sample = ratings.ravel()[rng.choice(ratings.size, int(size), replace=False)]
-        table = prop.naive_bayes(observed, sample, n_users=data.n_users, n_items=data.n_items,
-                                 levels=levels, smoothing=step.smoothing)  # fmt: skip
+        table = prop.naive_bayes(
+            observed,
+            sample,
+            n_users=data.n_users,
+            n_items=data.n_items,
+            levels=levels,
+            smoothing=step.smoothing,
+        )
         column = np.full(len(out), np.nan)
         column[rows] = prop.lookup(table, out.loc[rows, ["rating"]])
         out[_nb_column(size)] = column
@@ -356,20 +381,32 @@ def _train_propensities(
         l2 = grid[0]
         if len(grid) > 1:
             l2, _ = prop.logistic_cv(
-                mnar, data.user_features, data.item_features, l2=grid,
-                n_folds=settings["n_folds"], cross=settings["cross"],
+                mnar,
+                data.user_features,
+                data.item_features,
+                l2=grid,
+                n_folds=settings["n_folds"],
+                cross=settings["cross"],
                 rng=run_rng(seed, data.name, "e4", "logistic"),
-            )  # fmt: skip
+            )
         table = prop.logistic(
-            mnar, data.user_features, data.item_features, l2=l2, cross=settings["cross"],
-        )  # fmt: skip
+            mnar,
+            data.user_features,
+            data.item_features,
+            l2=l2,
+            cross=settings["cross"],
+        )
         return prop.lookup(table, mnar)
     if model == "naive_bayes":
         levels = np.unique(np.concatenate([mnar["rating"].to_numpy(), sample["rating"].to_numpy()]))
         table = prop.naive_bayes(
-            mnar["rating"], sample["rating"], n_users=data.n_users, n_items=data.n_items,
-            levels=levels, smoothing=step.smoothing,
-        )  # fmt: skip
+            mnar["rating"],
+            sample["rating"],
+            n_users=data.n_users,
+            n_items=data.n_items,
+            levels=levels,
+            smoothing=step.smoothing,
+        )
         return prop.lookup(table, mnar)
     raise ValueError(f"{data.name} has no {model!r} propensities")
 
@@ -417,9 +454,11 @@ def fit(
         y = train["rating"].to_numpy(np.float64)
         test = rows[rows["part"] == "test"]
         if nb_sweep:  # MF-IPS-NB: one fit per MCAR sample size, at alpha_sweep.alpha only
-            variants = [(float(size), train[c].to_numpy(np.float64))
-                        for size, c in zip(sweep["mar_sizes"], wanted, strict=True)
-                        if train[c].notna().all()]  # fmt: skip
+            variants = [
+                (float(size), train[c].to_numpy(np.float64))
+                for size, c in zip(sweep["mar_sizes"], wanted, strict=True)
+                if train[c].notna().all()
+            ]
         else:
             variants = [(np.nan, train[wanted[0]].to_numpy(np.float64) if wanted else None)]
         for mar_size, p in variants:
@@ -431,16 +470,31 @@ def fit(
             for metric in metrics:
                 rng = run_rng(seed, data.name, "e4", "fit", metric, f"{float(alpha):g}")
                 best, table = cv_select(
-                    u, i, y, p, n_users=data.n_users, n_items=data.n_items, grid=grid,
-                    metric=metric, n_folds=step.n_folds, model_params=params, rng=rng,
-                    warm_start=step.warm_start, validation_propensities=pv,
+                    u,
+                    i,
+                    y,
+                    p,
+                    n_users=data.n_users,
+                    n_items=data.n_items,
+                    grid=grid,
+                    metric=metric,
+                    n_folds=step.n_folds,
+                    model_params=params,
+                    rng=rng,
+                    warm_start=step.warm_start,
+                    validation_propensities=pv,
                     l2_per_pair=per_pair,
-                )  # fmt: skip
+                )
                 refit = {**best, "l2": model_l2(best["l2"], y.size, per_pair)}
                 model = WeightedMF(**{**params, "loss": LOSS_OF_METRIC[metric], **refit}).fit(
-                    u, i, y, n_users=data.n_users, n_items=data.n_items,
-                    weights=None if p is None else 1.0 / p, rng=rng,
-                )  # fmt: skip
+                    u,
+                    i,
+                    y,
+                    n_users=data.n_users,
+                    n_items=data.n_items,
+                    weights=None if p is None else 1.0 / p,
+                    rng=rng,
+                )
                 if truth:
                     assert data.truth is not None
                     delta = pair_losses(metric, data.truth.ratings, model.predict_matrix())
@@ -449,11 +503,18 @@ def fit(
                     tu, ti = test["user"].to_numpy(np.int64), test["item"].to_numpy(np.int64)
                     delta = pair_losses(metric, test["rating"].to_numpy(), model.predict(tu, ti))
                     n_test = delta.size
-                    losses.append(pd.DataFrame({
-                        "seed": np.int32(seed), "alpha": float(alpha), "propensity": propensity,
-                        "metric": metric, "pair": np.arange(n_test, dtype=np.int64),
-                        "value": delta,
-                    }))  # fmt: skip
+                    losses.append(
+                        pd.DataFrame(
+                            {
+                                "seed": np.int32(seed),
+                                "alpha": float(alpha),
+                                "propensity": propensity,
+                                "metric": metric,
+                                "pair": np.arange(n_test, dtype=np.int64),
+                                "value": delta,
+                            }
+                        )
+                    )
                 chosen = table[table["selected"]]
                 objective = model.objective_
                 sweeps = objective.size - 1
@@ -462,25 +523,55 @@ def fit(
                 )
                 errors.append(
                     {
-                        "seed": seed, "alpha": float(alpha), "mar_size": mar_size,
-                        "model": model_name(propensity), "propensity": propensity,
-                        "metric": metric, "value": float(delta.mean()),
-                        "factors": int(best["factors"]), "l2": float(best["l2"]),
-                        "cv_value": float(chosen["value"].mean()), "n_train": int(y.size),
-                        "n_test": int(n_test), "sweeps": int(sweeps), "converged": converged,
+                        "seed": seed,
+                        "alpha": float(alpha),
+                        "mar_size": mar_size,
+                        "model": model_name(propensity),
+                        "propensity": propensity,
+                        "metric": metric,
+                        "value": float(delta.mean()),
+                        "factors": int(best["factors"]),
+                        "l2": float(best["l2"]),
+                        "cv_value": float(chosen["value"].mean()),
+                        "n_train": int(y.size),
+                        "n_test": int(n_test),
+                        "sweeps": int(sweeps),
+                        "converged": converged,
                         "factor_rms": factor_rms(model, u, i),
                     }
-                )  # fmt: skip
-                tables.append(table.assign(seed=seed, alpha=float(alpha), mar_size=mar_size,
-                                           model=model_name(propensity), propensity=propensity,
-                                           metric=metric))  # fmt: skip
+                )
+                tables.append(
+                    table.assign(
+                        seed=seed,
+                        alpha=float(alpha),
+                        mar_size=mar_size,
+                        model=model_name(propensity),
+                        propensity=propensity,
+                        metric=metric,
+                    )
+                )
     out = pd.DataFrame(errors, columns=list(ERROR_COLUMNS))
-    ints = {"factors": np.int64, "n_train": np.int64, "n_test": np.int64, "sweeps": np.int64,
-            "converged": bool, "factor_rms": np.float64}  # fmt: skip
+    ints = {
+        "factors": np.int64,
+        "n_train": np.int64,
+        "n_test": np.int64,
+        "sweeps": np.int64,
+        "converged": bool,
+        "factor_rms": np.float64,
+    }
     out = out.astype({"seed": np.int32, "mar_size": np.float64, **ints})
     cv = pd.concat(tables, ignore_index=True)
-    cv_cols = ["seed", "alpha", "mar_size", "model", "propensity", "metric", "params", "fold",
-               "value"]  # fmt: skip
+    cv_cols = [
+        "seed",
+        "alpha",
+        "mar_size",
+        "model",
+        "propensity",
+        "metric",
+        "params",
+        "fold",
+        "value",
+    ]
     cv = cv[[*cv_cols, "selected"]].astype({"seed": np.int32, "fold": np.int64})
     return out, cv, losses_frame(losses)
 

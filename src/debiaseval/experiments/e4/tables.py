@@ -46,9 +46,19 @@ flagged ``bias_only``: it predicts with the offset and biases alone, and so does
 with a larger λ."""
 
 SUMMARY_COLUMNS = (
-    "model", "propensity", "metric", "alpha", "mar_size", "mean", "sd", "ci_low", "ci_high",
-    "n_seeds", "p_value", "flags",
-)  # fmt: skip
+    "model",
+    "propensity",
+    "metric",
+    "alpha",
+    "mar_size",
+    "mean",
+    "sd",
+    "ci_low",
+    "ci_high",
+    "n_seeds",
+    "p_value",
+    "flags",
+)
 """Columns of the summary (``summary.parquet``); ``ci_low``/``ci_high``: the
 :data:`LEVEL` t interval over seeds within [0, ∞); ``flags`` as in
 :mod:`debiaseval.evaluation.flags` (:func:`summarise`)."""
@@ -63,8 +73,16 @@ LOSS_COLUMNS = ("seed", "alpha", "propensity", "metric", "pair", "value")
 test pairs of the seed in :func:`prepare`'s order, so two models' losses pair up."""
 
 PAIR_TEST_COLUMNS = (
-    "model", "propensity", "metric", "alpha", "seed", "n_pairs", "mean_diff", "t", "p_value",
-)  # fmt: skip
+    "model",
+    "propensity",
+    "metric",
+    "alpha",
+    "seed",
+    "n_pairs",
+    "mean_diff",
+    "t",
+    "p_value",
+)
 """Columns of the per-seed paired t-tests over the test pairs (``pair_tests.parquet``)."""
 
 
@@ -76,8 +94,14 @@ def model_name(propensity: str) -> str:
 def losses_frame(frames: list[pd.DataFrame]) -> pd.DataFrame:
     """Fits' per-pair test losses as one frame of :data:`LOSS_COLUMNS` (typed when empty)."""
     if not frames:
-        types = {"seed": np.int32, "alpha": np.float64, "propensity": object, "metric": object,
-                 "pair": np.int64, "value": np.float64}  # fmt: skip
+        types = {
+            "seed": np.int32,
+            "alpha": np.float64,
+            "propensity": object,
+            "metric": object,
+            "pair": np.int64,
+            "value": np.float64,
+        }
         return pd.DataFrame({c: pd.Series(dtype=t) for c, t in types.items()})
     return pd.concat(frames, ignore_index=True)[list(LOSS_COLUMNS)]
 
@@ -94,21 +118,29 @@ def pair_tests(losses: pd.DataFrame) -> pd.DataFrame:
     keys = ["seed", "alpha", "metric", "pair"]
     naive = losses[losses["propensity"] == "none"]
     rows = []
-    for propensity, block in losses[losses["propensity"] != "none"].groupby("propensity",
-                                                                           sort=False):  # fmt: skip
+    for propensity, block in losses[losses["propensity"] != "none"].groupby(
+        "propensity", sort=False
+    ):
         both = block.merge(naive, on=keys, suffixes=("", "_naive"), validate="one_to_one")
-        for (metric, alpha, seed), cell in both.groupby(["metric", "alpha", "seed"], sort=True,
-                                                        dropna=False):  # fmt: skip
+        for (metric, alpha, seed), cell in both.groupby(
+            ["metric", "alpha", "seed"], sort=True, dropna=False
+        ):
             a, b = cell["value"].to_numpy(), cell["value_naive"].to_numpy()
             same = a.size < 2 or np.all(a == b)
             test = None if same else ttest_rel(a, b)
-            rows.append({
-                "model": model_name(propensity), "propensity": propensity, "metric": metric,
-                "alpha": float(alpha), "seed": np.int32(seed), "n_pairs": np.int64(a.size),
-                "mean_diff": float(np.mean(a - b)) if a.size else np.nan,
-                "t": np.nan if test is None else float(test.statistic),
-                "p_value": np.nan if test is None else float(test.pvalue),
-            })  # fmt: skip
+            rows.append(
+                {
+                    "model": model_name(propensity),
+                    "propensity": propensity,
+                    "metric": metric,
+                    "alpha": float(alpha),
+                    "seed": np.int32(seed),
+                    "n_pairs": np.int64(a.size),
+                    "mean_diff": float(np.mean(a - b)) if a.size else np.nan,
+                    "t": np.nan if test is None else float(test.statistic),
+                    "p_value": np.nan if test is None else float(test.pvalue),
+                }
+            )
     out = pd.DataFrame(rows, columns=list(PAIR_TEST_COLUMNS))
     return out.astype({"seed": np.int32, "n_pairs": np.int64, "alpha": np.float64})
 
@@ -164,9 +196,11 @@ def summarise(
     rows = errors.assign(_naive=errors["propensity"] != "none", **masks)
     rows = rows.sort_values("_naive", kind="stable")
     out = rows.groupby(keys, sort=False, dropna=False).agg(
-        mean=("value", "mean"), sd=("value", "std"), n_seeds=("value", "size"),
+        mean=("value", "mean"),
+        sd=("value", "std"),
+        n_seeds=("value", "size"),
         **{code: (code, "any") for code in masks},
-    )  # fmt: skip
+    )
     out = out.reset_index()
     out["n_seeds"] = out["n_seeds"].astype(np.int64)
     out["flags"] = join_flags({code: out[code] for code in masks}) if masks else ""
@@ -256,8 +290,9 @@ def summary_markdown(
         if "mar_size" in rows
         else rows.assign(_size=-1.0)
     )
-    for (model, propensity, size), block in rows.groupby(["model", "propensity", "_size"],
-                                                         sort=False):  # fmt: skip
+    for (model, propensity, size), block in rows.groupby(
+        ["model", "propensity", "_size"], sort=False
+    ):
         if size >= 0:
             propensity = f"{propensity} (MCAR sample {int(size):,})"
         cells = []
@@ -267,8 +302,9 @@ def summary_markdown(
                 cells += ["", ""]
                 continue
             r = cell.iloc[0]
-            text = interval_cell(r["mean"], r["ci_low"], r["ci_high"], np.nan, np.nan,
-                                 r["n_seeds"], digits=3)  # fmt: skip
+            text = interval_cell(
+                r["mean"], r["ci_low"], r["ci_high"], np.nan, np.nan, r["n_seeds"], digits=3
+            )
             cells += marked([text], [r.get("flags", "")])
             cells.append("" if np.isnan(r["p_value"]) else f"{r['p_value']:.3g}")
         lines.append(f"| {model} | {propensity} | " + " | ".join(cells) + " |")
@@ -305,8 +341,10 @@ def summary_markdown(
             by_seed = block.set_index("seed")
             cells = [
                 f"{by_seed.at[s, 'p_value']:.2g} ({by_seed.at[s, 'mean_diff']:+.3f})"
-                if s in by_seed.index else "" for s in seeds
-            ]  # fmt: skip
+                if s in by_seed.index
+                else ""
+                for s in seeds
+            ]
             head = f"| {model} | {propensity} | {metric.upper()} | "
             lines.append(head + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"

@@ -227,13 +227,17 @@ def run(
             users.extend(points)
     per_seed = pd.concat(rows, ignore_index=True)
     per_user = pd.concat(users, ignore_index=True)
-    out = aggregate_step(per_seed, per_user, dataset=dataset, min_users=full["min_users"],
-                         confidence=cfg["confidence"], resamples=cfg["bootstrap"]["resamples"])
+    out = aggregate_step(
+        per_seed,
+        per_user,
+        dataset=dataset,
+        min_users=full["min_users"],
+        confidence=cfg["confidence"],
+        resamples=cfg["bootstrap"]["resamples"],
+    )
     return {
         "per_seed": per_seed,
         **out,
         **verdict_entries(e5_verdict(out["agreement"], out["estimates"], dataset=dataset)),
         "metrics_per_user": per_user,
     }
-
-

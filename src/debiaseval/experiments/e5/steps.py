@@ -272,9 +272,9 @@ def evaluate_models(
     Recall@K does not depend on the model). ``per_user``, when given, receives the values
     they average (:func:`per_user_values`).
     """
-    (estimates, values), = evaluate_models_on_seeds(
+    ((estimates, values),) = evaluate_models_on_seeds(
         {0: labelled}, step, n_users=n_users, n_items=n_items, seed=seed
-    ).values()  # fmt: skip
+    ).values()
     if per_user is not None:
         per_user.extend(values)
     return estimates

@@ -262,9 +262,14 @@ def agreement_table(estimates: pd.DataFrame) -> pd.DataFrame:
                 and any("degenerate_k" in str(f).split(",") for f in block["flags"])
             )
             rows.append(
-                {"k": k, "estimator": estimator, "reference": reference, **stats,
-                 "degenerate": degenerate}
-            )  # fmt: skip
+                {
+                    "k": k,
+                    "estimator": estimator,
+                    "reference": reference,
+                    **stats,
+                    "degenerate": degenerate,
+                }
+            )
     out = pd.DataFrame(rows)
     out["k"] = out["k"].astype(np.int16)
     out["n_models"] = out["n_models"].astype(np.int64)
@@ -357,9 +362,13 @@ def evaluated_users(labelled: pd.DataFrame, *, positive_threshold: float) -> np.
 
 
 def agreement_intervals(
-    per_seed: pd.DataFrame, agreement: pd.DataFrame, *, level: float, resamples: int,
+    per_seed: pd.DataFrame,
+    agreement: pd.DataFrame,
+    *,
+    level: float,
+    resamples: int,
     rng: np.random.Generator,
-) -> pd.DataFrame:  # fmt: skip
+) -> pd.DataFrame:
     """``agreement`` with ``tau_low``/``tau_high``: the interval of Kendall's τ at ``level``
     over ``resamples`` resamples of the seeds, τ recomputed from the models' means over each
     resample's seeds (:class:`~debiaseval.estimation.resampling.ResamplingPlan`, expanded
@@ -377,16 +386,18 @@ def agreement_intervals(
     seeds = np.sort(per_seed["seed"].unique())
     if out.empty or (out["reference"] != "true_recall").all() or seeds.size < 2:
         return out
-    plan = ResamplingPlan.of(seeds.size, draws="independent", resamples=resamples,
-                             user_resamples=0, rng=rng)  # fmt: skip
+    plan = ResamplingPlan.of(
+        seeds.size, draws="independent", resamples=resamples, user_resamples=0, rng=rng
+    )
     models = per_seed.assign(model=per_seed["model"] + "\x1f" + per_seed["params"].astype(str))
     names = np.sort(models["model"].unique())
     for j, row in out.iterrows():
         at_k = models[models["k"] == row["k"]]
         draws = []
         for column in (ESTIMATE_COLUMN[row["estimator"]], row["reference"]):
-            wide = at_k.pivot_table(index="seed", columns="model", values=column,
-                                    aggfunc="first", dropna=False)  # fmt: skip
+            wide = at_k.pivot_table(
+                index="seed", columns="model", values=column, aggfunc="first", dropna=False
+            )
             wide = wide.reindex(index=seeds, columns=names)
             value = wide.to_numpy(dtype=np.float64)
             has = np.isfinite(value)
@@ -395,16 +406,22 @@ def agreement_intervals(
         estimate, reference = draws
         keep = np.isfinite(estimate).all(0) & np.isfinite(reference).all(0)
         tau = kendall_tau_b(estimate[:, keep], reference[:, keep])
-        _, low, high = percentile_interval(tau, level, intervals=plan.gives_intervals,
-                                           tail=plan.tail(level), bounds=(-1.0, 1.0))  # fmt: skip
+        _, low, high = percentile_interval(
+            tau, level, intervals=plan.gives_intervals, tail=plan.tail(level), bounds=(-1.0, 1.0)
+        )
         out.loc[j, ["tau_low", "tau_high"]] = low, high
     return out
 
 
 def aggregate_step(
-    per_seed: pd.DataFrame, per_user: pd.DataFrame, *, dataset: str, min_users: int,
-    confidence: float, resamples: int,
-) -> dict[str, pd.DataFrame]:  # fmt: skip
+    per_seed: pd.DataFrame,
+    per_user: pd.DataFrame,
+    *,
+    dataset: str,
+    min_users: int,
+    confidence: float,
+    resamples: int,
+) -> dict[str, pd.DataFrame]:
     """E5's aggregated tables from the seeds' estimates (``per_seed``) and per-user values
     (``per_user``): ``estimates`` (seed means with their intervals), ``agreement`` (τ of each
     estimator against the reference, with its interval over seeds: :func:`agreement_intervals`),
@@ -414,8 +431,16 @@ def aggregate_step(
     bounds = bootstrap_table(per_user, resamples=resamples, level=level, dataset=dataset)
     estimates = estimates_table(per_seed, min_users=min_users, bounds=bounds, level=level)
     tests, agreed = comparisons_table(per_user, level=level)
-    agreement = agreement_intervals(per_seed, agreement_table(estimates), level=level,
-                                    resamples=resamples,
-                                    rng=run_rng(0, dataset, "e5_agreement"))  # fmt: skip
-    return {"estimates": estimates, "agreement": agreement, "comparisons": agreed,
-            "seed_comparisons": tests}  # fmt: skip
+    agreement = agreement_intervals(
+        per_seed,
+        agreement_table(estimates),
+        level=level,
+        resamples=resamples,
+        rng=run_rng(0, dataset, "e5_agreement"),
+    )
+    return {
+        "estimates": estimates,
+        "agreement": agreement,
+        "comparisons": agreed,
+        "seed_comparisons": tests,
+    }

@@ -42,8 +42,9 @@ def e5_verdict(agreement: pd.DataFrame, estimates: pd.DataFrame, *, dataset: str
         )
         bracket = ""
         if "tau_low" in part and np.isfinite(part["tau_low"]).any():
-            bracket = (" (in brackets its interval over the seeds, each its own draw of the "
-                       "exposure)")  # fmt: skip
+            bracket = (
+                " (in brackets its interval over the seeds, each its own draw of the exposure)"
+            )
         out.append(
             f"On {where}, over {seeds_text(n_seeds)} and {int(part['n_models'].max())} models, "
             f"Kendall's τ of the model ranking by {names.get(estimator, inert_name(estimator))} "

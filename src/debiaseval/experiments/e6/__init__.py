@@ -105,11 +105,17 @@ def run(
     else:
         frames = input_frames(data, config, dataset, experiment="e6")
         runs = [
-            run_seed(frames.dataset, s, step, synthetic=full["synthetic"],
-                     interactions=frames.interactions, n_users=frames.n_users,
-                     n_items=frames.n_items)
+            run_seed(
+                frames.dataset,
+                s,
+                step,
+                synthetic=full["synthetic"],
+                interactions=frames.interactions,
+                n_users=frames.n_users,
+                n_items=frames.n_items,
+            )
             for s in staged(seed_list)
-        ]  # fmt: skip
+        ]
         name = frames.dataset
     stage("aggregating")
     tables = aggregate(runs, min_users=full["min_users"])

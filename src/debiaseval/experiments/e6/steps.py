@@ -61,9 +61,13 @@ aggregated."""
 
 
 OUTPUTS = (
-    "verdict.md", "scores.parquet", "weights.parquet", "snapshots.parquet", "lists.parquet",
+    "verdict.md",
+    "scores.parquet",
+    "weights.parquet",
+    "snapshots.parquet",
+    "lists.parquet",
     "scores.md",
-)  # fmt: skip
+)
 """E6's aggregated files in ``results/<study>/e6/<dataset>/``."""
 
 
@@ -97,8 +101,10 @@ def check_config(config: Mapping[str, Any]) -> None:
     """Cross-field checks of the ``e6`` block (after schema validation); raise ``ConfigError``."""
     block = config["e6"]
     uses_g1 = "g1" in block["recommenders"]
-    for key, value in (("n_boosted", block["n_boosted"]),
-                       ("campaign.n_boosted", block["campaign"]["n_boosted"])):  # fmt: skip
+    for key, value in (
+        ("n_boosted", block["n_boosted"]),
+        ("campaign.n_boosted", block["campaign"]["n_boosted"]),
+    ):
         if uses_g1 and value < block["k"]:
             raise ConfigError(
                 f"config error at 'e6.{key}': {value} boosted items cannot fill g1's list of "
@@ -305,10 +311,15 @@ def evaluate_over_time(
                 )
                 score_rows.append((t, name, weighting, p, score, low, high, divergence))
         snap_rows.append(
-            (t, int(cut), int(np.sum(ts < cut)), int(np.sum(np.diff(x.indptr) > 0)),
-             int(np.sum(np.diff(x.tocsc().indptr) > 0)),
-             int(np.sum(np.diff(evaluated.indptr) > 0)))
-        )  # fmt: skip
+            (
+                t,
+                int(cut),
+                int(np.sum(ts < cut)),
+                int(np.sum(np.diff(x.indptr) > 0)),
+                int(np.sum(np.diff(x.tocsc().indptr) > 0)),
+                int(np.sum(np.diff(evaluated.indptr) > 0)),
+            )
+        )
     scores = pd.DataFrame(
         score_rows,
         columns=[
@@ -329,11 +340,16 @@ def evaluate_over_time(
     lists_frame = pd.DataFrame(
         {
             "list": ["g1"] * g1.size + ["g2"] * g2.size + ["boosted"] * boosted.size,
-            "rank": np.concatenate([np.arange(1, g1.size + 1), np.arange(1, g2.size + 1),
-                                    np.zeros(boosted.size, dtype=np.int64)]).astype(np.int16),
+            "rank": np.concatenate(
+                [
+                    np.arange(1, g1.size + 1),
+                    np.arange(1, g2.size + 1),
+                    np.zeros(boosted.size, dtype=np.int64),
+                ]
+            ).astype(np.int16),
             "item": np.concatenate([g1, g2, boosted]).astype(np.int32),
         }
-    )  # fmt: skip
+    )
     tables = {"scores": scores, "weights": weights, "snapshots": snaps, "lists": lists_frame}
     for frame in tables.values():
         frame.insert(0, "seed", np.int32(seed))
@@ -372,6 +388,12 @@ def run_seed(
         seed=seed,
     )
     return evaluate_over_time(
-        log, cuts, step, n_users=n_users, n_items=n_items, boosted=boosted, dataset=dataset,
+        log,
+        cuts,
+        step,
+        n_users=n_users,
+        n_items=n_items,
+        boosted=boosted,
+        dataset=dataset,
         seed=seed,
     )

@@ -43,8 +43,10 @@ def markdown(scores: pd.DataFrame, dataset: str) -> str:
             index=["recommender", "weighting", "p"], columns="t", values="cell", aggfunc="first"
         )
         rank = {name: i for i, name in enumerate(RECOMMENDERS)}
-        keys = sorted(table.index, key=lambda key: (rank.get(key[0], len(rank)), key[0],
-                                                    key[1] != "none", key[2]))  # fmt: skip
+        keys = sorted(
+            table.index,
+            key=lambda key: (rank.get(key[0], len(rank)), key[0], key[1] != "none", key[2]),
+        )
         table = table.loc[keys]
         ts = list(table.columns)
         lines += [f"## Seed {seed}", ""]
