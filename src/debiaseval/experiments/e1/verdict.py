@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from debiaseval.estimation.sensitivity import gamma_cell, gamma_sentence
+from debiaseval.estimation.sensitivity import COMPARISONS_COLUMNS, gamma_cell, gamma_sentence
 from debiaseval.estimation.separation import separation_method
 from debiaseval.evaluation.aggregate import markdown_table
 from debiaseval.evaluation.uncertainty import MIN_T_SEEDS
@@ -67,22 +67,6 @@ def _tuned_block(summary: pd.DataFrame, block: Mapping[str, Any], truth: str) ->
     return str(first["metric"]), int(first["k"])
 
 
-_COMPARISON_KEYS = [
-    "testset",
-    "metric",
-    "k",
-    "recommender_a",
-    "recommender_b",
-    "n_seeds",
-    "mean_diff",
-    "n_a_better",
-    "n_b_better",
-    "max_p_holm",
-    "gamma_star",
-    "gamma_leader",
-]
-
-
 def e1_verdict(
     summary: pd.DataFrame,
     comparisons: pd.DataFrame,
@@ -109,7 +93,7 @@ def e1_verdict(
     """
     where = inert_name(dataset)
     if comparisons.empty:  # no paired test (one recommender): no rows, maybe no columns
-        comparisons = pd.DataFrame(columns=_COMPARISON_KEYS)
+        comparisons = pd.DataFrame(columns=COMPARISONS_COLUMNS)
     truth = "TRUE" if (summary["testset"] == "TRUE").any() else "gt"
     metric, k = _tuned_block(summary, block, truth)
     label = metric_label(metric, k)
