@@ -47,24 +47,25 @@ def _e3_closest(draws: pd.DataFrame, metric: str, alpha: float, order: Sequence[
     if len(order) < 2:
         return ""
     best = order[0]
+    label = _LABELS.get(best, inert_name(best))
+    intervals = []
     for other in order[1:]:
-        names = [_LABELS.get(e, inert_name(e)) for e in (best, other)]
+        other_label = _LABELS.get(other, inert_name(other))
         mean, low, high, n = e3_gap(draws, metric=metric, alpha=alpha, best=best, runner=other)
         if not np.isfinite(low):
-            return f"; {names[0]} and {names[1]} are not told apart ({n} draw gives no interval)"
+            return f"; {label} and {other_label} are not told apart ({n} draw gives no interval)"
         interval = f"{mean:.3g} [{low:.3g}, {high:.3g}] (95% paired t interval over the {n} draws)"
-        if other == order[1]:
-            lead = interval
         if low <= 0:
             return (
-                f"; {names[0]} and {names[1]} are not told apart: {names[1]}'s squared error, "
-                f"averaged over the matrices, minus {names[0]}'s is {interval}, an interval not "
+                f"; {label} and {other_label} are not told apart: {other_label}'s squared error, "
+                f"averaged over the matrices, minus {label}'s is {interval}, an interval not "
                 "above 0"
             )
+        intervals.append(interval)
     runner = _LABELS.get(order[1], inert_name(order[1]))
     return (
-        f"; {names[0]} comes closest: {runner}'s squared error, averaged over the matrices, "
-        f"exceeds {names[0]}'s by {lead}"
+        f"; {label} comes closest: {runner}'s squared error, averaged over the matrices, "
+        f"exceeds {label}'s by {intervals[0]}"
         + (", and every other's by an interval above 0" if len(order) > 2 else "")
     )
 
