@@ -1,7 +1,7 @@
 """What reruns when (docs/getting-started.md#what-reruns-when): a job's params carry only what
-its dataset reads, and its code stamp only the code its step imports, so that a config change
-of another dataset's block, or a docstring edit, reruns nothing, and a code edit in E3's
-figures reruns E3's figure jobs only."""
+its dataset reads, and its code stamp only the code its step runs, so that a config change
+of another dataset's block, or a docstring edit in a module or a script, reruns nothing, and a
+code edit in E3's figures or E3's aggregate script reruns E3's figure jobs only."""
 
 from __future__ import annotations
 
@@ -95,4 +95,23 @@ def test_a_docstring_edit_reruns_nothing_and_a_code_edit_only_its_importers(
     assert planned(workdir) == {}
 
     figures.write_text(figures.read_text() + "\nEDITED = True\n")
+    assert planned(workdir) == {"all": 1, "e3_aggregate": 1}
+
+
+@pytest.mark.slow
+def test_a_script_s_docstring_edit_reruns_nothing_and_its_code_edit_its_rule(
+    tiny_workflow, tmp_path
+):
+    """The default profile leaves out Snakemake's code trigger (a script newer than its outputs):
+    the code stamp covers the script by its syntax tree."""
+    workdir = tmp_path / "work"
+    shutil.copytree(tiny_workflow, workdir, symlinks=True)
+    script = workdir / "workflow" / "scripts" / "e3_aggregate.py"
+    script.touch()  # newer than every output: Snakemake's code trigger would rerun e3_aggregate
+    assert planned(workdir) == {}
+
+    script.write_text(script.read_text().replace('"""', '"""Edited. ', 1) + "\n# a comment\n")
+    assert planned(workdir) == {}
+
+    script.write_text(script.read_text() + "\nEDITED = True\n")
     assert planned(workdir) == {"all": 1, "e3_aggregate": 1}
