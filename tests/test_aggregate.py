@@ -103,7 +103,9 @@ def test_summary_markdown_shows_the_intervals_when_the_summary_has_them():
         boot_low=lambda f: f["value"] - 0.1, boot_high=lambda f: f["value"] + 0.1
     )
     keys = ["recommender", "testset", "metric", "k"]
-    summary = summary_table(per_seed).merge(seed_intervals(per_seed, keys, level=0.95), on=keys)
+    summary = summary_table(per_seed).merge(
+        seed_intervals(per_seed, keys, confidence=0.95), on=keys
+    )
     md = summary_markdown(summary, "toy")
     assert "t interval over seeds" in md and "±" not in md
     # two seeds: the bootstrap interval over users alone, and the header says why
@@ -115,7 +117,9 @@ def test_summary_markdown_shows_the_intervals_when_the_summary_has_them():
     row = (third["recommender"] == "A") & (third["testset"] == "REG")
     third.loc[row, ["value", "boot_low", "boot_high"]] = [0.5, 0.4, 0.6]
     per_seed = pd.concat([per_seed, third], ignore_index=True)
-    summary = summary_table(per_seed).merge(seed_intervals(per_seed, keys, level=0.95), on=keys)
+    summary = summary_table(per_seed).merge(
+        seed_intervals(per_seed, keys, confidence=0.95), on=keys
+    )
     md = summary_markdown(summary, "toy")
     assert "| 0.5000 [0.2702, 0.7298] ⟨0.4000, 0.6000⟩ (+200.0%) |" in md
 

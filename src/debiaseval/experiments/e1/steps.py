@@ -370,7 +370,7 @@ def evaluate_step(
     (:func:`short_list_warnings`).
     """
     ks, metrics, positive_threshold = step.ks, step.metrics, step.positive_threshold
-    resamples, level = step.resamples, step.confidence
+    resamples, confidence = step.resamples, step.confidence
     train = split[split["part"] == "train"]
     n_users = int(split["user"].max()) + 1 if n_users is None else n_users
     for message in short_list_warnings(train, n_items=n_items, ks=ks):
@@ -405,13 +405,13 @@ def evaluate_step(
         imputations=imputations,
         gammas=step.gammas,
         resamples=resamples,
-        level=level,
+        confidence=confidence,
     )
     # one bootstrap and one family of paired tests per seed, test sets and estimators alike
     rows = {rec: {**per_user[rec], **est.per_user.get(rec, {})} for rec in per_user}
     if len(est.table):  # the test sets' rows, then the estimators'
         table = pd.concat([table, est.table], ignore_index=True)
-    out = seed_uncertainty(table, rows, seed=seed, resamples=resamples, level=level)
+    out = seed_uncertainty(table, rows, seed=seed, resamples=resamples, confidence=confidence)
     out["comparisons"] = with_gamma_stars(out["comparisons"], est.gamma_stars)
     groups = [per_user, est.per_user]
     out.update(estimators_diagnostics=est.diagnostics, sensitivity=est.sensitivity)
@@ -425,7 +425,7 @@ def evaluate_step(
             positive_threshold=positive_threshold,
             excluded=step.excluded,
             resamples=resamples,
-            level=level,
+            confidence=confidence,
         )
     )
     # one table of the test sets' and the estimators' per-user values (not two, then a copy)

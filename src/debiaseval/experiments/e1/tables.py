@@ -125,9 +125,9 @@ def aggregate_step(
     ) = (seeds.get(stem, ()) for stem in SEED_TABLES)
     per_seed = pd.concat([*metrics, *truth]).reset_index(drop=True)
     keys = ["recommender", "testset", "metric", "k"]
-    level = block["confidence"]
+    confidence = block["confidence"]
     summary = summary_table(per_seed).merge(
-        seed_intervals(per_seed, keys, level=level), on=keys, how="left"
+        seed_intervals(per_seed, keys, confidence=confidence), on=keys, how="left"
     )
     heavy = heavy_tailed(_concat(estimator_diagnostics, ["estimator", "pareto_k"]))
     summary = summary_flags(summary, per_seed, min_users=min_users, heavy_tail=heavy)
@@ -135,7 +135,7 @@ def aggregate_step(
     agreement = pd.DataFrame(columns=COMPARISONS_COLUMNS)
     if tests:
         seeds = pd.concat(tests, ignore_index=True)
-        agreement = agreement_over_seeds(seeds, ["testset", "metric", "k"], alpha=1 - level)
+        agreement = agreement_over_seeds(seeds, ["testset", "metric", "k"], alpha=1 - confidence)
         agreement[GAMMA_COLUMNS] = gamma_star_over_seeds(seeds, agreement)
     kendall = kendall_table(summary, kendall_groups(block), kendall_excluded(block))
     checks = testsets_table(pd.concat(diagnostics))
@@ -152,7 +152,7 @@ def aggregate_step(
         _concat(truth_tests, TRUTH_TEST_COLUMNS),
         families=row_families(block["testsets"], block["estimators"]),
         excluded=kendall_excluded(block),
-        level=level,
+        confidence=confidence,
         resamples=block["scoreboard"]["resamples"],
         draws=draws,
         dataset=dataset,
@@ -191,14 +191,14 @@ def aggregate_step(
         "comparisons_md": comparisons_markdown(
             agreement,
             dataset,
-            level=level,
+            confidence=confidence,
             verdict_md=found["verdict_md"],
             separation=separation,
         ),
         **found,
         **board,
         "sensitivity": bounds,
-        "sensitivity_md": sensitivity_markdown(bounds, agreement, dataset, level=level),
+        "sensitivity_md": sensitivity_markdown(bounds, agreement, dataset, confidence=confidence),
     }
 
 
