@@ -42,9 +42,9 @@ from debiaseval.estimation.resampling import (
 )
 from debiaseval.estimation.seed_scores import kendall_tau_b
 from debiaseval.estimation.separation import separated_counts, separation_method
-from debiaseval.evaluation.aggregate import markdown_table
 from debiaseval.evaluation.flags import FLAGS
 from debiaseval.evaluation.metrics import GAINS
+from debiaseval.io.markdown_tables import markdown_table
 from debiaseval.io.markup import inert_markdown
 
 __all__ = [

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from debiaseval.evaluation.aggregate import kendall_variants
+from debiaseval.evaluation.agreement import kendall_variants
 from debiaseval.evaluation.uncertainty import shown_interval
 from debiaseval.figures import (
     grouped_bars,

@@ -23,7 +23,6 @@ from debiaseval.debiasing.interventions import TestSetSpec, intervene, sampling_
 from debiaseval.estimation.arena import SplitParts, fit_imputation
 from debiaseval.estimation.imputation import Imputation
 from debiaseval.estimation.scoreboard import TRUE
-from debiaseval.evaluation.aggregate import check_kendall, kendall_excluded
 from debiaseval.evaluation.external_lists import seed_lists
 from debiaseval.evaluation.full_truth import true_rows
 from debiaseval.evaluation.metrics import GAINS, BlockValues
@@ -41,6 +40,7 @@ from debiaseval.experiments.e1.arena import (
     seed_estimates,
     with_gamma_stars,
 )
+from debiaseval.experiments.e1.summary import check_kendall, kendall_excluded
 from debiaseval.experiments.step_config import StepConfig
 from debiaseval.io.files import atomic_path, read_parquet, write_parquet
 from debiaseval.recommenders.ranking import empty_recommendations
@@ -317,7 +317,7 @@ def impute_step(
 class E1Evaluate(StepConfig):
     """What rule ``e1_evaluate`` reads of the ``e1`` block: ``resamples`` is
     ``bootstrap.resamples``, ``gammas`` ``sensitivity.gammas``, ``excluded`` the recommenders
-    Kendall's τ leaves out (:func:`~debiaseval.evaluation.aggregate.kendall_excluded`)."""
+    Kendall's τ leaves out (:func:`~debiaseval.experiments.e1.summary.kendall_excluded`)."""
 
     BLOCK: ClassVar[str] = "e1"
     ks: list[int]

@@ -25,7 +25,11 @@ from debiaseval.estimation.sensitivity import (
     sensitivity_markdown,
     sensitivity_over_seeds,
 )
-from debiaseval.evaluation.aggregate import (
+from debiaseval.evaluation.flags import MIN_USERS
+from debiaseval.evaluation.uncertainty import agreement_over_seeds, seed_intervals
+from debiaseval.experiments.e1.arena import row_families, scoreboard_tables
+from debiaseval.experiments.e1.steps import external_recommenders
+from debiaseval.experiments.e1.summary import (
     GROUND_TRUTH,
     kendall_excluded,
     kendall_groups,
@@ -37,10 +41,6 @@ from debiaseval.evaluation.aggregate import (
     summary_table,
     testsets_table,
 )
-from debiaseval.evaluation.flags import MIN_USERS
-from debiaseval.evaluation.uncertainty import agreement_over_seeds, seed_intervals
-from debiaseval.experiments.e1.arena import row_families, scoreboard_tables
-from debiaseval.experiments.e1.steps import external_recommenders
 from debiaseval.experiments.e1.verdict import (
     comparisons_markdown,
     e1_verdict,
@@ -99,7 +99,7 @@ def aggregate_step(
 
     ``summary``: per row the mean, the t interval over seeds (``ci_low``/``ci_high``) and the
     mean per-seed bootstrap bounds (``boot_low``/``boot_high``) at ``e1.confidence``, both in
-    the metric's range, with ``flags`` (:func:`~debiaseval.evaluation.aggregate.summary_flags`:
+    the metric's range, with ``flags`` (:func:`~debiaseval.experiments.e1.summary.summary_flags`:
     short lists, fewer than ``min_users`` users, out of range, heavy-tailed weights from
     ``estimator_diagnostics``). ``truth``: synthetic's exact ``TRUE`` rows (:func:`truth_step`).
     ``comparisons``: in how many seeds each pair differs after Holm's correction

@@ -18,7 +18,6 @@ import pandas as pd
 
 from debiaseval.estimation.sensitivity import COMPARISONS_COLUMNS, gamma_cell, gamma_sentence
 from debiaseval.estimation.separation import separation_method
-from debiaseval.evaluation.aggregate import markdown_table
 from debiaseval.evaluation.uncertainty import MIN_T_SEEDS
 from debiaseval.experiments.verdicts import (
     in_any_seed,
@@ -31,6 +30,7 @@ from debiaseval.experiments.verdicts import (
     signed,
     with_verdict,
 )
+from debiaseval.io.markdown_tables import markdown_table
 
 __all__ = ["comparisons_markdown", "e1_verdict", "pair_sentences", "truth_separation_notes"]
 

@@ -23,11 +23,11 @@ from debiaseval.active_learning.evaluation import (
     combine_seeds,
     pairwise_wilcoxon,
 )
-from debiaseval.evaluation.aggregate import markdown_table
 from debiaseval.evaluation.flags import MIN_USERS, join_flags, legend, marked
 from debiaseval.evaluation.uncertainty import interval_cell, seed_interval_note, seed_intervals
 from debiaseval.experiments.e2.verdict import e2_verdict
 from debiaseval.experiments.verdicts import verdict_entries, with_verdict
+from debiaseval.io.markdown_tables import markdown_table
 
 __all__ = [
     "ELICITED_RANGE",

@@ -18,7 +18,6 @@ import scipy.sparse as sp
 from debiaseval.data.splits import run_rng
 from debiaseval.estimation.resampling import ResamplingPlan, percentile_interval
 from debiaseval.estimation.seed_scores import kendall_tau_b
-from debiaseval.evaluation.aggregate import markdown_table
 from debiaseval.evaluation.agreement import agreement
 from debiaseval.evaluation.flags import (
     DEGENERATE_SHARE,
@@ -36,6 +35,7 @@ from debiaseval.evaluation.uncertainty import (
     interval_cell,
     seed_intervals,
 )
+from debiaseval.io.markdown_tables import markdown_table
 
 __all__ = [
     "ESTIMATE_COLUMN",

@@ -1,14 +1,14 @@
-"""Aggregation: mean/sd over seeds, % difference from gt, Kendall's tau, Markdown."""
+"""E1's summary and Kendall tables: mean/sd over seeds, % difference from gt, Kendall's tau,
+their Markdown."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from debiaseval.evaluation.aggregate import (
+from debiaseval.evaluation.agreement import kendall_variants
+from debiaseval.experiments.e1.summary import (
     kendall_markdown,
     kendall_table,
-    kendall_variants,
-    markdown_table,
     summary_markdown,
     summary_table,
 )
@@ -87,9 +87,7 @@ def test_kendall_groups_from_the_config():
     assert "| testset | tau with MF (n = 3) | p with MF | tau without MF (n = 2) |" in single
 
 
-def test_markdown():
-    text = markdown_table(pd.DataFrame({"a": [1, 2], "b": [0.123456, np.nan]}))
-    assert text.splitlines() == ["| a | b |", "|---|---|", "| 1 | 0.1235 |", "| 2 |  |"]
+def test_summary_markdown():
     md = summary_markdown(summary_table(_per_seed()), "toy")
     assert "## recall@10" in md and "0.5000 ± 0.1414 (+150.0%)" in md
     one_seed = summary_table(_per_seed().query("seed == 0"))
@@ -128,7 +126,7 @@ def test_summary_markdown_compares_true_with_gt_only_per_relevant_item():
     """TRUE (the full matrix) against gt: a % difference at Recall and avgDCG, means over the
     relevant items; none at HitRate, Precision, MAP or NDCG, which depend on how many relevant
     items a sampled test set holds, with the line that says why under those tables only."""
-    from debiaseval.evaluation.aggregate import TRUE_NOTE, compared_with_gt
+    from debiaseval.experiments.e1.summary import TRUE_NOTE, compared_with_gt
 
     frames = []
     for metric in ("recall", "avgdcg", "hitrate", "precision", "map", "ndcg"):
