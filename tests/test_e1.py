@@ -476,4 +476,4 @@ def test_seed_uncertainty_refuses_recommenders_in_other_blocks():
         }
     )
     with pytest.raises(ValueError, match=r"^gt: the recommenders' values are not in the same"):
-        seed_uncertainty(metrics, per_user, seed=0, resamples=10, level=0.95)
+        seed_uncertainty(metrics, per_user, seed=0, resamples=10, confidence=0.95)

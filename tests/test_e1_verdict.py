@@ -162,7 +162,7 @@ def test_says_plainly_when_the_truth_cannot_separate_the_models():
     assert notes[("recall", 10)].startswith("gt itself tells apart 0 of the 1 pairs")
     assert "measures noise" in notes[("recall", 10)]
     md = v1.comparisons_markdown(
-        comps, "coat", level=0.95, verdict_md=v.verdict_markdown(out), separation=separation
+        comps, "coat", confidence=0.95, verdict_md=v.verdict_markdown(out), separation=separation
     )
     assert md.splitlines()[2] == "## Verdict"
     assert "## Does the truth separate the models?" in md and "| MF | Pop |" in md
@@ -201,7 +201,7 @@ def test_names_are_inert_and_gamma_star_names_the_leader():
         "&lt;b&gt;x&lt;/b&gt;&#124;&#42;y&#42; above B unless the propensities are wrong by "
         "more than a factor 1.75" in text
     )  # the leader is named
-    md = v1.comparisons_markdown(comps, "d", level=0.95)
+    md = v1.comparisons_markdown(comps, "d", confidence=0.95)
     assert "∞ (&lt;b&gt;x&lt;/b&gt;&#124;&#42;y&#42; ahead)" in md  # an infinite Γ* is kept
     assert (
         out[-1] == "On my&#95;&#42;data&#42;, the estimator arena at recall@10 "

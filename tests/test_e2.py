@@ -485,7 +485,7 @@ def _user_changes(n_seeds: int) -> pd.DataFrame:
 def test_e2_intervals_stay_in_range_and_print_from_three_seeds(n_seeds):
     orders = {"method": ["CLASSIC"], "strategy": ["RND", "NEG"]}
     summary = e2_tables.summary_table(
-        _user_changes(n_seeds), {**orders, "metric": ["recall"]}, level=0.9
+        _user_changes(n_seeds), {**orders, "metric": ["recall"]}, confidence=0.9
     )
     neg = summary[summary["strategy"] == "NEG"].iloc[0]
     assert -100 < neg["ci_low"] < neg["pct_change"] < neg["ci_high"]
@@ -500,7 +500,7 @@ def test_e2_intervals_stay_in_range_and_print_from_three_seeds(n_seeds):
             "n_active": 40,
         }
     )
-    elicited = e2_tables.elicited_table(counts, orders, level=0.9)
+    elicited = e2_tables.elicited_table(counts, orders, confidence=0.9)
     assert (elicited["ci_low"] >= 0).all() and (elicited["ci_low"] <= elicited["mean"]).all()
     no_tests = pd.DataFrame(
         columns=[

@@ -243,7 +243,7 @@ def _intervals(per_seed: pd.DataFrame, resamples: int = 2000) -> pd.DataFrame:
     return agreement_intervals(
         per_seed,
         agreement_table(means),
-        level=0.95,
+        confidence=0.95,
         resamples=resamples,
         rng=np.random.default_rng(1),
     ).set_index("estimator")
@@ -274,7 +274,7 @@ def test_tau_intervals_over_seeds():
                 ["true_recall", "ure", "traditional_recall"]
             ].mean()
         ),
-        level=0.95,
+        confidence=0.95,
         resamples=200,
         rng=np.random.default_rng(0),
     )
@@ -354,14 +354,14 @@ def test_bootstrap_table_covers_each_estimate_at_its_nominal_rate():
             )
         )
     per_user = pd.concat(frames, ignore_index=True)
-    bounds = bootstrap_table(per_user, resamples=2000, level=0.95, dataset="synthetic")
+    bounds = bootstrap_table(per_user, resamples=2000, confidence=0.95, dataset="synthetic")
     assert len(bounds) == 400 and list(bounds["model"][:2]) == ["m0", "m1"]
     coverage = np.mean((bounds["boot_low"] <= 0.3) & (0.3 <= bounds["boot_high"]))
     assert abs(coverage - 0.95) <= 0.03, coverage
     # each bound pair brackets the model's own mean
     means = per_user.groupby("model", sort=False)["value"].mean().to_numpy()
     assert ((bounds["boot_low"] <= means + 1e-6) & (means <= bounds["boot_high"] + 1e-6)).all()
-    off = bootstrap_table(per_user, resamples=0, level=0.95, dataset="synthetic")
+    off = bootstrap_table(per_user, resamples=0, confidence=0.95, dataset="synthetic")
     assert off["boot_low"].isna().all()
 
 

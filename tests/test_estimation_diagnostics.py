@@ -19,7 +19,7 @@ from debiaseval.estimation.weight_control import (
     choose,
     controlled,
 )
-from debiaseval.evaluation.aggregate import summary_flags
+from debiaseval.experiments.e1.summary import summary_flags
 
 
 @pytest.mark.parametrize("xi", [-0.2, 0.3, 0.6, 0.9])

@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from debiaseval.evaluation.aggregate import summary_flags, summary_markdown, summary_table
 from debiaseval.evaluation.flags import FLAGS, join_flags, legend, marked
 from debiaseval.evaluation.testsets import evaluate_recommenders
+from debiaseval.experiments.e1.summary import summary_flags, summary_markdown, summary_table
 from debiaseval.workflow.config import validate_config
 
 ROOT = Path(__file__).resolve().parents[1]

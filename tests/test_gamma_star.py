@@ -38,13 +38,13 @@ def _draws(users, delta, resamples=200, seed=1):
     )
 
 
-def _lower_confidence_bound(users, delta, w, draws, gamma, level=0.95):
+def _lower_confidence_bound(users, delta, w, draws, gamma, confidence=0.95):
     """Brute force: every resample's mean of the per-user lower bounds at ``gamma``, in float64,
-    and their (1 − level) quantile by numpy's inverted-CDF definition."""
+    and their (1 − confidence) quantile by numpy's inverted-CDF definition."""
     at, low, _ = bounds(users, delta, w, gamma)
     lb = low[np.searchsorted(at, draws.users)]
     means = draws.counts.astype(np.float64) @ lb / draws.totals
-    return float(np.quantile(means, round(1 - level, 12), method="inverted_cdf"))
+    return float(np.quantile(means, round(1 - confidence, 12), method="inverted_cdf"))
 
 
 def _strong_case(seed: int, p_behind: float):
@@ -241,7 +241,7 @@ def test_the_tables_print_inf_and_name_the_leader():
     )
     assert "| Random | MF | -0.1200 | ∞ | MF above Random even if the propensities" in text
     assert "PosPop above MF by the estimate, not significantly (Γ* = 1)" in text
-    table = comparisons_markdown(comparisons, "synthetic", level=0.95)
+    table = comparisons_markdown(comparisons, "synthetic", confidence=0.95)
     assert "19.69 (PosPop ahead)" in table and "∞ (MF ahead)" in table
     assert gamma_sentence(1.23456, "A", "B", "B") == (
         "B above A unless the propensities are wrong by more than a factor 1.23"

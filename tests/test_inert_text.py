@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from debiaseval.evaluation.aggregate import markdown_table
+from debiaseval.io.markdown_tables import markdown_table
 from debiaseval.io.markup import code_span, inert_markdown, script_safe
 from debiaseval.workflow.params import Slice, job_params
 from debiaseval.workflow.provenance import markdown_header

@@ -140,8 +140,8 @@ def test_wilson_interval_by_hand() -> None:
 
 def test_bootstrap_interval_covers_the_mean_and_is_deterministic() -> None:
     rates = np.random.default_rng(1).random(200)
-    a = loo_interval(rates, interval="bootstrap", rng=np.random.default_rng(3), n_boot=500)
-    b = loo_interval(rates, interval="bootstrap", rng=np.random.default_rng(3), n_boot=500)
+    a = loo_interval(rates, interval="bootstrap", rng=np.random.default_rng(3), resamples=500)
+    b = loo_interval(rates, interval="bootstrap", rng=np.random.default_rng(3), resamples=500)
     assert a == b and a[1] < a[0] < a[2]
     se = rates.std(ddof=1) / math.sqrt(rates.size)
     assert a[2] - a[1] == pytest.approx(2 * 1.96 * se, rel=0.2)

@@ -257,7 +257,7 @@ def test_seed_intervals_and_agreement_over_seeds():
             "boot_high": [1.5, 2.5, 3.5],
         }
     )
-    out = seed_intervals(per_seed, ["recommender", "testset"], level=0.95)
+    out = seed_intervals(per_seed, ["recommender", "testset"], confidence=0.95)
     assert out["ci_high"].iloc[0] == pytest.approx(2 + 4.302653 / np.sqrt(3), rel=1e-6)
     assert out["boot_low"].iloc[0] == 1.5 and out["boot_high"].iloc[0] == 2.5
     tests = pd.DataFrame(
@@ -350,7 +350,7 @@ def test_seed_intervals_respect_each_metrics_range():
             "boot_high": [1.02, 1.04, 0.3, 0.5, 0.1, 0.3],
         }
     )
-    out = seed_intervals(per_seed, ["metric"], level=0.95).set_index("metric")
+    out = seed_intervals(per_seed, ["metric"], confidence=0.95).set_index("metric")
     assert 0 < out.at["hitrate", "ci_low"] and out.at["hitrate", "ci_high"] < 1
     assert out.at["hitrate", "boot_high"] == 1.0  # the bootstrap bound cut to [0, 1]
     assert out.at["dcg", "ci_low"] > 0  # [0, ∞): log scale
@@ -376,10 +376,10 @@ def test_seed_intervals_of_another_column_with_given_bounds_and_nan_keys():
     """E2's % change ([-100, ∞), a tuple), E3's losses (a function of the metric) and E4's
     rows whose ``alpha`` is NaN (a group of its own, not dropped)."""
     pct = pd.DataFrame({"key": ["a"] * 3, "seed": [0, 1, 2], "pct": [-95.0, -80.0, -99.0]})
-    out = seed_intervals(pct, ["key"], level=0.95, value="pct", bounds=(-100.0, np.inf))
+    out = seed_intervals(pct, ["key"], confidence=0.95, value="pct", bounds=(-100.0, np.inf))
     mean = pct["pct"].mean()
     assert -100 < out.at[0, "ci_low"] < mean < out.at[0, "ci_high"]
-    plain = seed_intervals(pct.rename(columns={"pct": "value"}), ["key"], level=0.95)
+    plain = seed_intervals(pct.rename(columns={"pct": "value"}), ["key"], confidence=0.95)
     assert plain.at[0, "ci_low"] < -100  # unbounded: the plain t interval crosses -100%
     losses = pd.DataFrame(
         {
@@ -389,7 +389,7 @@ def test_seed_intervals_of_another_column_with_given_bounds_and_nan_keys():
         }
     )
     ranges = {"accuracy": (0.0, 1.0), "precision@5": (0.0, np.inf)}
-    out = seed_intervals(losses, ["metric"], level=0.95, bounds=ranges.__getitem__)
+    out = seed_intervals(losses, ["metric"], confidence=0.95, bounds=ranges.__getitem__)
     out = out.set_index("metric")
     assert out.at["accuracy", "ci_high"] < 1 and out.at["precision@5", "ci_high"] > 1
     assert out.at["precision@5", "ci_low"] > 0
@@ -401,18 +401,18 @@ def test_seed_intervals_of_another_column_with_given_bounds_and_nan_keys():
             "value": [0.1, 0.5, 0.2, 1, 1.1, 1.2],
         }
     )
-    out = seed_intervals(nan_key, ["metric", "alpha"], level=0.95)
+    out = seed_intervals(nan_key, ["metric", "alpha"], confidence=0.95)
     assert len(out) == 2 and out["alpha"].isna().sum() == 1 and (out["ci_low"] > 0).all()
 
 
 def test_seed_interval_note_says_which_interval_or_why_none():
     from debiaseval.evaluation.uncertainty import seed_interval_note
 
-    shown = seed_interval_note(4, level=0.9, source="level 1 − `e2.alpha`", bounds="[0, ∞)")
+    shown = seed_interval_note(4, confidence=0.9, source="level 1 − `e2.alpha`", bounds="[0, ∞)")
     assert shown.startswith("In square brackets, the 0.9 t interval (level 1 − `e2.alpha`)")
     assert "over the 4 seeds, computed on the log scale of its range [0, ∞)" in shown
-    assert "logit scale" in seed_interval_note(3, level=0.95, source="x", bounds="[0, 1]")
-    none = seed_interval_note(2, level=0.95, source="x", bounds="[0, ∞)", why="no bootstrap")
+    assert "logit scale" in seed_interval_note(3, confidence=0.95, source="x", bounds="[0, 1]")
+    none = seed_interval_note(2, confidence=0.95, source="x", bounds="[0, ∞)", why="no bootstrap")
     assert none.startswith("Cells are means over 2 seeds, without an interval")
     assert "; no bootstrap." in none
     assert interval_cell(-95.0, -98.4, -80.1, np.nan, np.nan, 3, digits=1, sign=True) == (

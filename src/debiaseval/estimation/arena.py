@@ -410,13 +410,13 @@ def evaluate_estimators(
     imputations: Mapping[str, Imputation] | None = None,
     gammas: Sequence[float] = (),
     resamples: int = 0,
-    level: float = 0.95,
+    confidence: float = 0.95,
 ) -> SeedEstimates:
     """Every recommender's lists under every weighting estimator (docs/estimators.md).
 
     ``imputations``: estimator -> its fitted model imputation (``e1_impute``'s), else fitted
     here; ``gammas``: the Γ at which every SNIPS estimate is bounded, with Γ* of every pair
-    of recommenders from the lower confidence bound at ``level`` over ``resamples`` bootstrap
+    of recommenders from the lower confidence bound at ``confidence`` over ``resamples`` bootstrap
     resamples of the users, drawn for each SNIPS estimator from the seed's own stream
     ``run_rng(seed, "sensitivity")`` (the same counts for estimators that average the same
     users; :func:`~debiaseval.estimation.sensitivity.sensitivity`). ``parts``: the split's
@@ -503,7 +503,7 @@ def evaluate_estimators(
                 gammas=gammas,
                 resamples=resamples,
                 rng=run_rng(seed, "sensitivity"),
-                level=level,
+                confidence=confidence,
             )
             bounds.append(table)
     table = pd.concat(tables, ignore_index=True)

@@ -80,19 +80,19 @@ class ResamplingPlan:
         means): what the users' level adds is the difference of the two."""
         return ResamplingPlan(self.counts, np.zeros_like(self.replicate), self.draws, self.n_seeds)
 
-    def tail(self, level: float) -> float:
-        """The tail probability of the expanded percentile interval at ``level`` (Hesterberg,
+    def tail(self, confidence: float) -> float:
+        """The tail probability of the expanded percentile interval at ``confidence`` (Hesterberg,
         *What teachers should know about the bootstrap*, The American Statistician 69(4),
         2015, §4.2): a percentile interval over n resampled seeds is too narrow by the
         factor √((n − 1)/n) and by z against Student's t; the expanded one takes the
-        quantiles at Φ(−√(n/(n−1)) · t_{n−1, (1+level)/2}) instead of (1 − level)/2, so that
-        with 10 seeds a 95% interval spans the 0.9% and 99.1% quantiles."""
+        quantiles at Φ(−√(n/(n−1)) · t_{n−1, (1+confidence)/2}) instead of (1 − confidence)/2,
+        so that with 10 seeds a 95% interval spans the 0.9% and 99.1% quantiles."""
         from scipy.special import ndtr, stdtrit
 
         n = self.n_seeds
         if n < 2:
-            return (1 - level) / 2
-        return float(ndtr(-np.sqrt(n / (n - 1)) * stdtrit(n - 1, (1 + level) / 2)))
+            return (1 - confidence) / 2
+        return float(ndtr(-np.sqrt(n / (n - 1)) * stdtrit(n - 1, (1 + confidence) / 2)))
 
     @property
     def gives_intervals(self) -> bool:
@@ -141,7 +141,7 @@ def seed_cube(
 
 def percentile_interval(
     draws: np.ndarray,
-    level: float,
+    confidence: float,
     *,
     intervals: bool = True,
     tail: float | None = None,
@@ -149,8 +149,8 @@ def percentile_interval(
     bounds: tuple[float, float] = (-np.inf, np.inf),
 ) -> tuple[float, float, float]:
     """(point, low, high) from a statistic under every resample (row 0 the observed): the
-    percentile interval at ``level`` over the finite resamples (the ``tail`` and 1 − ``tail``
-    quantiles, by default (1 − level)/2: :meth:`ResamplingPlan.tail` expands it for few
+    percentile interval at ``confidence`` over the finite resamples (the ``tail`` and 1 − ``tail``
+    quantiles, by default (1 − confidence)/2: :meth:`ResamplingPlan.tail` expands it for few
     seeds), less ``shift`` and cut to the statistic's ``bounds``; no interval (NaN) when the
     point is not finite, nothing was resampled, or ``intervals`` is false.
 
@@ -159,7 +159,7 @@ def percentile_interval(
     rest = rest[np.isfinite(rest)]
     if not intervals or not np.isfinite(point) or rest.size == 0:
         return point, np.nan, np.nan
-    tail = (1 - level) / 2 if tail is None else tail
+    tail = (1 - confidence) / 2 if tail is None else tail
     low, high = np.quantile(rest, [tail, 1 - tail]) - shift
     low, high = np.clip([low, high], *bounds)
     return point, float(low), float(high)

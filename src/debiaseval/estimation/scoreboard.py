@@ -42,9 +42,9 @@ from debiaseval.estimation.resampling import (
 )
 from debiaseval.estimation.seed_scores import kendall_tau_b
 from debiaseval.estimation.separation import separated_counts, separation_method
-from debiaseval.evaluation.aggregate import markdown_table
 from debiaseval.evaluation.flags import FLAGS
 from debiaseval.evaluation.metrics import GAINS
+from debiaseval.io.markdown_tables import markdown_table
 from debiaseval.io.markup import inert_markdown
 
 __all__ = [
@@ -201,7 +201,7 @@ def scoreboard(
     plan: ResamplingPlan,
     excluded: Sequence[str] = (),
     reliability: pd.DataFrame | None = None,
-    level: float = 0.95,
+    confidence: float = 0.95,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The scoreboard (:data:`SCOREBOARD_COLUMNS`) and its paired comparisons
     (:data:`PAIR_COLUMNS`).
@@ -211,7 +211,7 @@ def scoreboard(
     ``CONSTANT``); ``replicates``: their user resamples
     (:data:`~debiaseval.estimation.seed_scores.REPLICATE_COLUMNS`, used by a ``fixed`` plan);
     ``families``: row -> its family (MAR sample, resampling, weighting); ``reliability``: the
-    seeds' split-half reliability of gt (``GT_HALVES``). Every interval at ``level`` comes from
+    seeds' split-half reliability of gt (``GT_HALVES``). Every interval at ``confidence`` comes from
     ``plan``'s resamples, the same for every row. Rows in the order of ``families``, then the
     baselines.
     """
@@ -278,16 +278,16 @@ def scoreboard(
                 "n_pairs": int(draws["_n_pairs"][0]),
                 "n_users": users[name],
                 "n_tau_seeds": int(draws["_n_tau_seeds"][0]),
-                "level": float(level),
+                "level": float(confidence),
                 "n_intervals": int(draws.get("_n_intervals", [0])[0]),
             }
             for stat in _STATS:
                 point, low, high = _interval(
-                    draws[stat], draws["_seeds_only"][stat], level, plan, stat
+                    draws[stat], draws["_seeds_only"][stat], confidence, plan, stat
                 )
                 record.update({stat: point, f"{stat}_low": low, f"{stat}_high": high})
             board.append(record)
-        pairs += _pairs(rows, metric, k, level, plan)
+        pairs += _pairs(rows, metric, k, confidence, plan)
         cells = given[(given["metric"] == metric) & (given["k"] == k)]
         board += [
             _unscored(
@@ -298,7 +298,7 @@ def scoreboard(
                 k=k,
                 truth=truth,
                 plan=plan,
-                level=level,
+                confidence=confidence,
             )
             for name in families
             if name not in rows and name != truth
@@ -324,7 +324,7 @@ def _unscored(
     k: int,
     truth: str,
     plan: ResamplingPlan,
-    level: float,
+    confidence: float,
 ) -> dict[str, object]:
     """The scoreboard row of ``name``, which has no finite value against the truth in any seed
     (``cells``: its per-seed means, NaN or none): every statistic NaN, its users the mean over
@@ -341,7 +341,7 @@ def _unscored(
         "n_pairs": 0,
         "n_users": float(cells["n_users"].mean()) if len(cells) else 0.0,
         "n_tau_seeds": 0,
-        "level": float(level),
+        "level": float(confidence),
         "n_intervals": 0,
     }
     for stat in _STATS:
@@ -379,7 +379,7 @@ def _row(
 def _interval(
     draws: np.ndarray,
     seeds_only: np.ndarray,
-    level: float,
+    confidence: float,
     plan: ResamplingPlan,
     stat: str,
     difference: bool = False,
@@ -393,9 +393,9 @@ def _interval(
     bounds = (-np.inf, np.inf) if difference else _BOUNDS.get(stat, (-np.inf, np.inf))
     return percentile_interval(
         draws,
-        level,
+        confidence,
         intervals=plan.gives_intervals,
-        tail=plan.tail(level),
+        tail=plan.tail(confidence),
         shift=shift,
         bounds=bounds,
     )
@@ -433,7 +433,7 @@ def _pairs(
     rows: Mapping[str, Mapping[str, object]],
     metric: str,
     k: int,
-    level: float,
+    confidence: float,
     plan: ResamplingPlan,
 ) -> list[dict[str, object]]:
     """Every two rows' differences (a − b) of |bias|, RMSE, centred RMSE and τ, under the
@@ -455,7 +455,9 @@ def _pairs(
             record: dict[str, object] = {"metric": metric, "k": k, "testset_a": a, "testset_b": b}
             for stat in _PAIR_STATS:
                 (xa, xa0), (xb, xb0) = ((s[stat], s0[stat]) for s, s0 in both)
-                point, low, high = _interval(xa - xb, xa0 - xb0, level, plan, stat, difference=True)
+                point, low, high = _interval(
+                    xa - xb, xa0 - xb0, confidence, plan, stat, difference=True
+                )
                 record.update({f"d_{stat}": point, f"d_{stat}_low": low, f"d_{stat}_high": high})
             out.append(record)
     return out
@@ -521,7 +523,7 @@ def verdict(
         return "No row has a value to score."
     first = board.iloc[0]
     truth, metric, k = str(first["truth"]), str(first["metric"]), int(first["k"])
-    level = float(first["level"])
+    confidence = float(first["level"])
     n_seeds = int(board["n_seeds"].max())
     rows = board[~board["testset"].isin(BASELINES) & np.isfinite(board["rmse"])]
     if rows.empty:
@@ -534,7 +536,7 @@ def verdict(
             if state_separation:
                 parts.append(
                     f"{truth} separates {k_sep} of {n_pairs} ranked pairs ({how}, "
-                    f"Holm at α = {1 - level:g})."
+                    f"Holm at α = {1 - confidence:g})."
                 )
             if k_sep == 0:
                 parts.append(
@@ -637,7 +639,7 @@ def scoreboard_markdown(
     (:func:`verdict`), the rows with every statistic's interval, and the lowest-RMSE row
     compared with every other."""
     truth = board["truth"].iloc[0] if len(board) else "gt"
-    level = float(board["level"].iloc[0]) if len(board) else 0.95
+    confidence = float(board["level"].iloc[0]) if len(board) else 0.95
     draws = board["draws"].iloc[0] if len(board) else "independent"
     what = (
         "the exact value from the full rating matrix (`TRUE`)"
@@ -664,7 +666,7 @@ def scoreboard_markdown(
             if truth == TRUE
             else "share of the joint intervals of row − gt over user resamples that hold 0"
         )
-        + f"). In brackets, each statistic's {level:.0%} interval from {how}; none below "
+        + f"). In brackets, each statistic's {confidence:.0%} interval from {how}; none below "
         f"{MIN_SCOREBOARD_SEEDS} seeds. `CONSTANT` gives every recommender the seed's mean "
         "truth: a row whose centred RMSE is not below CONSTANT's RMSE carries no information "
         "about differences between models. "
@@ -730,7 +732,7 @@ def scoreboard_markdown(
             }
             parts.append(
                 f"\nThe row of lowest RMSE, {row_label(best, flags)}, minus each other row, "
-                f"with the {level:.0%} interval of the difference from the same resamples (an "
+                f"with the {confidence:.0%} interval of the difference from the same resamples (an "
                 "interval below 0 in Δ RMSE: surely closer; against CONSTANT, Δ centred RMSE "
                 "is the row's centred RMSE minus CONSTANT's RMSE):\n\n"
                 + markdown_table(

@@ -172,7 +172,7 @@ def common_means(
     n_users: int,
     truth_name: str,
     resamples: int = 1000,
-    level: float = 0.95,
+    confidence: float = 0.95,
     rng: np.random.Generator | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Each row's and its truth's means over the same users, per recommender and block, with
@@ -185,7 +185,7 @@ def common_means(
     and the truth's own mean over all its users, in every block. ``resamples`` Poisson
     bootstrap resamples of the users (:func:`~debiaseval.evaluation.uncertainty.bootstrap_means`,
     from ``rng``, default :func:`user_rng`: the same counts in every seed) give every cell's row
-    and truth means jointly, hence the row's interval at ``level`` and that of its difference
+    and truth means jointly, hence the row's interval at ``confidence`` and that of its difference
     from the truth. Returns the means (:data:`SCORED_COLUMNS`) and the resamples
     (:data:`REPLICATE_COLUMNS`; none when ``resamples`` is 0).
     """
@@ -216,7 +216,7 @@ def common_means(
         means = sums / counts[:, None]
     draws = bootstrap_means(matrix, resamples=resamples, rng=rng or user_rng())
     value_draws, truth_draws = draws[:, where[:, 0]], draws[:, where[:, 1]]
-    q = [0.5 - level / 2, 0.5 + level / 2]
+    q = [0.5 - confidence / 2, 0.5 + confidence / 2]
     low = high = diff_low = diff_high = np.full(len(cells), np.nan)
     if resamples and len(cells):
         with warnings.catch_warnings():

@@ -15,9 +15,9 @@ The bounds of the mean over users are the means of the per-user bounds.
 Γ* of two recommenders includes sampling error (Zhao, Small & Bhattacharya, *Sensitivity
 analysis for inverse probability weighting estimators via the percentile bootstrap*, JRSS-B
 2019): for the leader A (the sign of the estimate of the mean of δ = c_A − c_B), the smallest Γ
-at which the one-sided lower confidence bound at ``level`` of the lower bound of the mean
+at which the one-sided lower confidence bound at ``confidence`` of the lower bound of the mean
 difference reaches 0 (:func:`gamma_star`, by a search on log Γ). That confidence bound is the
-(1 − level) percentile of the lower bound over Poisson bootstrap resamples of the users
+(1 − confidence) percentile of the lower bound over Poisson bootstrap resamples of the users
 (:class:`Resamples`); since the box is a product over users, the bound re-optimised on a
 resample, as Zhao et al. prescribe, is the resample's weighted mean Σ_u n_u lb_u(Γ) / Σ_u n_u
 of the same per-user bounds. A is above B unless the propensities are wrong by more than a
@@ -29,7 +29,7 @@ whenever the percentile lies below the estimate, as it does unless the resamples
 The pairs are grouped by user and level of δ once (O(pairs) for the few levels the gains
 take, a sort otherwise); each Γ then costs O(groups) for the bounds, and a product of the
 resamples' counts with them for the confidence bound, over the resamples whose mean may still
-cross 0 in the search's bracket: no loop over users or pairs. Γ* is the (1 − level) order
+cross 0 in the search's bracket: no loop over users or pairs. Γ* is the (1 − confidence) order
 statistic of the resamples' own crossings of 0, so after one product at a few Γ the search
 follows only the resamples that cross near it, a few dozen after its first interpolated step.
 """
@@ -302,7 +302,7 @@ def gamma_star(
     w: np.ndarray,
     *,
     draws: Resamples | None = None,
-    level: float = 0.95,
+    confidence: float = 0.95,
     tol: float = 1e-5,
     max_gamma: float = MAX_GAMMA,
 ) -> GammaStar:
@@ -310,13 +310,13 @@ def gamma_star(
 
     With ``draws`` (:class:`Resamples` of the users, every user with some δ ≠ 0 among its
     :attr:`~Resamples.users`), the sampling-aware Γ* of Zhao, Small & Bhattacharya (2019): the
-    smallest Γ at which the (1 − ``level``) percentile over the resamples of the lower bound of
-    the mean reaches 0, a one-sided lower confidence bound at ``level``. Without, the point
+    smallest Γ at which the (1 − ``confidence``) percentile over the resamples of the lower bound of
+    the mean reaches 0, a one-sided lower confidence bound at ``confidence``. Without, the point
     estimate's Γ*: the smallest Γ at which the bound itself reaches 0. By a search on log Γ
     (:func:`_crossing`) to a relative ``tol``, up to ``max_gamma`` (inf beyond)."""
     up, down = Levels.of(users, w, delta=delta), Levels.of(users, w, delta=-delta)
     draws = Resamples.identity(up.users) if draws is None else draws
-    return _directional(up, down, draws, level=level, tol=tol, max_gamma=max_gamma)
+    return _directional(up, down, draws, confidence=confidence, tol=tol, max_gamma=max_gamma)
 
 
 def _directional(up: Levels, down: Levels, draws: Resamples, **options: float) -> GammaStar:
@@ -330,19 +330,19 @@ def _directional(up: Levels, down: Levels, draws: Resamples, **options: float) -
     )
 
 
-def percentile_rank(n: int, level: float) -> int:
-    """Which of ``n`` resampled values, counted from the smallest, is their (1 − ``level``)
-    percentile: the ⌈(1 − level) n⌉-th, the B·α-th ordered value of Efron & Tibshirani's
-    percentile interval (1993, §13.3; numpy's ``inverted_cdf``), at least the first. 1 − level
+def percentile_rank(n: int, confidence: float) -> int:
+    """Which of ``n`` resampled values, counted from the smallest, is their (1 − ``confidence``)
+    percentile: the ⌈(1 − confidence) n⌉-th, the B·α-th ordered value of Efron & Tibshirani's
+    percentile interval (1993, §13.3; numpy's ``inverted_cdf``), at least the first. 1 − confidence
     is rounded to 12 decimals, so that 1 − 0.95 is 0.05 and not 0.05000000000000004."""
-    alpha = round(1.0 - level, 12)
+    alpha = round(1.0 - confidence, 12)
     return int(np.quantile(np.arange(n), alpha, method="inverted_cdf")) + 1
 
 
 def _crossing(
-    down: Levels, draws: Resamples, *, level: float, tol: float, max_gamma: float
+    down: Levels, draws: Resamples, *, confidence: float, tol: float, max_gamma: float
 ) -> float:
-    """The smallest Γ at which the (1 − ``level``) percentile (:func:`percentile_rank`) over
+    """The smallest Γ at which the (1 − ``confidence``) percentile (:func:`percentile_rank`) over
     ``draws`` of the mean of the per-user lower bounds lb_u(Γ) = −``down``.maximum(Γ) is ≤ 0.
 
     Each resample's mean Σ_u n_u lb_u(Γ) / Σ_u n_u falls as Γ grows (the boxes are nested), so
@@ -355,7 +355,7 @@ def _crossing(
     rows = np.flatnonzero(draws.totals > 0)
     if rows.size == 0:
         return np.nan
-    rank = percentile_rank(rows.size, level)
+    rank = percentile_rank(rows.size, confidence)
     ladder = np.log([*(g for g in _LADDER if g < max_gamma), max_gamma])
     from threadpoolctl import threadpool_limits
 
@@ -473,14 +473,14 @@ def sensitivity(
     gammas: Sequence[float],
     resamples: int = 0,
     rng: np.random.Generator | None = None,
-    level: float = 0.95,
+    confidence: float = 0.95,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """One SNIPS estimator's sensitivity in a seed: the bounds of every recommender's mean
     estimate at each Γ of ``gammas`` (:data:`SENSITIVITY_COLUMNS`) and Γ* of every two
     recommenders (:data:`STAR_COLUMNS`, in the order of
     :func:`~debiaseval.evaluation.uncertainty.compare_recommenders`: block by block, then the
     pairs (a, b) with a before b in ``ranks``), for the side the estimate of a − b takes, with
-    sampling error: the lower confidence bound at ``level`` from ``resamples`` Poisson
+    sampling error: the lower confidence bound at ``confidence`` from ``resamples`` Poisson
     resamples of the averaged users drawn from ``rng`` (:class:`Resamples`, one draw for every
     block and pair; Γ* NaN and no leader without resamples). ``ranks``: recommender -> the
     held-out pairs' ranks. Only the pairs a list ranks in its top k are grouped, and only the
@@ -511,7 +511,9 @@ def sensitivity(
                 )
                 up, down = Levels.both(pos.users[either], pos.w[either], delta, pos.totals)
                 stars.append(
-                    _directional(up, down, draws, level=level, tol=1e-5, max_gamma=MAX_GAMMA)
+                    _directional(
+                        up, down, draws, confidence=confidence, tol=1e-5, max_gamma=MAX_GAMMA
+                    )
                 )
     table = pd.DataFrame(rows, columns=SENSITIVITY_COLUMNS).astype({"k": np.int16})
     star = pd.DataFrame(stars, columns=STAR_COLUMNS).astype(
@@ -553,7 +555,7 @@ def gamma_stars(
     **options: Any,
 ) -> pd.DataFrame:
     """Γ* of :func:`sensitivity` alone (``options``: its ``resamples``, ``rng`` and
-    ``level``)."""
+    ``confidence``)."""
     return sensitivity(held, ranks, estimator="", blocks=blocks, gammas=(), **options)[1]
 
 
@@ -672,7 +674,7 @@ def gamma_sentence(
 
 
 def sensitivity_markdown(
-    bounds: pd.DataFrame, comparisons: pd.DataFrame, dataset: str, *, level: float = 0.95
+    bounds: pd.DataFrame, comparisons: pd.DataFrame, dataset: str, *, confidence: float = 0.95
 ) -> str:
     """``sensitivity.md``: per SNIPS estimator and (metric, k), each recommender's estimate and
     its bounds at every Γ, then Γ* of every pair of recommenders with the sentence that names
@@ -683,7 +685,7 @@ def sensitivity_markdown(
         "(w/Γ ≤ w* ≤ Γw), each recommender's SNIPS estimate lies within the bounds below "
         "(the means over seeds of the sharp per-user bounds). Γ* of two recommenders is the "
         "factor the propensities must be wrong by before the difference is no longer "
-        f"significant: the smallest Γ at which the one-sided {level:.0%} lower confidence "
+        f"significant: the smallest Γ at which the one-sided {confidence:.0%} lower confidence "
         "bound of the lower bound of their mean difference (the percentile bootstrap over "
         "users, Zhao, Small & Bhattacharya 2019) reaches 0, for the recommender ahead. It "
         "includes sampling error, so it is smaller than the factor that flips the estimate's "

@@ -375,30 +375,30 @@ def loo_interval(
     rates: np.ndarray,
     *,
     interval: str = "binomial",
-    level: float = 0.95,
+    confidence: float = 0.95,
     rng: np.random.Generator | None = None,
-    n_boot: int = 1000,
+    resamples: int = 1000,
 ) -> tuple[float, float, float]:
-    """(score, low, high): the mean of the per-user hit rates and its ``level`` interval.
+    """(score, low, high): the mean of the per-user hit rates and its ``confidence`` interval.
 
     - "binomial": Wilson score interval for a proportion with n = the number of
       values (users; draws for :func:`sampled_hits`' outcomes);
     - "wald": the normal-approximation interval score ± z·√(score(1 − score)/n), clipped
       to [0, 1], as [MYT14] give for their sampled draws;
-    - "bootstrap": percentile interval of the mean over ``n_boot`` resamples of
+    - "bootstrap": percentile interval of the mean over ``resamples`` resamples of
       the values (``rng`` required).
     """
     r = np.asarray(rates, dtype=np.float64)
     if r.ndim != 1 or r.size == 0:
         raise ValueError("rates must be a non-empty 1-D array (no user was evaluated)")
-    if not 0 < level < 1:
-        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
     score = float(r.mean())
     if interval in ("binomial", "wald"):
         n = r.size
         import scipy.stats  # lazy: scipy.stats costs 0.5 s
 
-        z = float(scipy.stats.norm.ppf(0.5 + level / 2))
+        z = float(scipy.stats.norm.ppf(0.5 + confidence / 2))
         if interval == "wald":
             half = z * math.sqrt(score * (1 - score) / n)
             return score, max(0.0, score - half), min(1.0, score + half)
@@ -408,11 +408,11 @@ def loo_interval(
     if interval == "bootstrap":
         if rng is None:
             raise ValueError("the bootstrap interval needs a numpy Generator (rng=None)")
-        if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 1:
-            raise ValueError(f"n_boot must be an int >= 1, got {n_boot!r}")
-        counts = rng.multinomial(r.size, np.full(r.size, 1.0 / r.size), size=n_boot)
+        if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
+            raise ValueError(f"resamples must be an int >= 1, got {resamples!r}")
+        counts = rng.multinomial(r.size, np.full(r.size, 1.0 / r.size), size=resamples)
         means = counts @ r / r.size
-        alpha = (1 - level) / 2
+        alpha = (1 - confidence) / 2
         low, high = np.quantile(means, [alpha, 1 - alpha])
         return score, float(low), float(high)
     raise ValueError(f"unknown interval {interval!r}; expected one of {', '.join(INTERVALS)}")

@@ -29,7 +29,7 @@ def seed_uncertainty(
     *,
     seed: int,
     resamples: int,
-    level: float,
+    confidence: float,
 ) -> dict[str, pd.DataFrame]:
     """Bootstrap intervals and paired tests of one seed (docs/experiments/e1.md).
 
@@ -53,7 +53,7 @@ def seed_uncertainty(
         if any(part.blocks != blocks[testset] for part in parts):
             raise ValueError(f"{testset}: the recommenders' values are not in the same blocks")
         tables.append((parts[0].users, np.stack([part.values for part in parts])))
-    low, high = _bootstrap_bounds(tables, resamples, run_rng(seed, "bootstrap"), level)
+    low, high = _bootstrap_bounds(tables, resamples, run_rng(seed, "bootstrap"), confidence)
     keys = ["recommender", "testset", "metric", "k"]
     cells = [(t, r, m, k) for t in testsets for r in names for m, k in blocks[t]]
     bounds = pd.DataFrame(cells, columns=["testset", "recommender", "metric", "k"]).assign(
@@ -142,7 +142,7 @@ def _bootstrap_bounds(
     tables: Sequence[tuple[np.ndarray, np.ndarray]],
     resamples: int,
     rng: np.random.Generator,
-    level: float,
+    confidence: float,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Bootstrap bounds of every (test set, recommender, block) from ``tables``: per test set
     its users and its values (recommenders × blocks × users). The test sets' columns are laid
@@ -159,4 +159,4 @@ def _bootstrap_bounds(
         cells = values.shape[0] * values.shape[1]
         wide[rows, column : column + cells] = values.reshape(cells, -1).T
         column += cells
-    return bootstrap_interval(wide, resamples=resamples, rng=rng, level=level)
+    return bootstrap_interval(wide, resamples=resamples, rng=rng, confidence=confidence)

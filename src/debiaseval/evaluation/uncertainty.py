@@ -63,9 +63,9 @@ products pass fewer times over the values (at 138,000 users, 1,000 resamples and
 
 
 def t_interval(
-    values: np.ndarray, *, level: float = 0.95, axis: int = -1
+    values: np.ndarray, *, confidence: float = 0.95, axis: int = -1
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Mean and Student's t interval ``mean ± t_{(1+level)/2, n-1} · sd / √n`` along ``axis``.
+    """Mean and Student's t interval ``mean ± t_{(1+confidence)/2, n-1} · sd / √n`` along ``axis``.
 
     NaN values are left out; the bounds are NaN where fewer than two values remain,
     and equal to the mean where the values do not vary. Returns ``(mean, low, high)``.
@@ -78,7 +78,7 @@ def t_interval(
         mean = np.nansum(x, axis=axis) / n
         dev = np.where(np.isnan(x), 0.0, x - np.expand_dims(mean, axis))
         sd = np.sqrt(np.sum(dev**2, axis=axis) / (n - 1))
-        half = student_t.ppf(0.5 + level / 2, np.maximum(n - 1, 1)) * sd / np.sqrt(n)
+        half = student_t.ppf(0.5 + confidence / 2, np.maximum(n - 1, 1)) * sd / np.sqrt(n)
     half = np.where(n >= 2, half, np.nan)
     return mean, mean - half, mean + half
 
@@ -129,7 +129,7 @@ def metric_range(metric: str) -> tuple[float, float]:
 def range_t_interval(
     values: np.ndarray,
     *,
-    level: float = 0.95,
+    confidence: float = 0.95,
     lower: float | np.ndarray = -math.inf,
     upper: float | np.ndarray = math.inf,
     axis: int = -1,
@@ -137,7 +137,7 @@ def range_t_interval(
     """Mean and a t interval over ``axis`` that stays in [``lower``, ``upper``].
 
     The interval of :func:`t_interval` is computed on a scale g that maps the range onto the
-    real line and mapped back: ``g⁻¹(g(m) ± t_{(1+level)/2, n-1} · g'(m) · sd/√n)``, the
+    real line and mapped back: ``g⁻¹(g(m) ± t_{(1+confidence)/2, n-1} · g'(m) · sd/√n)``, the
     delta-method standard error on g's scale (the "logit" interval of a proportion, Korn &
     Graubard, *Analysis of Health Surveys*, 1999, §3.2; R's ``survey::svyciprop``). g is
     ``log((x-a)/(b-x))`` for a finite range [a, b] (the logit of a share; on [-1, 1] it is
@@ -154,7 +154,7 @@ def range_t_interval(
     """
     from scipy.special import expit  # lazy: the module loads without scipy
 
-    mean, t_low, t_high = t_interval(values, level=level, axis=axis)
+    mean, t_low, t_high = t_interval(values, confidence=confidence, axis=axis)
     a = np.broadcast_to(np.asarray(lower, dtype=np.float64), mean.shape)
     b = np.broadcast_to(np.asarray(upper, dtype=np.float64), mean.shape)
     half = (t_high - t_low) / 2  # t · sd/√n, NaN for fewer than two values
@@ -326,12 +326,12 @@ def bootstrap_interval(
     *,
     resamples: int,
     rng: np.random.Generator,
-    level: float = 0.95,
+    confidence: float = 0.95,
     chunk_cells: int = _CHUNK_CELLS,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Percentile bootstrap interval of the mean of every column of ``values`` (n × m).
 
-    The ``(1-level)/2`` and ``(1+level)/2`` quantiles of :func:`bootstrap_means`
+    The ``(1-confidence)/2`` and ``(1+confidence)/2`` quantiles of :func:`bootstrap_means`
     (Efron & Tibshirani 1993, §13.3) over the resamples that drew some of the column's
     rows. Returns ``(low, high)``, each of length m; NaN when ``resamples`` is 0 or the
     column has no rows.
@@ -343,7 +343,7 @@ def bootstrap_interval(
     means = bootstrap_means(x, resamples=resamples, rng=rng, chunk_cells=chunk_cells)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns: no rows
-        low, high = np.nanquantile(means, [0.5 - level / 2, 0.5 + level / 2], axis=0)
+        low, high = np.nanquantile(means, [0.5 - confidence / 2, 0.5 + confidence / 2], axis=0)
     return low, high
 
 
@@ -458,7 +458,7 @@ def seed_intervals(
     per_seed: pd.DataFrame,
     keys: list[str],
     *,
-    level: float,
+    confidence: float,
     value: str = "value",
     bounds: tuple[float, float] | Callable[[str], tuple[float, float]] | None = None,
 ) -> pd.DataFrame:
@@ -490,7 +490,7 @@ def seed_intervals(
         ranges = np.tile([-math.inf, math.inf], (len(out), 1))
     lower, upper = ranges[:, 0], ranges[:, 1]
     mean, out["ci_low"], out["ci_high"] = range_t_interval(
-        table, level=level, lower=lower, upper=upper
+        table, confidence=confidence, lower=lower, upper=upper
     )
     boot = {
         bound: grouped[bound].mean().to_numpy() if bound in per_seed else np.full(len(out), np.nan)
@@ -590,7 +590,7 @@ def interval_cell(
 def seed_interval_note(
     n: float,
     *,
-    level: float,
+    confidence: float,
     source: str,
     bounds: str,
     scale: str | None = None,
@@ -598,7 +598,7 @@ def seed_interval_note(
     why: str = "",
 ) -> str:
     """The sentence beside a table whose cells are ``mean [t interval over the n replicates]``
-    (:func:`interval_cell` without a bootstrap interval): which interval, at which ``level``
+    (:func:`interval_cell` without a bootstrap interval): which interval, at which ``confidence``
     and where that comes from (``source``, e.g. "level 1 − `e2.alpha`"), on which ``scale``
     (default: logit for "[0, 1]", else log) it stays in the range ``bounds`` (text, e.g.
     "[0, ∞)"); with fewer than :data:`MIN_T_SEEDS` replicates, that the cells show the mean
@@ -607,7 +607,7 @@ def seed_interval_note(
     scale = scale or ("logit" if bounds == "[0, 1]" else "log")
     if n >= MIN_T_SEEDS:
         return (
-            f"In square brackets, the {level:.3g} t interval ({source}) of the mean over the "
+            f"In square brackets, the {confidence:.3g} t interval ({source}) of the mean over the "
             f"{n:g} {over}, computed on the {scale} scale of its range {bounds} and mapped "
             "back, so that it never leaves the range."
         )
@@ -615,5 +615,5 @@ def seed_interval_note(
         f"Cells are means over {n:g} {over}, without an interval: a t interval over fewer "
         f"than {MIN_T_SEEDS} {over} has at most one degree of freedom (a half-width of about 9 sd)"
         f"{'; ' + why if why else ''}. With {MIN_T_SEEDS} or more {over}, each cell shows its "
-        f"{level:.3g} t interval ({source}) within its range {bounds}."
+        f"{confidence:.3g} t interval ({source}) within its range {bounds}."
     )

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from debiaseval.evaluation.aggregate import kendall_variants
+from debiaseval.evaluation.agreement import kendall_variants
 from debiaseval.evaluation.uncertainty import shown_interval
 from debiaseval.figures import (
     grouped_bars,
@@ -234,7 +234,7 @@ def _accuracy(
     k = recall_k(summary, "E1")
     rows = accuracy[(accuracy["metric"] == "recall") & (accuracy["k"] == k)]
     truth = rows["truth"].iloc[0] if len(rows) else "gt"
-    level = float(rows["level"].iloc[0]) if len(rows) else 0.95
+    confidence = float(rows["level"].iloc[0]) if len(rows) else 0.95
     fig = Figure(figsize=(max(12.0, 2.0 + 0.65 * len(rows)), 7.5), layout="constrained")
     axes = fig.subplots(2, 3, sharex=True).ravel()
     axes[5].axis("off")
@@ -274,7 +274,7 @@ def _accuracy(
         if stat in ("bias", "rmse", "crmse"):  # an error of 0.01 and an unstable one's 4 readable
             ax.set_yscale("symlog", linthresh=0.05)
         if stat == "coverage":
-            ax.axhline(level, color="grey", linewidth=0.8, linestyle="--")
+            ax.axhline(confidence, color="grey", linewidth=0.8, linestyle="--")
             ax.set_ylim(0, 1.05)
         if stat == "tau":
             ax.set_ylim(-1.05, 1.05)

@@ -6,7 +6,7 @@ from a user's config and data; the outputs show them as written, never as markup
 - :func:`inert_markdown`: text for Markdown prose and table cells, with every character that
   Markdown or HTML would read (``< > & ` | \\ *``, emphasis ``_``, ``~``, a ``]`` that would
   close a link) written as an HTML entity, and line breaks as spaces.
-  :func:`debiaseval.evaluation.aggregate.markdown_table` passes every cell through it;
+  :func:`debiaseval.io.markdown_tables.markdown_table` passes every cell through it;
 - :func:`code_span`: a code span that no backtick in the text can close (CommonMark's rule: a
   fence of more backticks than any run inside, padded with spaces);
 - :func:`script_safe`: Snakemake's report writes each result's job params as text into a

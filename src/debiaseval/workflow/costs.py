@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from debiaseval.evaluation.aggregate import markdown_table
+from debiaseval.io.markdown_tables import markdown_table
 
 __all__ = ["costs_by_rule", "main", "read_benchmarks"]
 

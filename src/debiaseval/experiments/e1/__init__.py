@@ -8,7 +8,8 @@ MNAR ``train`` part, tuned on the MAR ``val`` part, and evaluated on the MAR
 The package holds all of E1: :mod:`~debiaseval.experiments.e1.steps` (one function per rule,
 ``NEEDS``, ``OUTPUTS``, ``check_config``), :mod:`~debiaseval.experiments.e1.arena` (the
 estimator rows: their config check, each seed's estimates and scores, the scoreboard),
-:mod:`~debiaseval.experiments.e1.tables` (the tables over seeds),
+:mod:`~debiaseval.experiments.e1.tables` (the tables over seeds: the aggregate step),
+:mod:`~debiaseval.experiments.e1.summary` (the summary and Kendall tables and their Markdown),
 :mod:`~debiaseval.experiments.e1.verdict`, and here :func:`run`, which chains the steps
 in-process. Their public names are importable from here (``e1.evaluate_step``).
 """
@@ -27,7 +28,6 @@ from debiaseval.data.filters import Filtered, dropped_warnings
 from debiaseval.data.ids import raw_ids
 from debiaseval.datasets.load import raw_folder
 from debiaseval.datasets.truth import full_rating_rows_of
-from debiaseval.evaluation.aggregate import kendall_excluded, kendall_groups
 from debiaseval.evaluation.external_lists import lists_of_seed
 from debiaseval.experiments import Data, Frames, input_frames, seed_data, seed_ids, validated
 from debiaseval.experiments.e1.arena import estimator_features, estimator_truth
@@ -50,6 +50,7 @@ from debiaseval.experiments.e1.steps import (
     truth_step,
     tune_step,
 )
+from debiaseval.experiments.e1.summary import kendall_excluded, kendall_groups
 from debiaseval.experiments.e1.tables import (
     SEED_TABLES,
     aggregate_step,

@@ -192,13 +192,13 @@ def score_seed(
     positive_threshold: float,
     excluded: Sequence[str],
     resamples: int = 1000,
-    level: float = 0.95,
+    confidence: float = 0.95,
 ) -> dict[str, pd.DataFrame]:
     """The scoreboard's inputs of one seed (:mod:`~debiaseval.estimation.seed_scores`):
     ``arena`` (every row's and the truth's means over the same users, with their intervals over
-    ``resamples`` user resamples at ``level``), ``arena_replicates`` (those resamples, the users
-    counted alike in every seed), ``reliability`` (gt's split-half reliability, when gt is the
-    truth) and ``truth_tests`` (the paired tests of every two recommenders on the truth)."""
+    ``resamples`` user resamples at ``confidence``), ``arena_replicates`` (those resamples, the
+    users counted alike in every seed), ``reliability`` (gt's split-half reliability, when gt is
+    the truth) and ``truth_tests`` (the paired tests of every two recommenders on the truth)."""
     rows: dict[str, dict[str, BlockValues]] = {}
     for group in groups:
         for rec, by_row in group.items():
@@ -225,7 +225,7 @@ def score_seed(
         n_users=n_users,
         truth_name=truth_name,
         resamples=resamples,
-        level=level,
+        confidence=confidence,
     )
     reliability = pd.DataFrame(columns=RELIABILITY_COLUMNS)
     if truth_name == "gt":
@@ -298,7 +298,7 @@ def scoreboard_tables(
     *,
     families: Mapping[str, str],
     excluded: Sequence[str],
-    level: float,
+    confidence: float,
     resamples: int,
     draws: str,
     dataset: str,
@@ -331,13 +331,13 @@ def scoreboard_tables(
         plan=plan,
         excluded=excluded,
         reliability=reliability,
-        level=level,
+        confidence=confidence,
     )
     separation = truth_separation(
         truth_tests,
         truth=truth,
         excluded=excluded,
-        alpha=1 - level,
+        alpha=1 - confidence,
         plan=plan,
         truth_means=arena[arena["testset"] == truth],
         truth_replicates=replicates[replicates["testset"] == truth],

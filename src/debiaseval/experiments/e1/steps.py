@@ -23,7 +23,6 @@ from debiaseval.debiasing.interventions import TestSetSpec, intervene, sampling_
 from debiaseval.estimation.arena import SplitParts, fit_imputation
 from debiaseval.estimation.imputation import Imputation
 from debiaseval.estimation.scoreboard import TRUE
-from debiaseval.evaluation.aggregate import check_kendall, kendall_excluded
 from debiaseval.evaluation.external_lists import seed_lists
 from debiaseval.evaluation.full_truth import true_rows
 from debiaseval.evaluation.metrics import GAINS, BlockValues
@@ -41,6 +40,7 @@ from debiaseval.experiments.e1.arena import (
     seed_estimates,
     with_gamma_stars,
 )
+from debiaseval.experiments.e1.summary import check_kendall, kendall_excluded
 from debiaseval.experiments.step_config import StepConfig
 from debiaseval.io.files import atomic_path, read_parquet, write_parquet
 from debiaseval.recommenders.ranking import empty_recommendations
@@ -317,7 +317,7 @@ def impute_step(
 class E1Evaluate(StepConfig):
     """What rule ``e1_evaluate`` reads of the ``e1`` block: ``resamples`` is
     ``bootstrap.resamples``, ``gammas`` ``sensitivity.gammas``, ``excluded`` the recommenders
-    Kendall's τ leaves out (:func:`~debiaseval.evaluation.aggregate.kendall_excluded`)."""
+    Kendall's τ leaves out (:func:`~debiaseval.experiments.e1.summary.kendall_excluded`)."""
 
     BLOCK: ClassVar[str] = "e1"
     ks: list[int]
@@ -370,7 +370,7 @@ def evaluate_step(
     (:func:`short_list_warnings`).
     """
     ks, metrics, positive_threshold = step.ks, step.metrics, step.positive_threshold
-    resamples, level = step.resamples, step.confidence
+    resamples, confidence = step.resamples, step.confidence
     train = split[split["part"] == "train"]
     n_users = int(split["user"].max()) + 1 if n_users is None else n_users
     for message in short_list_warnings(train, n_items=n_items, ks=ks):
@@ -405,13 +405,13 @@ def evaluate_step(
         imputations=imputations,
         gammas=step.gammas,
         resamples=resamples,
-        level=level,
+        confidence=confidence,
     )
     # one bootstrap and one family of paired tests per seed, test sets and estimators alike
     rows = {rec: {**per_user[rec], **est.per_user.get(rec, {})} for rec in per_user}
     if len(est.table):  # the test sets' rows, then the estimators'
         table = pd.concat([table, est.table], ignore_index=True)
-    out = seed_uncertainty(table, rows, seed=seed, resamples=resamples, level=level)
+    out = seed_uncertainty(table, rows, seed=seed, resamples=resamples, confidence=confidence)
     out["comparisons"] = with_gamma_stars(out["comparisons"], est.gamma_stars)
     groups = [per_user, est.per_user]
     out.update(estimators_diagnostics=est.diagnostics, sensitivity=est.sensitivity)
@@ -425,7 +425,7 @@ def evaluate_step(
             positive_threshold=positive_threshold,
             excluded=step.excluded,
             resamples=resamples,
-            level=level,
+            confidence=confidence,
         )
     )
     # one table of the test sets' and the estimators' per-user values (not two, then a copy)

@@ -25,7 +25,11 @@ from debiaseval.estimation.sensitivity import (
     sensitivity_markdown,
     sensitivity_over_seeds,
 )
-from debiaseval.evaluation.aggregate import (
+from debiaseval.evaluation.flags import MIN_USERS
+from debiaseval.evaluation.uncertainty import agreement_over_seeds, seed_intervals
+from debiaseval.experiments.e1.arena import row_families, scoreboard_tables
+from debiaseval.experiments.e1.steps import external_recommenders
+from debiaseval.experiments.e1.summary import (
     GROUND_TRUTH,
     kendall_excluded,
     kendall_groups,
@@ -37,10 +41,6 @@ from debiaseval.evaluation.aggregate import (
     summary_table,
     testsets_table,
 )
-from debiaseval.evaluation.flags import MIN_USERS
-from debiaseval.evaluation.uncertainty import agreement_over_seeds, seed_intervals
-from debiaseval.experiments.e1.arena import row_families, scoreboard_tables
-from debiaseval.experiments.e1.steps import external_recommenders
 from debiaseval.experiments.e1.verdict import (
     comparisons_markdown,
     e1_verdict,
@@ -99,7 +99,7 @@ def aggregate_step(
 
     ``summary``: per row the mean, the t interval over seeds (``ci_low``/``ci_high``) and the
     mean per-seed bootstrap bounds (``boot_low``/``boot_high``) at ``e1.confidence``, both in
-    the metric's range, with ``flags`` (:func:`~debiaseval.evaluation.aggregate.summary_flags`:
+    the metric's range, with ``flags`` (:func:`~debiaseval.experiments.e1.summary.summary_flags`:
     short lists, fewer than ``min_users`` users, out of range, heavy-tailed weights from
     ``estimator_diagnostics``). ``truth``: synthetic's exact ``TRUE`` rows (:func:`truth_step`).
     ``comparisons``: in how many seeds each pair differs after Holm's correction
@@ -125,9 +125,9 @@ def aggregate_step(
     ) = (seeds.get(stem, ()) for stem in SEED_TABLES)
     per_seed = pd.concat([*metrics, *truth]).reset_index(drop=True)
     keys = ["recommender", "testset", "metric", "k"]
-    level = block["confidence"]
+    confidence = block["confidence"]
     summary = summary_table(per_seed).merge(
-        seed_intervals(per_seed, keys, level=level), on=keys, how="left"
+        seed_intervals(per_seed, keys, confidence=confidence), on=keys, how="left"
     )
     heavy = heavy_tailed(_concat(estimator_diagnostics, ["estimator", "pareto_k"]))
     summary = summary_flags(summary, per_seed, min_users=min_users, heavy_tail=heavy)
@@ -135,7 +135,7 @@ def aggregate_step(
     agreement = pd.DataFrame(columns=COMPARISONS_COLUMNS)
     if tests:
         seeds = pd.concat(tests, ignore_index=True)
-        agreement = agreement_over_seeds(seeds, ["testset", "metric", "k"], alpha=1 - level)
+        agreement = agreement_over_seeds(seeds, ["testset", "metric", "k"], alpha=1 - confidence)
         agreement[GAMMA_COLUMNS] = gamma_star_over_seeds(seeds, agreement)
     kendall = kendall_table(summary, kendall_groups(block), kendall_excluded(block))
     checks = testsets_table(pd.concat(diagnostics))
@@ -152,7 +152,7 @@ def aggregate_step(
         _concat(truth_tests, TRUTH_TEST_COLUMNS),
         families=row_families(block["testsets"], block["estimators"]),
         excluded=kendall_excluded(block),
-        level=level,
+        confidence=confidence,
         resamples=block["scoreboard"]["resamples"],
         draws=draws,
         dataset=dataset,
@@ -191,14 +191,14 @@ def aggregate_step(
         "comparisons_md": comparisons_markdown(
             agreement,
             dataset,
-            level=level,
+            confidence=confidence,
             verdict_md=found["verdict_md"],
             separation=separation,
         ),
         **found,
         **board,
         "sensitivity": bounds,
-        "sensitivity_md": sensitivity_markdown(bounds, agreement, dataset, level=level),
+        "sensitivity_md": sensitivity_markdown(bounds, agreement, dataset, confidence=confidence),
     }
 
 

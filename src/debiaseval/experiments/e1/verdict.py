@@ -18,7 +18,6 @@ import pandas as pd
 
 from debiaseval.estimation.sensitivity import COMPARISONS_COLUMNS, gamma_cell, gamma_sentence
 from debiaseval.estimation.separation import separation_method
-from debiaseval.evaluation.aggregate import markdown_table
 from debiaseval.evaluation.uncertainty import MIN_T_SEEDS
 from debiaseval.experiments.verdicts import (
     in_any_seed,
@@ -31,6 +30,7 @@ from debiaseval.experiments.verdicts import (
     signed,
     with_verdict,
 )
+from debiaseval.io.markdown_tables import markdown_table
 
 __all__ = ["comparisons_markdown", "e1_verdict", "pair_sentences", "truth_separation_notes"]
 
@@ -115,10 +115,10 @@ def e1_verdict(
         cells.append(f"{inert_name(row['recommender'])} {text}")
         if kind:
             kinds.add(kind)
-    level = float(block.get("confidence", 0.95))
+    confidence = float(block.get("confidence", 0.95))
     how = {
-        "t": f"{level:.0%} t interval over seeds",
-        "boot": f"{level:.0%} bootstrap interval over users, the seeds' bounds averaged"
+        "t": f"{confidence:.0%} t interval over seeds",
+        "boot": f"{confidence:.0%} bootstrap interval over users, the seeds' bounds averaged"
         + (f" (fewer than {MIN_T_SEEDS} seeds: no t interval)" if n_seeds < MIN_T_SEEDS else ""),
     }
     brackets = f" (in brackets: {'; '.join(how[k_] for k_ in sorted(kinds, reverse=True))})"
@@ -141,7 +141,7 @@ def e1_verdict(
             k,
             label,
             where,
-            level,
+            confidence,
             len([r for r in ranked["recommender"] if r not in set(excluded)]),
         )
     )
@@ -163,7 +163,7 @@ def _separation_sentence(
     k: int,
     label: str,
     where: str,
-    level: float,
+    confidence: float,
     n_ranked: int,
 ) -> str:
     """Whether the truth separates the ranked recommenders at the tuned metric: k of n pairs,
@@ -179,7 +179,7 @@ def _separation_sentence(
             "separates the recommenders is not known."
         )
     apart = int(part["separated"].sum())
-    test = f"{separation_method(part)}, Holm at α = {1 - level:g}; the pairs in comparisons.md"
+    test = f"{separation_method(part)}, Holm at α = {1 - confidence:g}; the pairs in comparisons.md"
     if apart == 0:
         return (
             f"On {where}, the truth itself ({truth}) cannot tell the {n_ranked} ranked "
@@ -294,7 +294,7 @@ def truth_separation_notes(separation: pd.DataFrame) -> dict[tuple[str, int], st
     return notes
 
 
-def _separation_table(separation: pd.DataFrame, level: float) -> str:
+def _separation_table(separation: pd.DataFrame, confidence: float) -> str:
     """``comparisons.md``'s section on whether the truth separates the ranked recommenders."""
     if separation.empty:
         return ""
@@ -310,7 +310,7 @@ def _separation_table(separation: pd.DataFrame, level: float) -> str:
     parts = [
         "\n## Does the truth separate the models?\n\n"
         f"Per ranked pair: {how}; `Holm p` over the pairs of each metric@k, separated below "
-        f"{1 - level:g}; `seeds finding it`: the seeds whose own test finds a difference "
+        f"{1 - confidence:g}; `seeds finding it`: the seeds whose own test finds a difference "
         "(either way) after Holm's correction (evidence, not the decision).\n"
     ]
     for (metric, k), block in separation.groupby(["metric", "k"], sort=True):
@@ -339,7 +339,7 @@ def comparisons_markdown(
     comparisons: pd.DataFrame,
     dataset: str,
     *,
-    level: float,
+    confidence: float,
     verdict_md: str = "",
     separation: pd.DataFrame | None = None,
 ) -> str:
@@ -347,17 +347,17 @@ def comparisons_markdown(
     truth separates the ranked recommenders (``separation``), then ``comparisons.parquet`` for
     people, per test set and metric@k: the pairs that differ in some seed, then the table of
     every pair with how many seeds find each better (Holm-adjusted paired t-tests at
-    1 − ``level``), the mean difference over seeds, the least significant seed's Holm p, and
+    1 − ``confidence``), the mean difference over seeds, the least significant seed's Holm p, and
     Γ* of a SNIPS row."""
     text = (
         f"# E1 on {inert_name(dataset)}: paired comparisons of the recommenders\n\n"
         "Per seed, every two recommenders are compared with a paired t-test over the users both "
         f"have, Holm-adjusted within the seed's family; a seed counts for a side when its "
-        f"adjusted p is below {1 - level:g}. `mean diff`: a − b, mean over seeds; `max Holm p`: "
-        "the least significant seed; `Γ*`: for a SNIPS row, the median over seeds of the factor "
-        "by which the propensities must be wrong before the lower confidence bound of the "
-        "difference reaches 0, with the recommender ahead (∞: not even at a factor 1000; 1: "
-        "not significant).\n"
+        f"adjusted p is below {1 - confidence:g}. `mean diff`: a − b, mean over seeds; "
+        "`max Holm p`: the least significant seed; `Γ*`: for a SNIPS row, the median over seeds "
+        "of the factor by which the propensities must be wrong before the lower confidence bound "
+        "of the difference reaches 0, with the recommender ahead (∞: not even at a factor 1000; "
+        "1: not significant).\n"
     )
     if verdict_md:
         text = with_verdict(text, verdict_md)
@@ -365,7 +365,7 @@ def comparisons_markdown(
         return text + "\nNo comparison: the run has fewer than two recommenders.\n"
     parts = [
         text,
-        _separation_table(separation if separation is not None else pd.DataFrame(), level),
+        _separation_table(separation if separation is not None else pd.DataFrame(), confidence),
     ]
     order = list(dict.fromkeys(comparisons["testset"]))
     frame = comparisons.assign(_t=comparisons["testset"].map({t: i for i, t in enumerate(order)}))
@@ -392,7 +392,7 @@ def comparisons_markdown(
         )
         parts.append(
             f"\n## {inert_name(testset)}: {metric_label(metric, k)}\n\n"
-            f"{pair_sentences(block, metric_label(metric, k), 1 - level)}\n\n"
+            f"{pair_sentences(block, metric_label(metric, k), 1 - confidence)}\n\n"
             + markdown_table(table)
         )
     return "".join(parts)

@@ -23,11 +23,11 @@ from debiaseval.active_learning.evaluation import (
     combine_seeds,
     pairwise_wilcoxon,
 )
-from debiaseval.evaluation.aggregate import markdown_table
 from debiaseval.evaluation.flags import MIN_USERS, join_flags, legend, marked
 from debiaseval.evaluation.uncertainty import interval_cell, seed_interval_note, seed_intervals
 from debiaseval.experiments.e2.verdict import e2_verdict
 from debiaseval.experiments.verdicts import verdict_entries, with_verdict
+from debiaseval.io.markdown_tables import markdown_table
 
 __all__ = [
     "ELICITED_RANGE",
@@ -54,10 +54,10 @@ def _ordered(frame: pd.DataFrame, orders: Mapping[str, Sequence[str]]) -> pd.Dat
 
 
 def elicited_table(
-    counts: pd.DataFrame, orders: Mapping[str, Sequence[str]], *, level: float = 0.95
+    counts: pd.DataFrame, orders: Mapping[str, Sequence[str]], *, confidence: float = 0.95
 ) -> pd.DataFrame:
     """Elicited ratings per active user: mean and sd (ddof 1) over seeds per method, strategy,
-    and the ``level`` t interval over seeds ``ci_low``/``ci_high`` (:func:`_with_interval`).
+    and the ``confidence`` t interval over seeds ``ci_low``/``ci_high`` (:func:`_with_interval`).
 
     ``counts`` has ``seed``, ``method``, ``strategy``, ``n_elicited``, ``n_active``.
     """
@@ -68,7 +68,7 @@ def elicited_table(
         .reset_index()
     )
     out["n_seeds"] = out["n_seeds"].astype(np.int64)
-    out = _with_interval(out, per_seed, ["method", "strategy"], "value", ELICITED_RANGE, level)
+    out = _with_interval(out, per_seed, ["method", "strategy"], "value", ELICITED_RANGE, confidence)
     return _ordered(out, orders)
 
 
@@ -85,13 +85,13 @@ def _with_interval(
     keys: list[str],
     value: str,
     bounds: tuple[float, float],
-    level: float,
+    confidence: float,
 ) -> pd.DataFrame:
-    """``out`` with ``ci_low``/``ci_high`` after its ``sd``: the ``level`` t interval over
+    """``out`` with ``ci_low``/``ci_high`` after its ``sd``: the ``confidence`` t interval over
     seeds of ``per_seed[value]`` computed on the log scale of ``bounds`` and mapped back
     (:func:`~debiaseval.evaluation.uncertainty.seed_intervals`), so it never leaves them.
     The tables print it from 3 seeds on (``MIN_T_SEEDS``)."""
-    ci = seed_intervals(per_seed, keys, level=level, value=value, bounds=bounds)
+    ci = seed_intervals(per_seed, keys, confidence=confidence, value=value, bounds=bounds)
     merged = out.merge(ci[[*keys, "ci_low", "ci_high"]], on=keys, how="left")
     at = list(out.columns).index("sd") + 1
     columns = [*out.columns[:at], "ci_low", "ci_high", *out.columns[at:]]
@@ -128,11 +128,11 @@ def summary_table(
     orders: Mapping[str, Sequence[str]],
     *,
     min_users: int = MIN_USERS,
-    level: float = 0.95,
+    confidence: float = 0.95,
 ) -> pd.DataFrame:
     """Per method, strategy, scope, metric, k: seed means of before and after, and of the
     per-seed % change 100·(after − before)/before, with its sd (ddof 1) and ``n_seeds``;
-    the ``level`` t interval over seeds of the % change ``ci_low``/``ci_high`` within
+    the ``confidence`` t interval over seeds of the % change ``ci_low``/``ci_high`` within
     [-100, ∞) (:func:`_with_interval`); ``min_users`` (fewest users in a seed), and ``flags``
     (:mod:`debiaseval.evaluation.flags`): ``few_users`` where some seed's means are over fewer
     than ``min_users`` users (the active users of a small dataset), ``constant`` where the
@@ -153,7 +153,7 @@ def summary_table(
     out["n_seeds"] = out["n_seeds"].astype(np.int64)
     out["n_users_min"] = out["n_users_min"].astype(np.int64)
     keys = ["method", "strategy", "scope", "metric", "k"]
-    out = _with_interval(out, per_seed, keys, "pct_change", PCT_CHANGE_RANGE, level)
+    out = _with_interval(out, per_seed, keys, "pct_change", PCT_CHANGE_RANGE, confidence)
     out["flags"] = join_flags(
         {
             "few_users": (out["n_users_min"] < min_users).to_numpy(),
@@ -197,7 +197,7 @@ def summary_markdown(
         "by WTD_H, INT_HT both ([FLAIRS20]). "
         + seed_interval_note(
             int(summary["n_seeds"].max()) if len(summary) else 0,
-            level=1.0 - alpha,
+            confidence=1.0 - alpha,
             source="level 1 − `e2.alpha`",
             bounds="([0, ∞) for the elicited ratings per user, [-100, ∞) for a % change)",
             why="E2 keeps no per-seed interval over users",
@@ -264,10 +264,13 @@ def aggregate_step(
     """
     orders = {"method": list(block["methods"]), "strategy": list(block["strategies"])}
     per_user = pd.concat(changes, ignore_index=True)
-    level = 1.0 - block["alpha"]  # the intervals' level: as E1's, one key with the tests'
-    elicited = elicited_table(counts, orders, level=level)
+    confidence = 1.0 - block["alpha"]  # as E1's: one key for the tests and the intervals
+    elicited = elicited_table(counts, orders, confidence=confidence)
     summary = summary_table(
-        per_user, {**orders, "metric": list(block["metrics"])}, min_users=min_users, level=level
+        per_user,
+        {**orders, "metric": list(block["metrics"])},
+        min_users=min_users,
+        confidence=confidence,
     )
     per_seed = pairwise_wilcoxon(per_user, block["strategies"], alpha=block["alpha"])
     wilcoxon = combine_seeds(per_seed, alpha=block["alpha"])

@@ -16,7 +16,7 @@ from debiaseval.evaluation.losses import parse_metric
 from debiaseval.evaluation.uncertainty import interval_cell, seed_interval_note, seed_intervals
 
 __all__ = [
-    "LEVEL",
+    "CONFIDENCE",
     "aggregate",
     "mean_over_matrices",
     "rmse_table",
@@ -30,9 +30,9 @@ def _ordered_groups(draws: pd.DataFrame, keys: list[str]) -> pd.core.groupby.Dat
     return draws.groupby(keys, sort=False, observed=True)
 
 
-LEVEL = 0.95
-"""Level of the estimates' t interval over the draws. E3 has no level key: its aggregate job
-gets only ``alpha``, ``table_metrics`` and ``curve_metrics`` of the block."""
+CONFIDENCE = 0.95
+"""Coverage of the estimates' t interval over the draws. E3 has no ``confidence`` key: its
+aggregate job gets only ``alpha``, ``table_metrics`` and ``curve_metrics`` of the block."""
 
 
 def value_range(metric: str) -> tuple[float, float]:
@@ -44,7 +44,7 @@ def value_range(metric: str) -> tuple[float, float]:
 
 def summarise_estimates(draws: pd.DataFrame, *, alpha: float) -> pd.DataFrame:
     """[ICML16] Table 1: mean and sd (ddof 1) of every estimator over all draws at ``alpha``,
-    and the :data:`LEVEL` t interval of the mean over the draws within the metric's range.
+    and the :data:`CONFIDENCE` t interval of the mean over the draws within the metric's range.
 
     Uses the known-propensity rows at ``alpha`` (of every seed); columns
     ``matrix``, ``metric``, ``estimator``, ``true_value`` (mean over seeds),
@@ -70,7 +70,9 @@ def summarise_estimates(draws: pd.DataFrame, *, alpha: float) -> pd.DataFrame:
     undefined = (out.pop("n_defined") < out["n_draws"]).to_numpy()
     out["flags"] = join_flags({"undefined_draws": undefined})
     keys = ["matrix", "metric", "estimator"]
-    ci = seed_intervals(rows, keys, level=LEVEL, bounds=value_range)[[*keys, "ci_low", "ci_high"]]
+    ci = seed_intervals(rows, keys, confidence=CONFIDENCE, bounds=value_range)[
+        [*keys, "ci_low", "ci_high"]
+    ]
     columns = [
         *out.columns[: list(out.columns).index("sd") + 1],
         "ci_low",
@@ -170,7 +172,7 @@ def table1_markdown(estimates: pd.DataFrame, *, title: str = "") -> str:
     n = int(estimates["n_draws"].iloc[0])
     note = seed_interval_note(
         n,
-        level=LEVEL,
+        confidence=CONFIDENCE,
         source="fixed: E3 has no level key",
         bounds="([0, 1] for accuracy, [0, ∞) for the other metrics)",
         scale="logit or log",

@@ -19,13 +19,19 @@ _LABELS = {"naive": "Naive", "ips": "IPS", "snips": "SNIPS"}
 
 
 def e3_gap(
-    draws: pd.DataFrame, *, metric: str, alpha: float, best: str, runner: str, level: float = 0.95
+    draws: pd.DataFrame,
+    *,
+    metric: str,
+    alpha: float,
+    best: str,
+    runner: str,
+    confidence: float = 0.95,
 ) -> tuple[float, float, float, int]:
     """How much closer ``best`` comes than ``runner``: per draw of O (each seed's), with the
     known propensities at ``alpha``, the mean over the prediction matrices of runner's squared
     error minus best's (both estimators see the same O: a paired difference); its mean over
     the draws, which is the difference of their MSEs averaged over the matrices, and its
-    ``level`` t interval over the draws (NaN with fewer than two). Returns ``(mean, low, high,
+    ``confidence`` t interval over the draws (NaN with fewer than two). Returns ``(mean, low, high,
     n_draws)``."""
     rows = draws[
         (draws["propensity"] == "known")
@@ -36,7 +42,7 @@ def e3_gap(
     squared = rows.assign(_sq=(rows["value"] - rows["true_value"]) ** 2)
     per_draw = squared.groupby(["seed", "draw", "estimator"])["_sq"].mean().unstack("estimator")
     gap = (per_draw[runner] - per_draw[best]).to_numpy(np.float64)
-    mean, low, high = t_interval(gap, level=level)
+    mean, low, high = t_interval(gap, confidence=confidence)
     return float(mean), float(low), float(high), int(gap.size)
 
 

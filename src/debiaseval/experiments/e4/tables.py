@@ -25,7 +25,7 @@ from debiaseval.evaluation.uncertainty import (
 
 __all__ = [
     "BIAS_ONLY_RMS",
-    "LEVEL",
+    "CONFIDENCE",
     "LOSS_COLUMNS",
     "PAIR_TEST_COLUMNS",
     "SUMMARY_COLUMNS",
@@ -60,12 +60,12 @@ SUMMARY_COLUMNS = (
     "flags",
 )
 """Columns of the summary (``summary.parquet``); ``ci_low``/``ci_high``: the
-:data:`LEVEL` t interval over seeds within [0, ∞); ``flags`` as in
+:data:`CONFIDENCE` t interval over seeds within [0, ∞); ``flags`` as in
 :mod:`debiaseval.evaluation.flags` (:func:`summarise`)."""
 
-LEVEL = 0.95
-"""Level of the summary's t interval over seeds. E4 has no level key: one would enter every
-fit job's params (they get the whole ``e4`` block) and rerun the fits for a table's
+CONFIDENCE = 0.95
+"""Coverage of the summary's t interval over seeds. E4 has no ``confidence`` key: one would
+enter every fit job's params (they get the whole ``e4`` block) and rerun the fits for a table's
 setting."""
 
 LOSS_COLUMNS = ("seed", "alpha", "propensity", "metric", "pair", "value")
@@ -164,7 +164,7 @@ def summarise(
     grid: Mapping[str, Sequence[Any]] | None = None,
     min_users: int = MIN_USERS,
 ) -> pd.DataFrame:
-    """Mean, sd (ddof 1) and :data:`LEVEL` t interval of the test error over seeds, a paired
+    """Mean, sd (ddof 1) and :data:`CONFIDENCE` t interval of the test error over seeds, a paired
     t-test against MF-Naive, and flags.
 
     One row per ``model``, ``propensity``, ``metric``, ``alpha``, ``mar_size`` (MF-IPS-NB's
@@ -227,7 +227,7 @@ def summarise(
         a, b = np.array(pairs).T
         p_values.append(np.nan if np.all(a == b) else float(ttest_rel(a, b).pvalue))
     out["p_value"] = np.asarray(p_values, dtype=np.float64)
-    ci = seed_intervals(errors, keys, level=LEVEL)[[*keys, "ci_low", "ci_high"]]
+    ci = seed_intervals(errors, keys, confidence=CONFIDENCE)[[*keys, "ci_low", "ci_high"]]
     return out.merge(ci, on=keys, how="left")[list(SUMMARY_COLUMNS)]
 
 
@@ -317,7 +317,7 @@ def summary_markdown(
         "interval (with fewer it has at most one degree of freedom, and no p is given). "
         + seed_interval_note(
             n,
-            level=LEVEL,
+            confidence=CONFIDENCE,
             source="fixed: E4 has no level key",
             bounds="[0, ∞)",
             why="E4 keeps no interval over test pairs",

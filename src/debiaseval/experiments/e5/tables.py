@@ -18,7 +18,6 @@ import scipy.sparse as sp
 from debiaseval.data.splits import run_rng
 from debiaseval.estimation.resampling import ResamplingPlan, percentile_interval
 from debiaseval.estimation.seed_scores import kendall_tau_b
-from debiaseval.evaluation.aggregate import markdown_table
 from debiaseval.evaluation.agreement import agreement
 from debiaseval.evaluation.flags import (
     DEGENERATE_SHARE,
@@ -36,6 +35,7 @@ from debiaseval.evaluation.uncertainty import (
     interval_cell,
     seed_intervals,
 )
+from debiaseval.io.markdown_tables import markdown_table
 
 __all__ = [
     "ESTIMATE_COLUMN",
@@ -85,10 +85,12 @@ def per_user_values(per_user: pd.DataFrame, model: str, params: str) -> pd.DataF
     return long[PER_USER_COLUMNS]
 
 
-def comparisons_table(per_user: pd.DataFrame, *, level: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+def comparisons_table(
+    per_user: pd.DataFrame, *, confidence: float
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Paired t-tests between the models of every seed, per k and estimate, over the users
     both have, Holm-adjusted over the pairs (:func:`compare_recommenders`); and how many
-    seeds agree (:func:`agreement_over_seeds`, significant below 1 - ``level``).
+    seeds agree (:func:`agreement_over_seeds`, significant below 1 - ``confidence``).
 
     ``per_user``: :func:`per_user_values` rows with ``seed``. A model entry with one grid
     point is named by its model name, else by ``model params``. Returns
@@ -112,11 +114,11 @@ def comparisons_table(per_user: pd.DataFrame, *, level: float) -> tuple[pd.DataF
     per_seed = pd.concat(tests, ignore_index=True) if tests else pd.DataFrame()
     if not len(per_seed):
         return per_seed, pd.DataFrame()
-    return per_seed, agreement_over_seeds(per_seed, ["metric", "k"], alpha=1 - level)
+    return per_seed, agreement_over_seeds(per_seed, ["metric", "k"], alpha=1 - confidence)
 
 
 def bootstrap_table(
-    per_user: pd.DataFrame, *, resamples: int, level: float, dataset: str
+    per_user: pd.DataFrame, *, resamples: int, confidence: float, dataset: str
 ) -> pd.DataFrame:
     """Per seed, the percentile bootstrap interval over users of every estimate.
 
@@ -139,7 +141,7 @@ def bootstrap_table(
             wide,
             resamples=resamples,
             rng=run_rng(int(seed), dataset, "e5_bootstrap"),
-            level=level,
+            confidence=confidence,
         )
         labels = grouped.size().reset_index()[keys]
         frames.append(labels.assign(seed=seed, boot_low=low, boot_high=high))
@@ -158,7 +160,7 @@ def estimates_table(
     *,
     min_users: int = MIN_USERS,
     bounds: pd.DataFrame | None = None,
-    level: float = 0.95,
+    confidence: float = 0.95,
 ) -> pd.DataFrame:
     """Seed means per (model, params, k) and every estimate's rank of the model (1 = best).
 
@@ -170,7 +172,7 @@ def estimates_table(
     for at least :data:`~debiaseval.evaluation.flags.DEGENERATE_SHARE` of the users the
     traditional estimate averages over (on Yahoo! R3's ~9 random items per user, every
     K ≥ 10); ``few_users`` where some seed's mean is over fewer than ``min_users`` users.
-    After the estimates, their intervals at ``level`` (columns ``<estimate>_<suffix>``, the
+    After the estimates, their intervals at ``confidence`` (columns ``<estimate>_<suffix>``, the
     suffixes of :data:`INTERVAL_SUFFIXES`): Student's t interval over seeds, and the mean over
     seeds of the per-seed bootstrap bounds over users of ``bounds`` (:func:`bootstrap_table`;
     NaN without it), as E1's summary gives them
@@ -180,7 +182,7 @@ def estimates_table(
     values = ["true_recall", "traditional_recall", "ure"]
     grouped = per_seed.groupby(keys, sort=False)
     out = grouped[values].mean().reset_index()
-    out = out.merge(_estimate_intervals(per_seed, bounds, level), on=keys, how="left")
+    out = out.merge(_estimate_intervals(per_seed, bounds, confidence), on=keys, how="left")
     out = out[keys + values + _interval_columns()]
     out["n_seeds"] = grouped["seed"].nunique().to_numpy().astype(np.int64)
     by_k = out.groupby("k")
@@ -191,7 +193,7 @@ def estimates_table(
 
 
 def _estimate_intervals(
-    per_seed: pd.DataFrame, bounds: pd.DataFrame | None, level: float
+    per_seed: pd.DataFrame, bounds: pd.DataFrame | None, confidence: float
 ) -> pd.DataFrame:
     """Per (model, params, k): the interval columns of :func:`estimates_table`, wide."""
     keys = ["model", "params", "k"]
@@ -208,7 +210,7 @@ def _estimate_intervals(
             on=["seed", *keys, "metric"],
             how="left",
         )
-    intervals = seed_intervals(long, [*keys, "metric"], level=level)
+    intervals = seed_intervals(long, [*keys, "metric"], confidence=confidence)
     wide = intervals.pivot(index=keys, columns="metric", values=list(INTERVAL_SUFFIXES))
     wide.columns = [f"{metric}_{suffix}" for suffix, metric in wide.columns]
     return wide.reindex(columns=_interval_columns()).reset_index()
@@ -365,11 +367,11 @@ def agreement_intervals(
     per_seed: pd.DataFrame,
     agreement: pd.DataFrame,
     *,
-    level: float,
+    confidence: float,
     resamples: int,
     rng: np.random.Generator,
 ) -> pd.DataFrame:
-    """``agreement`` with ``tau_low``/``tau_high``: the interval of Kendall's τ at ``level``
+    """``agreement`` with ``tau_low``/``tau_high``: the interval of Kendall's τ at ``confidence``
     over ``resamples`` resamples of the seeds, τ recomputed from the models' means over each
     resample's seeds (:class:`~debiaseval.estimation.resampling.ResamplingPlan`, expanded
     percentile interval), for a new draw of the exposure.
@@ -407,7 +409,11 @@ def agreement_intervals(
         keep = np.isfinite(estimate).all(0) & np.isfinite(reference).all(0)
         tau = kendall_tau_b(estimate[:, keep], reference[:, keep])
         _, low, high = percentile_interval(
-            tau, level, intervals=plan.gives_intervals, tail=plan.tail(level), bounds=(-1.0, 1.0)
+            tau,
+            confidence,
+            intervals=plan.gives_intervals,
+            tail=plan.tail(confidence),
+            bounds=(-1.0, 1.0),
         )
         out.loc[j, ["tau_low", "tau_high"]] = low, high
     return out
@@ -427,14 +433,13 @@ def aggregate_step(
     estimator against the reference, with its interval over seeds: :func:`agreement_intervals`),
     ``comparisons`` (the models' paired comparisons, agreed over seeds) and
     ``seed_comparisons``; the intervals at ``confidence`` (``e5.confidence``)."""
-    level = confidence
-    bounds = bootstrap_table(per_user, resamples=resamples, level=level, dataset=dataset)
-    estimates = estimates_table(per_seed, min_users=min_users, bounds=bounds, level=level)
-    tests, agreed = comparisons_table(per_user, level=level)
+    bounds = bootstrap_table(per_user, resamples=resamples, confidence=confidence, dataset=dataset)
+    estimates = estimates_table(per_seed, min_users=min_users, bounds=bounds, confidence=confidence)
+    tests, agreed = comparisons_table(per_user, confidence=confidence)
     agreement = agreement_intervals(
         per_seed,
         agreement_table(estimates),
-        level=level,
+        confidence=confidence,
         resamples=resamples,
         rng=run_rng(0, dataset, "e5_agreement"),
     )

@@ -305,9 +305,9 @@ def evaluate_over_time(
                 score, low, high = loo_interval(
                     rates,
                     interval=step.interval,
-                    level=step.confidence,
+                    confidence=step.confidence,
                     rng=run_rng(seed, dataset, "e6_bootstrap", str(t), name, weighting, str(p)),
-                    n_boot=step.resamples,
+                    resamples=step.resamples,
                 )
                 score_rows.append((t, name, weighting, p, score, low, high, divergence))
         snap_rows.append(

@@ -1,4 +1,6 @@
-"""Aggregation over seeds: summaries, Kendall's tau and Markdown tables ([SAC20] section 5)."""
+"""E1's summary and Kendall tables over seeds: mean and sd per (recommender, test set, metric,
+k), the % difference from gt, Kendall's τ of the rankings against gt's, and their Markdown
+([SAC20] section 5; docs/experiments/e1.md)."""
 
 from __future__ import annotations
 
@@ -8,10 +10,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from debiaseval.evaluation.agreement import kendall_variants
 from debiaseval.evaluation.flags import MIN_USERS, join_flags, legend, marked
 from debiaseval.evaluation.metrics import GAINS
 from debiaseval.evaluation.uncertainty import INTERVAL_NOTE, interval_cell
-from debiaseval.io.markup import inert_markdown
+from debiaseval.io.markdown_tables import markdown_table
 
 __all__ = [
     "KENDALL_COLUMNS",
@@ -22,8 +25,6 @@ __all__ = [
     "kendall_groups",
     "kendall_markdown",
     "kendall_table",
-    "kendall_variants",
-    "markdown_table",
     "summary_about",
     "summary_flags",
     "summary_markdown",
@@ -204,49 +205,6 @@ def kendall_table(
     return pd.DataFrame(rows, columns=KENDALL_COLUMNS)
 
 
-def kendall_variants(kendall: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
-    """The ranked sets of a Kendall table, labelled for people, each with its rows.
-
-    First "with G1, G2, ..." (every recommender ranked: the ``with_group`` rows of the
-    first group, which all groups share), then "without G" for each group; with the
-    single default group MF, "with MF" and "without MF". A group none of whose members is
-    ranked (no MF recommender, say) ranks the same set without it: it is left out, and with
-    no group left the one variant is "with all".
-    """
-    groups = list(dict.fromkeys(kendall["group"]))
-    if not groups:
-        return []
-    with_rows = kendall[(kendall["group"] == groups[0]) & kendall["with_group"].astype(bool)]
-    ranked = with_rows.set_index(["testset", "metric", "k"])["n_recommenders"]
-    without = {}
-    for group in groups:
-        rows = kendall[(kendall["group"] == group) & ~kendall["with_group"].astype(bool)]
-        n = rows.set_index(["testset", "metric", "k"])["n_recommenders"]
-        if (n.reindex(ranked.index) != ranked).any():  # the group's members were ranked
-            without[group] = rows
-    label = f"with {', '.join(without)}" if without else "with all"
-    return [(label, with_rows), *((f"without {g}", rows) for g, rows in without.items())]
-
-
-def _cell(value: object) -> str:
-    if isinstance(value, float | np.floating):
-        return "" if np.isnan(value) else f"{value:.4g}"
-    return str(value)
-
-
-def markdown_table(frame: pd.DataFrame) -> str:
-    """A GitHub-flavoured Markdown table of ``frame`` (floats to 4 significant digits). Every
-    header and cell is text, shown as written (:func:`~debiaseval.io.markup.inert_markdown`):
-    a name holding ``|``, a backtick or HTML neither splits its cell nor becomes markup."""
-    header = "| " + " | ".join(inert_markdown(c) for c in frame.columns) + " |"
-    rule = "|" + "|".join("---" for _ in frame.columns) + "|"
-    body = [
-        "| " + " | ".join(inert_markdown(_cell(v)) for v in row) + " |"
-        for row in frame.itertuples(index=False)
-    ]
-    return "\n".join([header, rule, *body]) + "\n"
-
-
 EMPTY = "empty"
 """What the Markdown tables show for a test set with no (relevant) pair."""
 
@@ -296,10 +254,11 @@ def kendall_markdown(
 ) -> str:
     """E1's Kendall table for people, pivoted like the summary: one table per (metric, k) of
     test sets × (tau, p) with every recommender and without each group of ``e1.kendall_groups``
-    (:func:`kendall_variants`). The number of recommenders ranked heads each column pair (a
-    column of its own where it differs between test sets); a test set of ``testsets`` with no
-    value shows ``empty``. ``notes``: a sentence under the heading of a (metric, k), e.g. how
-    many pairs gt itself tells apart, which says what a τ is worth there."""
+    (:func:`~debiaseval.evaluation.agreement.kendall_variants`, as the figure). The number of
+    recommenders ranked heads each column pair (a column of its own where it differs between
+    test sets); a test set of ``testsets`` with no value shows ``empty``. ``notes``: a sentence
+    under the heading of a (metric, k), e.g. how many pairs gt itself tells apart, which says
+    what a τ is worth there."""
     parts = [
         f"# E1 on {dataset}: Kendall's tau-b of the recommender ranking vs gt\n\n"
         "From the seed means; 1 = the test set ranks the recommenders as the MAR ground truth "

@@ -1,14 +1,14 @@
-"""Aggregation: mean/sd over seeds, % difference from gt, Kendall's tau, Markdown."""
+"""E1's summary and Kendall tables: mean/sd over seeds, % difference from gt, Kendall's tau,
+their Markdown."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from debiaseval.evaluation.aggregate import (
+from debiaseval.evaluation.agreement import kendall_variants
+from debiaseval.experiments.e1.summary import (
     kendall_markdown,
     kendall_table,
-    kendall_variants,
-    markdown_table,
     summary_markdown,
     summary_table,
 )
@@ -87,9 +87,7 @@ def test_kendall_groups_from_the_config():
     assert "| testset | tau with MF (n = 3) | p with MF | tau without MF (n = 2) |" in single
 
 
-def test_markdown():
-    text = markdown_table(pd.DataFrame({"a": [1, 2], "b": [0.123456, np.nan]}))
-    assert text.splitlines() == ["| a | b |", "|---|---|", "| 1 | 0.1235 |", "| 2 |  |"]
+def test_summary_markdown():
     md = summary_markdown(summary_table(_per_seed()), "toy")
     assert "## recall@10" in md and "0.5000 ± 0.1414 (+150.0%)" in md
     one_seed = summary_table(_per_seed().query("seed == 0"))
@@ -103,7 +101,9 @@ def test_summary_markdown_shows_the_intervals_when_the_summary_has_them():
         boot_low=lambda f: f["value"] - 0.1, boot_high=lambda f: f["value"] + 0.1
     )
     keys = ["recommender", "testset", "metric", "k"]
-    summary = summary_table(per_seed).merge(seed_intervals(per_seed, keys, level=0.95), on=keys)
+    summary = summary_table(per_seed).merge(
+        seed_intervals(per_seed, keys, confidence=0.95), on=keys
+    )
     md = summary_markdown(summary, "toy")
     assert "t interval over seeds" in md and "±" not in md
     # two seeds: the bootstrap interval over users alone, and the header says why
@@ -115,7 +115,9 @@ def test_summary_markdown_shows_the_intervals_when_the_summary_has_them():
     row = (third["recommender"] == "A") & (third["testset"] == "REG")
     third.loc[row, ["value", "boot_low", "boot_high"]] = [0.5, 0.4, 0.6]
     per_seed = pd.concat([per_seed, third], ignore_index=True)
-    summary = summary_table(per_seed).merge(seed_intervals(per_seed, keys, level=0.95), on=keys)
+    summary = summary_table(per_seed).merge(
+        seed_intervals(per_seed, keys, confidence=0.95), on=keys
+    )
     md = summary_markdown(summary, "toy")
     assert "| 0.5000 [0.2702, 0.7298] ⟨0.4000, 0.6000⟩ (+200.0%) |" in md
 
@@ -124,7 +126,7 @@ def test_summary_markdown_compares_true_with_gt_only_per_relevant_item():
     """TRUE (the full matrix) against gt: a % difference at Recall and avgDCG, means over the
     relevant items; none at HitRate, Precision, MAP or NDCG, which depend on how many relevant
     items a sampled test set holds, with the line that says why under those tables only."""
-    from debiaseval.evaluation.aggregate import TRUE_NOTE, compared_with_gt
+    from debiaseval.experiments.e1.summary import TRUE_NOTE, compared_with_gt
 
     frames = []
     for metric in ("recall", "avgdcg", "hitrate", "precision", "map", "ndcg"):
