@@ -1,5 +1,6 @@
 """E1 glue: evaluation counts train-overlap pairs; empty test sets and short lists are caught."""
 
+import dataclasses
 import re
 
 import numpy as np
@@ -16,7 +17,14 @@ from debiaseval.evaluation.testsets import (
     evaluate_on_testsets,
     short_list_warnings,
 )
-from debiaseval.experiments.e1 import E1Evaluate, EmptyTestSetError, data_step, evaluate_step
+from debiaseval.experiments.e1 import (
+    E1Data,
+    E1Evaluate,
+    E1Intervene,
+    EmptyTestSetError,
+    data_step,
+    evaluate_step,
+)
 from debiaseval.experiments.e1 import testset_step as draw_testset
 from debiaseval.io.errors import ConfigError
 from debiaseval.recommenders import make_recommender
@@ -85,13 +93,14 @@ def test_check_testset_names_dataset_seed_testset_rho_and_heldout_size():
 def test_intervene_step_stops_on_an_empty_test_set():
     _, split = _full_split()
     n_heldout = int((split["part"] == "heldout").sum())
-    kwargs = dict(dataset="toy", seed=1, n_users=80, n_items=60, positive_threshold=3.0)
-    spec = {"strategy": "wtd"}
+    kwargs = dict(dataset="toy", seed=1, n_users=80, n_items=60)
+    step = E1Intervene({"WTD": {"strategy": "wtd"}}, rho=0.0001, positive_threshold=3.0)
     with pytest.raises(EmptyTestSetError, match=rf"of {n_heldout:,} held-out pairs gives 0"):
-        draw_testset(split, "WTD", spec, rho=0.0001, **kwargs)
-    sample, diagnostics = draw_testset(split, "WTD", spec, rho=0.0001, allow_empty=True, **kwargs)
+        draw_testset(split, "WTD", step, **kwargs)
+    empty = dataclasses.replace(step, allow_empty_testsets=True)
+    sample, diagnostics = draw_testset(split, "WTD", empty, **kwargs)
     assert len(sample) == 0 and diagnostics["n_pairs"].iloc[0] == 0
-    sample, _ = draw_testset(split, "WTD", spec, rho=0.5, **kwargs)
+    sample, _ = draw_testset(split, "WTD", dataclasses.replace(step, rho=0.5), **kwargs)
     assert len(sample) == round(0.5 * n_heldout)
 
 
@@ -195,7 +204,7 @@ def test_run_takes_e1s_data_step_reports_it_and_warns_past_half_a_part():
     assert dropped.loc["mnar", "ratings_dropped"] == len(extra)
     assert dropped.loc["mar", "ratings_dropped"] == 0
     assert "| common_users_items | mnar |" in out["dropped_md"]
-    kept = data_step(grown, common_users_items=True, dataset="d").interactions
+    kept = data_step(grown, step=E1Data(common_users_items=True), dataset="d").interactions
     same = run(kept, config, seeds=1, dataset="d")
     pd.testing.assert_frame_equal(out["summary"], same["summary"])
     every = run(grown, {"e1": {**config["e1"], "common_users_items": False}}, seeds=1, dataset="d")

@@ -78,7 +78,7 @@ def test_user_filter_keeps_the_counts_in_range():
 
 def test_active_users_are_a_third_fixed_per_seed():
     interactions = _interactions()
-    kwargs = {"fractions": FRACTIONS, "user_filter": None, "active_fraction": 1 / 3}
+    kwargs = {"step": e2.E2Split(FRACTIONS, active_fraction=1 / 3)}
     split, active = e2.split_step(interactions, dataset="d", seed=0, **kwargs)
     known_users = np.unique(split.loc[split["part"] == "known", "user"])
     users = active["user"].to_numpy()
@@ -97,24 +97,14 @@ def test_sampling_shares_h_and_wtd_h_flattens_the_item_marginal():
     n_users, n_items = interactions["user"].max() + 1, interactions["item"].max() + 1
     methods = validate_config({}, "e2")["e2"]["methods"]
     split, _ = e2.split_step(
-        interactions,
-        fractions=FRACTIONS,
-        user_filter=None,
-        active_fraction=1 / 3,
-        dataset="d",
-        seed=0,
+        interactions, e2.E2Split(FRACTIONS, active_fraction=1 / 3), dataset="d", seed=0
     )
+    step = e2.E2Sample(methods, rho={"hidden": 0.5, "test": 0.5})
     drawn = {
         name: e2.sample_step(
-            split,
-            spec,
-            rho={"hidden": 0.5, "test": 0.5},
-            dataset="d",
-            seed=0,
-            n_users=n_users,
-            n_items=n_items,
+            split, name, step, dataset="d", seed=0, n_users=n_users, n_items=n_items
         )
-        for name, spec in methods.items()
+        for name in methods
     }
     pools = {part: split[split["part"] == part] for part in FRACTIONS}
     for hidden, test in drawn.values():
@@ -298,25 +288,19 @@ def tiny_run():
 def test_elicited_pairs_are_in_h_unknown_and_at_most_n(tiny_run):
     from debiaseval.api import load_dataset
 
-    block = validate_config(TINY, "e2")["e2"]
+    full = validate_config(TINY, "e2")
+    splitting, sampling = e2.E2Split.of(full, "synthetic"), e2.E2Sample.of(full, "synthetic")
     pairs = tiny_run["elicited_pairs"]
     for seed in (0, 1):  # each seed its own draw of synthetic
         drawn = seed_config(TINY, "synthetic", seed)
         interactions, users, items = load_dataset("synthetic", config=drawn)
-        split, active = e2.split_step(
-            interactions,
-            fractions=block["split"],
-            user_filter=None,
-            active_fraction=block["active_fraction"],
-            dataset="synthetic",
-            seed=seed,
-        )
+        split, active = e2.split_step(interactions, splitting, dataset="synthetic", seed=seed)
         known = _keys(split[split["part"] == "known"])
-        for method, spec in block["methods"].items():
+        for method in sampling.methods:
             hidden, _ = e2.sample_step(
                 split,
-                spec,
-                rho=block["rho"],
+                method,
+                sampling,
                 dataset="synthetic",
                 seed=seed,
                 n_users=len(users),
@@ -325,7 +309,7 @@ def test_elicited_pairs_are_in_h_unknown_and_at_most_n(tiny_run):
             got = pairs[(pairs["seed"] == seed) & (pairs["method"] == method)]
             assert _keys(got) <= _keys(hidden) and not _keys(got) & known
             assert set(got["user"]) <= set(active["user"])
-            assert got.groupby(["strategy", "user"]).size().max() <= block["n_asked"]
+            assert got.groupby(["strategy", "user"]).size().max() <= full["e2"]["n_asked"]
     same = [
         pairs[pairs["method"] == m].drop(columns="method").reset_index(drop=True)
         for m in ("CLASSIC", "INT_T")
@@ -518,14 +502,21 @@ def test_e2_intervals_stay_in_range_and_print_from_three_seeds(n_seeds):
             "significant",
         ]
     ).astype({"significant": bool})
-    text = e2_tables.summary_markdown(elicited, summary, no_tests, dataset="toy", alpha=0.1)
+    text = e2_tables.summary_markdown(elicited, summary, no_tests, dataset="toy", confidence=0.9)
     section = text.split("## recall@10: % change after elicitation, active users")[1]
     row = next(line for line in section.splitlines() if line.startswith("| NEG |"))
     assert row.startswith(f"| NEG | {neg['pct_change']:+.1f}")
     if n_seeds == 3:
         interval = f"[{neg['ci_low']:.1f}, {neg['ci_high']:.1f}]"
         assert row == f"| NEG | {neg['pct_change']:+.1f} {interval} |"
-        assert "In square brackets, the 0.9 t interval (level 1 − `e2.alpha`)" in text
+        assert "In square brackets, the 0.9 t interval (level `e2.confidence`)" in text
     else:
         assert "[" not in row and "without an interval" in text
     assert "±" not in text
+
+
+def test_e2_confidence_sets_the_intervals_and_the_tests_significance():
+    from debiaseval.experiments.e2.verdict import significance
+
+    assert validate_config({}, "e2")["e2"]["confidence"] == 0.95
+    assert significance(0.95) == 0.05 and significance(0.9) == 0.1

@@ -198,7 +198,7 @@ def test_summaries_and_table1():
 def test_rmse_averaged_over_matrices_as_figures_2_and_4():
     draws = _simulate(n_draws=4, metrics=["mae", "mse", "dcg@50"])
     block = {"alpha": 0.25, "table_metrics": ["mae", "dcg@50"], "curve_metrics": ["mse", "dcg@50"]}
-    tables = e3.aggregate(draws, block)
+    tables = e3.aggregate(draws, e3.E3Aggregate(**block))
     assert list(dict.fromkeys(tables["estimates"]["metric"])) == ["mae", "dcg@50"]  # Table 1
     for name in ("rmse_vs_alpha", "rmse_vs_mar", "rmse_vs_alpha_mean", "rmse_vs_mar_mean"):
         assert list(dict.fromkeys(tables[name]["metric"])) == ["mse", "dcg@50"], name
@@ -227,7 +227,7 @@ def test_rmse_averaged_over_matrices_as_figures_2_and_4():
     got = mean[(mean["metric"] == "mse") & (mean["estimator"] == "naive") & (mean["alpha"] == 0.5)]
     assert got["rmse"].item() == pytest.approx(per_matrix.mean())
     assert sorted(tables["rmse_vs_mar_mean"]["mar_size"].unique()) == [200, 4000]
-    everything = e3.aggregate(draws, {"alpha": 0.25})  # no selection: every metric
+    everything = e3.aggregate(draws, e3.E3Aggregate(0.25))  # no selection: every metric
     assert set(everything["estimates"]["metric"]) == {"mae", "mse", "dcg@50"}
 
 
@@ -267,7 +267,7 @@ def test_figures_draw_every_panel():
     from debiaseval.figures import e3 as figures
     from debiaseval.figures import row_colours
 
-    tables = e3.aggregate(_simulate(n_draws=3), {"alpha": 0.25})
+    tables = e3.aggregate(_simulate(n_draws=3), e3.E3Aggregate(0.25))
     assert set(figures.TABLES) <= set(tables)
     panels = {"rmse_vs_alpha": 2, "rmse_vs_mar": 2, "rmse_vs_alpha_by_matrix": 5 * 2}
     assert set(panels) == set(figures.FIGURES)
@@ -308,7 +308,7 @@ def test_run_api_and_config_checks():
     from debiaseval.workflow.config import validate_config
 
     full = validate_config(config)
-    block = full["e3"]
+    summary = e3.E3Aggregate.of(full, "synthetic")
     truths = [e3.synthetic_truth(seed_block(full, "synthetic", s)) for s in (0, 1)]
     assert not np.array_equal(truths[0].ratings, truths[1].ratings)
     step = e3.E3Simulate.of(full, "synthetic")
@@ -318,7 +318,7 @@ def test_run_api_and_config_checks():
     pd.testing.assert_frame_equal(
         out["naive_bayes"], pd.concat([nb for _, nb in runs], ignore_index=True)
     )
-    pd.testing.assert_frame_equal(out["estimates"], e3.aggregate(draws, block)["estimates"])
+    pd.testing.assert_frame_equal(out["estimates"], e3.aggregate(draws, summary)["estimates"])
     one = api.run_e3("synthetic", config, seeds=[1])
     assert set(one["draws"]["seed"]) == {1}
     lacks = r"'e3.datasets.0': E3 cannot run on 'coat', which lacks a full rating matrix"

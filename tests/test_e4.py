@@ -326,8 +326,7 @@ def test_run_alpha_sweep_summary_and_workflow_steps() -> None:
         data = e4.learning_data("synthetic", synthetic=seed_block(cfg, "synthetic", seed))
         pairs = _prepare(data, cfg["e4"], seed)
         parts += [_fit(data, pairs, cfg["e4"], seed, m)[0] for m in ("none", "known")]
-    grid, min_users = e4.tuning_grid(cfg["e4"], "synthetic"), cfg["min_users"]
-    aggregated = le.aggregate(parts, grid=grid, min_users=min_users)["summary"]
+    aggregated = le.aggregate(parts, (), e4.E4Aggregate.of(cfg, "synthetic"))["summary"]
     pd.testing.assert_frame_equal(aggregated, summary)
     # factors [4] is no edge (one value); l2 [3, 30] has two, so every choice is an edge,
     # unless the chosen model is bias-only (then no larger l2 could differ)

@@ -339,9 +339,9 @@ def test_scores_over_few_users_are_flagged_and_marked(constants) -> None:
 
     evaluated = constants["snapshots"].set_index("t")["n_evaluated"]
     fewest = int(evaluated.min())
-    tables = e6.aggregate([constants], min_users=fewest)
+    tables = e6.aggregate([constants], e6.E6Aggregate(fewest))
     assert not tables["scores"]["flags"].str.contains("few_users").any()
-    tables = e6.aggregate([constants], min_users=fewest + 1)
+    tables = e6.aggregate([constants], e6.E6Aggregate(fewest + 1))
     scores = tables["scores"]
     flagged = scores["t"].map(evaluated).to_numpy() < fewest + 1
     assert flagged.any() and scores.loc[flagged, "flags"].eq("few_users").all()

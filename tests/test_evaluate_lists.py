@@ -13,7 +13,7 @@ from debiaseval.data.ids import raw_ids, to_raw
 from debiaseval.data.interactions import rating_matrix
 from debiaseval.data.splits import run_rng
 from debiaseval.evaluation.external_lists import ListsError
-from debiaseval.experiments.e1 import split_step
+from debiaseval.experiments.e1 import E1Split, split_step
 from debiaseval.experiments.e5 import expose, full_data, positive_threshold_of
 from debiaseval.recommenders.ranking import top_k
 from debiaseval.workflow.config import validate_config
@@ -40,14 +40,8 @@ def data():
 
 def seed_split(data, seed: int) -> pd.DataFrame:
     """The seed's E1 split, as the run makes it."""
-    block = validate_config(CONFIG, "e1")["e1"]
-    return split_step(
-        data[0],
-        mnar_split=block["mnar_split"],
-        mar_split=block["mar_split"],
-        dataset="synthetic",
-        seed=seed,
-    )
+    step = E1Split.of(validate_config(CONFIG, "e1"), "synthetic")
+    return split_step(data[0], step, dataset="synthetic", seed=seed)
 
 
 def pospop_lists(data, seed: int, depth: int = 10) -> pd.DataFrame:

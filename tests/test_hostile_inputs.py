@@ -130,6 +130,10 @@ CONFIG_CASES = [
     ({"e6": {"resamples": 10**6}}, "config error at 'e6.resamples': 1,000,000 resamples"),
     ({"e6": {"level": 0.9}}, "config error at 'e6.level': renamed to 'e6.confidence'"),
     ({"e6": {"n_boot": 100}}, "config error at 'e6.n_boot': renamed to 'e6.resamples'"),
+    (
+        {"e2": {"alpha": 0.05}},
+        "config error at 'e2.alpha': renamed to 'e2.confidence' (= 1 - alpha)",
+    ),
     ({"e1": {"scoreboard": {"resamples": 10**6}}}, "config error at 'e1.scoreboard.resamples'"),
     (
         {

@@ -184,19 +184,15 @@ def test_fetch_from_mirror_and_from_archive(tmp_path, monkeypatch):
 
 def test_e2_split_on_the_fixture():
     interactions, _, _ = build_interactions(load_librarything(FIXTURE))
-    block = validate_config(
+    full = validate_config(
         {"e2": {"datasets": ["librarything"], "user_filter": {"librarything": {"min_ratings": 4}}}},
         "e2",
-    )["e2"]
-    assert block["datasets"] == ["librarything"]
-    split, active = e2.split_step(
-        interactions,
-        fractions=block["split"],
-        user_filter=block["user_filter"]["librarything"],
-        active_fraction=block["active_fraction"],
-        dataset="librarything",
-        seed=0,
     )
+    block = full["e2"]
+    assert block["datasets"] == ["librarything"]
+    step = e2.E2Split.of(full, "librarything")
+    assert step.user_filter == block["user_filter"]["librarything"]
+    split, active = e2.split_step(interactions, step, dataset="librarything", seed=0)
     counts = interactions.groupby("user").size()
     # alice, carol, erin, frank and gwen have 4 ratings; bob and dave_99 have 3
     assert len(split) == counts[counts >= 4].sum() == 20

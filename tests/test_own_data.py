@@ -63,7 +63,7 @@ def test_hand_computed_log_with_a_mar_part(tmp_path):
     assert users["raw_user"].tolist() == ["a", "b", "c", "d"]
     assert items["raw_item"].tolist() == ["x", "y", "z"]
 
-    kept = e1.data_step(interactions, users, items, common_users_items=True, dataset="mylog")
+    kept = e1.data_step(interactions, users, items, step=e1.E1Data(True), dataset="mylog")
     expected = pd.DataFrame(
         {
             "user": np.array([0, 1, 0, 1], dtype=np.int32),
@@ -104,7 +104,7 @@ def test_a_small_mar_file_cuts_nothing_but_e1(tmp_path):
     assert parts == {"mnar": 20_000, "mar": 20}
     assert len(users) == log["uid"].nunique() and len(items) == log["iid"].nunique()
 
-    kept = e1.data_step(interactions, users, items, common_users_items=True, dataset="mylog")
+    kept = e1.data_step(interactions, users, items, step=e1.E1Data(True), dataset="mylog")
     common_users = set(mar["uid"]) & set(log["uid"])
     common_items = set(mar["iid"]) & set(log["iid"])
     in_both = log["uid"].isin(common_users) & log["iid"].isin(common_items)
@@ -120,7 +120,7 @@ def test_a_small_mar_file_cuts_nothing_but_e1(tmp_path):
     text = e1.dropped_text(kept.dropped, "mylog")
     assert "| common_users_items | mnar |" in text and "Warning: filter common_users_items" in text
     # Without the filter, E1 takes every rating and reports nothing dropped.
-    every = e1.data_step(interactions, users, items, common_users_items=False, dataset="mylog")
+    every = e1.data_step(interactions, users, items, step=e1.E1Data(False), dataset="mylog")
     assert len(every.interactions) == 20_020 and (every.dropped["ratings_dropped"] == 0).all()
     assert dropped_warnings(every.dropped) == []
 
@@ -134,7 +134,7 @@ def test_disjoint_files_are_a_dataset_but_give_e1_nothing(tmp_path):
         DatasetError,
         match=r"^E1 on mylog is empty after filter common_users_items: no mnar/mar interactions",
     ):
-        e1.data_step(interactions, users, items, common_users_items=True, dataset="mylog")
+        e1.data_step(interactions, users, items, step=e1.E1Data(True), dataset="mylog")
 
 
 def test_fixture_round_trips_through_the_raw_ids():

@@ -20,7 +20,7 @@ from debiaseval.data import (
     fetch_dataset,
     load_raw,
 )
-from debiaseval.experiments.e1 import data_step, split_step
+from debiaseval.experiments.e1 import E1Data, E1Split, data_step, split_step
 
 pytestmark = pytest.mark.realdata
 
@@ -96,11 +96,10 @@ def test_yahoo_r3(mirror: Path, tmp_path: Path) -> None:
 
     # E1's split holds the users and items of both parts ([SAC20]), re-indexed, and its report
     # says what the filter dropped: 10,000 MNAR-only users and their 182,525 ratings.
-    kept = data_step(inter, users, items, common_users_items=True, dataset="yahoo-r3")
+    kept = data_step(inter, users, items, step=E1Data(True), dataset="yahoo-r3")
     split = split_step(
         kept.interactions,
-        mnar_split={"train": 0.6, "heldout": 0.4},
-        mar_split={"weights": 0.15, "val": 0.15, "gt": 0.7},
+        E1Split({"train": 0.6, "heldout": 0.4}, {"weights": 0.15, "val": 0.15, "gt": 0.7}),
         dataset="yahoo-r3",
         seed=0,
     )

@@ -24,7 +24,7 @@ from debiaseval.data.semireal import (
 )
 from debiaseval.datasets.build import build_dataset
 from debiaseval.datasets.truth import full_propensities_of, full_rating_rows_of
-from debiaseval.experiments.e1 import truth_step
+from debiaseval.experiments.e1 import E1Truth, truth_step
 from debiaseval.experiments.e5 import fully_exposed_frames
 from debiaseval.io.errors import ConfigError
 from debiaseval.workflow.config import validate_config
@@ -189,13 +189,11 @@ def test_true_on_a_hand_built_block(tiny_block: Path) -> None:
     table, per_user = truth_step(
         split,
         {"M": recs},
+        E1Truth(ks=[1, 2], metrics=["recall", "precision"], positive_threshold=5.0),
         rating_rows=rows,
         raw_users=np.arange(3),
         raw_items=np.arange(4),
         seed=0,
-        ks=[1, 2],
-        metrics=["recall", "precision"],
-        positive_threshold=5.0,
     )
     got = table.set_index(["metric", "k"])["value"]
     assert got.loc[("recall", 1)] == pytest.approx(1 / 3)  # only u10's first item is relevant

@@ -19,15 +19,31 @@ MAX_PARAMETERS = 12
 """The most parameters a function of experiments/ takes (issue 44)."""
 
 STEPS: list[tuple[type[StepConfig], str]] = [
+    (e1.E1Data, "e1"),
+    (e1.E1Split, "e1"),
+    (e1.E1Intervene, "e1"),
+    (e1.E1Train, "e1"),
+    (e1.E1External, "e1"),
+    (e1.E1Impute, "e1"),
     (e1.E1Evaluate, "e1"),
+    (e1.E1Truth, "e1"),
+    (e1.E1Aggregate, "e1"),
+    (e2.E2Split, "e2"),
+    (e2.E2Sample, "e2"),
     (e2.E2Train, "e2"),
     (e2.E2Elicit, "e2"),
     (e2.E2Evaluate, "e2"),
+    (e2.E2Aggregate, "e2"),
     (e3.E3Simulate, "e3"),
+    (e3.E3Aggregate, "e3"),
     (e4.E4Propensities, "e4"),
     (e4.E4Fit, "e4"),
+    (e4.E4Aggregate, "e4"),
+    (e5.E5Expose, "e5"),
     (e5.E5Evaluate, "e5"),
+    (e5.E5Aggregate, "e5"),
     (e6.E6Evaluate, "e6"),
+    (e6.E6Aggregate, "e6"),
 ]
 """Every step config and the experiment whose validated config builds it."""
 
@@ -66,3 +82,12 @@ def test_plain_refuses_what_json_cannot_hold() -> None:
     assert plain({"a": (1, [2.0, None]), 3: True}) == {"a": [1, [2.0, None]], "3": True}
     with pytest.raises(TypeError, match="plain JSON"):
         plain({"a": {1, 2}})
+
+
+def test_an_aggregate_step_is_given_only_what_it_reads() -> None:
+    base = validate_config({}, "e1")
+    other = validate_config(
+        {"e1": {"tuning": {"points_per_job": 7}, "bootstrap": {"resamples": 10}}}, "e1"
+    )
+    assert e1.E1Aggregate.of(other, "coat") == e1.E1Aggregate.of(base, "coat")
+    assert e1.E1Train.of(other, "coat") != e1.E1Train.of(base, "coat")

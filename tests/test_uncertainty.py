@@ -408,8 +408,8 @@ def test_seed_intervals_of_another_column_with_given_bounds_and_nan_keys():
 def test_seed_interval_note_says_which_interval_or_why_none():
     from debiaseval.evaluation.uncertainty import seed_interval_note
 
-    shown = seed_interval_note(4, confidence=0.9, source="level 1 − `e2.alpha`", bounds="[0, ∞)")
-    assert shown.startswith("In square brackets, the 0.9 t interval (level 1 − `e2.alpha`)")
+    shown = seed_interval_note(4, confidence=0.9, source="level `e2.confidence`", bounds="[0, ∞)")
+    assert shown.startswith("In square brackets, the 0.9 t interval (level `e2.confidence`)")
     assert "over the 4 seeds, computed on the log scale of its range [0, ∞)" in shown
     assert "logit scale" in seed_interval_note(3, confidence=0.95, source="x", bounds="[0, 1]")
     none = seed_interval_note(2, confidence=0.95, source="x", bounds="[0, ∞)", why="no bootstrap")

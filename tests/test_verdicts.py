@@ -67,7 +67,7 @@ def _seed_tests(
     return pd.DataFrame(rows)
 
 
-E2_BLOCK = {"alpha": 0.05, "metrics": ["recall"], "ks": [10]}
+E2_BLOCK = {"confidence": 0.95, "metrics": ["recall"], "ks": [10]}
 
 
 def _e2(pairs: dict[tuple[str, str], list[tuple[float, float]]]) -> list[str]:

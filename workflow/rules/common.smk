@@ -14,7 +14,7 @@ from debiaseval.io.errors import ConfigError
 from debiaseval.io.terminal import inert_terminal
 from debiaseval.data import MIRROR_ENV, SOURCES
 from debiaseval.datasets.build import SOURCE_OF
-from debiaseval.data.catalog import dataset_names, positive_threshold_of, user_sources
+from debiaseval.data.catalog import dataset_names, user_sources
 from debiaseval.data.draws import DRAW_BLOCKS, drawn_datasets, generator_block, seed_block
 from debiaseval.data.user_logs import LOAD_KEYS, log_files, missing_file
 from debiaseval.evaluation.external_lists import lists_path, missing_lists
@@ -268,18 +268,6 @@ def own_dataset(wildcards):
     """The settings that shape one of the config's own datasets (None for a built-in one)."""
     spec = OWN_DATASETS.get(wildcards.dataset)
     return None if spec is None else {key: spec[key] for key in LOAD_KEYS}
-
-
-def positive_threshold(block):
-    """Params function: the block's positive_threshold, else the dataset's convention."""
-    return lambda w: positive_threshold_of(
-        w.dataset, block["positive_threshold"], config["sources"]
-    )
-
-
-def with_threshold(block):
-    """Params function: the block with its positive_threshold resolved for the dataset."""
-    return lambda w: {**block, "positive_threshold": positive_threshold(block)(w)}
 
 
 def lists_input(experiment, entries, wildcard):

@@ -10,7 +10,18 @@
 
 from debiaseval.experiments.e1 import EXPORT as E1_EXPORT
 from debiaseval.experiments.e1 import TRUTH_DATASETS as E1_TRUTH_DATASETS
-from debiaseval.experiments.e1 import E1Evaluate, external_recommenders
+from debiaseval.experiments.e1 import (
+    E1Aggregate,
+    E1Data,
+    E1Evaluate,
+    E1External,
+    E1Impute,
+    E1Intervene,
+    E1Split,
+    E1Train,
+    E1Truth,
+    external_recommenders,
+)
 from debiaseval.estimation.arena import model_imputations
 
 E1 = config["e1"]
@@ -58,7 +69,7 @@ rule e1_data:
     params:
         **job_params(
             dataset="{dataset}",
-            common_users_items=E1["common_users_items"],
+            step=lambda w: E1Data.of(config, w.dataset).params(),
             code=CODE["e1_data"],
         ),
     conda:
@@ -127,8 +138,7 @@ rule e1_split:
         **job_params(
             dataset="{dataset}",
             seed=lambda w: int(w.seed),
-            mnar_split=E1["mnar_split"],
-            mar_split=E1["mar_split"],
+            step=lambda w: E1Split.of(config, w.dataset).params(),
             code=CODE["e1_split"],
         ),
     conda:
@@ -184,10 +194,7 @@ rule e1_intervene:
         **job_params(
             dataset="{dataset}",
             seed=lambda w: int(w.seed),
-            testsets=E1["testsets"],
-            rho=E1["rho"],
-            positive_threshold=positive_threshold(E1),
-            allow_empty=E1["allow_empty_testsets"],
+            step=lambda w: E1Intervene.of(config, w.dataset).params(),
             code=CODE["e1_intervene"],
         ),
     conda:
@@ -218,10 +225,7 @@ rule e1_train:
             recommender="{recommender}",
             chunk=lambda w: int(w.get("chunk", 0)),  # e1_tune: chunk 0, the whole grid
             spec=lambda w: E1["recommenders"][w.recommender],
-            tuning=E1["tuning"],
-            ks=E1["ks"],
-            positive_threshold=positive_threshold(E1),
-            batch_size=E1["batch_size"],
+            step=lambda w: E1Train.of(config, w.dataset).params(),
             code=CODE["e1_train"],
             plugin=lambda w: plugin_hash(E1["recommenders"][w.recommender]["algorithm"]),
         ),
@@ -307,7 +311,7 @@ rule e1_external:
             where="e1.recommenders.{recommender}",
             ids=lambda w: E1["recommenders"][w.recommender]["ids"],
             on_train_items=lambda w: E1["recommenders"][w.recommender]["on_train_items"],
-            ks=E1["ks"],
+            step=lambda w: E1External.of(config, w.dataset).params(),
             code=CODE["e1_external"],
         ),
     conda:
@@ -338,7 +342,7 @@ rule e1_impute:
             seed=lambda w: int(w.seed),
             spec=lambda w: E1["estimators"][w.estimator],
             synthetic=draw_block,
-            positive_threshold=positive_threshold(E1),
+            step=lambda w: E1Impute.of(config, w.dataset).params(),
             code=CODE["e1_impute"],
         ),
     threads: resources_of("evaluate")["threads"]
@@ -445,9 +449,7 @@ rule e1_truth:
             seed=lambda w: int(w.seed),
             recommenders=list(E1["recommenders"]),
             generator=draw_block,
-            ks=E1["ks"],
-            metrics=E1["metrics"],
-            positive_threshold=positive_threshold(E1),
+            step=lambda w: E1Truth.of(config, w.dataset).params(),
             code=CODE["e1_truth"],
         ),
     threads: resources_of("evaluate")["threads"]
@@ -537,10 +539,9 @@ rule e1_aggregate:
             captions=figure_module("e1").FIGURES,
             provenance=provenance("e1"),
             dataset="{dataset}",
-            e1=with_threshold(E1),
+            step=lambda w: E1Aggregate.of(config, w.dataset).params(),
             # each seed its own draw of the data (independent) or one dataset re-split (fixed)
             draws=lambda w: "independent" if w.dataset in DRAWN else "fixed",
-            min_users=config["min_users"],
             code=CODE["e1_aggregate"],
         ),
     conda:

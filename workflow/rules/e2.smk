@@ -8,7 +8,14 @@
 # On a dataset drawn per seed (synthetic.per_seed) each seed reads its own draw,
 # data/<dataset>/seed<s>/ (data_file; docs/datasets.md#one-draw-per-seed).
 
-from debiaseval.experiments.e2 import E2Elicit, E2Evaluate, E2Train
+from debiaseval.experiments.e2 import (
+    E2Aggregate,
+    E2Elicit,
+    E2Evaluate,
+    E2Sample,
+    E2Split,
+    E2Train,
+)
 
 E2 = config["e2"]
 E2_RUNS = [
@@ -36,9 +43,7 @@ rule e2_split:
         **job_params(
             dataset="{dataset}",
             seed=lambda w: int(w.seed),
-            fractions=E2["split"],
-            user_filter=lambda w: E2["user_filter"].get(w.dataset),
-            active_fraction=E2["active_fraction"],
+            step=lambda w: E2Split.of(config, w.dataset).params(),
             code=CODE["e2_split"],
         ),
     conda:
@@ -69,8 +74,7 @@ rule e2_sample:
         **job_params(
             dataset="{dataset}",
             seed=lambda w: int(w.seed),
-            methods=E2["methods"],
-            rho=E2["rho"],
+            step=lambda w: E2Sample.of(config, w.dataset).params(),
             code=CODE["e2_sample"],
         ),
     conda:
@@ -228,8 +232,7 @@ rule e2_aggregate:
             dataset="{dataset}",
             runs=E2_RUNS,
             seeds=list(experiment_seeds("e2")),
-            e2=with_threshold({k: v for k, v in E2.items() if k != "resources"}),
-            min_users=config["min_users"],
+            step=lambda w: E2Aggregate.of(config, w.dataset).params(),
             code=CODE["e2_aggregate"],
         ),
     conda:

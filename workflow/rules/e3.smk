@@ -4,7 +4,7 @@
 # tables) -> aggregate (Table 1, RMSE tables).
 
 
-from debiaseval.experiments.e3 import E3Simulate
+from debiaseval.experiments.e3 import E3Aggregate, E3Simulate
 
 E3 = config["e3"]
 
@@ -65,7 +65,7 @@ rule e3_aggregate:
             captions=figure_module("e3").FIGURES,
             provenance=provenance("e3"),
             dataset="{dataset}",
-            block={k: E3[k] for k in ("alpha", "table_metrics", "curve_metrics")},
+            step=lambda w: E3Aggregate.of(config, w.dataset).params(),
             code=CODE["e3_aggregate"],
         ),
     conda:

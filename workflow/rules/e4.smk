@@ -3,10 +3,9 @@
 # MAR test and Naive-Bayes sample, or the alpha sweep's draws of O) -> fit (one seed and model:
 # k-fold IPS cross-validation, refit, test error, per-pair test losses) -> aggregate (mean +- sd
 # over seeds, paired t-tests over the test pairs per seed and across seeds).
-from debiaseval.experiments.e4 import E4Fit, E4Propensities
+from debiaseval.experiments.e4 import E4Aggregate, E4Fit, E4Propensities
 from debiaseval.experiments.e4 import dataset_seeds as e4_dataset_seeds
 from debiaseval.experiments.e4 import fit_models as e4_fit_models
-from debiaseval.experiments.e4 import tuning_grid as e4_tuning_grid
 
 
 E4 = config["e4"]
@@ -118,9 +117,7 @@ rule e4_aggregate:
             captions=figure_module("e4").FIGURES,
             provenance=provenance("e4"),
             dataset="{dataset}",
-            alpha=E4["alpha_sweep"]["alpha"],
-            grid=lambda w: e4_tuning_grid(E4, w.dataset),
-            min_users=config["min_users"],
+            step=lambda w: E4Aggregate.of(config, w.dataset).params(),
             code=CODE["e4_aggregate"],
         ),
     conda:

@@ -4,7 +4,13 @@
 # train = MNAR, R = a share of MAR) -> evaluate (one model entry, every grid point: true
 # Recall@K, traditional Recall@K, URE@K) -> aggregate.
 from debiaseval.experiments.e5 import EXPORT as E5_EXPORT
-from debiaseval.experiments.e5 import FULLY_EXPOSED, E5Evaluate, trains_once
+from debiaseval.experiments.e5 import (
+    FULLY_EXPOSED,
+    E5Aggregate,
+    E5Evaluate,
+    E5Expose,
+    trains_once,
+)
 
 E5 = config["e5"]
 
@@ -79,9 +85,7 @@ rule e5_expose:
         **job_params(
             dataset="{dataset}",
             seed=lambda w: int(w.seed),
-            exposure=E5["exposure"],
-            mar_test_fraction=E5["mar_test_fraction"],
-            positive_threshold=positive_threshold(E5),
+            step=lambda w: E5Expose.of(config, w.dataset).params(),
             code=CODE["e5_expose"],
         ),
     conda:
@@ -228,9 +232,7 @@ rule e5_aggregate:
             captions=figure_module("e5").FIGURES,
             provenance=provenance("e5"),
             dataset="{dataset}",
-            min_users=config["min_users"],
-            confidence=E5["confidence"],
-            resamples=E5["bootstrap"]["resamples"],
+            step=lambda w: E5Aggregate.of(config, w.dataset).params(),
             code=CODE["e5_aggregate"],
         ),
     conda:

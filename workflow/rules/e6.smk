@@ -2,7 +2,7 @@
 # evaluate (one job per dataset and seed: snapshots, KL weights for every p, exact leave-one-out
 # of every recommender at every t) -> aggregate (seeds stacked, Markdown).
 
-from debiaseval.experiments.e6 import E6Evaluate
+from debiaseval.experiments.e6 import E6Aggregate, E6Evaluate
 
 E6 = config["e6"]
 
@@ -76,7 +76,7 @@ rule e6_aggregate:
             provenance=provenance("e6"),
             dataset="{dataset}",
             seeds=list(experiment_seeds("e6")),
-            min_users=config["min_users"],
+            step=lambda w: E6Aggregate.of(config, w.dataset).params(),
             code=CODE["e6_aggregate"],
         ),
     conda:

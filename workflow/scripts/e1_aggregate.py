@@ -3,7 +3,7 @@ verdict (verdict.md)."""
 
 from pathlib import Path
 
-from debiaseval.experiments.e1 import SEED_TABLES, aggregate_step
+from debiaseval.experiments.e1 import SEED_TABLES, E1Aggregate, aggregate_step
 from debiaseval.io.files import read_parquet
 from debiaseval.workflow.provenance import record_run, write_markdown, write_table
 from debiaseval.workflow.report import publish_report
@@ -21,9 +21,8 @@ with job(snakemake.log[0]) as log:
         {stem: frames(inputs[stem]) for stem in SEED_TABLES},
         frames(inputs.diagnostics),
         read_parquet(inputs.data, columns=["user", "item", "part"]),
-        p.e1,
+        E1Aggregate.from_params(p.step),
         dataset=p.dataset,
-        min_users=p.min_users,
         truth=frames(inputs.truth),
         draws=p.draws,
     )

@@ -2,7 +2,7 @@
 the report of what its filter dropped."""
 
 from debiaseval.data.filters import dropped_warnings
-from debiaseval.experiments.e1 import data_step, dropped_text
+from debiaseval.experiments.e1 import E1Data, data_step, dropped_text
 from debiaseval.io.files import read_parquet, write_parquet, write_text
 from debiaseval.workflow.runtime import job, warn
 
@@ -12,7 +12,7 @@ with job(snakemake.log[0]) as log:
         read_parquet(snakemake.input.interactions),
         read_parquet(snakemake.input.user_index),
         read_parquet(snakemake.input.item_index),
-        common_users_items=p.common_users_items,
+        step=E1Data.from_params(p.step),
         dataset=p.dataset,
     )
     log.info("dropped by E1's protocol:\n%s", kept.dropped.to_string(index=False))

@@ -1,7 +1,7 @@
 """Adapter: one seed's precomputed lists, checked and ranked like a model's top-k lists."""
 
 from debiaseval.evaluation.external_lists import read_lists
-from debiaseval.experiments.e1 import lists_step
+from debiaseval.experiments.e1 import E1External, lists_step
 from debiaseval.io.files import read_parquet, write_parquet
 from debiaseval.workflow.runtime import job, warn
 
@@ -12,13 +12,13 @@ with job(snakemake.log[0]) as log:
     recs, notes = lists_step(
         read_lists(snakemake.input.lists),
         read_parquet(snakemake.input.split),
+        E1External.from_params(p.step),
         users=users,
         items=items,
         n_users=len(users),
         n_items=len(items),
         ids=p.ids,
         on_train_items=p.on_train_items,
-        ks=p.ks,
         source=snakemake.input.lists,
         where=p.where,
     )

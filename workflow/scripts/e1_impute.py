@@ -1,6 +1,11 @@
 """Adapter: the model imputation of one dr estimator of one seed (logistic_mf)."""
 
-from debiaseval.experiments.e1 import estimator_features, estimator_truth, impute_step
+from debiaseval.experiments.e1 import (
+    E1Impute,
+    estimator_features,
+    estimator_truth,
+    impute_step,
+)
 from debiaseval.io.files import read_parquet, write_parquet
 from debiaseval.workflow.runtime import job
 
@@ -12,10 +17,10 @@ with job(snakemake.log[0], snakemake.threads) as log:
     frame = impute_step(
         read_parquet(snakemake.input.split),
         p.spec,
+        E1Impute.from_params(p.step),
         seed=p.seed,
         n_users=len(users),
         n_items=len(items),
-        positive_threshold=p.positive_threshold,
         features=estimator_features(block, users, items),
         truth=estimator_truth(
             block, p.dataset, p.synthetic, users, items, snakemake.input.get("raw")

@@ -1,6 +1,6 @@
 """Adapter: E1 split of the interactions into train/heldout/weights/val/gt."""
 
-from debiaseval.experiments.e1 import split_step
+from debiaseval.experiments.e1 import E1Split, split_step
 from debiaseval.io.files import read_parquet, write_parquet
 from debiaseval.workflow.runtime import job
 
@@ -8,8 +8,7 @@ with job(snakemake.log[0]) as log:
     p = snakemake.params
     split = split_step(
         read_parquet(snakemake.input.interactions),
-        mnar_split=p.mnar_split,
-        mar_split=p.mar_split,
+        E1Split.from_params(p.step),
         dataset=p.dataset,
         seed=p.seed,
     )

@@ -1,7 +1,7 @@
 """Adapter: tune one chunk of a recommender's grid on MAR val; write its rows and best lists.
 For a grid of one chunk (rule e1_tune), also select its best point as e1_select does."""
 
-from debiaseval.experiments.e1 import select_step, tune_step
+from debiaseval.experiments.e1 import E1Train, select_step, tune_step
 from debiaseval.io.files import index_sizes, read_parquet, write_parquet
 from debiaseval.workflow.runtime import job
 
@@ -12,11 +12,8 @@ with job(snakemake.log[0], snakemake.threads) as log:
         read_parquet(snakemake.input.split),
         p.recommender,
         p.spec,
+        E1Train.from_params(p.step),
         chunk=p.chunk,
-        tuning=p.tuning,
-        ks=p.ks,
-        positive_threshold=p.positive_threshold,
-        batch_size=p.batch_size,
         dataset=p.dataset,
         seed=p.seed,
         **index_sizes(snakemake.input.user_index, snakemake.input.item_index),

@@ -3,7 +3,7 @@ generator, jester5k-semi's real block), and their per-user values for the scoreb
 
 from debiaseval.data.ids import raw_ids
 from debiaseval.datasets.truth import full_rating_rows_of
-from debiaseval.experiments.e1 import truth_step
+from debiaseval.experiments.e1 import E1Truth, truth_step
 from debiaseval.io.files import read_parquet, write_parquet
 from debiaseval.workflow.runtime import job
 
@@ -14,13 +14,11 @@ with job(snakemake.log[0], snakemake.threads) as log:
     table, per_user = truth_step(
         read_parquet(snakemake.input.split),
         dict(zip(p.recommenders, map(read_parquet, snakemake.input.recs), strict=True)),
+        E1Truth.from_params(p.step),
         rating_rows=full_rating_rows_of(p.dataset, p.generator, snakemake.input.get("raw")),
         raw_users=raw_ids(users, "user", len(users)),
         raw_items=raw_ids(items, "item", len(items)),
         seed=p.seed,
-        ks=p.ks,
-        metrics=p.metrics,
-        positive_threshold=p.positive_threshold,
     )
     log.info("\n%s", table.to_string())
     write_parquet(table, snakemake.output.truth)

@@ -3,7 +3,7 @@ over seeds (+ Markdown)."""
 
 from pathlib import Path
 
-from debiaseval.experiments.e2 import aggregate_step, counts_frame
+from debiaseval.experiments.e2 import E2Aggregate, aggregate_step, counts_frame
 from debiaseval.io.files import read_parquet
 from debiaseval.workflow.provenance import record_run, write_markdown, write_table
 from debiaseval.workflow.report import publish_report
@@ -24,9 +24,8 @@ with job(snakemake.log[0]) as log:
     tables = aggregate_step(
         [read_parquet(path) for path in snakemake.input.changes],
         counts,
-        {**p.e2, "seeds": len(p.seeds)},
+        E2Aggregate.from_params(p.step),
         dataset=p.dataset,
-        min_users=p.min_users,
     )
     for stem in ("elicited", "metrics_per_user", "summary", "wilcoxon", "wilcoxon_seeds"):
         write_table(tables[stem], snakemake.output[stem], prov)

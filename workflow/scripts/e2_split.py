@@ -1,6 +1,6 @@
 """Adapter: E2 split of the MNAR part into known/hidden_pool/test_pool, and the active users."""
 
-from debiaseval.experiments.e2 import split_step
+from debiaseval.experiments.e2 import E2Split, split_step
 from debiaseval.io.files import read_parquet, write_parquet
 from debiaseval.workflow.runtime import job
 
@@ -8,9 +8,7 @@ with job(snakemake.log[0]) as log:
     p = snakemake.params
     split, active = split_step(
         read_parquet(snakemake.input.interactions),
-        fractions=p.fractions,
-        user_filter=p.user_filter,
-        active_fraction=p.active_fraction,
+        E2Split.from_params(p.step),
         dataset=p.dataset,
         seed=p.seed,
     )

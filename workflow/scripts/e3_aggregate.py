@@ -15,13 +15,13 @@ from debiaseval.workflow.runtime import job
 with job(snakemake.log[0]) as log:
     p = snakemake.params
     prov = record_run(p.provenance, snakemake.output.provenance)  # also provenance.json
+    step = e3.E3Aggregate.from_params(p.step)
     draws = pd.concat([read_parquet(path) for path in snakemake.input], ignore_index=True)
-    tables = e3.aggregate(draws, p.block)
+    tables = e3.aggregate(draws, step)
     for name, table in tables.items():
         write_table(table, snakemake.output[name], prov)
-    alpha = p.block["alpha"]
-    title = f"E3 on {p.dataset}: estimates at alpha = {alpha:g} (ICML16 Table 1)"
-    found = e3_verdict(tables["rmse_vs_alpha_mean"], draws, p.block, dataset=p.dataset)
+    title = f"E3 on {p.dataset}: estimates at alpha = {step.alpha:g} (ICML16 Table 1)"
+    found = e3_verdict(tables["rmse_vs_alpha_mean"], draws, step.params(), dataset=p.dataset)
     verdict = verdict_markdown(found)
     write_markdown(verdict, snakemake.output.verdict_md, prov)
     table1 = e3.table1_markdown(tables["estimates"], title=title)

@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+from debiaseval.experiments.e4 import E4Aggregate
 from debiaseval.experiments.e4.tables import aggregate, summary_markdown, summary_title
 from debiaseval.experiments.e4.verdict import e4_verdict
 from debiaseval.experiments.verdicts import verdict_markdown, with_verdict
@@ -13,19 +14,21 @@ from debiaseval.workflow.runtime import job
 with job(snakemake.log[0]) as log:
     p = snakemake.params
     prov = record_run(p.provenance, snakemake.output.provenance)  # also provenance.json
+    step = E4Aggregate.from_params(p.step)
     tables = aggregate(
         [read_parquet(path) for path in snakemake.input.errors],
         [read_parquet(path) for path in snakemake.input.losses],
-        grid=p.grid,
-        min_users=p.min_users,
+        step,
     )
     write_table(tables["errors"], snakemake.output.errors, prov)
     write_table(tables["summary"], snakemake.output.summary, prov)
     write_table(tables["pair_tests"], snakemake.output.pair_tests, prov)
     title = summary_title(p.dataset)
-    md = summary_markdown(tables["summary"], title=title, alpha=p.alpha, tests=tables["pair_tests"])
+    md = summary_markdown(
+        tables["summary"], title=title, alpha=step.alpha, tests=tables["pair_tests"]
+    )
     verdict = verdict_markdown(
-        e4_verdict(tables["summary"], tables["pair_tests"], dataset=p.dataset, alpha=p.alpha)
+        e4_verdict(tables["summary"], tables["pair_tests"], dataset=p.dataset, alpha=step.alpha)
     )
     write_markdown(verdict, snakemake.output.verdict_md, prov)
     write_markdown(with_verdict(md, verdict), snakemake.output.summary_md, prov)

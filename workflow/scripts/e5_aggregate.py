@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from debiaseval.experiments.e5 import aggregate_step
+from debiaseval.experiments.e5 import E5Aggregate, aggregate_step
 from debiaseval.experiments.e5.tables import agreement_markdown, estimates_markdown
 from debiaseval.experiments.e5.verdict import e5_verdict
 from debiaseval.experiments.verdicts import verdict_markdown, with_verdict
@@ -25,10 +25,8 @@ with job(snakemake.log[0]) as log:
     out = aggregate_step(
         per_seed,
         per_user,
+        E5Aggregate.from_params(p.step),
         dataset=p.dataset,
-        min_users=p.min_users,
-        confidence=p.confidence,
-        resamples=p.resamples,
     )
     estimates, agreement = out["estimates"], out["agreement"]
     write_table(out["comparisons"], snakemake.output.comparisons, prov)

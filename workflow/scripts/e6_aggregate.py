@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from debiaseval.experiments.e6 import TABLES, aggregate, markdown
+from debiaseval.experiments.e6 import TABLES, E6Aggregate, aggregate, markdown
 from debiaseval.experiments.e6.verdict import e6_verdict
 from debiaseval.experiments.verdicts import verdict_markdown, with_verdict
 from debiaseval.io.files import read_parquet
@@ -17,7 +17,7 @@ with job(snakemake.log[0]) as log:
         {table: read_parquet(snakemake.input[f"{table}_{seed}"]) for table in TABLES}
         for seed in p.seeds
     ]
-    tables = aggregate(runs, min_users=p.min_users)
+    tables = aggregate(runs, E6Aggregate.from_params(p.step))
     for name, frame in tables.items():
         write_table(frame, snakemake.output[name], prov)
     verdict = verdict_markdown(e6_verdict(tables["scores"], tables["snapshots"], dataset=p.dataset))

@@ -10,6 +10,7 @@ and wall seconds with their ratios, and E1's tune+rank stage of PosPop.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib.util
 import time
 from collections.abc import Callable
@@ -69,7 +70,11 @@ def _pospop_tune_rank(train: sp.csr_matrix, seed: int) -> Callable[[], Any]:
     from debiaseval.experiments import e1
     from debiaseval.workflow.config import validate_config
 
-    block = validate_config({}, "e1")["e1"]
+    full = validate_config({}, "e1")
+    step = e1.E1Train.of(full, "synthetic")
+    step = dataclasses.replace(
+        step, tuning={**step.tuning, "early_stopping": None}, positive_threshold=3.0
+    )
     rng = np.random.default_rng(seed)
     n_users, n_items = train.shape
     coo = train.tocoo()
@@ -92,11 +97,8 @@ def _pospop_tune_rank(train: sp.csr_matrix, seed: int) -> Callable[[], Any]:
         split,
         "PosPop",
         spec,
+        step,
         chunk=0,
-        tuning={**block["tuning"], "early_stopping": None},
-        ks=block["ks"],
-        positive_threshold=3.0,
-        batch_size=block["batch_size"],
         dataset="synthetic",
         seed=seed,
         n_users=n_users,

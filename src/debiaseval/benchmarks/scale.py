@@ -142,31 +142,23 @@ def child(options: dict[str, Any]) -> list[dict[str, Any]]:
         rows,
         "E1 split",
         lambda: e1.split_step(
-            interactions,
-            mnar_split=block["mnar_split"],
-            mar_split=block["mar_split"],
-            dataset="synthetic",
-            seed=seed,
+            interactions, e1.E1Split.of(full, "synthetic"), dataset="synthetic", seed=seed
         ),
     )
 
+    intervening = e1.E1Intervene.of(full, "synthetic")
+
     def testsets() -> dict[str, pd.DataFrame]:
         out = {}
-        for name, spec in block["testsets"].items():
+        for name in intervening.testsets:
             out[name], _ = e1.testset_step(
-                split,
-                name,
-                spec,
-                rho=block["rho"],
-                dataset="synthetic",
-                seed=seed,
-                positive_threshold=threshold,
-                **sizes,
+                split, name, intervening, dataset="synthetic", seed=seed, **sizes
             )
         return out
 
     tests = _stage(rows, "E1 test sets", testsets)
-    tuning = {**block["tuning"], "early_stopping": None}
+    tuning = e1.E1Train.of(full, "synthetic")
+    tuning = dataclasses.replace(tuning, tuning={**tuning.tuning, "early_stopping": None})
     recs = {}
     for name in options["recommenders"]:
         algorithm, grid = _RECOMMENDERS[name]
@@ -179,11 +171,8 @@ def child(options: dict[str, Any]) -> list[dict[str, Any]]:
                 split,
                 name,
                 spec,
+                tuning,
                 chunk=0,
-                tuning=tuning,
-                ks=block["ks"],
-                positive_threshold=threshold,
-                batch_size=block["batch_size"],
                 dataset="synthetic",
                 seed=seed,
                 **sizes,

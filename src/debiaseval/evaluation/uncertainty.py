@@ -599,7 +599,7 @@ def seed_interval_note(
 ) -> str:
     """The sentence beside a table whose cells are ``mean [t interval over the n replicates]``
     (:func:`interval_cell` without a bootstrap interval): which interval, at which ``confidence``
-    and where that comes from (``source``, e.g. "level 1 − `e2.alpha`"), on which ``scale``
+    and where that comes from (``source``, e.g. "level `e2.confidence`"), on which ``scale``
     (default: logit for "[0, 1]", else log) it stays in the range ``bounds`` (text, e.g.
     "[0, ∞)"); with fewer than :data:`MIN_T_SEEDS` replicates, that the cells show the mean
     alone and ``why`` no other interval stands in (e.g. "E4 keeps no interval over users").

@@ -1,8 +1,11 @@
 """What one step of an experiment reads: a frozen dataclass per step, declared once.
 
-Each experiment's ``steps.py`` declares, for a step (a workflow rule) that reads more than a
-few config values, a subclass of :class:`StepConfig` whose fields are exactly those values.
-The same object travels the three ways a step is called:
+Every step (a workflow rule) that reads config values has one: its experiment's ``steps.py``
+(``tables.py`` for an aggregate step) declares a subclass of :class:`StepConfig` whose fields
+are exactly the values the step reads, one mechanism for every rule of ``workflow/rules/e*.smk``
+(``tests/test_steps.py`` lists them). What comes from wildcards (dataset, seed, a recommender's
+spec), file lists and the ``code``/``plugin`` stamps stay params of their own. The same object
+travels the three ways a step is called:
 
 - the rule passes ``step=lambda w: E6Evaluate.of(config, w.dataset).params()``: plain JSON
   (str, int, float, bool, None, lists and dicts), which Snakemake's params trigger tracks;
@@ -10,8 +13,9 @@ The same object travels the three ways a step is called:
 - ``run()`` builds ``E6Evaluate.of(config, dataset)`` once and forwards it.
 
 :meth:`StepConfig.of` reads each field from the experiment's block (:attr:`StepConfig.BLOCK`)
-under the field's name (a ``positive_threshold`` resolved for the dataset); a step whose
-values come from elsewhere in the config overrides it.
+under the field's name (a ``positive_threshold`` resolved for the dataset); a step that reads a
+value elsewhere in the config (top-level ``min_users``), a nested key or only part of one
+overrides :meth:`StepConfig.values`.
 """
 
 from __future__ import annotations

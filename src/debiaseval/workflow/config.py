@@ -92,20 +92,28 @@ RESAMPLE_KEYS = (
 )
 
 
-RENAMED = {"e6.level": "e6.confidence", "e6.n_boot": "e6.resamples"}
-"""Config keys renamed (old: new), one name per concept across experiments: an old key is
-refused in one line naming the new one."""
+RENAMED: dict[str, str | tuple[str, str]] = {
+    "e6.level": "e6.confidence",
+    "e6.n_boot": "e6.resamples",
+    "e2.alpha": ("e2.confidence", "= 1 - alpha"),
+}
+"""Config keys renamed (old: new, or old: (new, note) where the value changes meaning), one
+name per concept across experiments: an old key is refused in one line naming the new one,
+and the note."""
 
 
 def _check_renamed(config: Mapping[str, Any]) -> None:
-    """Refuse a key of :data:`RENAMED` by its old name, naming the new one."""
-    for old, new in RENAMED.items():
+    """Refuse a key of :data:`RENAMED` by its old name, naming the new one (and its note)."""
+    for old, renamed in RENAMED.items():
+        new, note = (renamed, "") if isinstance(renamed, str) else renamed
         *path, key = old.split(".")
         block: Any = config
         for part in path:
             block = block.get(part) if isinstance(block, Mapping) else None
         if isinstance(block, Mapping) and key in block:
-            raise ConfigError(f"config error at '{old}': renamed to '{new}'")
+            raise ConfigError(
+                f"config error at '{old}': renamed to '{new}'" + (f" ({note})" if note else "")
+            )
 
 
 def _check_sizes(config: Mapping[str, Any]) -> None:

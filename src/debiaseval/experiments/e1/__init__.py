@@ -16,13 +16,13 @@ in-process. Their public names are importable from here (``e1.evaluate_step``).
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 
-from debiaseval.data.catalog import positive_threshold_of
 from debiaseval.data.draws import per_seed_draws, seed_block, seed_config
 from debiaseval.data.filters import Filtered, dropped_warnings
 from debiaseval.data.ids import raw_ids
@@ -37,7 +37,14 @@ from debiaseval.experiments.e1.steps import (
     NEEDS,
     OUTPUTS,
     TRUTH_DATASETS,
+    E1Data,
     E1Evaluate,
+    E1External,
+    E1Impute,
+    E1Intervene,
+    E1Split,
+    E1Train,
+    E1Truth,
     check_config,
     data_step,
     evaluate_step,
@@ -53,6 +60,7 @@ from debiaseval.experiments.e1.steps import (
 from debiaseval.experiments.e1.summary import kendall_excluded, kendall_groups
 from debiaseval.experiments.e1.tables import (
     SEED_TABLES,
+    E1Aggregate,
     aggregate_step,
     dropped_over_draws,
     dropped_text,
@@ -69,7 +77,15 @@ __all__ = [
     "OUTPUTS",
     "SEED_TABLES",
     "TRUTH_DATASETS",
+    "E1Aggregate",
+    "E1Data",
     "E1Evaluate",
+    "E1External",
+    "E1Impute",
+    "E1Intervene",
+    "E1Split",
+    "E1Train",
+    "E1Truth",
     "EmptyTestSetError",
     "aggregate_step",
     "check_config",
@@ -92,7 +108,7 @@ __all__ = [
 
 
 def _e1_frames(
-    data: Data, config: Mapping[str, Any] | None, dataset: str | None, block: Mapping[str, Any]
+    data: Data, config: Mapping[str, Any] | None, dataset: str | None, step: E1Data
 ) -> tuple[Frames, Filtered]:
     """A run's data as E1's protocol takes it (:func:`data_step`), warning of what its filter
     drops: the frames with the kept rows, and the filter's result."""
@@ -101,8 +117,8 @@ def _e1_frames(
         frames.interactions,
         frames.users,
         frames.items,
+        step=step,
         dataset=frames.dataset,
-        common_users_items=block["common_users_items"],
     )
     for line in dropped_warnings(kept.dropped):
         warnings.warn(f"E1 on {frames.dataset}: {line}", stacklevel=3)
@@ -145,18 +161,20 @@ def run(
     full = validated(config, "e1")
     block = full["e1"]
     drawn = isinstance(data, str) and per_seed_draws(full, data)
+    name = dataset or (data if isinstance(data, str) else "data")
+    filtering = E1Data.of(full, name)
     frames_of = seed_data(
         lambda seed: _e1_frames(
-            data, seed_config(full, data, seed) if drawn else config, dataset, block
+            data, seed_config(full, data, seed) if drawn else config, dataset, filtering
         ),
         drawn=drawn,
     )  # each seed's own draw (docs/datasets.md, One draw per seed), else one dataset for all
     run_seeds = seed_ids(seeds, block["seeds"])
     dataset = frames_of(run_seeds[0])[0].dataset
-    threshold = positive_threshold_of(dataset, block["positive_threshold"], full["sources"])
-    block = {**block, "positive_threshold": threshold}
-    common = {"ks": block["ks"], "positive_threshold": threshold}
-    evaluate = E1Evaluate.of(full, dataset)
+    splitting, intervening = E1Split.of(full, dataset), E1Intervene.of(full, dataset)
+    listing, training = E1External.of(full, dataset), E1Train.of(full, dataset)
+    exact_rows, evaluate = E1Truth.of(full, dataset), E1Evaluate.of(full, dataset)
+    estimators = {"estimators": evaluate.estimators}
     evaluated, diagnostics, tunings, truth, dropped = [], [], [], [], []
     known = isinstance(data, str) and dataset in TRUTH_DATASETS  # its full matrix is known
     exact = known and block["truth"]
@@ -169,25 +187,10 @@ def run(
             dropped.append(kept.dropped.assign(seed=seed))
         interactions, n_users, n_items = frames.interactions, frames.n_users, frames.n_items
         sizes = {"dataset": dataset, "n_users": n_users, "n_items": n_items}
-        split = split_step(
-            interactions,
-            mnar_split=block["mnar_split"],
-            mar_split=block["mar_split"],
-            dataset=dataset,
-            seed=seed,
-        )
+        split = split_step(interactions, splitting, dataset=dataset, seed=seed)
         testsets = {}
-        for name, spec in block["testsets"].items():
-            testsets[name], checks = testset_step(
-                split,
-                name,
-                spec,
-                rho=block["rho"],
-                seed=seed,
-                positive_threshold=threshold,
-                allow_empty=block["allow_empty_testsets"],
-                **sizes,
-            )
+        for name in intervening.testsets:
+            testsets[name], checks = testset_step(split, name, intervening, seed=seed, **sizes)
             diagnostics.append(checks)
         recs = {}
         for name, spec in block["recommenders"].items():
@@ -203,13 +206,13 @@ def run(
                 recs[name], notes = lists_step(
                     frame,
                     split,
+                    listing,
                     users=frames.users,
                     items=frames.items,
                     n_users=n_users,
                     n_items=n_items,
                     ids=spec["ids"],
                     on_train_items=spec["on_train_items"],
-                    ks=block["ks"],
                     source=source,
                     where=where,
                 )
@@ -217,10 +220,9 @@ def run(
                     warnings.warn(note, stacklevel=2)
                 continue
             stage(f"seed {seed}: tuning and training {name}")
-            n_chunks = len(grid_chunks(spec["grid"], block["tuning"]["points_per_job"]))
-            tune = {"tuning": block["tuning"], "batch_size": block["batch_size"], **common}
+            n_chunks = len(grid_chunks(spec["grid"], training.tuning["points_per_job"]))
             chunks = [
-                tune_step(split, name, spec, chunk=chunk, seed=seed, **tune, **sizes)
+                tune_step(split, name, spec, training, chunk=chunk, seed=seed, **sizes)
                 for chunk in range(n_chunks)
             ]
             table, best = merge_chunks(
@@ -233,12 +235,11 @@ def run(
             table, true_values = truth_step(
                 split,
                 recs,
+                exact_rows,
                 rating_rows=full_rating_rows_of(dataset, generator, truth_raw),
                 raw_users=raw_ids(frames.users, "user", n_users),
                 raw_items=raw_ids(frames.items, "item", n_items),
                 seed=seed,
-                metrics=block["metrics"],
-                **common,
             )
             truth.append(table)
         evaluated.append(
@@ -250,9 +251,9 @@ def run(
                 seed=seed,
                 n_items=n_items,
                 n_users=n_users,
-                features=estimator_features(block, frames.users, frames.items),
+                features=estimator_features(estimators, frames.users, frames.items),
                 truth=estimator_truth(
-                    block, dataset, generator, frames.users, frames.items, truth_raw
+                    estimators, dataset, generator, frames.users, frames.items, truth_raw
                 ),
                 truth_per_user=true_values,
             )
@@ -261,15 +262,13 @@ def run(
     def seeds_of(stem: str) -> list[pd.DataFrame]:
         return [seed[stem] for seed in evaluated]
 
-    block = {**block, "seeds": len(run_seeds)}
     stage("aggregating")
     out = aggregate_step(
         {stem: seeds_of(stem) for stem in SEED_TABLES},
         diagnostics,
         described,
-        block,
+        dataclasses.replace(E1Aggregate.of(full, dataset), seeds=len(run_seeds)),
         dataset=dataset,
-        min_users=full["min_users"],
         truth=truth,
         draws="independent" if drawn else "fixed",
     )

@@ -108,44 +108,66 @@ def check_config(config: Mapping[str, Any]) -> None:
     check_estimators(config)
 
 
+@dataclasses.dataclass(frozen=True)
+class E1Data(StepConfig):
+    """What rule ``e1_data`` reads of the ``e1`` block."""
+
+    BLOCK: ClassVar[str] = "e1"
+    common_users_items: bool
+
+
 def data_step(
     interactions: pd.DataFrame,
     users: pd.DataFrame | None = None,
     items: pd.DataFrame | None = None,
     *,
-    common_users_items: bool,
+    step: E1Data,
     dataset: str,
 ) -> Filtered:
     """Rule ``e1_data``: the dataset as E1's protocol takes it, re-indexed, and what it drops.
 
-    With ``common_users_items`` (``e1.common_users_items``, [SAC20]) only the users
+    With ``step.common_users_items`` (``e1.common_users_items``, [SAC20]) only the users
     and items present in both the MNAR and the MAR part are kept
     (:func:`~debiaseval.data.filters.common_users_items`); else every rating. The
     result's ``dropped`` is the filter's report, one row per part (docs/experiments/e1.md).
     """
     where = f"E1 on {dataset}"
-    if common_users_items:
+    if step.common_users_items:
         return _common_users_items(interactions, users, items, where=where)
     keep = np.ones(len(interactions), dtype=bool)
     return apply_filter(interactions, keep, name="none", users=users, items=items, where=where)
 
 
+@dataclasses.dataclass(frozen=True)
+class E1Split(StepConfig):
+    """What rule ``e1_split`` reads of the ``e1`` block."""
+
+    BLOCK: ClassVar[str] = "e1"
+    mnar_split: dict[str, float]
+    mar_split: dict[str, float]
+
+
 def split_step(
-    interactions: pd.DataFrame,
-    *,
-    mnar_split: Mapping[str, float],
-    mar_split: Mapping[str, float],
-    dataset: str,
-    seed: int,
+    interactions: pd.DataFrame, step: E1Split, *, dataset: str, seed: int
 ) -> pd.DataFrame:
     """Rule ``e1_split``: the seed's train/heldout and weights/val/gt parts ([SAC20] §5.2)."""
     rng = run_rng(seed, dataset, "split")
-    return split_e1(interactions, mnar_split=mnar_split, mar_split=mar_split, rng=rng)
+    return split_e1(interactions, mnar_split=step.mnar_split, mar_split=step.mar_split, rng=rng)
+
+
+@dataclasses.dataclass(frozen=True)
+class E1External(StepConfig):
+    """What rule ``e1_external`` reads of the ``e1`` block (the recommender's ``ids`` and
+    ``on_train_items`` come with its wildcard)."""
+
+    BLOCK: ClassVar[str] = "e1"
+    ks: list[int]
 
 
 def lists_step(
     lists: pd.DataFrame,
     split: pd.DataFrame,
+    step: E1External,
     *,
     users: pd.DataFrame | None,
     items: pd.DataFrame | None,
@@ -153,11 +175,11 @@ def lists_step(
     n_items: int,
     ids: str,
     on_train_items: str,
-    ks: Sequence[int],
     source: str,
     where: str | None = None,
 ) -> tuple[pd.DataFrame, list[str]]:
-    """Rule ``e1_external``: precomputed lists of one seed as a model's top-max(ks) lists.
+    """Rule ``e1_external``: precomputed lists of one seed as a model's top-max(``step.ks``)
+    lists.
 
     Checked against the seed's ``train`` part
     (:func:`~debiaseval.evaluation.external_lists.prepare_lists`: unknown ids, duplicated
@@ -168,7 +190,7 @@ def lists_step(
     return seed_lists(
         lists,
         split[split["part"] == "train"],
-        depth=max(ks),
+        depth=max(step.ks),
         source=source,
         users=users,
         items=items,
@@ -180,26 +202,37 @@ def lists_step(
     )
 
 
+@dataclasses.dataclass(frozen=True)
+class E1Intervene(StepConfig):
+    """What rule ``e1_intervene`` reads of the ``e1`` block: every test set's spec, ``rho``,
+    the positive threshold and ``allow_empty_testsets``."""
+
+    BLOCK: ClassVar[str] = "e1"
+    testsets: dict[str, dict[str, Any]]
+    rho: float
+    positive_threshold: float
+    allow_empty_testsets: bool = False
+
+
 def testset_step(
     split: pd.DataFrame,
     name: str,
-    spec: Mapping[str, Any],
+    step: E1Intervene,
     *,
-    rho: float,
     dataset: str,
     seed: int,
     n_users: int,
     n_items: int,
-    positive_threshold: float,
-    allow_empty: bool = False,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Rule ``e1_intervene``: test set ``name`` drawn from ``heldout``, and its diagnostics.
+    """Rule ``e1_intervene``: test set ``name`` of ``step.testsets`` drawn from ``heldout``,
+    and its diagnostics.
 
     Raises :class:`EmptyTestSetError` when the test set has no (relevant) pair,
-    unless ``allow_empty`` (see :func:`check_testset`).
+    unless ``step.allow_empty_testsets`` (see :func:`check_testset`).
     """
+    rho = step.rho
     space = split[split["part"] == "heldout"].reset_index(drop=True)
-    testset = TestSetSpec(name=name, **spec)
+    testset = TestSetSpec(name=name, **step.testsets[name])
     sizes = {"n_users": n_users, "n_items": n_items}
     weights = sampling_weights(
         space,
@@ -217,8 +250,8 @@ def testset_step(
         seed=seed,
         rho=rho,
         n_heldout=len(space),
-        positive_threshold=positive_threshold,
-        allow_empty=allow_empty,
+        positive_threshold=step.positive_threshold,
+        allow_empty=step.allow_empty_testsets,
     )
     gt = split[split["part"] == "gt"]
     diagnostics = testset_diagnostics(name, sample, space, weights, gt, **sizes)
@@ -226,16 +259,25 @@ def testset_step(
     return sample, diagnostics
 
 
+@dataclasses.dataclass(frozen=True)
+class E1Train(StepConfig):
+    """What rules ``e1_train`` and ``e1_tune`` read of the ``e1`` block (the recommender's
+    spec comes with its wildcard)."""
+
+    BLOCK: ClassVar[str] = "e1"
+    tuning: dict[str, Any]
+    ks: list[int]
+    positive_threshold: float
+    batch_size: int
+
+
 def tune_step(
     split: pd.DataFrame,
     recommender: str,
     spec: Mapping[str, Any],
+    step: E1Train,
     *,
     chunk: int,
-    tuning: Mapping[str, Any],
-    ks: Sequence[int],
-    positive_threshold: float,
-    batch_size: int,
     dataset: str,
     seed: int,
     n_users: int,
@@ -243,9 +285,10 @@ def tune_step(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Rule ``e1_train``: chunk ``chunk`` of a recommender's grid tuned on MAR ``val``.
 
-    Returns its tuning rows and the top-max(ks) lists of its best usable point
+    Returns its tuning rows and the top-max(``step.ks``) lists of its best usable point
     (no rows when none is usable).
     """
+    tuning = step.tuning
     stopping = tuning["early_stopping"]
     table, recs = tune_points(
         rating_matrix(split[split["part"] == "train"], n_users, n_items),
@@ -255,9 +298,9 @@ def tune_step(
         params=spec["params"],
         metric=tuning["metric"],
         k=tuning["k"],
-        depth=max(ks),
-        positive_threshold=positive_threshold,
-        batch_size=batch_size,
+        depth=max(step.ks),
+        positive_threshold=step.positive_threshold,
+        batch_size=step.batch_size,
         seed=int(run_rng(seed, dataset, "train", recommender).integers(2**31 - 1)),
         early_stopping=None if stopping is None else EarlyStopping(**stopping),
     )
@@ -285,14 +328,23 @@ def select_step(
     return table
 
 
+@dataclasses.dataclass(frozen=True)
+class E1Impute(StepConfig):
+    """What rule ``e1_impute`` reads of the ``e1`` block (the estimator's spec comes with its
+    wildcard)."""
+
+    BLOCK: ClassVar[str] = "e1"
+    positive_threshold: float
+
+
 def impute_step(
     split: pd.DataFrame,
     spec: Mapping[str, Any],
+    step: E1Impute,
     *,
     seed: int,
     n_users: int,
     n_items: int,
-    positive_threshold: float,
     features: tuple[pd.DataFrame, pd.DataFrame] | None = None,
     truth: np.ndarray | None = None,
 ) -> pd.DataFrame:
@@ -306,7 +358,7 @@ def impute_step(
         seed=seed,
         n_users=n_users,
         n_items=n_items,
-        positive_threshold=positive_threshold,
+        positive_threshold=step.positive_threshold,
         features=features,
         truth=truth,
     )
@@ -448,17 +500,25 @@ EVALUATE_OUTPUTS = (
 ``estimators.diagnostics.parquet``)."""
 
 
+@dataclasses.dataclass(frozen=True)
+class E1Truth(StepConfig):
+    """What rule ``e1_truth`` reads of the ``e1`` block."""
+
+    BLOCK: ClassVar[str] = "e1"
+    ks: list[int]
+    metrics: list[str]
+    positive_threshold: float
+
+
 def truth_step(
     split: pd.DataFrame,
     recs: Mapping[str, pd.DataFrame],
+    step: E1Truth,
     *,
     rating_rows: Callable[[np.ndarray], np.ndarray],
     raw_users: np.ndarray,
     raw_items: np.ndarray,
     seed: int,
-    ks: Sequence[int],
-    metrics: Sequence[str],
-    positive_threshold: float,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Rule ``e1_truth``: the seed's exact ``TRUE`` rows (docs/estimators.md): every
     recommender's metrics over all its candidates (every item but the seed's ``train`` items)
@@ -475,8 +535,8 @@ def truth_step(
         seed=seed,
         raw_users=raw_users,
         raw_items=raw_items,
-        ks=ks,
-        metrics=metrics,
-        positive_threshold=positive_threshold,
+        ks=step.ks,
+        metrics=step.metrics,
+        positive_threshold=step.positive_threshold,
         per_user_metrics=GAINS,
     )

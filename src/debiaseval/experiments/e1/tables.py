@@ -4,8 +4,9 @@ dropped ([SAC20]; docs/experiments/e1.md)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import pandas as pd
 
@@ -46,6 +47,7 @@ from debiaseval.experiments.e1.verdict import (
     e1_verdict,
     truth_separation_notes,
 )
+from debiaseval.experiments.step_config import StepConfig
 from debiaseval.experiments.verdicts import verdict_entries, with_verdict
 
 
@@ -81,14 +83,53 @@ SEED_TABLES = (
 them (``estimators_diagnostics``: ``estimators.diagnostics.parquet``)."""
 
 
+@dataclasses.dataclass(frozen=True)
+class E1Aggregate(StepConfig):
+    """What rule ``e1_aggregate`` reads of the config, in the ``e1`` block's shape cut to the
+    keys read (a test set's ``strategy``, a recommender's ``algorithm``, ``tuning``'s
+    ``metric`` and ``k``, the estimators' names); ``scoreboard_resamples`` is
+    ``scoreboard.resamples``, ``min_users`` the top-level key."""
+
+    BLOCK: ClassVar[str] = "e1"
+    confidence: float
+    positive_threshold: float
+    seeds: int
+    mnar_split: dict[str, float]
+    mar_split: dict[str, float]
+    rho: float
+    testsets: dict[str, dict[str, str]]
+    recommenders: dict[str, dict[str, str]]
+    tuning: dict[str, Any]
+    estimators: list[str]
+    kendall_exclude: list[str] | None = None
+    kendall_groups: dict[str, list[str]] | None = None
+    scoreboard_resamples: int = 0
+    min_users: int = MIN_USERS
+
+    @classmethod
+    def values(cls, config: Mapping[str, Any], dataset: str) -> dict[str, Any]:
+        """The block's values for ``dataset``, each cut to what the step reads."""
+        block = config["e1"]
+        return {
+            **super().values(config, dataset),
+            "testsets": {n: {"strategy": s["strategy"]} for n, s in block["testsets"].items()},
+            "recommenders": {
+                n: {"algorithm": s["algorithm"]} for n, s in block["recommenders"].items()
+            },
+            "tuning": {"metric": block["tuning"]["metric"], "k": block["tuning"]["k"]},
+            "estimators": list(block["estimators"]),
+            "scoreboard_resamples": block["scoreboard"]["resamples"],
+            "min_users": config["min_users"],
+        }
+
+
 def aggregate_step(
     seeds: Mapping[str, Sequence[pd.DataFrame]],
     diagnostics: Sequence[pd.DataFrame],
     interactions: pd.DataFrame,
-    block: Mapping[str, Any],
+    step: E1Aggregate,
     *,
     dataset: str,
-    min_users: int = MIN_USERS,
     truth: Sequence[pd.DataFrame] = (),
     draws: str = "fixed",
 ) -> dict[str, Any]:
@@ -98,9 +139,9 @@ def aggregate_step(
     stem left out counts as no tables), beside the test sets' ``diagnostics``.
 
     ``summary``: per row the mean, the t interval over seeds (``ci_low``/``ci_high``) and the
-    mean per-seed bootstrap bounds (``boot_low``/``boot_high``) at ``e1.confidence``, both in
-    the metric's range, with ``flags`` (:func:`~debiaseval.experiments.e1.summary.summary_flags`:
-    short lists, fewer than ``min_users`` users, out of range, heavy-tailed weights from
+    mean per-seed bootstrap bounds (``boot_low``/``boot_high``) at ``step.confidence``, both
+    in the metric's range, with ``flags`` (:func:`~debiaseval.experiments.e1.summary.summary_flags`:
+    short lists, fewer than ``step.min_users`` users, out of range, heavy-tailed weights from
     ``estimator_diagnostics``). ``truth``: synthetic's exact ``TRUE`` rows (:func:`truth_step`).
     ``comparisons``: in how many seeds each pair differs after Holm's correction
     (:func:`agreement_over_seeds`) with the SNIPS rows' median Γ* and its leader. The
@@ -125,12 +166,13 @@ def aggregate_step(
     ) = (seeds.get(stem, ()) for stem in SEED_TABLES)
     per_seed = pd.concat([*metrics, *truth]).reset_index(drop=True)
     keys = ["recommender", "testset", "metric", "k"]
-    confidence = block["confidence"]
+    block = step.params()  # the block's shape, for summary_about, kendall_* and e1_verdict
+    confidence = step.confidence
     summary = summary_table(per_seed).merge(
         seed_intervals(per_seed, keys, confidence=confidence), on=keys, how="left"
     )
     heavy = heavy_tailed(_concat(estimator_diagnostics, ["estimator", "pareto_k"]))
-    summary = summary_flags(summary, per_seed, min_users=min_users, heavy_tail=heavy)
+    summary = summary_flags(summary, per_seed, min_users=step.min_users, heavy_tail=heavy)
     tests = [frame for frame in comparisons if len(frame)]
     agreement = pd.DataFrame(columns=COMPARISONS_COLUMNS)
     if tests:
@@ -139,7 +181,7 @@ def aggregate_step(
         agreement[GAMMA_COLUMNS] = gamma_star_over_seeds(seeds, agreement)
     kendall = kendall_table(summary, kendall_groups(block), kendall_excluded(block))
     checks = testsets_table(pd.concat(diagnostics))
-    names = [GROUND_TRUTH, *block["testsets"]]
+    names = [GROUND_TRUTH, *step.testsets]
     flags = (
         summary[summary["flags"] != ""]
         .groupby("testset", sort=False)["flags"]
@@ -150,10 +192,10 @@ def aggregate_step(
         _concat(arena_replicates, REPLICATE_COLUMNS),
         _concat(reliability, RELIABILITY_COLUMNS),
         _concat(truth_tests, TRUTH_TEST_COLUMNS),
-        families=row_families(block["testsets"], block["estimators"]),
+        families=row_families(step.testsets, step.estimators),
         excluded=kendall_excluded(block),
         confidence=confidence,
-        resamples=block["scoreboard"]["resamples"],
+        resamples=step.scoreboard_resamples,
         draws=draws,
         dataset=dataset,
         flags=flags.to_dict(),

@@ -21,18 +21,20 @@ steps in-process. Their public names are importable from here (``e2.evaluate_ste
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 
-from debiaseval.data.catalog import positive_threshold_of
 from debiaseval.experiments import seed_frames, seed_ids, validated
 from debiaseval.experiments.e2.steps import (
     NEEDS,
     OUTPUTS,
     E2Elicit,
     E2Evaluate,
+    E2Sample,
+    E2Split,
     E2Train,
     check_config,
     elicit_step,
@@ -42,14 +44,17 @@ from debiaseval.experiments.e2.steps import (
     split_step,
     train_step,
 )
-from debiaseval.experiments.e2.tables import aggregate_step, counts_frame
+from debiaseval.experiments.e2.tables import E2Aggregate, aggregate_step, counts_frame
 from debiaseval.io.progress import stage, staged
 
 __all__ = [
     "NEEDS",
     "OUTPUTS",
+    "E2Aggregate",
     "E2Elicit",
     "E2Evaluate",
+    "E2Sample",
+    "E2Split",
     "E2Train",
     "aggregate_step",
     "check_config",
@@ -87,8 +92,7 @@ def run(
     # each seed's data: its own draw of a generated dataset (docs/datasets.md, One draw per seed)
     frames_of = seed_frames(data, full, dataset, experiment="e2")
     dataset = frames_of(run_seeds[0]).dataset
-    threshold = positive_threshold_of(dataset, block["positive_threshold"], full["sources"])
-    block = {**block, "positive_threshold": threshold}
+    splitting, sampling = E2Split.of(full, dataset), E2Sample.of(full, dataset)
     train, elicit, evaluate = (s.of(full, dataset) for s in (E2Train, E2Elicit, E2Evaluate))
     changes, counts, tunings, pairs = [], [], [], []
     for seed in staged(run_seeds):
@@ -96,19 +100,12 @@ def run(
         interactions = frames.interactions
         sizes = {"n_users": frames.n_users, "n_items": frames.n_items}
         common = {"dataset": dataset, **sizes}
-        split, active = split_step(
-            interactions,
-            fractions=block["split"],
-            user_filter=block["user_filter"].get(dataset),
-            active_fraction=block["active_fraction"],
-            dataset=dataset,
-            seed=seed,
-        )
+        split, active = split_step(interactions, splitting, dataset=dataset, seed=seed)
         table, before = train_step(split, train, seed=seed, **common)
         tunings.append(table.assign(seed=seed))
         drawn = {
-            method: sample_step(split, spec, rho=block["rho"], dataset=dataset, seed=seed, **sizes)
-            for method, spec in block["methods"].items()
+            method: sample_step(split, method, sampling, dataset=dataset, seed=seed, **sizes)
+            for method in sampling.methods
         }
         hidden = {method: pools[0] for method, pools in drawn.items()}
         test = {method: pools[1] for method, pools in drawn.items()}
@@ -140,11 +137,9 @@ def run(
                     **common,
                 )
             )
-    block = {**block, "seeds": len(run_seeds)}
     stage("aggregating")
-    out = aggregate_step(
-        changes, counts_frame(counts), block, dataset=dataset, min_users=full["min_users"]
-    )
+    aggregate = dataclasses.replace(E2Aggregate.of(full, dataset), seeds=len(run_seeds))
+    out = aggregate_step(changes, counts_frame(counts), aggregate, dataset=dataset)
     out["changes"] = pd.concat(changes, ignore_index=True)
     out["tuning"] = pd.concat(tunings, ignore_index=True)
     out["elicited_pairs"] = pd.concat(pairs, ignore_index=True)

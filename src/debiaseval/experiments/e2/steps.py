@@ -142,24 +142,39 @@ def selected_params(
     return out
 
 
+@dataclasses.dataclass(frozen=True)
+class E2Split(StepConfig):
+    """What rule ``e2_split`` reads of the ``e2`` block: ``split``, the dataset's
+    ``user_filter`` (None: no filter) and ``active_fraction``."""
+
+    BLOCK: ClassVar[str] = "e2"
+    split: dict[str, float]
+    active_fraction: float
+    user_filter: dict[str, int | None] | None = None
+
+    @classmethod
+    def values(cls, config: Mapping[str, Any], dataset: str) -> dict[str, Any]:
+        """The block's values, ``user_filter`` the dataset's."""
+        return {**super().values(config, dataset), "user_filter": user_filter_of(config, dataset)}
+
+
+def user_filter_of(config: Mapping[str, Any], dataset: str) -> dict[str, int | None] | None:
+    """``e2.user_filter`` of ``dataset`` in the validated ``config`` (None: no filter)."""
+    return config["e2"]["user_filter"].get(dataset)
+
+
 def split_step(
-    interactions: pd.DataFrame,
-    *,
-    fractions: Mapping[str, float],
-    user_filter: Mapping[str, int | None] | None,
-    active_fraction: float,
-    dataset: str,
-    seed: int,
+    interactions: pd.DataFrame, step: E2Split, *, dataset: str, seed: int
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Rule ``e2_split``: known/hidden_pool/test_pool ([FLAIRS20] §4) and the active users.
 
-    Active users: ``active_fraction`` of the users with a known rating, one draw per
+    Active users: ``step.active_fraction`` of the users with a known rating, one draw per
     seed, shared by every method and strategy.
     """
-    limits = dict(user_filter or {})
+    limits = dict(step.user_filter or {})
     split = split_e2(
         interactions,
-        fractions=fractions,
+        fractions=step.split,
         rng=run_rng(seed, dataset, "e2", "split"),
         min_ratings=limits.get("min_ratings"),
         max_ratings=limits.get("max_ratings"),
@@ -167,29 +182,39 @@ def split_step(
     active = active_users(
         split[split["part"] == "known"],
         rng=run_rng(seed, dataset, "e2", "active"),
-        fraction=active_fraction,
+        fraction=step.active_fraction,
     )
     return split, pd.DataFrame({"user": active.astype(np.int32)})
 
 
+@dataclasses.dataclass(frozen=True)
+class E2Sample(StepConfig):
+    """What rule ``e2_sample`` reads of the ``e2`` block."""
+
+    BLOCK: ClassVar[str] = "e2"
+    methods: dict[str, dict[str, Any]]
+    rho: dict[str, float]
+
+
 def sample_step(
     split: pd.DataFrame,
-    method: Mapping[str, Mapping[str, Any]],
+    name: str,
+    step: E2Sample,
     *,
-    rho: Mapping[str, float],
     dataset: str,
     seed: int,
     n_users: int,
     n_items: int,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Rule ``e2_sample``: a method's H from ``hidden_pool`` and T from ``test_pool``.
+    """Rule ``e2_sample``: method ``name``'s H from ``hidden_pool`` and T from ``test_pool``.
 
-    Each is a ρ-sample (``rho['hidden']``, ``rho['test']``) by the method's strategy
+    Each is a ρ-sample (``step.rho['hidden']``, ``step.rho['test']``) by the method's strategy
     (docs/experiments/e2.md; WTD_H with ``reference: space`` = posteriors of the pool sampled,
     [FLAIRS20] eqs. 5–6). The random stream depends on the role and the spec only,
     so methods with the same H spec (CLASSIC and INT_T) draw the same H.
     """
     known = split[split["part"] == "known"]
+    method, rho = step.methods[name], step.rho
     out = []
     for role, pool in (("hidden", "hidden_pool"), ("test", "test_pool")):
         space = split[split["part"] == pool].reset_index(drop=True)

@@ -10,9 +10,10 @@ flags (:func:`summary_table`), the summary's Markdown with the Wilcoxon tests
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -25,7 +26,9 @@ from debiaseval.active_learning.evaluation import (
 )
 from debiaseval.evaluation.flags import MIN_USERS, join_flags, legend, marked
 from debiaseval.evaluation.uncertainty import interval_cell, seed_interval_note, seed_intervals
-from debiaseval.experiments.e2.verdict import e2_verdict
+from debiaseval.experiments.e2.steps import user_filter_of
+from debiaseval.experiments.e2.verdict import e2_verdict, significance
+from debiaseval.experiments.step_config import StepConfig
 from debiaseval.experiments.verdicts import verdict_entries, with_verdict
 from debiaseval.io.markdown_tables import markdown_table
 
@@ -182,12 +185,13 @@ def summary_markdown(
     *,
     dataset: str,
     about: Sequence[str] = (),
-    alpha: float = 0.05,
+    confidence: float = 0.95,
 ) -> str:
     """E2's results for people: elicited ratings, % changes per scope and metric, and the
     Wilcoxon tests (:func:`~debiaseval.active_learning.evaluation.combine_seeds`) whose
-    combined p is below ``alpha``. Cells show the ``1 − alpha`` t interval over seeds (from
-    3 seeds on), within the range of the quantity."""
+    combined p is below 1 − ``confidence``. Cells show the ``confidence`` t interval over
+    seeds (from 3 seeds on), within the range of the quantity."""
+    alpha = significance(confidence)
     methods = list(dict.fromkeys(elicited["method"]))
     strategies = list(dict.fromkeys(elicited["strategy"]))
     parts = [
@@ -197,8 +201,8 @@ def summary_markdown(
         "by WTD_H, INT_HT both ([FLAIRS20]). "
         + seed_interval_note(
             int(summary["n_seeds"].max()) if len(summary) else 0,
-            confidence=1.0 - alpha,
-            source="level 1 − `e2.alpha`",
+            confidence=confidence,
+            source="level `e2.confidence`",
             bounds="([0, ∞) for the elicited ratings per user, [-100, ∞) for a % change)",
             why="E2 keeps no per-seed interval over users",
         )
@@ -246,43 +250,71 @@ def summary_markdown(
     return "".join(parts)
 
 
+@dataclasses.dataclass(frozen=True)
+class E2Aggregate(StepConfig):
+    """What rule ``e2_aggregate`` reads of the config: of the ``e2`` block the methods' names,
+    the dataset's ``user_filter`` and the keys its summary names; ``min_users``, the
+    top-level key."""
+
+    BLOCK: ClassVar[str] = "e2"
+    methods: list[str]
+    strategies: list[str]
+    metrics: list[str]
+    ks: list[int]
+    confidence: float
+    seeds: int
+    split: dict[str, float]
+    active_fraction: float
+    n_asked: int
+    rho: dict[str, float]
+    user_filter: dict[str, int | None] | None = None
+    min_users: int = MIN_USERS
+
+    @classmethod
+    def values(cls, config: Mapping[str, Any], dataset: str) -> dict[str, Any]:
+        """The block's values for ``dataset``."""
+        return {
+            **super().values(config, dataset),
+            "methods": list(config["e2"]["methods"]),
+            "user_filter": user_filter_of(config, dataset),
+            "min_users": config["min_users"],
+        }
+
+
 def aggregate_step(
     changes: Sequence[pd.DataFrame],
     counts: pd.DataFrame,
-    block: Mapping[str, Any],
+    step: E2Aggregate,
     *,
     dataset: str,
-    min_users: int = MIN_USERS,
 ) -> dict[str, Any]:
     """Rule ``e2_aggregate``: the tables of ``OUTPUTS`` (Markdown as text, by file stem).
 
     ``changes``: the per-user tables of :func:`evaluate_step`; ``counts``: ``seed``,
     ``method``, ``strategy``, ``n_elicited``, ``n_active`` of every elicitation;
-    ``min_users``: the top-level key, below which a mean is flagged ``few_users``. The verdict
-    (:func:`~debiaseval.experiments.e2.verdict.e2_verdict`): ``verdict`` and ``verdict_md``, also
-    the first section of ``summary_md``.
+    ``step.min_users``: the top-level key, below which a mean is flagged ``few_users``. The
+    intervals are at ``step.confidence``, the Wilcoxon tests at 1 − ``step.confidence``. The
+    verdict (:func:`~debiaseval.experiments.e2.verdict.e2_verdict`): ``verdict`` and
+    ``verdict_md``, also the first section of ``summary_md``.
     """
-    orders = {"method": list(block["methods"]), "strategy": list(block["strategies"])}
+    orders = {"method": list(step.methods), "strategy": list(step.strategies)}
     per_user = pd.concat(changes, ignore_index=True)
-    confidence = 1.0 - block["alpha"]  # as E1's: one key for the tests and the intervals
+    confidence, alpha = step.confidence, significance(step.confidence)
     elicited = elicited_table(counts, orders, confidence=confidence)
     summary = summary_table(
-        per_user,
-        {**orders, "metric": list(block["metrics"])},
-        min_users=min_users,
-        confidence=confidence,
+        per_user, {**orders, "metric": list(step.metrics)}, min_users=step.min_users, confidence=confidence
     )
-    per_seed = pairwise_wilcoxon(per_user, block["strategies"], alpha=block["alpha"])
-    wilcoxon = combine_seeds(per_seed, alpha=block["alpha"])
+    per_seed = pairwise_wilcoxon(per_user, step.strategies, alpha=alpha)
+    wilcoxon = combine_seeds(per_seed, alpha=alpha)
     about = [
-        f"{block['seeds']} seed(s); split {block['split']}; user filter "
-        f"{block['user_filter'].get(dataset) or 'none'}; active users: "
-        f"{block['active_fraction']:.3g} of those with a known rating; n = {block['n_asked']} "
-        f"items asked; rho {block['rho']}.",
+        f"{step.seeds} seed(s); split {step.split}; user filter "
+        f"{step.user_filter or 'none'}; active users: "
+        f"{step.active_fraction:.3g} of those with a known rating; n = {step.n_asked} "
+        f"items asked; rho {step.rho}.",
     ]
-    found = verdict_entries(e2_verdict(wilcoxon, block, dataset=dataset))
+    found = verdict_entries(e2_verdict(wilcoxon, step.params(), dataset=dataset))
     md = summary_markdown(
-        elicited, summary, wilcoxon, dataset=dataset, about=about, alpha=block["alpha"]
+        elicited, summary, wilcoxon, dataset=dataset, about=about, confidence=confidence
     )
     return {
         "elicited": elicited,

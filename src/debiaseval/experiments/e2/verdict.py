@@ -36,6 +36,12 @@ def _e2_rows(wilcoxon: pd.DataFrame, block: Mapping[str, Any]) -> tuple[pd.DataF
     return rows, metric_label(metric, k)
 
 
+def significance(confidence: float) -> float:
+    """The tests' significance level, 1 − ``confidence`` (``e2.confidence``), rounded to 12
+    decimals: 0.95 gives 0.05, not 0.050000000000000044."""
+    return round(1.0 - confidence, 12)
+
+
 def e2_directions(part: pd.DataFrame, alpha: float) -> pd.DataFrame:
     """One block of E2's tests (the strategy pairs of one method and scope; rows of
     ``wilcoxon.parquet``) with what the verdict may claim of each pair.
@@ -93,11 +99,11 @@ def _e2_finding(r: pd.Series) -> str:
 def e2_verdict(wilcoxon: pd.DataFrame, block: Mapping[str, Any], *, dataset: str) -> list[str]:
     """E2's verdict ([FLAIRS20]) from ``wilcoxon.parquet``: per evaluation method and scope (a
     block of tests), at the first metric and k of the ``e2`` block, the strategy pairs that
-    differ after Holm's correction within the block at ``e2.alpha``, each with a direction
-    only where :func:`e2_directions` allows one; then how many tests the verdict made and how
-    many of them would fall below ``e2.alpha`` by chance alone."""
+    differ after Holm's correction within the block at 1 − ``e2.confidence``, each with a
+    direction only where :func:`e2_directions` allows one; then how many tests the verdict made
+    and how many of them would fall below that level by chance alone."""
     where = inert_name(dataset)
-    alpha = float(block.get("alpha", 0.05))
+    alpha = significance(float(block.get("confidence", 0.95)))
     if wilcoxon.empty:
         return [f"On {where}, no Wilcoxon test between strategies was run (fewer than two)."]
     rows, label = _e2_rows(wilcoxon, block)

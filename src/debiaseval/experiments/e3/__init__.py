@@ -55,6 +55,7 @@ from debiaseval.experiments.e3.steps import (
     true_losses,
 )
 from debiaseval.experiments.e3.tables import (
+    E3Aggregate,
     aggregate,
     mean_over_matrices,
     rmse_table,
@@ -69,6 +70,7 @@ __all__ = [
     "LEVELS",
     "NEEDS",
     "OUTPUTS",
+    "E3Aggregate",
     "E3Simulate",
     "Truth",
     "aggregate",
@@ -132,6 +134,7 @@ def run(
     draws = pd.concat([d for d, _ in runs], ignore_index=True)
     naive_bayes = pd.concat([nb for _, nb in runs], ignore_index=True)
     stage("aggregating")
-    tables = aggregate(draws, block)
-    found = e3_verdict(tables["rmse_vs_alpha_mean"], draws, block, dataset=name)
+    summary = E3Aggregate.of(cfg, name)
+    tables = aggregate(draws, summary)
+    found = e3_verdict(tables["rmse_vs_alpha_mean"], draws, summary.params(), dataset=name)
     return {"draws": draws, "naive_bayes": naive_bayes, **tables, **verdict_entries(found)}

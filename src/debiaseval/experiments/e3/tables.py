@@ -4,9 +4,10 @@ matrices (docs/experiments/e3.md)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -14,6 +15,7 @@ import pandas as pd
 from debiaseval.evaluation.flags import join_flags, legend, marked
 from debiaseval.evaluation.losses import parse_metric
 from debiaseval.evaluation.uncertainty import interval_cell, seed_interval_note, seed_intervals
+from debiaseval.experiments.step_config import StepConfig
 
 __all__ = [
     "CONFIDENCE",
@@ -212,33 +214,36 @@ def mean_over_matrices(rmse: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _chosen(block: Mapping[str, Any], key: str) -> list[str] | None:
-    """The metrics of ``block[key]`` (Table 1's or the curves'); None = every metric."""
-    chosen = block.get(key)
-    return None if chosen is None else list(chosen)
-
-
 def _only(frame: pd.DataFrame, metrics: Sequence[str] | None) -> pd.DataFrame:
     if metrics is None:
         return frame
     return frame[frame["metric"].isin(metrics)].reset_index(drop=True)
 
 
-def aggregate(draws: pd.DataFrame, block: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
+@dataclasses.dataclass(frozen=True)
+class E3Aggregate(StepConfig):
+    """What rule ``e3_aggregate`` reads of the ``e3`` block: Table 1's ``alpha`` and the
+    metrics of Table 1 and of the curves (None: every metric of the draws)."""
+
+    BLOCK: ClassVar[str] = "e3"
+    alpha: float
+    table_metrics: list[str] | None = None
+    curve_metrics: list[str] | None = None
+
+
+def aggregate(draws: pd.DataFrame, step: E3Aggregate) -> dict[str, pd.DataFrame]:
     """The aggregated tables of E3 from every seed's draws.
 
-    ``estimates`` ([ICML16] Table 1) for the metrics of ``block['table_metrics']``; the RMSE
-    tables per matrix (``rmse_vs_alpha``, ``rmse_vs_mar``) and averaged over the matrices
-    (``rmse_vs_alpha_mean``, ``rmse_vs_mar_mean``, Figures 2 and 4) for those of
-    ``block['curve_metrics']``; a missing or null key means every metric of the draws.
+    ``estimates`` ([ICML16] Table 1, at ``step.alpha``) for the metrics of
+    ``step.table_metrics``; the RMSE tables per matrix (``rmse_vs_alpha``, ``rmse_vs_mar``)
+    and averaged over the matrices (``rmse_vs_alpha_mean``, ``rmse_vs_mar_mean``, Figures 2
+    and 4) for those of ``step.curve_metrics``; None means every metric of the draws.
     """
-    curves = _only(draws, _chosen(block, "curve_metrics"))
+    curves = _only(draws, step.curve_metrics)
     by_alpha = rmse_table(curves, propensity="known", by="alpha")
     by_mar = rmse_table(curves, propensity="naive_bayes", by="mar_size")
     return {
-        "estimates": summarise_estimates(
-            _only(draws, _chosen(block, "table_metrics")), alpha=block["alpha"]
-        ),
+        "estimates": summarise_estimates(_only(draws, step.table_metrics), alpha=step.alpha),
         "rmse_vs_alpha": by_alpha,
         "rmse_vs_mar": by_mar,
         "rmse_vs_alpha_mean": mean_over_matrices(by_alpha),

@@ -75,7 +75,12 @@ from debiaseval.experiments.e4.steps import (
     read_learning_data,
     tuning_grid,
 )
-from debiaseval.experiments.e4.tables import aggregate, summary_markdown, summary_title
+from debiaseval.experiments.e4.tables import (
+    E4Aggregate,
+    aggregate,
+    summary_markdown,
+    summary_title,
+)
 from debiaseval.experiments.e4.verdict import e4_verdict
 from debiaseval.experiments.verdicts import verdict_entries, with_verdict
 from debiaseval.io.progress import stage, staged
@@ -85,6 +90,7 @@ __all__ = [
     "NEEDS",
     "OUTPUTS",
     "PROPENSITY_MODELS",
+    "E4Aggregate",
     "E4Fit",
     "E4Propensities",
     "LearningData",
@@ -149,9 +155,10 @@ def run(
             cvs.append(c)
             losses.append(loss)
     stage("aggregating")
-    tables = aggregate(errors, losses, grid=tuning_grid(block, name), min_users=cfg["min_users"])
+    summary = E4Aggregate.of(cfg, name)
+    tables = aggregate(errors, losses, summary)
     title = summary_title(name)
-    alpha = block["alpha_sweep"]["alpha"]
+    alpha = summary.alpha
     md = summary_markdown(tables["summary"], title=title, alpha=alpha, tests=tables["pair_tests"])
     found = verdict_entries(
         e4_verdict(tables["summary"], tables["pair_tests"], dataset=name, alpha=alpha)

@@ -19,7 +19,12 @@ from debiaseval.data.splits import run_rng
 from debiaseval.debiasing import propensities as prop
 from debiaseval.experiments import unsupported
 from debiaseval.experiments.e3 import Truth, full_truth, synthetic_truth
-from debiaseval.experiments.e4.tables import losses_frame, model_name
+from debiaseval.experiments.e4.tables import (
+    TRUTH_DATASETS,
+    losses_frame,
+    model_name,
+    tuning_grid,
+)
 from debiaseval.experiments.step_config import StepConfig
 from debiaseval.io.errors import ConfigError
 from debiaseval.io.schema import expand_grid
@@ -53,10 +58,6 @@ __all__ = [
 NEEDS: tuple[tuple[str, ...], ...] = (("mnar", "mar"), ("truth",))
 """The parts E4 needs of a dataset (:mod:`debiaseval.data.catalog`): an MNAR train and a MAR
 test part, or a full truth (α sweep)."""
-
-
-TRUTH_DATASETS = ("synthetic", "ml-100k-semi")
-"""Datasets with a full rating matrix and observation model: the α sweep, full-matrix test."""
 
 
 PROPENSITY_MODELS = ("known", "provided", "logistic", "naive_bayes")
@@ -593,13 +594,6 @@ def _selection_propensity(step: E4Fit, propensity: str) -> str | None:
         return propensity
     models = step.propensity_models
     return models[0] if step.naive_selection == "ips" and models else None
-
-
-def tuning_grid(block: Mapping[str, Any], dataset: str) -> dict[str, list[Any]]:
-    """The hyperparameter grid :func:`fit` tunes over on ``dataset``: ``alpha_sweep.grid``
-    with a full truth, else ``grid``."""
-    sweep = block["alpha_sweep"]
-    return dict(sweep["grid"] if dataset in TRUTH_DATASETS else block["grid"])
 
 
 def dataset_seeds(block: Mapping[str, Any], dataset: str) -> int:

@@ -9,8 +9,9 @@ errors are :func:`debiaseval.experiments.e4.steps.fit`'s.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -22,6 +23,7 @@ from debiaseval.evaluation.uncertainty import (
     seed_interval_note,
     seed_intervals,
 )
+from debiaseval.experiments.step_config import StepConfig
 
 __all__ = [
     "BIAS_ONLY_RMS",
@@ -29,6 +31,8 @@ __all__ = [
     "LOSS_COLUMNS",
     "PAIR_TEST_COLUMNS",
     "SUMMARY_COLUMNS",
+    "TRUTH_DATASETS",
+    "E4Aggregate",
     "aggregate",
     "grid_edge",
     "losses_frame",
@@ -37,6 +41,7 @@ __all__ = [
     "summarise",
     "summary_markdown",
     "summary_title",
+    "tuning_grid",
 ]
 
 
@@ -350,20 +355,49 @@ def summary_markdown(
     return "\n".join(lines) + "\n"
 
 
+TRUTH_DATASETS = ("synthetic", "ml-100k-semi")
+"""Datasets with a full rating matrix and observation model: the α sweep, full-matrix test."""
+
+
+def tuning_grid(block: Mapping[str, Any], dataset: str) -> dict[str, list[Any]]:
+    """The hyperparameter grid :func:`~debiaseval.experiments.e4.steps.fit` tunes over on
+    ``dataset``: ``alpha_sweep.grid`` with a full truth, else ``grid``."""
+    sweep = block["alpha_sweep"]
+    return dict(sweep["grid"] if dataset in TRUTH_DATASETS else block["grid"])
+
+
+@dataclasses.dataclass(frozen=True)
+class E4Aggregate(StepConfig):
+    """What rule ``e4_aggregate`` reads of the config: ``alpha`` is ``alpha_sweep.alpha``,
+    ``grid`` the dataset's tuning grid (:func:`tuning_grid`), ``min_users`` the top-level key."""
+
+    BLOCK: ClassVar[str] = "e4"
+    alpha: float
+    grid: dict[str, list[Any]]
+    min_users: int
+
+    @classmethod
+    def values(cls, config: Mapping[str, Any], dataset: str) -> dict[str, Any]:
+        """The values for ``dataset``."""
+        block = config["e4"]
+        return {
+            "alpha": block["alpha_sweep"]["alpha"],
+            "grid": tuning_grid(block, dataset),
+            "min_users": config["min_users"],
+        }
+
+
 def aggregate(
-    errors: Sequence[pd.DataFrame],
-    losses: Sequence[pd.DataFrame] = (),
-    *,
-    grid: Mapping[str, Sequence[Any]] | None = None,
-    min_users: int = MIN_USERS,
+    errors: Sequence[pd.DataFrame], losses: Sequence[pd.DataFrame], step: E4Aggregate
 ) -> dict[str, pd.DataFrame]:
-    """Every seed's and model's errors (sorted by seed, propensity order kept), the summary
-    (flagged against the tuning ``grid`` and ``min_users``: :func:`summarise`) and, from the
-    per-pair test ``losses`` of the same fits, the per-seed :func:`pair_tests`."""
+    """Rule ``e4_aggregate``: every seed's and model's errors (sorted by seed, propensity order
+    kept), the summary (flagged against the tuning ``step.grid`` and ``step.min_users``:
+    :func:`summarise`) and, from the per-pair test ``losses`` of the same fits, the per-seed
+    :func:`pair_tests`."""
     table = pd.concat(list(errors), ignore_index=True)
     table = table.sort_values(["seed"], kind="stable", ignore_index=True)
     pairs = pd.concat(list(losses), ignore_index=True) if losses else losses_frame([])
-    summary = summarise(table, grid=grid, min_users=min_users)
+    summary = summarise(table, grid=step.grid, min_users=step.min_users)
     return {"errors": table, "summary": summary, "pair_tests": pair_tests(pairs)}
 
 

@@ -52,6 +52,7 @@ from debiaseval.experiments.e5.steps import (
     NEEDS,
     OUTPUTS,
     E5Evaluate,
+    E5Expose,
     check_config,
     evaluate_lists,
     evaluate_models,
@@ -65,7 +66,7 @@ from debiaseval.experiments.e5.steps import (
     shared_fit_seed,
     trains_once,
 )
-from debiaseval.experiments.e5.tables import aggregate_step, agreement_intervals
+from debiaseval.experiments.e5.tables import E5Aggregate, aggregate_step, agreement_intervals
 from debiaseval.experiments.e5.verdict import e5_verdict
 from debiaseval.experiments.verdicts import verdict_entries
 from debiaseval.io.progress import stage
@@ -77,7 +78,9 @@ __all__ = [
     "MAR_PARTS",
     "NEEDS",
     "OUTPUTS",
+    "E5Aggregate",
     "E5Evaluate",
+    "E5Expose",
     "aggregate_step",
     "agreement_intervals",
     "check_config",
@@ -145,7 +148,7 @@ def run(
     run_seeds = seed_ids(seeds, cfg["seeds"])
     frames = frames_of(run_seeds[0])
     dataset, data, items = frames.dataset, frames.interactions, frames.items
-    threshold = positive_threshold_of(dataset, cfg["positive_threshold"], full["sources"])
+    exposing = E5Expose.of(full, dataset)
     # sized from the pairs, as the workflow's e5_evaluate sizes them
     n_users = int(data["user"].max()) + 1
     n_items = int(data["item"].max()) + 1
@@ -158,15 +161,15 @@ def run(
             labelled_of[seed] = expose(
                 data,
                 n_items=n_items,
-                exposure=cfg["exposure"],
-                positive_threshold=threshold,
+                exposure=exposing.exposure,
+                positive_threshold=exposing.positive_threshold,
                 rng=run_rng(seed, dataset, "e5_expose"),
                 items=items,
             )
         else:
             labelled_of[seed] = observed_data(
                 data,
-                test_fraction=float(cfg["mar_test_fraction"]),
+                test_fraction=float(exposing.mar_test_fraction),
                 rng=run_rng(seed, dataset, "e5_mar_test"),
             )
     once = trains_once(fully_exposed, cfg["train_per_seed"])
@@ -227,14 +230,7 @@ def run(
             users.extend(points)
     per_seed = pd.concat(rows, ignore_index=True)
     per_user = pd.concat(users, ignore_index=True)
-    out = aggregate_step(
-        per_seed,
-        per_user,
-        dataset=dataset,
-        min_users=full["min_users"],
-        confidence=cfg["confidence"],
-        resamples=cfg["bootstrap"]["resamples"],
-    )
+    out = aggregate_step(per_seed, per_user, E5Aggregate.of(full, dataset), dataset=dataset)
     return {
         "per_seed": per_seed,
         **out,

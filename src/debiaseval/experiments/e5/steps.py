@@ -229,6 +229,18 @@ def expose(
 
 
 @dataclasses.dataclass(frozen=True)
+class E5Expose(StepConfig):
+    """What rule ``e5_expose`` reads of the ``e5`` block: ``exposure`` and the positive
+    threshold on a fully exposed dataset (:func:`expose`), ``mar_test_fraction`` on another
+    (:func:`observed_data`)."""
+
+    BLOCK: ClassVar[str] = "e5"
+    exposure: dict[str, Any]
+    mar_test_fraction: float
+    positive_threshold: float
+
+
+@dataclasses.dataclass(frozen=True)
 class E5Evaluate(StepConfig):
     """What rules ``e5_evaluate`` and ``e5_evaluate_seeds`` read of the ``e5`` block for one
     model entry: the entry (``spec``: its ``algorithm`` and ``params`` and ``grid``, or its

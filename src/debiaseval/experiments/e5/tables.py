@@ -11,6 +11,10 @@ Markdown pages, and all of them from every seed's files (rule ``e5_aggregate``,
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
@@ -35,6 +39,7 @@ from debiaseval.evaluation.uncertainty import (
     interval_cell,
     seed_intervals,
 )
+from debiaseval.experiments.step_config import StepConfig
 from debiaseval.io.markdown_tables import markdown_table
 
 __all__ = [
@@ -419,20 +424,36 @@ def agreement_intervals(
     return out
 
 
+@dataclasses.dataclass(frozen=True)
+class E5Aggregate(StepConfig):
+    """What rule ``e5_aggregate`` reads of the config: ``confidence``, ``resamples`` (the
+    ``e5`` block's ``bootstrap.resamples``) and ``min_users`` (the top-level key)."""
+
+    BLOCK: ClassVar[str] = "e5"
+    confidence: float
+    resamples: int
+    min_users: int
+
+    @classmethod
+    def values(cls, config: Mapping[str, Any], dataset: str) -> dict[str, Any]:
+        """The values of ``config``."""
+        block = config["e5"]
+        return {
+            "confidence": block["confidence"],
+            "resamples": block["bootstrap"]["resamples"],
+            "min_users": config["min_users"],
+        }
+
+
 def aggregate_step(
-    per_seed: pd.DataFrame,
-    per_user: pd.DataFrame,
-    *,
-    dataset: str,
-    min_users: int,
-    confidence: float,
-    resamples: int,
+    per_seed: pd.DataFrame, per_user: pd.DataFrame, step: E5Aggregate, *, dataset: str
 ) -> dict[str, pd.DataFrame]:
-    """E5's aggregated tables from the seeds' estimates (``per_seed``) and per-user values
-    (``per_user``): ``estimates`` (seed means with their intervals), ``agreement`` (τ of each
-    estimator against the reference, with its interval over seeds: :func:`agreement_intervals`),
-    ``comparisons`` (the models' paired comparisons, agreed over seeds) and
-    ``seed_comparisons``; the intervals at ``confidence`` (``e5.confidence``)."""
+    """Rule ``e5_aggregate``: E5's aggregated tables from the seeds' estimates (``per_seed``)
+    and per-user values (``per_user``): ``estimates`` (seed means with their intervals),
+    ``agreement`` (τ of each estimator against the reference, with its interval over seeds:
+    :func:`agreement_intervals`), ``comparisons`` (the models' paired comparisons, agreed over
+    seeds) and ``seed_comparisons``; the intervals at ``step.confidence``."""
+    confidence, resamples, min_users = step.confidence, step.resamples, step.min_users
     bounds = bootstrap_table(per_user, resamples=resamples, confidence=confidence, dataset=dataset)
     estimates = estimates_table(per_seed, min_users=min_users, bounds=bounds, confidence=confidence)
     tests, agreed = comparisons_table(per_user, confidence=confidence)

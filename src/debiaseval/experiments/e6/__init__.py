@@ -47,7 +47,7 @@ from debiaseval.experiments.e6.steps import (
     snapshot_profiles,
     time_log,
 )
-from debiaseval.experiments.e6.tables import aggregate, markdown, score_flags
+from debiaseval.experiments.e6.tables import E6Aggregate, aggregate, markdown, score_flags
 from debiaseval.experiments.e6.verdict import e6_verdict
 from debiaseval.experiments.verdicts import verdict_entries
 from debiaseval.io.progress import stage, staged
@@ -57,6 +57,7 @@ __all__ = [
     "OUTPUTS",
     "RECOMMENDERS",
     "TABLES",
+    "E6Aggregate",
     "E6Evaluate",
     "aggregate",
     "check_config",
@@ -118,6 +119,6 @@ def run(
         ]
         name = frames.dataset
     stage("aggregating")
-    tables = aggregate(runs, min_users=full["min_users"])
+    tables = aggregate(runs, E6Aggregate.of(full, name))
     found = e6_verdict(tables["scores"], tables["snapshots"], dataset=name)
     return {**tables, **verdict_entries(found)}

@@ -4,12 +4,15 @@ docs/experiments/e6.md)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
 
 import pandas as pd
 
 from debiaseval.evaluation.flags import MIN_USERS, join_flags, legend, marked
 from debiaseval.experiments.e6.steps import RECOMMENDERS, TABLES
+from debiaseval.experiments.step_config import StepConfig
 
 __all__ = [
     "aggregate",
@@ -59,11 +62,25 @@ def markdown(scores: pd.DataFrame, dataset: str) -> str:
     return "\n".join(lines) + (notes if notes else "")
 
 
+@dataclasses.dataclass(frozen=True)
+class E6Aggregate(StepConfig):
+    """What rule ``e6_aggregate`` reads of the config: ``min_users``, the top-level key."""
+
+    BLOCK: ClassVar[str] = "e6"
+    min_users: int = MIN_USERS
+
+    @classmethod
+    def values(cls, config: Mapping[str, Any], dataset: str) -> dict[str, Any]:
+        """The top-level ``min_users``."""
+        return {"min_users": config["min_users"]}
+
+
 def aggregate(
-    runs: Sequence[Mapping[str, pd.DataFrame]], *, min_users: int = MIN_USERS
+    runs: Sequence[Mapping[str, pd.DataFrame]], step: E6Aggregate
 ) -> dict[str, pd.DataFrame]:
-    """The tables of several runs (:func:`run_seed`) stacked in the given order; ``scores``
-    gains ``flags`` (:func:`score_flags`)."""
+    """Rule ``e6_aggregate``: the tables of several runs (:func:`run_seed`) stacked in the
+    given order; ``scores`` gains ``flags`` (:func:`score_flags`, at ``step.min_users``)."""
+    min_users = step.min_users
     tables = {name: pd.concat([run[name] for run in runs], ignore_index=True) for name in TABLES}
     tables["scores"] = score_flags(tables["scores"], tables["snapshots"], min_users=min_users)
     return tables
