@@ -3,8 +3,9 @@ and only then (docs/getting-started.md#what-reruns-when).
 
 Snakemake's code trigger sees a rule's script file by its time, not the package the script
 imports, so the default profile leaves it out (``rerun-triggers`` in
-``profiles/default/config.yaml``) and every rule carries ``code=<stamp>`` in its params instead: :func:`code_stamps` gives the stamp of
-each script of ``workflow/scripts/``, SHA-256 (16 hex digits) of
+``profiles/default/config.yaml``) and every rule carries ``code=<stamp>`` in its params
+instead: :func:`code_stamps` gives the stamp of each script of ``workflow/scripts/``, SHA-256
+(16 hex digits) of
 
 - the code of the script and of its **import closure** within ``debiaseval``
   (:func:`debiaseval.io.source_hash.file_closure`): every module of the package it imports,

@@ -302,7 +302,10 @@ def aggregate_step(
     confidence, alpha = step.confidence, significance(step.confidence)
     elicited = elicited_table(counts, orders, confidence=confidence)
     summary = summary_table(
-        per_user, {**orders, "metric": list(step.metrics)}, min_users=step.min_users, confidence=confidence
+        per_user,
+        {**orders, "metric": list(step.metrics)},
+        min_users=step.min_users,
+        confidence=confidence,
     )
     per_seed = pairwise_wilcoxon(per_user, step.strategies, alpha=alpha)
     wilcoxon = combine_seeds(per_seed, alpha=alpha)
