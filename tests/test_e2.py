@@ -192,6 +192,35 @@ def test_wilcoxon_matches_scipy_by_hand():
         assert out.loc[("A", "C"), column] == 1.0
 
 
+def test_signed_rank_with_zeros_and_ties_gives_scipy_s_numbers_exactly():
+    """The sign-flip path (at most 13 pairs, a zero or a tie) against SciPy's own permutation
+    test, to the last bit: half-integer changes give ties and zeros in nearly every sample;
+    the one sample of 13 pairs is the largest SciPy tests by permutation."""
+    from debiaseval.active_learning.evaluation import SIGN_FLIP_LIMIT, _signed_rank
+
+    def scipy_numbers(x, y):
+        two = wilcoxon(x, y, alternative="two-sided")
+        greater = wilcoxon(x, y, alternative="greater").pvalue
+        less = wilcoxon(x, y, alternative="less").pvalue
+        return float(two.statistic), float(two.pvalue), float(greater), float(less)
+
+    rng = np.random.default_rng(7)
+    samples = [rng.integers(0, 4, (2, int(rng.integers(1, 9)))) / 2 for _ in range(60)]
+    big = rng.normal(size=(2, SIGN_FLIP_LIMIT)).round(1)
+    big[0, :3] = big[1, :3]  # three zero differences
+    compared = 0
+    for x, y in [*samples, big]:
+        if np.all(x == y):
+            continue
+        assert _signed_rank(x, y) == scipy_numbers(x, y), (x, y)
+        compared += 1
+    assert compared > 40
+    # above the limit, or without zeros and ties, SciPy's own test is called
+    x, y = rng.normal(size=(2, SIGN_FLIP_LIMIT + 1)).round(1)
+    x[0] = y[0]
+    assert _signed_rank(x, y) == scipy_numbers(x, y)
+
+
 def _changes(seeds: int, users: np.ndarray, difference: np.ndarray, strategies=("A", "B")):
     """Per-user changes: strategy b gains ``difference`` more than a, every seed the same users."""
     frames = []

@@ -146,18 +146,57 @@ def pairwise_wilcoxon(
     return out
 
 
+SIGN_FLIP_LIMIT = 13
+"""Most pairs for which, with zero differences or tied ones, SciPy's ``wilcoxon`` (method
+"auto") takes the exact permutation test over all 2^n sign flips; above it, the normal
+approximation."""
+
+
 def _signed_rank(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float, float]:
     """The Wilcoxon signed-rank test of paired ``x`` and ``y``: the two-sided statistic and p,
     and the one-sided p-values that x's values are greater (``p_greater``) and less
-    (``p_less``) than y's. Every difference 0: statistic 0 and every p 1."""
+    (``p_less``) than y's. Every difference 0: statistic 0 and every p 1.
+
+    The numbers are those of :func:`scipy.stats.wilcoxon` (its defaults: zero differences
+    dropped, method "auto"). Where SciPy would run its permutation test (at most
+    :data:`SIGN_FLIP_LIMIT` pairs with a zero or a tie), :func:`_sign_flip_test` gives the same
+    p-values from one matrix product, where SciPy recomputes the statistic for each of the
+    2^n sign flips in Python: 0.45 s a test at n = 13."""
     if np.all(x == y):
         return 0.0, 1.0, 1.0, 1.0
     from scipy.stats import wilcoxon  # lazy: scipy.stats costs 0.5 s
 
+    d = x - y
+    nonzero = d[d != 0]
+    magnitudes = np.abs(nonzero)
+    tied = np.unique(magnitudes).size < magnitudes.size
+    if d.size <= SIGN_FLIP_LIMIT and (tied or nonzero.size < d.size):
+        return _sign_flip_test(nonzero)
     result = wilcoxon(x, y, alternative="two-sided")
     greater = wilcoxon(x, y, alternative="greater").pvalue
     less = wilcoxon(x, y, alternative="less").pvalue
     return float(result.statistic), float(result.pvalue), float(greater), float(less)
+
+
+def _sign_flip_test(nonzero: np.ndarray) -> tuple[float, float, float, float]:
+    """The exact signed-rank test of the nonzero differences ``nonzero`` over all their sign
+    flips, as :func:`scipy.stats.permutation_test` computes it inside ``wilcoxon``: the
+    statistic R+ (the sum of the average ranks of |d| over the positive d) of every flip,
+    and p the share of flips at least as extreme, within SciPy's tolerance of 100 machine
+    epsilons of R+. A zero difference flips to itself, so leaving it out keeps every share.
+    Ranks are multiples of 0.5, so every sum is exact in any order."""
+    from scipy.stats import rankdata
+
+    ranks = rankdata(np.abs(nonzero))
+    r_plus = float(ranks[nonzero > 0].sum())
+    r_minus = float(ranks[nonzero < 0].sum())
+    flips = (np.arange(2**nonzero.size)[:, None] >> np.arange(nonzero.size)) & 1
+    null = flips.astype(np.float64) @ ranks
+    gamma = abs(np.finfo(np.float64).eps * 100 * r_plus)
+    less = np.count_nonzero(null <= r_plus + gamma) / null.size
+    greater = np.count_nonzero(null >= r_plus - gamma) / null.size
+    two_sided = min(1.0, 2 * min(less, greater))
+    return min(r_plus, r_minus), float(two_sided), float(greater), float(less)
 
 
 def median_combined_p(p_values: Sequence[float] | np.ndarray) -> float:
