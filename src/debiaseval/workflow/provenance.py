@@ -16,6 +16,7 @@ the Markdown's title) and :func:`write_record` (``provenance.json``).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -250,6 +251,14 @@ def _algorithms(value: Any) -> list[str]:
     return []
 
 
+@functools.cache
+def _module_owners() -> Mapping[str, list[str]]:
+    """Top-level module -> the installed distributions that hold it, read once per process and
+    only when a plugin is named: it reads every installed package's metadata (0.5 s), and the
+    workflow gathers a provenance record per experiment and dataset at parse time."""
+    return metadata.packages_distributions()
+
+
 def plugin_versions(config: Mapping[str, Any]) -> dict[str, str]:
     """For each plugin recommender the config names (not a built-in, not ``external``): its
     package and version (``"name==1.2"``), or, for a module of one's own that no installed
@@ -261,7 +270,6 @@ def plugin_versions(config: Mapping[str, Any]) -> dict[str, str]:
         resolve_recommender,
     )
 
-    owners = metadata.packages_distributions()
     found: dict[str, str] = {}
     for algorithm in sorted(set(_algorithms(config))):
         if algorithm in RECOMMENDERS or algorithm == EXTERNAL:
@@ -269,7 +277,7 @@ def plugin_versions(config: Mapping[str, Any]) -> dict[str, str]:
         module = resolve_recommender(algorithm).__module__
         if module.split(".")[0] == "debiaseval":
             continue
-        names = owners.get(module.split(".")[0], [])
+        names = _module_owners().get(module.split(".")[0], [])
         if names:
             found[algorithm] = f"{names[0]}=={_version(names[0])}"
         else:
