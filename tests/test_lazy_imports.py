@@ -30,3 +30,10 @@ def test_no_workflow_script_imports_a_heavy_module_at_start_up() -> None:
 
 def test_the_check_sees_a_heavy_import() -> None:
     assert "scipy.stats" in heavy_modules_after("import debiaseval.io.files\nimport scipy.stats")
+
+
+def test_the_figure_modules_leave_matplotlib_to_their_first_figure() -> None:
+    """The workflow imports every experiment's figure module at parse time for its captions
+    (``figure_module(name).FIGURES``): matplotlib waits for the first figure drawn."""
+    program = "\n".join(f"import debiaseval.figures.e{n}" for n in range(1, 7))
+    assert heavy_modules_after(program) == []

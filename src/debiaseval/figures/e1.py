@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
 
 from debiaseval.evaluation.agreement import kendall_variants
 from debiaseval.evaluation.uncertainty import shown_interval
@@ -14,9 +14,13 @@ from debiaseval.figures import (
     grouped_bars,
     interval_whiskers,
     legend_outside,
+    new_figure,
     recall_k,
     row_colours,
 )
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["FIGURES", "TABLES", "TITLE", "draw"]
 
@@ -120,7 +124,7 @@ def _recall(
             *(rows[c] for c in ("ci_low", "ci_high", "boot_low", "boot_high", "n_seeds"))
         )
         rows = rows.assign(shown_low=shown[0], shown_high=shown[1])
-    fig = Figure(figsize=(8 if len(panels) == 1 else 13, 4.4), layout="constrained")
+    fig = new_figure(figsize=(8 if len(panels) == 1 else 13, 4.4), layout="constrained")
     axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
     label = f"% difference of Recall@{k} from gt" if pct else f"Recall@{k}"
     for ax, (title, names) in zip(axes, panels, strict=True):
@@ -150,7 +154,7 @@ def _kendall(kendall: pd.DataFrame, summary: pd.DataFrame, dataset: str) -> Figu
     table = pd.DataFrame(
         {label: part.set_index("testset")["tau"] for label, part in variants}
     ).reindex(order)
-    fig = Figure(figsize=(6.5, 3.8), layout="constrained")
+    fig = new_figure(figsize=(6.5, 3.8), layout="constrained")
     ax = fig.add_subplot()
     grouped_bars(ax, table, None, f"Kendall tau-b vs gt (Recall@{k})", value_labels="{:.2f}")
     legend_outside(fig, ax)
@@ -178,7 +182,7 @@ def _significance(comparisons: pd.DataFrame, summary: pd.DataFrame, dataset: str
     stars = at_k[at_k["gamma_star"].notna()] if "gamma_star" in at_k else at_k.iloc[:0]
     snips = list(dict.fromkeys(stars["testset"]))[:1]
     size = 1.2 + 0.6 * len(names)
-    fig = Figure(figsize=((size + 1.5) * (1 + len(snips)), size), layout="constrained")
+    fig = new_figure(figsize=((size + 1.5) * (1 + len(snips)), size), layout="constrained")
     axes = fig.subplots(1, 1 + len(snips), squeeze=False)[0]
     ax = axes[0]
     image = ax.imshow(score, cmap="RdBu", vmin=-1, vmax=1)
@@ -220,7 +224,7 @@ def _matrix_axes(ax, names: list[str]) -> None:
 def _testsets(diagnostics: pd.DataFrame, dataset: str) -> Figure:
     means = diagnostics.groupby("testset", sort=False)[["kl_users", "kl_items"]].mean()
     means.columns = ["users", "items"]
-    fig = Figure(figsize=(6.5, 3.8), layout="constrained")
+    fig = new_figure(figsize=(6.5, 3.8), layout="constrained")
     ax = fig.add_subplot()
     grouped_bars(ax, means, None, "KL divergence from the gt marginal")
     legend_outside(fig, ax)
@@ -235,7 +239,7 @@ def _accuracy(
     rows = accuracy[(accuracy["metric"] == "recall") & (accuracy["k"] == k)]
     truth = rows["truth"].iloc[0] if len(rows) else "gt"
     confidence = float(rows["level"].iloc[0]) if len(rows) else 0.95
-    fig = Figure(figsize=(max(12.0, 2.0 + 0.65 * len(rows)), 7.5), layout="constrained")
+    fig = new_figure(figsize=(max(12.0, 2.0 + 0.65 * len(rows)), 7.5), layout="constrained")
     axes = fig.subplots(2, 3, sharex=True).ravel()
     axes[5].axis("off")
     x = np.arange(len(rows))

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
 
 from debiaseval.evaluation.uncertainty import shown_interval
-from debiaseval.figures import grouped_bars, legend_outside, recall_k, row_colours
+from debiaseval.figures import grouped_bars, legend_outside, new_figure, recall_k, row_colours
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["FIGURES", "TABLES", "TITLE", "draw"]
 
@@ -55,7 +58,7 @@ def _interval(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def _elicited(elicited: pd.DataFrame, dataset: str) -> Figure:
     means = _order(elicited, elicited.pivot(index="strategy", columns="method", values="mean"))
-    fig = Figure(figsize=(8, 4.2), layout="constrained")
+    fig = new_figure(figsize=(8, 4.2), layout="constrained")
     ax = fig.add_subplot()
     grouped_bars(
         ax,
@@ -72,7 +75,7 @@ def _elicited(elicited: pd.DataFrame, dataset: str) -> Figure:
 def _recall_change(summary: pd.DataFrame, dataset: str) -> Figure:
     k = recall_k(summary, "E2")
     rows = summary[(summary["metric"] == "recall") & (summary["k"] == k)]
-    fig = Figure(figsize=(11, 4.2), layout="constrained")
+    fig = new_figure(figsize=(11, 4.2), layout="constrained")
     colours = row_colours(summary["method"])
     for position, (scope, title) in enumerate(
         (("user", "active users (user-centric)"), ("system", "all users (system-wide)")), 1

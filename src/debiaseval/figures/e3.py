@@ -6,12 +6,12 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import pandas as pd
-from matplotlib.figure import Figure
 
-from debiaseval.figures import legend_outside, row_colours
+from debiaseval.figures import legend_outside, new_figure, row_colours
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = ["FIGURES", "TABLES", "TITLE", "draw"]
 
@@ -61,7 +61,7 @@ def _panels(
         raise ValueError(f"no rows to plot for {title!r}")
     matrices = list(dict.fromkeys(table["matrix"]))
     metrics = list(dict.fromkeys(table["metric"]))
-    fig = Figure(
+    fig = new_figure(
         figsize=(2.6 * len(matrices) + 0.6, 2.4 * len(metrics) + 0.8), layout="constrained"
     )
     axes = fig.subplots(len(metrics), len(matrices), squeeze=False, sharex=True)
@@ -116,7 +116,7 @@ def _mean_panels(
     if table.empty:
         raise ValueError(f"no rows to plot for {title!r}")
     metrics = list(dict.fromkeys(table["metric"]))
-    fig = Figure(figsize=(3.4 * len(metrics) + 1.2, 3.4), layout="constrained")
+    fig = new_figure(figsize=(3.4 * len(metrics) + 1.2, 3.4), layout="constrained")
     axes = fig.subplots(1, len(metrics), squeeze=False)[0]
     for ax, metric in zip(axes, metrics, strict=True):
         _draw_estimators(ax, table[table["metric"] == metric], x, log_x, colours, markersize=4)

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
 
 from debiaseval.evaluation.uncertainty import shown_interval
-from debiaseval.figures import interval_whiskers, legend_outside, row_colours
+from debiaseval.figures import interval_whiskers, legend_outside, new_figure, row_colours
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["FIGURES", "TABLES", "TITLE", "draw"]
 
@@ -153,7 +156,7 @@ def draw(name: str, tables: Mapping[str, pd.DataFrame], dataset: str) -> Figure:
     alphas = summary["alpha"].dropna().unique()
     sweep = alphas.size > 1
     panels = 1 + sweep + (not nb.empty)
-    fig = Figure(figsize=(4.5 * panels + 1.0, 3.8), layout="constrained")
+    fig = new_figure(figsize=(4.5 * panels + 1.0, 3.8), layout="constrained")
     axes = fig.subplots(1, panels, squeeze=False)[0]
     rows = summary
     where = ""

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
 
-from debiaseval.figures import legend_outside, row_colours
+from debiaseval.figures import legend_outside, new_figure, row_colours
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["FIGURES", "TABLES", "TITLE", "draw"]
 
@@ -45,7 +48,7 @@ def _reference(table: pd.DataFrame) -> str:
 
 
 def _correlation(agreement: pd.DataFrame, dataset: str) -> Figure:
-    fig = Figure(figsize=(8, 3.6), layout="constrained")
+    fig = new_figure(figsize=(8, 3.6), layout="constrained")
     axes = fig.subplots(1, 2, sharex=True)
     for ax, stat, label in zip(
         axes, ("kendall_tau", "pearson_r"), ("Kendall tau-b", "Pearson r"), strict=True
@@ -77,7 +80,7 @@ def _scatter(estimates: pd.DataFrame, dataset: str) -> Figure:
     has_truth = rows["true_recall"].notna().any()
     reference = "true_recall" if has_truth else "ure"
     estimators = ("traditional", "ure") if has_truth else ("traditional",)
-    fig = Figure(figsize=(4.2 * len(estimators), 4.0), layout="constrained")
+    fig = new_figure(figsize=(4.2 * len(estimators), 4.0), layout="constrained")
     axes = np.atleast_1d(fig.subplots(1, len(estimators)))
     x = rows[reference].to_numpy()
     models = sorted(map(str, rows["model"].unique()))

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
 
-from debiaseval.figures import legend_outside
+from debiaseval.figures import legend_outside, new_figure
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["FIGURES", "TABLES", "TITLE", "draw"]
 
@@ -54,7 +57,7 @@ def _scores(scores: pd.DataFrame, dataset: str) -> Figure:
     n = len(recommenders)
     cols = min(n, 2)
     rows = int(np.ceil(n / cols))
-    fig = Figure(figsize=(5.2 * cols, 3.4 * rows), layout="constrained")
+    fig = new_figure(figsize=(5.2 * cols, 3.4 * rows), layout="constrained")
     axes = fig.subplots(rows, cols, squeeze=False).ravel()
     p_max = int(scores["p"].max())
     variants = sorted(
