@@ -545,7 +545,7 @@ def test_e2_intervals_stay_in_range_and_print_from_three_seeds(n_seeds):
 
 
 def test_e2_confidence_sets_the_intervals_and_the_tests_significance():
-    from debiaseval.experiments.e2.verdict import significance
+    from debiaseval.evaluation.uncertainty import significance
 
     assert validate_config({}, "e2")["e2"]["confidence"] == 0.95
     assert significance(0.95) == 0.05 and significance(0.9) == 0.1

@@ -44,6 +44,7 @@ import numpy as np
 import pandas as pd
 
 from debiaseval.estimation.heldout import HeldOut, gains, member
+from debiaseval.evaluation.uncertainty import significance
 from debiaseval.io.markup import inert_markdown
 
 __all__ = [
@@ -333,9 +334,9 @@ def _directional(up: Levels, down: Levels, draws: Resamples, **options: float) -
 def percentile_rank(n: int, confidence: float) -> int:
     """Which of ``n`` resampled values, counted from the smallest, is their (1 − ``confidence``)
     percentile: the ⌈(1 − confidence) n⌉-th, the B·α-th ordered value of Efron & Tibshirani's
-    percentile interval (1993, §13.3; numpy's ``inverted_cdf``), at least the first. 1 − confidence
-    is rounded to 12 decimals, so that 1 − 0.95 is 0.05 and not 0.05000000000000004."""
-    alpha = round(1.0 - confidence, 12)
+    percentile interval (1993, §13.3; numpy's ``inverted_cdf``), at least the first, with
+    1 − confidence as :func:`~debiaseval.evaluation.uncertainty.significance` rounds it."""
+    alpha = significance(confidence)
     return int(np.quantile(np.arange(n), alpha, method="inverted_cdf")) + 1
 
 

@@ -52,9 +52,17 @@ __all__ = [
     "seed_interval_note",
     "seed_intervals",
     "shown_interval",
+    "significance",
     "t_interval",
     "within_range",
 ]
+
+
+def significance(confidence: float) -> float:
+    """The significance level that goes with coverage ``confidence``: 1 − ``confidence``,
+    rounded to 12 decimals, so that 0.95 gives 0.05 and not 0.050000000000000044."""
+    return round(1.0 - confidence, 12)
+
 
 _CHUNK_CELLS = 1 << 23
 """Cells of one chunk of resample counts (resamples × users, float32: 32 MiB): fewer, larger

@@ -25,9 +25,14 @@ from debiaseval.active_learning.evaluation import (
     pairwise_wilcoxon,
 )
 from debiaseval.evaluation.flags import MIN_USERS, join_flags, legend, marked
-from debiaseval.evaluation.uncertainty import interval_cell, seed_interval_note, seed_intervals
+from debiaseval.evaluation.uncertainty import (
+    interval_cell,
+    seed_interval_note,
+    seed_intervals,
+    significance,
+)
 from debiaseval.experiments.e2.steps import user_filter_of
-from debiaseval.experiments.e2.verdict import e2_verdict, significance
+from debiaseval.experiments.e2.verdict import e2_verdict
 from debiaseval.experiments.step_config import StepConfig
 from debiaseval.experiments.verdicts import verdict_entries, with_verdict
 from debiaseval.io.markdown_tables import markdown_table

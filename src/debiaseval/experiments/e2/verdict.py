@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from debiaseval.evaluation.uncertainty import holm
+from debiaseval.evaluation.uncertainty import holm, significance
 from debiaseval.experiments.verdicts import inert_name, metric_label, number, p_text, seeds_text
 
 __all__ = ["e2_directions", "e2_verdict"]
@@ -34,12 +34,6 @@ def _e2_rows(wilcoxon: pd.DataFrame, block: Mapping[str, Any]) -> tuple[pd.DataF
         metric, k = wilcoxon["metric"].iloc[0], int(wilcoxon["k"].iloc[0])
         rows = wilcoxon[(wilcoxon["metric"] == metric) & (wilcoxon["k"] == k)]
     return rows, metric_label(metric, k)
-
-
-def significance(confidence: float) -> float:
-    """The tests' significance level, 1 − ``confidence`` (``e2.confidence``), rounded to 12
-    decimals: 0.95 gives 0.05, not 0.050000000000000044."""
-    return round(1.0 - confidence, 12)
 
 
 def e2_directions(part: pd.DataFrame, alpha: float) -> pd.DataFrame:
