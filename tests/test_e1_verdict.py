@@ -12,6 +12,7 @@ import pandas as pd
 import yaml
 
 from debiaseval import api
+from debiaseval.estimation.separation import SEPARATION_COLUMNS
 from debiaseval.experiments import verdicts as v
 from debiaseval.experiments.e1 import verdict as v1
 
@@ -78,21 +79,7 @@ def _separation(
         )
         for (a, b), apart in pairs.items()
     ]
-    columns = [
-        "metric",
-        "k",
-        "truth",
-        "leader",
-        "other",
-        "mean_diff",
-        "p_value",
-        "p_holm",
-        "separated",
-        "n_seeds",
-        "n_seeds_significant",
-        "method",
-    ]
-    return pd.DataFrame(rows, columns=columns)
+    return pd.DataFrame(rows, columns=SEPARATION_COLUMNS)
 
 
 def test_ranks_on_the_tuned_metric_and_says_how_many_pairs_the_truth_separates():

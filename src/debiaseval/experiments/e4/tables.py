@@ -69,9 +69,8 @@ SUMMARY_COLUMNS = (
 :mod:`debiaseval.evaluation.flags` (:func:`summarise`)."""
 
 CONFIDENCE = 0.95
-"""Coverage of the summary's t interval over seeds. E4 has no ``confidence`` key: one would
-enter every fit job's params (they get the whole ``e4`` block) and rerun the fits for a table's
-setting."""
+"""Coverage of the summary's t interval over seeds, fixed: E4 has no ``confidence`` key
+(docs/experiments/e4.md)."""
 
 LOSS_COLUMNS = ("seed", "alpha", "propensity", "metric", "pair", "value")
 """Columns of one fit's per-pair MAR test losses (``losses.parquet``): ``pair`` numbers the
